@@ -1,0 +1,143 @@
+import { z } from 'zod';
+
+/**
+ * Configuration comes from environment variables only, validated at start: one zod model per
+ * concern, every problem reported at once (then the process exits 1, see cli/main.ts).
+ */
+
+const integer = (name: string, min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, `${name} must be a whole number`)
+    .transform(Number)
+    .pipe(
+      z.number().int().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`),
+    )
+    .optional()
+    .transform((value) => value ?? fallback);
+
+const booleanFlag = (name: string) =>
+  z
+    .enum(['true', 'false', '1', '0'], { message: `${name} must be true or false` })
+    .transform((value) => value === 'true' || value === '1')
+    .optional();
+
+const emptyAsUnset = (value: unknown) => (value === '' ? undefined : value);
+
+const HttpModel = z.object({
+  PORT: z.preprocess(emptyAsUnset, integer('PORT', 0, 65535, 8080)),
+  HOST: z.preprocess(emptyAsUnset, z.string().trim().min(1).default('127.0.0.1')),
+});
+
+const RedisModel = z.object({
+  REDIS_URL: z.preprocess(
+    emptyAsUnset,
+    z
+      .string()
+      .trim()
+      .default('redis://127.0.0.1:6379')
+      .refine((value) => {
+        try {
+          return ['redis:', 'rediss:'].includes(new URL(value).protocol);
+        } catch {
+          return false;
+        }
+      }, 'REDIS_URL must be a redis:// or rediss:// URL'),
+  ),
+  REDIS_KEY_PREFIX: z
+    .string()
+    .max(100, 'REDIS_KEY_PREFIX must be at most 100 characters')
+    .regex(/^\S*$/, 'REDIS_KEY_PREFIX must not contain whitespace')
+    .default('nostr:'),
+  REDIS_TIMEOUT_MS: z.preprocess(emptyAsUnset, integer('REDIS_TIMEOUT_MS', 50, 60000, 1000)),
+});
+
+const LogModel = z.object({
+  LOG_LEVEL: z.preprocess(
+    emptyAsUnset,
+    z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+        message: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+      })
+      .default('info'),
+  ),
+});
+
+const LookupModel = z.object({
+  MAX_PROFILES: z.preprocess(emptyAsUnset, integer('MAX_PROFILES', 1, 1000, 100)),
+  MAX_LIST_LENGTH: z.preprocess(emptyAsUnset, integer('MAX_LIST_LENGTH', 1, 1000, 100)),
+});
+
+const GraphqlModel = z.object({
+  NODE_ENV: z.string().optional(),
+  GRAPHIQL: z.preprocess(emptyAsUnset, booleanFlag('GRAPHIQL')),
+});
+
+export interface HttpConfig {
+  port: number;
+  host: string;
+}
+export interface RedisConfig {
+  url: string;
+  keyPrefix: string;
+  timeoutMs: number;
+}
+export interface LogConfig {
+  level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+export interface LookupConfig {
+  /** Cap on the relevant pubkeys of one event, hence on the size of `/event`'s profiles map. */
+  maxProfiles: number;
+  /** Cap on the number of identifiers one GraphQL list field accepts. */
+  maxListLength: number;
+}
+export interface GraphqlConfig {
+  /** GraphiQL is on in development, off when NODE_ENV=production unless GRAPHIQL=true. */
+  graphiql: boolean;
+}
+
+export interface Config {
+  http: HttpConfig;
+  redis: RedisConfig;
+  log: LogConfig;
+  lookup: LookupConfig;
+  graphql: GraphqlConfig;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function parseModel<T extends z.ZodType>(model: T, env: Env, problems: string[]): z.output<T> | undefined {
+  const result = model.safeParse(env);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) {
+    const variable = issue.path.join('.');
+    problems.push(issue.message.includes(variable) ? issue.message : `${variable}: ${issue.message}`);
+  }
+  return undefined;
+}
+
+/** Reads the whole configuration; throws ConfigError listing every problem. */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const http = parseModel(HttpModel, env, problems);
+  const redis = parseModel(RedisModel, env, problems);
+  const log = parseModel(LogModel, env, problems);
+  const lookup = parseModel(LookupModel, env, problems);
+  const graphql = parseModel(GraphqlModel, env, problems);
+  if (!http || !redis || !log || !lookup || !graphql || problems.length > 0) throw new ConfigError(problems);
+  return {
+    http: { port: http.PORT, host: http.HOST },
+    redis: { url: redis.REDIS_URL, keyPrefix: redis.REDIS_KEY_PREFIX, timeoutMs: redis.REDIS_TIMEOUT_MS },
+    log: { level: log.LOG_LEVEL },
+    lookup: { maxProfiles: lookup.MAX_PROFILES, maxListLength: lookup.MAX_LIST_LENGTH },
+    graphql: { graphiql: graphql.GRAPHIQL ?? graphql.NODE_ENV !== 'production' },
+  };
+}

@@ -1,0 +1,77 @@
+import { GraphQLError } from 'graphql';
+
+/**
+ * The one error table of the service: every error a client can see, with its stable machine code,
+ * its HTTP status and the message it carries. REST bodies, GraphQL `extensions.code` and logs all
+ * use these codes; nothing else decides a status.
+ *
+ * Messages never echo client input: an identifier may be a secret key pasted by mistake.
+ */
+export const ERRORS = {
+  missing_parameter: { status: 400, message: 'A required query parameter is missing or empty.' },
+  repeated_parameter: { status: 400, message: 'A query parameter was given more than once.' },
+  invalid_pubkey: {
+    status: 400,
+    message:
+      'The pubkey must be 64 hex characters, an npub1… or an nprofile1… (optionally prefixed "nostr:").',
+  },
+  invalid_id: {
+    status: 400,
+    message: 'The id must be 64 hex characters, a note1… or a nevent1… (optionally prefixed "nostr:").',
+  },
+  secret_key_refused: {
+    status: 400,
+    message:
+      'That is a secret key (nsec). Secret keys must never be sent to any service; it was not logged or stored. Treat it as compromised.',
+  },
+  list_too_long: { status: 400, message: 'Too many identifiers in one request.' },
+  profile_not_found: { status: 404, message: 'No profile (kind 0 event) is known for this pubkey.' },
+  event_not_found: { status: 404, message: 'No event with this id is known.' },
+  route_not_found: { status: 404, message: 'There is no such route.' },
+  method_not_allowed: { status: 405, message: 'This route answers GET and HEAD only.' },
+  store_unavailable: { status: 500, message: 'The event index is unavailable. Try again shortly.' },
+  corrupt_data: { status: 500, message: 'Stored data could not be read.' },
+  internal_error: { status: 500, message: 'An unexpected error occurred.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/**
+ * An error whose code is in the table. It is a GraphQLError so that graphql-yoga's masking lets it
+ * through to GraphQL clients with `extensions.code`, while anything else is masked.
+ */
+export class LookupError extends GraphQLError {
+  readonly code: ErrorCode;
+  readonly status: number;
+
+  constructor(code: ErrorCode, options: { message?: string; cause?: unknown } = {}) {
+    super(options.message ?? ERRORS[code].message, {
+      extensions: { code },
+      originalError: options.cause instanceof Error ? options.cause : undefined,
+    });
+    this.name = 'LookupError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+  }
+}
+
+/** The JSON body every error response carries: `{"error": {"status", "code", "message"}}`. */
+export interface ErrorBody {
+  error: { status: number; code: ErrorCode; message: string };
+}
+
+export function errorBody(code: ErrorCode, message: string = ERRORS[code].message): ErrorBody {
+  return { error: { status: ERRORS[code].status, code, message } };
+}
+
+/** Finds the table code carried by an error, wherever GraphQL execution wrapped it. */
+export function errorCodeOf(error: unknown): ErrorCode | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof LookupError) return current.code;
+    const extensionCode = (current as GraphQLError).extensions?.code;
+    if (typeof extensionCode === 'string' && extensionCode in ERRORS) return extensionCode as ErrorCode;
+    current = (current as GraphQLError).originalError ?? current.cause;
+  }
+  return undefined;
+}

@@ -1,0 +1,119 @@
+/** Internal type. DO NOT USE DIRECTLY. */
+type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
+/** Internal type. DO NOT USE DIRECTLY. */
+export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+export type Maybe<T> = T | null;
+export type InputMaybe<T> = Maybe<T>;
+/** All built-in and custom scalars, mapped to their actual values */
+export type Scalars = {
+  ID: { input: string; output: string; }
+  String: { input: string; output: string; }
+  Boolean: { input: boolean; output: boolean; }
+  Int: { input: number; output: number; }
+  Float: { input: number; output: number; }
+  /** Seconds since the Unix epoch (NIP-01 created_at), as a JSON number. Not limited to 32 bits: any integer from 0 to 2^53 - 1. */
+  Timestamp: { input: number; output: number; }
+};
+
+/** A verified Nostr event (NIP-01). */
+export type Event = {
+  __typename?: 'Event';
+  /** The author's latest profile, if known. */
+  author: Maybe<Profile>;
+  content: Scalars['String']['output'];
+  createdAt: Scalars['Timestamp']['output'];
+  /** Event id: 64 lowercase hex characters. */
+  id: Scalars['String']['output'];
+  /** The event as NIP-01 JSON: exactly the seven fields, in NIP-01 order, with the values as signed. */
+  json: Scalars['String']['output'];
+  kind: Scalars['Int']['output'];
+  /** Author's public key: 64 lowercase hex. */
+  pubkey: Scalars['String']['output'];
+  /** The latest profiles of relevantPubkeys, in that order; pubkeys without a profile are left out. */
+  relevantProfiles: Array<Profile>;
+  /** The author, then every pubkey the event names (p/P tags, nostr: mentions, e/q tag authors, a repost’s embedded author), deduplicated and capped. */
+  relevantPubkeys: Array<Scalars['String']['output']>;
+  /** Schnorr signature: 128 lowercase hex. */
+  sig: Scalars['String']['output'];
+  /** Tags as signed: a list of string lists. */
+  tags: Array<Array<Scalars['String']['output']>>;
+};
+
+/** The latest kind-0 event of a pubkey and its metadata. Metadata fields are null when absent, not strings, or when the content is not a JSON object. */
+export type Profile = {
+  __typename?: 'Profile';
+  /** NIP-01 about. */
+  about: Maybe<Scalars['String']['output']>;
+  /** NIP-24 banner URL. */
+  banner: Maybe<Scalars['String']['output']>;
+  /** NIP-24: true if the profile says it is automated. */
+  bot: Maybe<Scalars['Boolean']['output']>;
+  /** NIP-24 display_name (or the deprecated displayName). */
+  displayName: Maybe<Scalars['String']['output']>;
+  /** The kind-0 event itself. */
+  event: Event;
+  /** LNURL (NIP-57). */
+  lud06: Maybe<Scalars['String']['output']>;
+  /** Lightning address (NIP-57). */
+  lud16: Maybe<Scalars['String']['output']>;
+  /** NIP-01 name. */
+  name: Maybe<Scalars['String']['output']>;
+  /** NIP-05 identifier (not verified here). */
+  nip05: Maybe<Scalars['String']['output']>;
+  /** NIP-01 picture URL. */
+  picture: Maybe<Scalars['String']['output']>;
+  pubkey: Scalars['String']['output'];
+  /** NIP-24 website URL. */
+  website: Maybe<Scalars['String']['output']>;
+};
+
+export type Query = {
+  __typename?: 'Query';
+  /** One event by id: hex, note1… or nevent1…, optionally prefixed nostr:. Null if unknown. */
+  event: Maybe<Event>;
+  /** Events by id, in the order given; null where unknown. At most MAX_LIST_LENGTH ids. */
+  events: Array<Maybe<Event>>;
+  /** The latest profile of a pubkey: hex, npub1… or nprofile1…, optionally prefixed nostr:. Null if none. */
+  profile: Maybe<Profile>;
+  /** Latest profiles of pubkeys, in the order given; null where none. At most MAX_LIST_LENGTH pubkeys. */
+  profiles: Array<Maybe<Profile>>;
+};
+
+
+export type QueryEventArgs = {
+  id: Scalars['String']['input'];
+};
+
+
+export type QueryEventsArgs = {
+  ids: Array<Scalars['String']['input']>;
+};
+
+
+export type QueryProfileArgs = {
+  pubkey: Scalars['String']['input'];
+};
+
+
+export type QueryProfilesArgs = {
+  pubkeys: Array<Scalars['String']['input']>;
+};
+
+export type RestEventQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type RestEventQuery = { event: { json: string, relevantProfiles: Array<{ pubkey: string, event: { json: string } }> } | null };
+
+export type RestUserProfileQueryVariables = Exact<{
+  pubkey: string;
+}>;
+
+
+export type RestUserProfileQuery = { profile: { event: { json: string } } | null };
+
+
+export const RestEventDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"RestEvent"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"event"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"json"}},{"kind":"Field","name":{"kind":"Name","value":"relevantProfiles"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"pubkey"}},{"kind":"Field","name":{"kind":"Name","value":"event"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"json"}}]}}]}}]}}]}}]} as unknown as DocumentNode<RestEventQuery, RestEventQueryVariables>;
+export const RestUserProfileDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"RestUserProfile"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"pubkey"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"profile"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"pubkey"},"value":{"kind":"Variable","name":{"kind":"Name","value":"pubkey"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"event"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"json"}}]}}]}}]}}]} as unknown as DocumentNode<RestUserProfileQuery, RestUserProfileQueryVariables>;

@@ -1,0 +1,37 @@
+import type { NostrEvent } from './event.js';
+
+// Kind ranges from NIP-01 ("Kinds").
+export const PROFILE_KIND = 0;
+
+/** Replaceable: only the latest event per (kind, pubkey) is kept. */
+export function isReplaceableKind(kind: number): boolean {
+  return kind === 0 || kind === 3 || (kind >= 10000 && kind < 20000);
+}
+
+/** Ephemeral: not expected to be stored. */
+export function isEphemeralKind(kind: number): boolean {
+  return kind >= 20000 && kind < 30000;
+}
+
+/** Addressable: only the latest event per (kind, pubkey, d tag) is kept. */
+export function isAddressableKind(kind: number): boolean {
+  return kind >= 30000 && kind < 40000;
+}
+
+/**
+ * The address under which a replaceable or addressable event replaces its older versions
+ * (`kind:pubkey` or `kind:pubkey:d`), or undefined for a regular event.
+ */
+export function replaceableAddress(event: NostrEvent): string | undefined {
+  if (isReplaceableKind(event.kind)) return `${event.kind}:${event.pubkey}`;
+  if (isAddressableKind(event.kind)) {
+    // NIP-01: the first `d` tag's value; a missing d tag counts as "".
+    const dTag = event.tags.find((tag) => tag[0] === 'd');
+    return `${event.kind}:${event.pubkey}:${dTag?.[1] ?? ''}`;
+  }
+  return undefined;
+}
+
+export function profileAddress(pubkey: string): string {
+  return `${PROFILE_KIND}:${pubkey}`;
+}

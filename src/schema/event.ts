@@ -1,0 +1,80 @@
+import { LookupError } from '../errors.js';
+import { parseEventId } from '../nostr/identifiers.js';
+import { relevantPubkeys } from '../nostr/relevant-pubkeys.js';
+import type { StoredEvent } from '../store/event-store.js';
+import { builder } from './builder.js';
+import { loadAll } from './loaders.js';
+import { Profile, ProfileRef, toProfile } from './profile.js';
+
+export const EventRef = builder.objectRef<StoredEvent>('Event');
+
+EventRef.implement({
+  description: 'A verified Nostr event (NIP-01).',
+  fields: (t) => ({
+    id: t.string({ description: 'Event id: 64 lowercase hex characters.', resolve: ({ event }) => event.id }),
+    pubkey: t.string({
+      description: "Author's public key: 64 lowercase hex.",
+      resolve: ({ event }) => event.pubkey,
+    }),
+    createdAt: t.field({ type: 'Timestamp', resolve: ({ event }) => event.created_at }),
+    kind: t.int({ resolve: ({ event }) => event.kind }),
+    tags: t.field({
+      type: t.listRef(t.listRef('String')),
+      description: 'Tags as signed: a list of string lists.',
+      resolve: ({ event }) => event.tags,
+    }),
+    content: t.string({ resolve: ({ event }) => event.content }),
+    sig: t.string({
+      description: 'Schnorr signature: 128 lowercase hex.',
+      resolve: ({ event }) => event.sig,
+    }),
+    json: t.string({
+      description:
+        'The event as NIP-01 JSON: exactly the seven fields, in NIP-01 order, with the values as signed.',
+      resolve: ({ json }) => json,
+    }),
+    author: t.field({
+      type: ProfileRef,
+      nullable: true,
+      description: "The author's latest profile, if known.",
+      resolve: async ({ event }, _args, { loaders }) => toProfile(await loaders.profiles.load(event.pubkey)),
+    }),
+    relevantPubkeys: t.stringList({
+      description:
+        'The author, then every pubkey the event names (p/P tags, nostr: mentions, e/q tag authors, a repost’s embedded author), deduplicated and capped.',
+      resolve: ({ event }, _args, { limits }) => relevantPubkeys(event, limits.maxProfiles),
+    }),
+    relevantProfiles: t.field({
+      type: [ProfileRef],
+      description:
+        'The latest profiles of relevantPubkeys, in that order; pubkeys without a profile are left out.',
+      resolve: async ({ event }, _args, { loaders, limits }) => {
+        const found = await loadAll(loaders.profiles, relevantPubkeys(event, limits.maxProfiles));
+        return found.flatMap((stored) => (stored ? [new Profile(stored)] : []));
+      },
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  event: t.field({
+    type: EventRef,
+    nullable: true,
+    description: 'One event by id: hex, note1… or nevent1…, optionally prefixed nostr:. Null if unknown.',
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (_root, { id }, { loaders }) => loaders.events.load(parseEventId(id).id),
+  }),
+  events: t.field({
+    type: [EventRef],
+    nullable: { list: false, items: true },
+    description: 'Events by id, in the order given; null where unknown. At most MAX_LIST_LENGTH ids.',
+    args: { ids: t.arg.stringList({ required: true }) },
+    resolve: (_root, { ids }, { loaders, limits }) => {
+      if (ids.length > limits.maxListLength) throw new LookupError('list_too_long');
+      return loadAll(
+        loaders.events,
+        ids.map((id) => parseEventId(id).id),
+      );
+    },
+  }),
+}));

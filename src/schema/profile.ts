@@ -1,0 +1,84 @@
+import { LookupError } from '../errors.js';
+import { parsePubkey } from '../nostr/identifiers.js';
+import { type ProfileMetadata, parseProfileMetadata } from '../nostr/profile-metadata.js';
+import type { StoredEvent } from '../store/event-store.js';
+import { builder } from './builder.js';
+import { EventRef } from './event.js';
+import { loadAll } from './loaders.js';
+
+/** A profile: the latest kind-0 event of a pubkey, with its metadata parsed once, on demand. */
+export class Profile {
+  #metadata: ProfileMetadata | undefined;
+
+  constructor(readonly stored: StoredEvent) {}
+
+  get metadata(): ProfileMetadata {
+    this.#metadata ??= parseProfileMetadata(this.stored.event.content);
+    return this.#metadata;
+  }
+}
+
+export function toProfile(stored: StoredEvent | null): Profile | null {
+  return stored ? new Profile(stored) : null;
+}
+
+export const ProfileRef = builder.objectRef<Profile>('Profile');
+
+const metadataField = (description: string, field: Exclude<keyof ProfileMetadata, 'bot'>) =>
+  ({ nullable: true, description, resolve: (profile: Profile) => profile.metadata[field] }) as const;
+
+ProfileRef.implement({
+  description:
+    'The latest kind-0 event of a pubkey and its metadata. Metadata fields are null when absent, not strings, or when the content is not a JSON object.',
+  fields: (t) => ({
+    pubkey: t.string({ resolve: ({ stored }) => stored.event.pubkey }),
+    event: t.field({
+      type: EventRef,
+      description: 'The kind-0 event itself.',
+      resolve: ({ stored }) => stored,
+    }),
+    name: t.string(metadataField('NIP-01 name.', 'name')),
+    displayName: t.string(
+      metadataField('NIP-24 display_name (or the deprecated displayName).', 'display_name'),
+    ),
+    about: t.string(metadataField('NIP-01 about.', 'about')),
+    picture: t.string(metadataField('NIP-01 picture URL.', 'picture')),
+    banner: t.string(metadataField('NIP-24 banner URL.', 'banner')),
+    website: t.string(metadataField('NIP-24 website URL.', 'website')),
+    nip05: t.string(metadataField('NIP-05 identifier (not verified here).', 'nip05')),
+    lud06: t.string(metadataField('LNURL (NIP-57).', 'lud06')),
+    lud16: t.string(metadataField('Lightning address (NIP-57).', 'lud16')),
+    bot: t.boolean({
+      nullable: true,
+      description: 'NIP-24: true if the profile says it is automated.',
+      resolve: (profile) => profile.metadata.bot,
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  profile: t.field({
+    type: ProfileRef,
+    nullable: true,
+    description:
+      'The latest profile of a pubkey: hex, npub1… or nprofile1…, optionally prefixed nostr:. Null if none.',
+    args: { pubkey: t.arg.string({ required: true }) },
+    resolve: async (_root, { pubkey }, { loaders }) =>
+      toProfile(await loaders.profiles.load(parsePubkey(pubkey).pubkey)),
+  }),
+  profiles: t.field({
+    type: [ProfileRef],
+    nullable: { list: false, items: true },
+    description:
+      'Latest profiles of pubkeys, in the order given; null where none. At most MAX_LIST_LENGTH pubkeys.',
+    args: { pubkeys: t.arg.stringList({ required: true }) },
+    resolve: async (_root, { pubkeys }, { loaders, limits }) => {
+      if (pubkeys.length > limits.maxListLength) throw new LookupError('list_too_long');
+      const found = await loadAll(
+        loaders.profiles,
+        pubkeys.map((pubkey) => parsePubkey(pubkey).pubkey),
+      );
+      return found.map(toProfile);
+    },
+  }),
+}));

@@ -1,0 +1,51 @@
+import type { NostrEvent } from '../nostr/event.js';
+
+/**
+ * An event as the index holds it: the parsed event, and the exact wire text it was stored as
+ * (the seven NIP-01 fields in order). Responses embed `json` as is, so an event is never re-encoded.
+ */
+export interface StoredEvent {
+  readonly event: NostrEvent;
+  readonly json: string;
+}
+
+/**
+ * What happened to one event written to the index:
+ * - `stored`: new;
+ * - `replaced`: a replaceable event that superseded an older version (NIP-01);
+ * - `superseded`: a replaceable event older than the one held (or equal and with a higher id), not stored;
+ * - `duplicate`: already held.
+ */
+export type WriteOutcome = 'stored' | 'replaced' | 'superseded' | 'duplicate';
+
+/**
+ * The event index. Every event given to `putEvents` must already have been verified
+ * (nostr/verify-event.ts): the store trusts its callers, never its clients.
+ */
+export interface EventStore {
+  /** Events by id (lowercase hex), in the order asked; null where unknown. One round trip. */
+  getEvents(ids: readonly string[]): Promise<(StoredEvent | null)[]>;
+  /** The latest kind-0 event of each pubkey, in the order asked; null where none. One store command. */
+  getProfiles(pubkeys: readonly string[]): Promise<(StoredEvent | null)[]>;
+  /** Writes verified events, applying the NIP-01 replaceable rule atomically. */
+  putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]>;
+  /** Resolves while the store answers; rejects otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The store could not be reached or did not answer in time. */
+export class StoreUnavailableError extends Error {
+  constructor(options: { cause?: unknown } = {}) {
+    super('event store unavailable', options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/** The store answered with data that is not an event we wrote. */
+export class CorruptDataError extends Error {
+  constructor(detail: string) {
+    super(`corrupt data in event store: ${detail}`);
+    this.name = 'CorruptDataError';
+  }
+}

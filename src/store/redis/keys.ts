@@ -1,0 +1,23 @@
+/**
+ * The Redis key layout, in one place. Every command touches one key or, for reads, keys that are
+ * grouped by hash slot before they are sent (see mget-by-slot.ts), so the layout works unchanged on
+ * Redis Cluster. A prefix containing a `{hash tag}` pins a whole namespace to one slot if ever wanted.
+ *
+ * - `<prefix>e:<id>`: the event's wire JSON, or, for a replaceable/addressable event, a marker
+ *   `@<address>` naming the slot below (the event is kept once, in its slot).
+ * - `<prefix>r:<kind>:<pubkey>[:<d>]`: the latest event of a replaceable/addressable address (NIP-01).
+ *   Profiles are `r:0:<pubkey>`, so a batch of profiles is one MGET.
+ */
+export interface RedisKeys {
+  event(id: string): string;
+  replaceable(address: string): string;
+}
+
+export const MARKER_PREFIX = '@';
+
+export function redisKeys(prefix: string): RedisKeys {
+  return {
+    event: (id) => `${prefix}e:${id}`,
+    replaceable: (address) => `${prefix}r:${address}`,
+  };
+}

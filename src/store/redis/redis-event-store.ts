@@ -1,0 +1,157 @@
+import { Redis, type Result } from 'ioredis';
+import type { RedisConfig } from '../../config/env.js';
+import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
+import { PROFILE_KIND, profileAddress, replaceableAddress } from '../../nostr/kinds.js';
+import {
+  CorruptDataError,
+  type EventStore,
+  type StoredEvent,
+  StoreUnavailableError,
+  type WriteOutcome,
+} from '../event-store.js';
+import { readStoredEvent } from '../stored-event.js';
+import { MARKER_PREFIX, type RedisKeys, redisKeys } from './keys.js';
+import { mgetBySlot, type RedisClient } from './mget-by-slot.js';
+import { REPLACE_SCRIPT } from './replace-script.js';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    nostrReplaceEvent(
+      key: string,
+      json: string,
+      id: string,
+      createdAt: string,
+    ): Result<[WriteOutcome, string], Context>;
+  }
+}
+
+/**
+ * Connects to Redis for the event index. While Redis is unreachable, commands fail at once instead of
+ * queueing (no request hangs), each command has a deadline, and the client keeps reconnecting in the
+ * background so the service recovers by itself.
+ */
+export function connectRedis(config: RedisConfig): Redis {
+  return new Redis(config.url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: config.timeoutMs,
+    connectTimeout: Math.max(config.timeoutMs, 2000),
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+    // Commands issued in the same tick share one write; it changes no command count.
+    enableAutoPipelining: true,
+  });
+}
+
+/** Resolves when the client is ready, or rejects after `timeoutMs`. */
+export function waitUntilReady(client: Redis, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      client.off('ready', onReady);
+      reject(new StoreUnavailableError());
+    }, timeoutMs);
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    client.once('ready', onReady);
+  });
+}
+
+/** The production EventStore: the key layout of keys.ts, the replaceable rule of replace-script.ts. */
+export class RedisEventStore implements EventStore {
+  private readonly keys: RedisKeys;
+
+  constructor(
+    private readonly client: RedisClient,
+    keyPrefix: string,
+  ) {
+    this.keys = redisKeys(keyPrefix);
+    client.defineCommand('nostrReplaceEvent', { numberOfKeys: 1, lua: REPLACE_SCRIPT });
+  }
+
+  async getEvents(ids: readonly string[]): Promise<(StoredEvent | null)[]> {
+    const values = await this.command(() => mgetBySlot(this.client, ids.map(this.keys.event)));
+    const results: (StoredEvent | null)[] = values.map((value, index) =>
+      value === null || value.startsWith(MARKER_PREFIX) ? null : readStoredEvent(value, { id: ids[index] }),
+    );
+    // Replaceable events live in their address's slot: follow the markers with one more read.
+    const markers = values.flatMap((value, index) =>
+      value?.startsWith(MARKER_PREFIX) ? [{ index, address: value.slice(MARKER_PREFIX.length) }] : [],
+    );
+    if (markers.length > 0) {
+      const held = await this.command(() =>
+        mgetBySlot(
+          this.client,
+          markers.map(({ address }) => this.keys.replaceable(address)),
+        ),
+      );
+      markers.forEach(({ index }, position) => {
+        const json = held[position];
+        if (json === null || json === undefined) return;
+        const stored = readStoredEvent(json, {});
+        // A marker left by a version that has since been replaced: that version is gone (NIP-01).
+        if (stored.event.id === ids[index]) results[index] = stored;
+      });
+    }
+    return results;
+  }
+
+  async getProfiles(pubkeys: readonly string[]): Promise<(StoredEvent | null)[]> {
+    const keys = pubkeys.map((pubkey) => this.keys.replaceable(profileAddress(pubkey)));
+    const values = await this.command(() => mgetBySlot(this.client, keys));
+    return values.map((value, index) =>
+      value === null ? null : readStoredEvent(value, { pubkey: pubkeys[index], kind: PROFILE_KIND }),
+    );
+  }
+
+  putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
+    // Issued together, these leave in shared pipelines (auto-pipelining), one per node on a cluster.
+    return this.command(() => Promise.all(events.map((event) => this.putEvent(event))));
+  }
+
+  private async putEvent(event: NostrEvent): Promise<WriteOutcome> {
+    const json = serializeEvent(event);
+    const address = replaceableAddress(event);
+    if (address === undefined) {
+      const reply = await this.client.set(this.keys.event(event.id), json, 'NX');
+      return reply === 'OK' ? 'stored' : 'duplicate';
+    }
+    const [outcome, previousId] = await this.client.nostrReplaceEvent(
+      this.keys.replaceable(address),
+      json,
+      event.id,
+      String(event.created_at),
+    );
+    if (outcome === 'superseded') return outcome;
+    // The marker makes the event findable by id. Written after the slot (they may sit on different
+    // cluster nodes), so a reader can meet a marker whose version was replaced meanwhile: getEvents
+    // checks the id. Rewritten on `duplicate` to heal a write that stopped between the two steps.
+    const marker = this.client.set(this.keys.event(event.id), MARKER_PREFIX + address);
+    const cleanup = outcome === 'replaced' ? this.client.del(this.keys.event(previousId)) : undefined;
+    await Promise.all([marker, cleanup]);
+    return outcome;
+  }
+
+  async ping(): Promise<void> {
+    await this.command(() => this.client.ping());
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+
+  /** Any failure of Redis itself becomes StoreUnavailableError; corrupt data stays what it is. */
+  private async command<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof CorruptDataError) throw error;
+      throw new StoreUnavailableError({ cause: error });
+    }
+  }
+}
