@@ -8,6 +8,7 @@ import { GraphQLError } from 'graphql';
  * Messages never echo client input: an identifier may be a secret key pasted by mistake.
  */
 export const ERRORS = {
+  bad_request: { status: 400, message: 'The request could not be understood.' },
   missing_parameter: { status: 400, message: 'A required query parameter is missing or empty.' },
   repeated_parameter: { status: 400, message: 'A query parameter was given more than once.' },
   invalid_pubkey: {

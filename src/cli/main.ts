@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander';
+import { type Config, ConfigError, loadConfig } from '../config/env.js';
+import { createLogger } from '../logger.js';
+import { closeOnSignals, startService } from '../service.js';
+import { runImport } from './import-command.js';
+
+/** Reads the configuration, or prints every problem and exits 1. */
+function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`nostr-lookup: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+function positiveInteger(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 100_000) {
+    throw new InvalidArgumentError('must be a whole number from 1 to 100000');
+  }
+  return parsed;
+}
+
+const program = new Command()
+  .name('nostr-lookup')
+  .description('Nostr event and profile lookup service. Configuration: environment variables (see README).');
+
+program
+  .command('serve')
+  .description('serve GET /event, GET /user-profile, /graphql, /healthz and /readyz')
+  .action(async () => {
+    const config = configOrExit();
+    const logger = createLogger(config.log);
+    const service = await startService(config, logger);
+    closeOnSignals(service, logger);
+  });
+
+program
+  .command('import')
+  .description('verify and index events from JSON Lines (events or relay messages) or a JSON array')
+  .argument('<file>', 'file to read, or - for standard input')
+  .option('--batch-size <n>', 'events written per batch', positiveInteger, 500)
+  .option('--json', 'print the summary as JSON', false)
+  .action(async (file: string, options: { batchSize: number; json: boolean }) => {
+    const config = configOrExit();
+    // Logs go to stderr, so stdout holds only the summary.
+    const logger = createLogger(
+      { level: config.log.level === 'info' ? 'warn' : config.log.level },
+      process.stderr,
+    );
+    process.exitCode = await runImport(file, options, config, logger);
+  });
+
+await program.parseAsync();

@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+} from 'fastify';
+import type { GraphQLSchema } from 'graphql';
+import type { Config } from '../config/env.js';
+import { type Logger, loggableUrl } from '../logger.js';
+import type { GraphQLContext } from '../schema/context.js';
+import { createContext } from '../schema/context.js';
+import { schema } from '../schema/index.js';
+import type { EventStore } from '../store/event-store.js';
+import { createLookupYoga } from './graphql/create-yoga.js';
+import { errorResponse, type RestResponse } from './rest-response.js';
+import { eventLookup } from './routes/event.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { type RestLookup, restLookupHandler } from './routes/rest-lookup.js';
+import { userProfileLookup } from './routes/user-profile.js';
+
+export interface AppDependencies {
+  store: EventStore;
+  config: Pick<Config, 'lookup' | 'graphql'>;
+  logger: Logger;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const REST_ALLOW = 'GET, HEAD';
+const REQUEST_ID = /^[\w.:-]{1,64}$/;
+
+function send(reply: FastifyReply, { status, body }: RestResponse): FastifyReply {
+  // Successes may be cached briefly (a profile can change); a 404 only very briefly; failures not at all.
+  const cacheControl =
+    status === 200 ? 'public, max-age=60' : status === 404 ? 'public, max-age=10' : 'no-store';
+  return reply
+    .status(status)
+    .header('content-type', JSON_TYPE)
+    .header('cache-control', cacheControl)
+    .send(body);
+}
+
+function registerRestLookup<TResult, TVariables extends Record<string, unknown>>(
+  app: FastifyInstance,
+  schema: GraphQLSchema,
+  lookup: RestLookup<TResult, TVariables>,
+  newContext: () => GraphQLContext,
+): void {
+  const handle = restLookupHandler(schema, lookup);
+  app.get(lookup.path, async (request, reply) => {
+    const response = await handle(request.query, newContext());
+    if (response.failure) request.log.error({ err: response.failure }, 'lookup failed');
+    return send(reply, response);
+  });
+}
+
+/** The HTTP service: the two REST lookups, /graphql, health probes, JSON errors for everything else. */
+export function buildApp({ store, config, logger }: AppDependencies): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    // Trust a caller's request id only if it is short and plain; otherwise make one.
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    requestIdLogLabel: 'reqId',
+  });
+  const newContext = () => createContext({ store, limits: config.lookup });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('access-control-allow-origin', '*');
+  });
+  // One log line per request; the URL is redacted if it could hold a secret key.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: loggableUrl(request.url),
+        status: reply.statusCode,
+        ms: reply.elapsedTime,
+      },
+      'request',
+    );
+  });
+
+  registerRestLookup(app, schema, userProfileLookup, newContext);
+  registerRestLookup(app, schema, eventLookup, newContext);
+
+  registerHealthRoutes(app, store);
+
+  const yoga = createLookupYoga({ schema, config: config.graphql, logger, createContext: newContext });
+  app.register(async (graphqlScope) => {
+    // yoga reads and parses request bodies itself, as GraphQL over HTTP prescribes.
+    graphqlScope.removeAllContentTypeParsers();
+    graphqlScope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    graphqlScope.route({
+      url: yoga.graphqlEndpoint,
+      method: ['GET', 'POST', 'OPTIONS'],
+      handler: async (request, reply) => {
+        const response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
+        response.headers.forEach((value, key) => {
+          reply.header(key, value);
+        });
+        reply.status(response.status);
+        return reply.send(response.body);
+      },
+    });
+  });
+
+  const restPaths = new Set([userProfileLookup.path, eventLookup.path]);
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0] ?? '';
+    if (!restPaths.has(path)) return send(reply, errorResponse('route_not_found'));
+    // A CORS preflight is answered; any other method than GET/HEAD on a REST route is 405 (DESIGN §1).
+    if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {
+      return reply
+        .status(204)
+        .header('access-control-allow-methods', REST_ALLOW)
+        .header('access-control-allow-headers', request.headers['access-control-request-headers'] ?? '*')
+        .header('access-control-max-age', '86400')
+        .send();
+    }
+    return send(reply.header('allow', REST_ALLOW), errorResponse('method_not_allowed'));
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    // Framework-level failures (a malformed URL, an aborted body…) still answer in the error shape.
+    const status = error.statusCode ?? 500;
+    if (status < 500)
+      return send(reply, { ...errorResponse('bad_request', new Error(error.message)), status });
+    request.log.error({ err: error }, 'unhandled error');
+    return send(reply, errorResponse('internal_error'));
+  });
+
+  return app;
+}

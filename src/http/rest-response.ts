@@ -1,0 +1,38 @@
+import type { ExecutionResult } from 'graphql';
+import { ERRORS, type ErrorCode, errorBody, errorCodeOf, LookupError } from '../errors.js';
+
+/** A REST answer: status and JSON text, plus the failure behind a 500 for the log (never the body). */
+export interface RestResponse {
+  status: number;
+  body: string;
+  failure?: unknown;
+}
+
+/**
+ * An error answer. A 5xx always carries the table's message, so nothing internal reaches the body;
+ * a 4xx may carry the more precise message its error was raised with (never client input).
+ */
+export function errorResponse(code: ErrorCode, cause?: Error): RestResponse {
+  const { status } = ERRORS[code];
+  if (status >= 500) return { status, body: JSON.stringify(errorBody(code)), failure: cause };
+  return { status, body: JSON.stringify(errorBody(code, cause?.message)) };
+}
+
+/**
+ * The one place that turns the outcome of a REST request into a status and a body:
+ * - a LookupError raised before execution (a bad query parameter) → its table status;
+ * - an execution error → the status of its table code; anything unknown → 500 internal_error;
+ * - data that `render` finds empty → `notFound` (404);
+ * - otherwise 200 with what `render` made.
+ */
+export function toRestResponse<TData>(
+  outcome: ExecutionResult<TData> | LookupError,
+  render: (data: TData) => string | null,
+  notFound: ErrorCode,
+): RestResponse {
+  if (outcome instanceof LookupError) return errorResponse(outcome.code, outcome);
+  const [firstError] = outcome.errors ?? [];
+  if (firstError) return errorResponse(errorCodeOf(firstError) ?? 'internal_error', firstError);
+  const body = outcome.data ? render(outcome.data) : null;
+  return body === null ? errorResponse(notFound) : { status: 200, body };
+}

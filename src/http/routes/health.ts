@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import type { EventStore } from '../../store/event-store.js';
+
+/**
+ * Liveness and readiness for orchestrators: /healthz is 200 while the process serves; /readyz is 200
+ * only while the store answers (503 otherwise), so a load balancer stops sending traffic to an
+ * instance that has lost Redis.
+ */
+export function registerHealthRoutes(app: FastifyInstance, store: EventStore): void {
+  app.get('/healthz', async (_request, reply) =>
+    reply
+      .header('content-type', 'application/json; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send('{"status":"ok"}'),
+  );
+  app.get('/readyz', async (request, reply) => {
+    reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store');
+    try {
+      await store.ping();
+      return reply.send('{"status":"ready"}');
+    } catch (error) {
+      request.log.warn({ err: error }, 'store not ready');
+      return reply.status(503).send('{"status":"unavailable"}');
+    }
+  });
+}

@@ -1,0 +1,37 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import type { ExecutionResult, GraphQLSchema } from 'graphql';
+import { type ErrorCode, LookupError } from '../../errors.js';
+import type { GraphQLContext } from '../../schema/context.js';
+import { prepareFixedOperation } from '../fixed-operation.js';
+import { singleQueryParameter } from '../query-parameter.js';
+import { type RestResponse, toRestResponse } from '../rest-response.js';
+
+/** A REST lookup route: one query parameter, one fixed operation, one JSON shape. */
+export interface RestLookup<TResult, TVariables extends Record<string, unknown>> {
+  path: string;
+  parameter: string;
+  document: TypedDocumentNode<TResult, TVariables>;
+  variables(parameterValue: string): TVariables;
+  /** The success body, or null when nothing was found. */
+  render(data: TResult): string | null;
+  notFound: ErrorCode;
+}
+
+export type RestHandler = (query: unknown, context: GraphQLContext) => Promise<RestResponse>;
+
+export function restLookupHandler<TResult, TVariables extends Record<string, unknown>>(
+  schema: GraphQLSchema,
+  lookup: RestLookup<TResult, TVariables>,
+): RestHandler {
+  const run = prepareFixedOperation(schema, lookup.document);
+  return async (query, context) => {
+    let outcome: ExecutionResult<TResult> | LookupError;
+    try {
+      outcome = await run(lookup.variables(singleQueryParameter(query, lookup.parameter)), context);
+    } catch (error) {
+      if (!(error instanceof LookupError)) throw error;
+      outcome = error;
+    }
+    return toRestResponse(outcome, lookup.render, lookup.notFound);
+  };
+}

@@ -1,0 +1,16 @@
+import {
+  RestUserProfileDocument,
+  type RestUserProfileQuery,
+  type RestUserProfileQueryVariables,
+} from '../../generated/operations.js';
+import type { RestLookup } from './rest-lookup.js';
+
+/** GET /user-profile?pubkey=… → `{"profile": <latest kind-0 event>}` (spec §4.1). */
+export const userProfileLookup: RestLookup<RestUserProfileQuery, RestUserProfileQueryVariables> = {
+  path: '/user-profile',
+  parameter: 'pubkey',
+  document: RestUserProfileDocument,
+  variables: (pubkey) => ({ pubkey }),
+  render: ({ profile }) => (profile ? `{"profile":${profile.event.json}}` : null),
+  notFound: 'profile_not_found',
+};

@@ -1,0 +1,133 @@
+import type { Readable } from 'node:stream';
+import type { NostrEvent } from '../nostr/event.js';
+import { isEphemeralKind } from '../nostr/kinds.js';
+import { verifyNostrEvent } from '../nostr/verify-event.js';
+import type { EventStore, WriteOutcome } from '../store/event-store.js';
+import { readEventInput } from './read-event-input.js';
+
+export interface ImportSummary {
+  /** Candidate events read (each event of a relay message or an array counts once). */
+  read: number;
+  stored: number;
+  replaced: number;
+  superseded: number;
+  duplicate: number;
+  /** Ephemeral kinds (NIP-01, 20000–29999) are valid but not meant to be stored. */
+  ephemeral: number;
+  /** Events refused by verification, by reason (`bad_signature`, `bad_id`, `bad_field:sig`…). */
+  invalid: Record<string, number>;
+  /** Lines that are not JSON. */
+  unreadableLines: number;
+  /** The first few unreadable line numbers, to find them. */
+  unreadableExamples: number[];
+  /** Relay messages that carry no event (EOSE, NOTICE, OK…). */
+  ignoredMessages: number;
+}
+
+export interface ImportOptions {
+  /** Events written per store call. */
+  batchSize?: number;
+  /** Called after each batch is written, with the running summary. */
+  onProgress?(summary: Readonly<ImportSummary>): void;
+}
+
+export function emptySummary(): ImportSummary {
+  return {
+    read: 0,
+    stored: 0,
+    replaced: 0,
+    superseded: 0,
+    duplicate: 0,
+    ephemeral: 0,
+    invalid: {},
+    unreadableLines: 0,
+    unreadableExamples: [],
+    ignoredMessages: 0,
+  };
+}
+
+/**
+ * Imports events from a stream: every event is verified (NIP-01 id and signature) before it may be
+ * written; bad lines and bad events are counted, never stored, and never stop the import. Writes go
+ * in batches, and the next batch is verified while the previous one is being written.
+ * Rejects only if the input cannot be read or the store fails.
+ */
+export async function importEvents(
+  input: Readable,
+  store: EventStore,
+  { batchSize = 500, onProgress }: ImportOptions = {},
+): Promise<ImportSummary> {
+  const summary = emptySummary();
+  let batch: NostrEvent[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  // A failed write is kept here (not left as an unhandled rejection) and rethrown at the next wait.
+  let writeFailure: { error: unknown } | undefined;
+  const waitForWrites = async () => {
+    await writing;
+    if (writeFailure) throw writeFailure.error;
+  };
+
+  const count = (outcomes: WriteOutcome[]) => {
+    for (const outcome of outcomes) summary[outcome]++;
+    onProgress?.(summary);
+  };
+  const flush = async () => {
+    const events = batch;
+    batch = [];
+    await waitForWrites(); // at most one batch in flight: bounded memory, ordered writes
+    writing = store.putEvents(events).then(count, (error: unknown) => {
+      writeFailure = { error };
+    });
+  };
+
+  for await (const item of readEventInput(input)) {
+    if (item.type === 'unreadable') {
+      summary.unreadableLines++;
+      if (summary.unreadableExamples.length < 10) summary.unreadableExamples.push(item.line);
+      continue;
+    }
+    if (item.type === 'ignored') {
+      summary.ignoredMessages++;
+      continue;
+    }
+    summary.read++;
+    const verdict = verifyNostrEvent(item.value);
+    if (!verdict.ok) {
+      const reason = verdict.field ? `${verdict.reason}:${verdict.field}` : verdict.reason;
+      summary.invalid[reason] = (summary.invalid[reason] ?? 0) + 1;
+      continue;
+    }
+    if (isEphemeralKind(verdict.event.kind)) {
+      summary.ephemeral++;
+      continue;
+    }
+    batch.push(verdict.event);
+    if (batch.length >= batchSize) await flush();
+  }
+  if (batch.length > 0) await flush();
+  await waitForWrites();
+  return summary;
+}
+
+/** The summary as people read it. */
+export function formatSummary(summary: ImportSummary): string {
+  const invalidTotal = Object.values(summary.invalid).reduce((sum, n) => sum + n, 0);
+  const reasons = Object.entries(summary.invalid)
+    .sort(([, a], [, b]) => b - a)
+    .map(([reason, n]) => `    ${reason}: ${n}`);
+  const lines = [
+    `read:        ${summary.read} events`,
+    `stored:      ${summary.stored}`,
+    `replaced:    ${summary.replaced} (newer version of a replaceable event)`,
+    `superseded:  ${summary.superseded} (older than the version held; not stored)`,
+    `duplicate:   ${summary.duplicate}`,
+    `ephemeral:   ${summary.ephemeral} (kinds 20000-29999; not stored)`,
+    `invalid:     ${invalidTotal}${invalidTotal > 0 ? ' (not stored)' : ''}`,
+    ...reasons,
+    `unreadable:  ${summary.unreadableLines} lines${
+      summary.unreadableExamples.length > 0 ? ` (e.g. line ${summary.unreadableExamples.join(', ')})` : ''
+    }`,
+    `ignored:     ${summary.ignoredMessages} relay messages without an event`,
+  ];
+  return lines.join('\n');
+}

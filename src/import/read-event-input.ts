@@ -1,0 +1,80 @@
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+
+/**
+ * One item of import input:
+ * - `candidate`: something that claims to be an event (still to be verified);
+ * - `unreadable`: a line that is not JSON;
+ * - `ignored`: a well-formed relay message that carries no event (EOSE, NOTICE, OK…).
+ */
+export type InputItem =
+  | { type: 'candidate'; value: unknown; line: number }
+  | { type: 'unreadable'; line: number }
+  | { type: 'ignored'; line: number };
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/**
+ * The events one JSON value holds: an event object; a relay message `["EVENT", <sub>, <event>]`
+ * (NIP-01, relay to client) or `["EVENT", <event>]` (client to relay); or an array of events.
+ */
+function* itemsOfValue(value: unknown, line: number): Generator<InputItem> {
+  if (!Array.isArray(value)) {
+    yield { type: 'candidate', value, line };
+    return;
+  }
+  if (value[0] === 'EVENT') {
+    yield { type: 'candidate', value: value.length >= 3 ? value[2] : value[1], line };
+  } else if (typeof value[0] === 'string') {
+    yield { type: 'ignored', line };
+  } else {
+    for (const element of value) yield { type: 'candidate', value: element, line };
+  }
+}
+
+/**
+ * Reads JSON Lines of events or of relay messages, or one JSON document (an array of events, or a
+ * single pretty-printed event), and never stops on a bad line. The format is told from the first
+ * line: if it is not JSON on its own, the whole input is tried as one document (read into memory),
+ * and if that fails too, line by line, so one broken first line loses only itself.
+ */
+export async function* readEventInput(input: Readable): AsyncGenerator<InputItem> {
+  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  let lineNumber = 0;
+  let sawContent = false;
+  // Set when the first non-empty line is not JSON by itself: the rest is kept to try as one document.
+  let document: { firstLine: number; lines: string[] } | undefined;
+  for await (const rawLine of lines) {
+    lineNumber++;
+    if (document) {
+      document.lines.push(rawLine);
+      continue;
+    }
+    const text = rawLine.trim();
+    if (text === '') continue;
+    const parsed = parseJson(text);
+    if (parsed.ok) yield* itemsOfValue(parsed.value, lineNumber);
+    else if (!sawContent) document = { firstLine: lineNumber, lines: [rawLine] };
+    else yield { type: 'unreadable', line: lineNumber };
+    sawContent = true;
+  }
+  if (!document) return;
+  const whole = parseJson(document.lines.join('\n'));
+  if (whole.ok) {
+    yield* itemsOfValue(whole.value, document.firstLine);
+    return;
+  }
+  for (const [offset, rawLine] of document.lines.entries()) {
+    const text = rawLine.trim();
+    if (text === '') continue;
+    const parsed = parseJson(text);
+    if (parsed.ok) yield* itemsOfValue(parsed.value, document.firstLine + offset);
+    else yield { type: 'unreadable', line: document.firstLine + offset };
+  }
+}
