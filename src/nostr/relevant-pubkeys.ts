@@ -2,8 +2,8 @@ import type { NostrEvent } from './event.js';
 import { isLowerHex64, pubkeyOfMention } from './identifiers.js';
 import { verifyNostrEvent } from './verify-event.js';
 
-// NIP-21/NIP-27 mentions in content. Bech32 is all-lowercase or all-uppercase; the decoder checks which.
-const CONTENT_MENTION = /nostr:((?:npub|nprofile)1[02-9ac-hj-np-z]+)/gi;
+// NIP-21/NIP-27 mentions in content, in the lowercase form NIP-19 uses (see identifiers.ts).
+const CONTENT_MENTION = /nostr:((?:npub|nprofile)1[02-9ac-hj-np-z]+)/g;
 
 const REPOST_KINDS = new Set([6, 16]); // NIP-18: repost, generic repost
 

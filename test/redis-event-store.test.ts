@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { CorruptDataError } from '../src/store/event-store.js';
+import { groupBySlot } from '../src/store/redis/mget-by-slot.js';
+import { profile, pubkeyOf, signed } from './support/events.js';
+import { describeEventStoreConformance } from './support/event-store-conformance.js';
+import { createTestStore } from './support/test-store.js';
+
+describeEventStoreConformance('Redis', () => createTestStore());
+
+describe('Redis specifics', () => {
+  it('keeps a replaceable event once: in its slot, with a marker under its id', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const event = profile('ivy', { name: 'ivy' });
+      await store.putEvents([event]);
+      expect(await client.get(`${prefix}e:${event.id}`)).toBe(`@0:${event.pubkey}`);
+      expect(JSON.parse((await client.get(`${prefix}r:0:${event.pubkey}`)) ?? '')).toEqual(event);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a replaced version loses its marker', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const old = profile('jay', { v: 1 }, 1);
+      const newer = profile('jay', { v: 2 }, 2);
+      await store.putEvents([old]);
+      await store.putEvents([newer]);
+      expect(await client.exists(`${prefix}e:${old.id}`)).toBe(0);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a stale marker (left by a writer that raced a newer version) reads as not found', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const old = profile('kim', { v: 1 }, 1);
+      const newer = profile('kim', { v: 2 }, 2);
+      await store.putEvents([newer]);
+      await client.set(`${prefix}e:${old.id}`, `@0:${old.pubkey}`);
+      expect(await store.getEvents([old.id, newer.id])).toMatchObject([null, { event: newer }]);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('data it did not write is reported as corrupt, never served', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const note = signed('lee');
+      await client.set(`${prefix}e:${note.id}`, '{"not":"an event"');
+      await expect(store.getEvents([note.id])).rejects.toBeInstanceOf(CorruptDataError);
+      const stranger = profile('mia', { name: 'mia' });
+      await client.set(`${prefix}r:0:${pubkeyOf('lee')}`, JSON.stringify(stranger));
+      await expect(store.getProfiles([pubkeyOf('lee')])).rejects.toBeInstanceOf(CorruptDataError);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a slot holding foreign text is overwritten by the next valid version', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const event = profile('ned', { name: 'ned' });
+      await client.set(`${prefix}r:0:${event.pubkey}`, 'garbage');
+      expect(await store.putEvents([event])).toEqual(['replaced']);
+      expect((await store.getProfiles([event.pubkey]))[0]?.event).toEqual(event);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('groups keys by Redis Cluster hash slot, honouring hash tags', () => {
+    const groups = groupBySlot(['{user1}:a', 'x', '{user1}:b', 'y']);
+    expect([...groups.values()].find((positions) => positions.includes(0))).toEqual([0, 2]);
+    expect([...groups.values()].flat().sort()).toEqual([0, 1, 2, 3]);
+  });
+});

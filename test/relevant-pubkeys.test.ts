@@ -1,0 +1,102 @@
+import fc from 'fast-check';
+import { nprofileEncode, npubEncode } from 'nostr-tools/nip19';
+import { describe, expect, it } from 'vitest';
+import { serializeEvent } from '../src/nostr/event.js';
+import { relevantPubkeys } from '../src/nostr/relevant-pubkeys.js';
+import { pubkeyOf, signed } from './support/events.js';
+
+const [author, alice, bob, carol, dave, erin] = ['author', 'alice', 'bob', 'carol', 'dave', 'erin'].map(pubkeyOf) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
+const SOME_ID = 'e'.repeat(64);
+
+describe('relevant pubkeys of an event (DESIGN §1)', () => {
+  it('1. the author comes first, even with no other pubkey', () => {
+    expect(relevantPubkeys(signed('author'), 100)).toEqual([author]);
+  });
+
+  it('2. p tags (NIP-01) and P tags (NIP-22 root author), uppercase hex normalised', () => {
+    const event = signed('author', { tags: [['p', alice], ['P', bob.toUpperCase()], ['p', carol, 'wss://relay', 'mention']] });
+    expect(relevantPubkeys(event, 100)).toEqual([author, alice, bob, carol]);
+  });
+
+  it('3. nostr:npub and nostr:nprofile in content (NIP-27, NIP-21)', () => {
+    const content = `hi nostr:${npubEncode(alice)}, and nostr:${nprofileEncode({ pubkey: bob, relays: ['wss://x'] })}!`;
+    expect(relevantPubkeys(signed('author', { content }), 100)).toEqual([author, alice, bob]);
+  });
+
+  it('4. the pubkey of e tags at index 4 (NIP-10) and of q tags at index 3 (NIP-18)', () => {
+    const event = signed('author', {
+      tags: [
+        ['e', SOME_ID, 'wss://relay', 'root', alice],
+        ['e', SOME_ID, '', 'reply'],
+        ['q', SOME_ID, 'wss://relay', bob],
+      ],
+    });
+    expect(relevantPubkeys(event, 100)).toEqual([author, alice, bob]);
+  });
+
+  it('5. a repost (kinds 6 and 16) names the author of its embedded event only if that event is signed', () => {
+    const original = signed('alice', { content: 'original note' });
+    expect(relevantPubkeys(signed('author', { kind: 6, content: serializeEvent(original) }), 100)).toEqual([author, alice]);
+    expect(relevantPubkeys(signed('author', { kind: 16, content: serializeEvent(original) }), 100)).toEqual([author, alice]);
+    const forged = { ...original, pubkey: bob };
+    expect(relevantPubkeys(signed('author', { kind: 6, content: JSON.stringify(forged) }), 100)).toEqual([author]);
+    // Only reposts: the same content in a note names nobody.
+    expect(relevantPubkeys(signed('author', { kind: 1, content: serializeEvent(original) }), 100)).toEqual([author]);
+  });
+
+  it('first-seen order across sources, deduplicated', () => {
+    const event = signed('author', {
+      content: `nostr:${npubEncode(carol)} nostr:${npubEncode(alice)}`,
+      tags: [['e', SOME_ID, '', 'root', dave], ['p', alice], ['p', author], ['q', SOME_ID, '', erin], ['p', bob], ['p', alice]],
+    });
+    expect(relevantPubkeys(event, 100)).toEqual([author, alice, bob, carol, dave, erin]);
+  });
+
+  it('is capped at the maximum, the author always kept', () => {
+    const tags = Array.from({ length: 150 }, (_, i) => ['p', pubkeyOf(`many-${i}`)]);
+    const event = signed('author', { tags });
+    const capped = relevantPubkeys(event, 100);
+    expect(capped).toHaveLength(100);
+    expect(capped[0]).toBe(author);
+    expect(capped[99]).toBe(pubkeyOf('many-98'));
+    expect(relevantPubkeys(event, 1)).toEqual([author]);
+  });
+
+  it('skips anything malformed without failing', () => {
+    const event = signed('author', {
+      kind: 6,
+      content: `{not json nostr:npub1qqqq nostr:${npubEncode(alice).slice(0, -1)}x nostr:note1abc`,
+      tags: [
+        ['p'],
+        ['p', ''],
+        ['p', 'zz'.repeat(32)],
+        ['p', `${bob}0`],
+        ['P', 'npub1xyz'],
+        ['e', SOME_ID, '', 'root', 'not-a-pubkey'],
+        ['e'],
+        ['q', SOME_ID],
+        [],
+        ['p', carol],
+      ],
+    });
+    expect(relevantPubkeys(event, 100)).toEqual([author, carol]);
+  });
+
+  it('never throws on arbitrary tags and content', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.string(), { maxLength: 6 }), { maxLength: 20 }), fc.string(), fc.constantFrom(1, 6, 16), (tags, content, kind) => {
+        const event = { ...signed('author'), kind, tags, content };
+        const pubkeys = relevantPubkeys(event, 100);
+        expect(pubkeys[0]).toBe(author);
+        for (const pubkey of pubkeys) expect(pubkey).toMatch(/^[0-9a-f]{64}$/);
+      }),
+    );
+  });
+});

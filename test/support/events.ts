@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { finalizeEvent, getPublicKey } from 'nostr-tools/pure';
+import type { NostrEvent } from '../../src/nostr/event.js';
+
+/** A deterministic secret key per name, so tests can name their authors. */
+export function secretKey(name: string): Uint8Array {
+  return createHash('sha256').update(`nostr-lookup test key: ${name}`).digest();
+}
+
+export function pubkeyOf(name: string): string {
+  return getPublicKey(secretKey(name));
+}
+
+export interface EventDraft {
+  kind?: number;
+  created_at?: number;
+  tags?: string[][];
+  content?: string;
+}
+
+/** A freshly signed event (valid id and Schnorr signature) by `author`. */
+export function signed(author: string, draft: EventDraft = {}): NostrEvent {
+  const event = finalizeEvent(
+    {
+      kind: draft.kind ?? 1,
+      created_at: draft.created_at ?? 1_700_000_000,
+      tags: draft.tags ?? [],
+      content: draft.content ?? '',
+    },
+    secretKey(author),
+  );
+  return {
+    id: event.id,
+    pubkey: event.pubkey,
+    created_at: event.created_at,
+    kind: event.kind,
+    tags: event.tags,
+    content: event.content,
+    sig: event.sig,
+  };
+}
+
+/** A signed kind-0 profile with the given metadata. */
+export function profile(author: string, metadata: Record<string, unknown>, created_at = 1_700_000_000): NostrEvent {
+  return signed(author, { kind: 0, created_at, content: JSON.stringify(metadata) });
+}
+
+/** The project's own copies of real events (test/fixtures/real-events.jsonl), by role. */
+export function realEvents(): NostrEvent[] {
+  return readFileSync(new URL('../fixtures/real-events.jsonl', import.meta.url), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as NostrEvent);
+}

@@ -1,0 +1,49 @@
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../src/config/env.js';
+import { buildApp } from '../../src/http/app.js';
+import { createLogger } from '../../src/logger.js';
+import type { EventStore } from '../../src/store/event-store.js';
+
+export interface TestServer {
+  url: string;
+  app: FastifyInstance;
+  /** Every log line the server wrote, as text. */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  lookup?: Partial<Config['lookup']>;
+  graphql?: Partial<Config['graphql']>;
+}
+
+/** The real HTTP app on a real loopback port (port 0: the OS picks a free one). */
+export async function startTestServer(store: EventStore, options: TestServerOptions = {}): Promise<TestServer> {
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const app = buildApp({
+    store,
+    logger: createLogger({ level: 'info' }, sink),
+    config: {
+      lookup: { maxProfiles: 100, maxListLength: 100, ...options.lookup },
+      graphql: { graphiql: false, ...options.graphql },
+    },
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (typeof address !== 'object' || address === null) throw new Error('server has no address');
+  return { url: `http://127.0.0.1:${address.port}`, app, logs, close: () => app.close() };
+}
+
+/** GET and parse: status, headers and the parsed JSON body. */
+export async function getJson(url: string, init?: RequestInit) {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, text, body: text ? (JSON.parse(text) as unknown) : undefined };
+}

@@ -1,0 +1,82 @@
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { serializeEvent } from '../src/nostr/event.js';
+import { verifyNostrEvent } from '../src/nostr/verify-event.js';
+import { realEvents, signed } from './support/events.js';
+
+const tampered = JSON.parse(readFileSync(new URL('./fixtures/tampered-event.json', import.meta.url), 'utf8')) as unknown;
+
+describe('NIP-01 verification', () => {
+  it('accepts every real event of the fixtures, returning exactly the seven fields', () => {
+    for (const event of realEvents()) {
+      const verdict = verifyNostrEvent({ ...event, extra: 'dropped' });
+      expect(verdict).toEqual({ ok: true, event });
+      if (verdict.ok) expect(Object.keys(verdict.event)).toEqual(['id', 'pubkey', 'created_at', 'kind', 'tags', 'content', 'sig']);
+    }
+  });
+
+  it('refuses the tampered event (tags edited after signing): bad id', () => {
+    expect(verifyNostrEvent(tampered)).toEqual({ ok: false, reason: 'bad_id' });
+  });
+
+  it('refuses a valid id with a signature from another event: bad signature', () => {
+    const a = signed('alice', { content: 'a' });
+    const b = signed('alice', { content: 'b' });
+    expect(verifyNostrEvent({ ...a, sig: b.sig })).toEqual({ ok: false, reason: 'bad_signature' });
+    // Same id and content, but claimed by someone else.
+    expect(verifyNostrEvent({ ...a, pubkey: signed('bob').pubkey })).toEqual({ ok: false, reason: 'bad_id' });
+  });
+
+  it('refuses every malformed field, naming it', () => {
+    const good = signed('alice', { tags: [['t', 'x']] });
+    const cases: [Record<string, unknown>, string][] = [
+      [{ id: good.id.toUpperCase() }, 'id'],
+      [{ id: undefined }, 'id'],
+      [{ pubkey: good.pubkey.slice(2) }, 'pubkey'],
+      [{ created_at: '1700000000' }, 'created_at'],
+      [{ created_at: 1.5 }, 'created_at'],
+      [{ created_at: -1 }, 'created_at'],
+      [{ created_at: 2 ** 53 }, 'created_at'],
+      [{ kind: 70000 }, 'kind'],
+      [{ kind: -1 }, 'kind'],
+      [{ kind: '1' }, 'kind'],
+      [{ tags: [['t', 1]] }, 'tags'],
+      [{ tags: ['t'] }, 'tags'],
+      [{ tags: {} }, 'tags'],
+      [{ content: null }, 'content'],
+      [{ sig: good.sig.slice(1) }, 'sig'],
+    ];
+    for (const [change, field] of cases) {
+      expect(verifyNostrEvent({ ...good, ...change })).toEqual({ ok: false, reason: 'bad_field', field });
+    }
+    for (const value of [null, 42, 'event', [good], undefined]) {
+      expect(verifyNostrEvent(value)).toEqual({ ok: false, reason: 'not_an_object' });
+    }
+  });
+
+  it('accepts created_at beyond 2^31, and unicode and escapes in content, as signed', () => {
+    const content = 'emoji 🤙, quotes " \\ </script> \u2028 \u0000 ünïcödé 𝕏';
+    const event = signed('alice', { created_at: 2 ** 31 + 12345, content });
+    const verdict = verifyNostrEvent(JSON.parse(serializeEvent(event)));
+    expect(verdict).toEqual({ ok: true, event });
+  });
+
+  it('no single-character change of a signed event still verifies', () => {
+    const event = signed('alice', { content: 'hello', tags: [['p', signed('bob').pubkey]] });
+    const text = serializeEvent(event);
+    fc.assert(
+      fc.property(fc.nat(text.length - 1), fc.constantFrom(...'0123456789abcdef"x '), (position, replacement) => {
+        if (text[position] === replacement) return;
+        let mutated: unknown;
+        try {
+          mutated = JSON.parse(text.slice(0, position) + replacement + text.slice(position + 1));
+        } catch {
+          return;
+        }
+        expect(verifyNostrEvent(mutated).ok).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
