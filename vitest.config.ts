@@ -1,6 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // graphql 16 ships CJS (index.js) and ESM (index.mjs); Node loads the CJS one for dependencies
+  // such as Pothos, so our sources must get the same copy or graphql sees "another realm".
+  resolve: { alias: { graphql: 'graphql/index.js' } },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],

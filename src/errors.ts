@@ -9,6 +9,8 @@ import { GraphQLError } from 'graphql';
  */
 export const ERRORS = {
   bad_request: { status: 400, message: 'The request could not be understood.' },
+  request_too_large: { status: 431, message: 'The request line or headers are too large.' },
+  request_timeout: { status: 408, message: 'The request was not received in time.' },
   missing_parameter: { status: 400, message: 'A required query parameter is missing or empty.' },
   repeated_parameter: { status: 400, message: 'A query parameter was given more than once.' },
   invalid_pubkey: {

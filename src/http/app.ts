@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -7,6 +9,7 @@ import Fastify, {
 } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config/env.js';
+import { type ErrorCode, ERRORS, errorBody } from '../errors.js';
 import { type Logger, loggableUrl } from '../logger.js';
 import type { GraphQLContext } from '../schema/context.js';
 import { createContext } from '../schema/context.js';
@@ -54,6 +57,25 @@ function registerRestLookup<TResult, TVariables extends Record<string, unknown>>
   });
 }
 
+/**
+ * Requests Node's HTTP parser refuses before any route sees them (a URL over 16 KiB, a malformed
+ * request line) still get the JSON error shape.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
+  const code: ErrorCode =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? 'request_too_large'
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'request_timeout'
+        : 'bad_request';
+  const { status } = ERRORS[code];
+  const body = JSON.stringify(errorBody(code));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 /** The HTTP service: the two REST lookups, /graphql, health probes, JSON errors for everything else. */
 export function buildApp({ store, config, logger }: AppDependencies): FastifyInstance {
   const app = Fastify({
@@ -65,6 +87,7 @@ export function buildApp({ store, config, logger }: AppDependencies): FastifyIns
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     requestIdLogLabel: 'reqId',
+    clientErrorHandler: answerClientError,
   });
   const newContext = () => createContext({ store, limits: config.lookup });
 
