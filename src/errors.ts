@@ -48,10 +48,10 @@ export class LookupError extends GraphQLError {
   readonly status: number;
 
   constructor(code: ErrorCode, options: { message?: string; cause?: unknown } = {}) {
-    super(options.message ?? ERRORS[code].message, {
-      extensions: { code },
-      originalError: options.cause instanceof Error ? options.cause : undefined,
-    });
+    // The cause is kept as Error.cause, not as GraphQL's originalError: yoga masks a GraphQLError
+    // whose originalError is not a GraphQLError, and the client should see this table error.
+    super(options.message ?? ERRORS[code].message, { extensions: { code } });
+    if (options.cause !== undefined) this.cause = options.cause;
     this.name = 'LookupError';
     this.code = code;
     this.status = ERRORS[code].status;
@@ -77,4 +77,15 @@ export function errorCodeOf(error: unknown): ErrorCode | undefined {
     current = (current as GraphQLError).originalError ?? current.cause;
   }
   return undefined;
+}
+
+/** The deepest cause of an error (through GraphQL wrapping and Error.cause), for the log. */
+export function rootCause(error: unknown): unknown {
+  let current = error;
+  for (let depth = 0; depth < 10 && current instanceof Error; depth++) {
+    const next = (current as GraphQLError).originalError ?? current.cause;
+    if (next === undefined || next === null) break;
+    current = next;
+  }
+  return current;
 }

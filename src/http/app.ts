@@ -9,7 +9,7 @@ import Fastify, {
 } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config/env.js';
-import { type ErrorCode, ERRORS, errorBody } from '../errors.js';
+import { type ErrorCode, ERRORS, errorBody, rootCause } from '../errors.js';
 import { type Logger, loggableUrl } from '../logger.js';
 import type { GraphQLContext } from '../schema/context.js';
 import { createContext } from '../schema/context.js';
@@ -52,7 +52,7 @@ function registerRestLookup<TResult, TVariables extends Record<string, unknown>>
   const handle = restLookupHandler(schema, lookup);
   app.get(lookup.path, async (request, reply) => {
     const response = await handle(request.query, newContext());
-    if (response.failure) request.log.error({ err: response.failure }, 'lookup failed');
+    if (response.failure) request.log.error({ err: rootCause(response.failure) }, 'lookup failed');
     return send(reply, response);
   });
 }

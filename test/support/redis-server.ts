@@ -47,9 +47,9 @@ export interface PrivateRedis {
 }
 
 /** Starts a throwaway redis-server on a free loopback port, keeping nothing on disk. */
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+export async function startPrivateRedis(options: { port?: number } = {}): Promise<PrivateRedis> {
   if (!hasRedisServerBinary()) throw new Error(HOW_TO_GET_REDIS);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-redis-'));
   const child = spawn(
     'redis-server',

@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import { ERRORS, errorCodeOf } from '../../errors.js';
+import { ERRORS, errorCodeOf, rootCause } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 
 /**
@@ -14,7 +14,7 @@ export function useLogServerErrors(logger: Logger): Plugin {
         for (const error of errors ?? []) {
           const code = errorCodeOf(error);
           if (code === undefined || ERRORS[code].status >= 500) {
-            logger.error({ err: error.originalError ?? error, code, path: error.path }, 'graphql error');
+            logger.error({ err: rootCause(error), code, path: error.path }, 'graphql error');
           }
         }
       }

@@ -1,0 +1,110 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { profile, pubkeyOf } from './support/events.js';
+import { getJson, startTestServer, type TestServer } from './support/test-server.js';
+import { createTestStore, type TestStore } from './support/test-store.js';
+
+let testStore: TestStore;
+let server: TestServer;
+const alice = profile('alice', { name: 'alice' });
+
+beforeAll(async () => {
+  testStore = await createTestStore();
+  await testStore.store.putEvents([alice]);
+  server = await startTestServer(testStore.store);
+});
+afterAll(async () => {
+  await server.close();
+  await testStore.cleanup();
+});
+
+describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])('%s on a REST route is 405 with Allow, in the error shape', async (method) => {
+    for (const path of ['/event?id=x', '/user-profile']) {
+      const response = await getJson(`${server.url}${path}`, { method, body: method === 'OPTIONS' ? undefined : '{}' });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('GET, HEAD');
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(response.body).toEqual({
+        error: { status: 405, code: 'method_not_allowed', message: 'This route answers GET and HEAD only.' },
+      });
+    }
+  });
+
+  it('HEAD answers like GET without a body', async () => {
+    const get = await fetch(`${server.url}/user-profile?pubkey=${alice.pubkey}`);
+    const head = await fetch(`${server.url}/user-profile?pubkey=${alice.pubkey}`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(head.headers.get('content-length')).toBe(get.headers.get('content-length'));
+    expect(await head.text()).toBe('');
+    const missing = await fetch(`${server.url}/event?id=${'c'.repeat(64)}`, { method: 'HEAD' });
+    expect(missing.status).toBe(404);
+  });
+
+  it('a CORS preflight is answered for GET', async () => {
+    const response = await fetch(`${server.url}/event?id=x`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-custom' },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    expect(response.headers.get('access-control-allow-methods')).toBe('GET, HEAD');
+    expect(response.headers.get('access-control-allow-headers')).toBe('x-custom');
+  });
+
+  it.each(['/', '/events', '/event/', '/user-profile/x', '/EVENT', '/graphql/x', '/%2e%2e/etc/passwd'])(
+    'unknown path %s is 404 JSON',
+    async (path) => {
+      const response = await getJson(`${server.url}${path}`);
+      expect(response.status).toBe(404);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(response.body).toEqual({ error: { status: 404, code: 'route_not_found', message: 'There is no such route.' } });
+    },
+  );
+
+  it('cache headers: briefly public on success, shorter on 404, never on errors', async () => {
+    expect((await fetch(`${server.url}/user-profile?pubkey=${alice.pubkey}`)).headers.get('cache-control')).toBe('public, max-age=60');
+    expect((await fetch(`${server.url}/user-profile?pubkey=${pubkeyOf('x')}`)).headers.get('cache-control')).toBe('public, max-age=10');
+    expect((await fetch(`${server.url}/user-profile?pubkey=bad`)).headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('a request id is returned, taken from x-request-id only when it is plain', async () => {
+    const given = await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': 'abc-123' } });
+    expect(given.headers.get('x-request-id')).toBe('abc-123');
+    const hostile = await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': 'a b\u00ff{"x":1}' } });
+    expect(hostile.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('/healthz is 200 and /readyz 200 while the store answers', async () => {
+    expect(await getJson(`${server.url}/healthz`)).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(await getJson(`${server.url}/readyz`)).toMatchObject({ status: 200, body: { status: 'ready' } });
+  });
+
+  it('any query string gets a JSON answer with a 200, 400 or 404, never a 500', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('/event', '/user-profile'),
+        fc.array(fc.tuple(fc.constantFrom('id', 'pubkey', 'x', 'id[]', ''), fc.string({ unit: 'binary' })), { maxLength: 4 }),
+        async (path, pairs) => {
+          const query = pairs.map(([key, value]) => `${key}=${encodeURIComponent(value)}`).join('&');
+          const response = await getJson(`${server.url}${path}?${query}`);
+          expect([200, 400, 404]).toContain(response.status);
+          expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+          if (response.status !== 200) expect(Object.keys(response.body as object)).toEqual(['error']);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('raw, badly encoded query strings are still answered in JSON', async () => {
+    for (const query of ['id=%', 'id=%ZZ', 'id=%00', 'pubkey=%E0%A4%A', '&&&=&', 'id&id', '%%%']) {
+      for (const path of ['/event', '/user-profile']) {
+        const response = await getJson(`${server.url}${path}?${query}`);
+        expect(response.status).toBe(400);
+        expect((response.body as { error: { status: number } }).error.status).toBe(400);
+      }
+    }
+  });
+});
