@@ -1,0 +1,210 @@
+import { npubEncode, nsecEncode } from 'nostr-tools/nip19';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serializeEvent } from '../src/nostr/event.js';
+import type { EventStore } from '../src/store/event-store.js';
+import { profile, pubkeyOf, signed } from './support/events.js';
+import { getJson, startTestServer, type TestServer } from './support/test-server.js';
+import { createTestStore, type TestStore } from './support/test-store.js';
+
+let testStore: TestStore;
+let server: TestServer;
+const alice = profile('alice', {
+  name: 'alice',
+  displayName: 'Alice (old field)',
+  about: 'ünï 🤙',
+  picture: 'https://a/p.png',
+  banner: 'https://a/b.png',
+  website: 'https://a',
+  nip05: 'alice@a',
+  lud06: 'lnurl1',
+  lud16: 'alice@wallet',
+  bot: true,
+});
+const broken = signed('broken', { kind: 0, content: 'this is not json' });
+const note = signed('alice', {
+  created_at: 2 ** 32 + 5,
+  content: `hi nostr:${npubEncode(pubkeyOf('bob'))}`,
+  tags: [['p', pubkeyOf('broken')], ['t', 'nostr']],
+});
+
+beforeAll(async () => {
+  testStore = await createTestStore();
+  await testStore.store.putEvents([alice, broken, note]);
+  server = await startTestServer(testStore.store);
+});
+afterAll(async () => {
+  await server.close();
+  await testStore.cleanup();
+});
+
+interface GraphQLResponse {
+  data?: Record<string, unknown> | null;
+  errors?: { message: string; extensions?: { code?: string } }[];
+}
+
+async function graphql(query: string, variables?: Record<string, unknown>, url = server.url) {
+  const response = await getJson(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { ...response, body: response.body as GraphQLResponse };
+}
+
+describe('GraphQL API', () => {
+  it('an event with every field; createdAt beyond 2^32 is exact; json is the wire form', async () => {
+    const { status, body } = await graphql(
+      'query ($id: String!) { event(id: $id) { id pubkey createdAt kind tags content sig json relevantPubkeys author { name } relevantProfiles { pubkey } } }',
+      { id: `nostr:${note.id.toUpperCase()}` },
+    );
+    expect(status).toBe(200);
+    expect(body).toEqual({
+      data: {
+        event: {
+          id: note.id,
+          pubkey: note.pubkey,
+          createdAt: 2 ** 32 + 5,
+          kind: 1,
+          tags: note.tags,
+          content: note.content,
+          sig: note.sig,
+          json: serializeEvent(note),
+          relevantPubkeys: [pubkeyOf('alice'), pubkeyOf('broken'), pubkeyOf('bob')],
+          author: { name: 'alice' },
+          relevantProfiles: [{ pubkey: pubkeyOf('alice') }, { pubkey: pubkeyOf('broken') }],
+        },
+      },
+    });
+  });
+
+  it('a profile with its parsed metadata; content that is not JSON gives nulls, not an error', async () => {
+    const fields = 'pubkey name displayName about picture banner website nip05 lud06 lud16 bot event { kind }';
+    const { body } = await graphql(`query ($a: String!, $b: String!) { a: profile(pubkey: $a) { ${fields} } b: profile(pubkey: $b) { ${fields} } }`, {
+      a: npubEncode(pubkeyOf('alice')),
+      b: pubkeyOf('broken'),
+    });
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.a).toEqual({
+      pubkey: pubkeyOf('alice'),
+      name: 'alice',
+      displayName: 'Alice (old field)',
+      about: 'ünï 🤙',
+      picture: 'https://a/p.png',
+      banner: 'https://a/b.png',
+      website: 'https://a',
+      nip05: 'alice@a',
+      lud06: 'lnurl1',
+      lud16: 'alice@wallet',
+      bot: true,
+      event: { kind: 0 },
+    });
+    expect(body.data?.b).toMatchObject({ pubkey: pubkeyOf('broken'), name: null, about: null, bot: null, event: { kind: 0 } });
+  });
+
+  it('unknown ids and pubkeys are null; lists keep order with nulls', async () => {
+    const { body } = await graphql(
+      'query ($ids: [String!]!, $pks: [String!]!) { event(id: "' +
+        'd'.repeat(64) +
+        '") { id } events(ids: $ids) { id } profiles(pubkeys: $pks) { name } }',
+      { ids: ['d'.repeat(64), note.id], pks: [pubkeyOf('nobody'), pubkeyOf('alice')] },
+    );
+    expect(body).toEqual({ data: { event: null, events: [null, { id: note.id }], profiles: [null, { name: 'alice' }] } });
+  });
+
+  it('invalid identifiers are errors with the table code, never echoing the input', async () => {
+    const nsec = nsecEncode(new Uint8Array(32).fill(3));
+    const cases = [
+      ['{ event(id: "nope") { id } }', 'invalid_id'],
+      ['{ profile(pubkey: "npub1nope") { name } }', 'invalid_pubkey'],
+      [`{ profile(pubkey: "${nsec}") { name } }`, 'secret_key_refused'],
+      [`{ events(ids: ["${'a'.repeat(64)}", "bad"]) { id } }`, 'invalid_id'],
+    ] as const;
+    for (const [query, code] of cases) {
+      const { status, body, text } = await graphql(query);
+      expect(status).toBe(200);
+      expect(body.errors?.[0]?.extensions?.code).toBe(code);
+      expect(text).not.toContain(nsec);
+    }
+  });
+
+  it('lists are capped at MAX_LIST_LENGTH', async () => {
+    const ids = Array.from({ length: 101 }, () => note.id);
+    const { body } = await graphql('query ($ids: [String!]!) { events(ids: $ids) { id } }', { ids });
+    expect(body.errors?.[0]?.extensions?.code).toBe('list_too_long');
+    const ok = await graphql('query ($ids: [String!]!) { events(ids: $ids) { id } }', { ids: ids.slice(1) });
+    expect((ok.body.data?.events as unknown[]).length).toBe(100);
+  });
+
+  it('wrong argument types are validation errors (400)', async () => {
+    const { status, body } = await graphql('{ event(id: 42) { id } }');
+    expect(status).toBe(400);
+    expect(body.errors?.length).toBeGreaterThan(0);
+  });
+
+  it('graphql-armor refuses deep, aliased and oversized queries', async () => {
+    let deep = 'id';
+    for (let n = 0; n < 6; n++) deep = `event { author { ${deep} } }`;
+    const depth = await graphql(`{ profile(pubkey: "${pubkeyOf('alice')}") { ${deep} } }`);
+    expect(depth.body.errors?.[0]?.message).toMatch(/depth/i);
+    const aliases = Array.from({ length: 20 }, (_, n) => `a${n}: profile(pubkey: "${pubkeyOf('alice')}") { name }`).join(' ');
+    expect((await graphql(`{ ${aliases} }`)).body.errors?.[0]?.message).toMatch(/aliases/i);
+    const tokens = `{ ${'__typename '.repeat(3000)} }`;
+    expect((await graphql(tokens)).body.errors?.[0]?.message).toMatch(/token/i);
+  });
+
+  it('field suggestions are not leaked', async () => {
+    const { body } = await graphql('{ evnt(id: "x") { id } }');
+    expect(body.errors?.[0]?.message).not.toMatch(/did you mean/i);
+  });
+
+  it('GET queries work (GraphQL over HTTP)', async () => {
+    const response = await getJson(`${server.url}/graphql?query=${encodeURIComponent(`{ profile(pubkey: "${pubkeyOf('alice')}") { name } }`)}`, {
+      headers: { accept: 'application/json' },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ data: { profile: { name: 'alice' } } });
+  });
+
+  it('GraphiQL is served when enabled, and not when disabled', async () => {
+    const html = { headers: { accept: 'text/html' } };
+    const withGraphiql = await startTestServer(testStore.store, { graphql: { graphiql: true } });
+    try {
+      const on = await fetch(`${withGraphiql.url}/graphql`, html);
+      expect(on.status).toBe(200);
+      expect(await on.text()).toContain('graphiql');
+    } finally {
+      await withGraphiql.close();
+    }
+    const off = await fetch(`${server.url}/graphql`, html);
+    expect(await off.text()).not.toContain('<html');
+  });
+});
+
+describe('unexpected failures are masked', () => {
+  it('a store bug becomes "Unexpected error." on GraphQL and internal_error on REST, with no detail', async () => {
+    const secret = 'secret-internal-detail 10.0.0.7:6379';
+    const failing: EventStore = {
+      getEvents: async () => {
+        throw new TypeError(secret);
+      },
+      getProfiles: async () => {
+        throw new TypeError(secret);
+      },
+      putEvents: async () => [],
+      ping: async () => {},
+      close: async () => {},
+    };
+    const broken = await startTestServer(failing);
+    try {
+      const gql = await graphql(`{ event(id: "${note.id}") { id } }`, undefined, broken.url);
+      expect(gql.body.errors?.[0]?.message).toBe('Unexpected error.');
+      expect(gql.text).not.toContain('secret-internal');
+      const rest = await getJson(`${broken.url}/user-profile?pubkey=${pubkeyOf('alice')}`);
+      expect(rest.status).toBe(500);
+      expect(rest.body).toEqual({ error: { status: 500, code: 'internal_error', message: 'An unexpected error occurred.' } });
+      expect(broken.logs.join('')).toContain('secret-internal-detail');
+    } finally {
+      await broken.close();
+    }
+  });
+});
