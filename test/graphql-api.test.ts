@@ -24,7 +24,10 @@ const broken = signed('broken', { kind: 0, content: 'this is not json' });
 const note = signed('alice', {
   created_at: 2 ** 32 + 5,
   content: `hi nostr:${npubEncode(pubkeyOf('bob'))}`,
-  tags: [['p', pubkeyOf('broken')], ['t', 'nostr']],
+  tags: [
+    ['p', pubkeyOf('broken')],
+    ['t', 'nostr'],
+  ],
 });
 
 beforeAll(async () => {
@@ -78,11 +81,15 @@ describe('GraphQL API', () => {
   });
 
   it('a profile with its parsed metadata; content that is not JSON gives nulls, not an error', async () => {
-    const fields = 'pubkey name displayName about picture banner website nip05 lud06 lud16 bot event { kind }';
-    const { body } = await graphql(`query ($a: String!, $b: String!) { a: profile(pubkey: $a) { ${fields} } b: profile(pubkey: $b) { ${fields} } }`, {
-      a: npubEncode(pubkeyOf('alice')),
-      b: pubkeyOf('broken'),
-    });
+    const fields =
+      'pubkey name displayName about picture banner website nip05 lud06 lud16 bot event { kind }';
+    const { body } = await graphql(
+      `query ($a: String!, $b: String!) { a: profile(pubkey: $a) { ${fields} } b: profile(pubkey: $b) { ${fields} } }`,
+      {
+        a: npubEncode(pubkeyOf('alice')),
+        b: pubkeyOf('broken'),
+      },
+    );
     expect(body.errors).toBeUndefined();
     expect(body.data?.a).toEqual({
       pubkey: pubkeyOf('alice'),
@@ -98,7 +105,13 @@ describe('GraphQL API', () => {
       bot: true,
       event: { kind: 0 },
     });
-    expect(body.data?.b).toMatchObject({ pubkey: pubkeyOf('broken'), name: null, about: null, bot: null, event: { kind: 0 } });
+    expect(body.data?.b).toMatchObject({
+      pubkey: pubkeyOf('broken'),
+      name: null,
+      about: null,
+      bot: null,
+      event: { kind: 0 },
+    });
   });
 
   it('unknown ids and pubkeys are null; lists keep order with nulls', async () => {
@@ -108,7 +121,9 @@ describe('GraphQL API', () => {
         '") { id } events(ids: $ids) { id } profiles(pubkeys: $pks) { name } }',
       { ids: ['d'.repeat(64), note.id], pks: [pubkeyOf('nobody'), pubkeyOf('alice')] },
     );
-    expect(body).toEqual({ data: { event: null, events: [null, { id: note.id }], profiles: [null, { name: 'alice' }] } });
+    expect(body).toEqual({
+      data: { event: null, events: [null, { id: note.id }], profiles: [null, { name: 'alice' }] },
+    });
   });
 
   it('invalid identifiers are errors with the table code, never echoing the input', async () => {
@@ -146,7 +161,10 @@ describe('GraphQL API', () => {
     for (let n = 0; n < 6; n++) deep = `event { author { ${deep} } }`;
     const depth = await graphql(`{ profile(pubkey: "${pubkeyOf('alice')}") { ${deep} } }`);
     expect(depth.body.errors?.[0]?.message).toMatch(/depth/i);
-    const aliases = Array.from({ length: 20 }, (_, n) => `a${n}: profile(pubkey: "${pubkeyOf('alice')}") { name }`).join(' ');
+    const aliases = Array.from(
+      { length: 20 },
+      (_, n) => `a${n}: profile(pubkey: "${pubkeyOf('alice')}") { name }`,
+    ).join(' ');
     expect((await graphql(`{ ${aliases} }`)).body.errors?.[0]?.message).toMatch(/aliases/i);
     const tokens = `{ ${'__typename '.repeat(3000)} }`;
     expect((await graphql(tokens)).body.errors?.[0]?.message).toMatch(/token/i);
@@ -158,9 +176,12 @@ describe('GraphQL API', () => {
   });
 
   it('GET queries work (GraphQL over HTTP)', async () => {
-    const response = await getJson(`${server.url}/graphql?query=${encodeURIComponent(`{ profile(pubkey: "${pubkeyOf('alice')}") { name } }`)}`, {
-      headers: { accept: 'application/json' },
-    });
+    const response = await getJson(
+      `${server.url}/graphql?query=${encodeURIComponent(`{ profile(pubkey: "${pubkeyOf('alice')}") { name } }`)}`,
+      {
+        headers: { accept: 'application/json' },
+      },
+    );
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ data: { profile: { name: 'alice' } } });
   });
@@ -201,7 +222,9 @@ describe('unexpected failures are masked', () => {
       expect(gql.text).not.toContain('secret-internal');
       const rest = await getJson(`${broken.url}/user-profile?pubkey=${pubkeyOf('alice')}`);
       expect(rest.status).toBe(500);
-      expect(rest.body).toEqual({ error: { status: 500, code: 'internal_error', message: 'An unexpected error occurred.' } });
+      expect(rest.body).toEqual({
+        error: { status: 500, code: 'internal_error', message: 'An unexpected error occurred.' },
+      });
       expect(broken.logs.join('')).toContain('secret-internal-detail');
     } finally {
       await broken.close();

@@ -19,17 +19,27 @@ afterAll(async () => {
 });
 
 describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
-  it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])('%s on a REST route is 405 with Allow, in the error shape', async (method) => {
-    for (const path of ['/event?id=x', '/user-profile']) {
-      const response = await getJson(`${server.url}${path}`, { method, body: method === 'OPTIONS' ? undefined : '{}' });
-      expect(response.status).toBe(405);
-      expect(response.headers.get('allow')).toBe('GET, HEAD');
-      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-      expect(response.body).toEqual({
-        error: { status: 405, code: 'method_not_allowed', message: 'This route answers GET and HEAD only.' },
-      });
-    }
-  });
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])(
+    '%s on a REST route is 405 with Allow, in the error shape',
+    async (method) => {
+      for (const path of ['/event?id=x', '/user-profile']) {
+        const response = await getJson(`${server.url}${path}`, {
+          method,
+          body: method === 'OPTIONS' ? undefined : '{}',
+        });
+        expect(response.status).toBe(405);
+        expect(response.headers.get('allow')).toBe('GET, HEAD');
+        expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+        expect(response.body).toEqual({
+          error: {
+            status: 405,
+            code: 'method_not_allowed',
+            message: 'This route answers GET and HEAD only.',
+          },
+        });
+      }
+    },
+  );
 
   it('HEAD answers like GET without a body', async () => {
     const get = await fetch(`${server.url}/user-profile?pubkey=${alice.pubkey}`);
@@ -45,7 +55,11 @@ describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
   it('a CORS preflight is answered for GET', async () => {
     const response = await fetch(`${server.url}/event?id=x`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-custom' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'x-custom',
+      },
     });
     expect(response.status).toBe(204);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
@@ -59,14 +73,22 @@ describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
       const response = await getJson(`${server.url}${path}`);
       expect(response.status).toBe(404);
       expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-      expect(response.body).toEqual({ error: { status: 404, code: 'route_not_found', message: 'There is no such route.' } });
+      expect(response.body).toEqual({
+        error: { status: 404, code: 'route_not_found', message: 'There is no such route.' },
+      });
     },
   );
 
   it('cache headers: briefly public on success, shorter on 404, never on errors', async () => {
-    expect((await fetch(`${server.url}/user-profile?pubkey=${alice.pubkey}`)).headers.get('cache-control')).toBe('public, max-age=60');
-    expect((await fetch(`${server.url}/user-profile?pubkey=${pubkeyOf('x')}`)).headers.get('cache-control')).toBe('public, max-age=10');
-    expect((await fetch(`${server.url}/user-profile?pubkey=bad`)).headers.get('cache-control')).toBe('no-store');
+    expect(
+      (await fetch(`${server.url}/user-profile?pubkey=${alice.pubkey}`)).headers.get('cache-control'),
+    ).toBe('public, max-age=60');
+    expect(
+      (await fetch(`${server.url}/user-profile?pubkey=${pubkeyOf('x')}`)).headers.get('cache-control'),
+    ).toBe('public, max-age=10');
+    expect((await fetch(`${server.url}/user-profile?pubkey=bad`)).headers.get('cache-control')).toBe(
+      'no-store',
+    );
   });
 
   it('a request id is returned, taken from x-request-id only when it is plain', async () => {
@@ -85,7 +107,9 @@ describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom('/event', '/user-profile'),
-        fc.array(fc.tuple(fc.constantFrom('id', 'pubkey', 'x', 'id[]', ''), fc.string({ unit: 'binary' })), { maxLength: 4 }),
+        fc.array(fc.tuple(fc.constantFrom('id', 'pubkey', 'x', 'id[]', ''), fc.string({ unit: 'binary' })), {
+          maxLength: 4,
+        }),
         async (path, pairs) => {
           const query = pairs.map(([key, value]) => `${key}=${encodeURIComponent(value)}`).join('&');
           const response = await getJson(`${server.url}${path}?${query}`);

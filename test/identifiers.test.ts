@@ -6,10 +6,17 @@ import { LookupError } from '../src/errors.js';
 import { parseEventId, parsePubkey, pubkeyOfMention } from '../src/nostr/identifiers.js';
 
 interface Vectors {
-  positive: { source: string; bech32: string; type: string; decoded: string | { pubkey?: string; id?: string; relays?: string[] } }[];
+  positive: {
+    source: string;
+    bech32: string;
+    type: string;
+    decoded: string | { pubkey?: string; id?: string; relays?: string[] };
+  }[];
   negative: { source: string; bech32: string }[];
 }
-const vectors = JSON.parse(readFileSync(new URL('./fixtures/nip19-vectors.json', import.meta.url), 'utf8')) as Vectors;
+const vectors = JSON.parse(
+  readFileSync(new URL('./fixtures/nip19-vectors.json', import.meta.url), 'utf8'),
+) as Vectors;
 
 const HEX = '3bf0c63fcb93463407af97a5e5ee64fa883d107ef9e558472c4eb9aaaefa459d';
 
@@ -168,16 +175,23 @@ describe('properties', () => {
 
   it('arbitrary strings either parse to lowercase hex or fail with a table error, never anything else', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.stringMatching(/^(nostr:)?n(pub|profile|ote|event|sec)1[a-z0-9]{0,80}$/)), (value) => {
-        for (const parse of [parsePubkey, parseEventId] as const) {
-          try {
-            const result = parse(value) as { pubkey?: string; id?: string };
-            expect(result.pubkey ?? result.id).toMatch(/^[0-9a-f]{64}$/);
-          } catch (error) {
-            expect(error).toBeInstanceOf(LookupError);
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.string({ unit: 'binary' }),
+          fc.stringMatching(/^(nostr:)?n(pub|profile|ote|event|sec)1[a-z0-9]{0,80}$/),
+        ),
+        (value) => {
+          for (const parse of [parsePubkey, parseEventId] as const) {
+            try {
+              const result = parse(value) as { pubkey?: string; id?: string };
+              expect(result.pubkey ?? result.id).toMatch(/^[0-9a-f]{64}$/);
+            } catch (error) {
+              expect(error).toBeInstanceOf(LookupError);
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 2000 },
     );
   });

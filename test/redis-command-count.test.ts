@@ -52,7 +52,9 @@ describe('DataLoader batching, counted in Redis', () => {
   });
 
   it('/user-profile costs 1 command', async () => {
-    const counts = await commandsDuring(() => getJson(`${server.url}/user-profile?pubkey=${pubkeyOf('author')}`));
+    const counts = await commandsDuring(() =>
+      getJson(`${server.url}/user-profile?pubkey=${pubkeyOf('author')}`),
+    );
     expect(counts).toEqual({ mget: 1 });
   });
 
@@ -71,7 +73,9 @@ describe('DataLoader batching, counted in Redis', () => {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ query }),
       });
-      expect((response.body as { data: { event: { relevantProfiles: unknown[] } } }).data.event.relevantProfiles).toHaveLength(20);
+      expect(
+        (response.body as { data: { event: { relevantProfiles: unknown[] } } }).data.event.relevantProfiles,
+      ).toHaveLength(20);
     });
     expect(counts).toEqual({ mget: 2 });
   });
@@ -83,7 +87,8 @@ describe('DataLoader batching, counted in Redis', () => {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({
-          query: 'query ($p: [String!]!, $one: String!) { profiles(pubkeys: $p) { name } profile(pubkey: $one) { name } }',
+          query:
+            'query ($p: [String!]!, $one: String!) { profiles(pubkeys: $p) { name } profile(pubkey: $one) { name } }',
           variables: { p: pubkeys, one: pubkeyOf('author') },
         }),
       });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CorruptDataError } from '../src/store/event-store.js';
 import { groupBySlot } from '../src/store/redis/mget-by-slot.js';
-import { profile, pubkeyOf, signed } from './support/events.js';
 import { describeEventStoreConformance } from './support/event-store-conformance.js';
+import { profile, pubkeyOf, signed } from './support/events.js';
 import { createTestStore } from './support/test-store.js';
 
 describeEventStoreConformance('Redis', () => createTestStore());

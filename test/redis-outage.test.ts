@@ -24,7 +24,11 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-const INTERNAL = { status: 500, code: 'store_unavailable', message: 'The event index is unavailable. Try again shortly.' };
+const INTERNAL = {
+  status: 500,
+  code: 'store_unavailable',
+  message: 'The event index is unavailable. Try again shortly.',
+};
 
 /** GET that fails the test instead of hanging: a lookup must answer well within this. */
 const timed = async (path: string) => {
@@ -53,16 +57,25 @@ describe('when Redis goes away', () => {
     const ready = await timed('/readyz');
     expect(ready.status).toBe(503);
     expect(ready.body).toEqual({ status: 'unavailable' });
-    const graphql = await getJson(`${server.url}/graphql?query=${encodeURIComponent(`{ event(id: "${note.id}") { id } }`)}`, {
-      headers: { accept: 'application/json' },
+    const graphql = await getJson(
+      `${server.url}/graphql?query=${encodeURIComponent(`{ event(id: "${note.id}") { id } }`)}`,
+      {
+        headers: { accept: 'application/json' },
+      },
+    );
+    expect(graphql.body).toMatchObject({
+      data: { event: null },
+      errors: [{ extensions: { code: 'store_unavailable' } }],
     });
-    expect(graphql.body).toMatchObject({ data: { event: null }, errors: [{ extensions: { code: 'store_unavailable' } }] });
     expect(graphql.text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
   });
 
   it('the failure is logged with the request id', () => {
     const failures = server.logs
-      .map((line) => JSON.parse(line) as { msg: string; reqId?: string; err?: { type: string; message: string } })
+      .map(
+        (line) =>
+          JSON.parse(line) as { msg: string; reqId?: string; err?: { type: string; message: string } },
+      )
       .filter((log) => log.msg === 'lookup failed');
     expect(failures.length).toBeGreaterThan(0);
     expect(failures[0]?.reqId).toMatch(/^[0-9a-f-]{36}$/);
@@ -83,12 +96,18 @@ describe('when Redis goes away', () => {
 
 describe('when Redis was never there', () => {
   it('the service still starts, lookups answer 500 and /readyz 503', async () => {
-    const client = connectRedis({ url: `redis://127.0.0.1:${await freePort()}`, keyPrefix: 'x:', timeoutMs: 500 });
+    const client = connectRedis({
+      url: `redis://127.0.0.1:${await freePort()}`,
+      keyPrefix: 'x:',
+      timeoutMs: 500,
+    });
     client.on('error', () => {});
     const store = new RedisEventStore(client, 'x:');
     const lonely = await startTestServer(store);
     try {
-      const response = await getJson(`${lonely.url}/event?id=${note.id}`, { signal: AbortSignal.timeout(5000) });
+      const response = await getJson(`${lonely.url}/event?id=${note.id}`, {
+        signal: AbortSignal.timeout(5000),
+      });
       expect(response).toMatchObject({ status: 500, body: { error: INTERNAL } });
       expect((await getJson(`${lonely.url}/readyz`)).status).toBe(503);
       expect((await getJson(`${lonely.url}/healthz`)).status).toBe(200);

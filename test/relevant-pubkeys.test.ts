@@ -5,14 +5,9 @@ import { serializeEvent } from '../src/nostr/event.js';
 import { relevantPubkeys } from '../src/nostr/relevant-pubkeys.js';
 import { pubkeyOf, signed } from './support/events.js';
 
-const [author, alice, bob, carol, dave, erin] = ['author', 'alice', 'bob', 'carol', 'dave', 'erin'].map(pubkeyOf) as [
-  string,
-  string,
-  string,
-  string,
-  string,
-  string,
-];
+const [author, alice, bob, carol, dave, erin] = ['author', 'alice', 'bob', 'carol', 'dave', 'erin'].map(
+  pubkeyOf,
+) as [string, string, string, string, string, string];
 const SOME_ID = 'e'.repeat(64);
 
 describe('relevant pubkeys of an event (DESIGN §1)', () => {
@@ -21,7 +16,13 @@ describe('relevant pubkeys of an event (DESIGN §1)', () => {
   });
 
   it('2. p tags (NIP-01) and P tags (NIP-22 root author), uppercase hex normalised', () => {
-    const event = signed('author', { tags: [['p', alice], ['P', bob.toUpperCase()], ['p', carol, 'wss://relay', 'mention']] });
+    const event = signed('author', {
+      tags: [
+        ['p', alice],
+        ['P', bob.toUpperCase()],
+        ['p', carol, 'wss://relay', 'mention'],
+      ],
+    });
     expect(relevantPubkeys(event, 100)).toEqual([author, alice, bob, carol]);
   });
 
@@ -43,18 +44,35 @@ describe('relevant pubkeys of an event (DESIGN §1)', () => {
 
   it('5. a repost (kinds 6 and 16) names the author of its embedded event only if that event is signed', () => {
     const original = signed('alice', { content: 'original note' });
-    expect(relevantPubkeys(signed('author', { kind: 6, content: serializeEvent(original) }), 100)).toEqual([author, alice]);
-    expect(relevantPubkeys(signed('author', { kind: 16, content: serializeEvent(original) }), 100)).toEqual([author, alice]);
+    expect(relevantPubkeys(signed('author', { kind: 6, content: serializeEvent(original) }), 100)).toEqual([
+      author,
+      alice,
+    ]);
+    expect(relevantPubkeys(signed('author', { kind: 16, content: serializeEvent(original) }), 100)).toEqual([
+      author,
+      alice,
+    ]);
     const forged = { ...original, pubkey: bob };
-    expect(relevantPubkeys(signed('author', { kind: 6, content: JSON.stringify(forged) }), 100)).toEqual([author]);
+    expect(relevantPubkeys(signed('author', { kind: 6, content: JSON.stringify(forged) }), 100)).toEqual([
+      author,
+    ]);
     // Only reposts: the same content in a note names nobody.
-    expect(relevantPubkeys(signed('author', { kind: 1, content: serializeEvent(original) }), 100)).toEqual([author]);
+    expect(relevantPubkeys(signed('author', { kind: 1, content: serializeEvent(original) }), 100)).toEqual([
+      author,
+    ]);
   });
 
   it('first-seen order across sources, deduplicated', () => {
     const event = signed('author', {
       content: `nostr:${npubEncode(carol)} nostr:${npubEncode(alice)}`,
-      tags: [['e', SOME_ID, '', 'root', dave], ['p', alice], ['p', author], ['q', SOME_ID, '', erin], ['p', bob], ['p', alice]],
+      tags: [
+        ['e', SOME_ID, '', 'root', dave],
+        ['p', alice],
+        ['p', author],
+        ['q', SOME_ID, '', erin],
+        ['p', bob],
+        ['p', alice],
+      ],
     });
     expect(relevantPubkeys(event, 100)).toEqual([author, alice, bob, carol, dave, erin]);
   });
@@ -91,12 +109,17 @@ describe('relevant pubkeys of an event (DESIGN §1)', () => {
 
   it('never throws on arbitrary tags and content', () => {
     fc.assert(
-      fc.property(fc.array(fc.array(fc.string(), { maxLength: 6 }), { maxLength: 20 }), fc.string(), fc.constantFrom(1, 6, 16), (tags, content, kind) => {
-        const event = { ...signed('author'), kind, tags, content };
-        const pubkeys = relevantPubkeys(event, 100);
-        expect(pubkeys[0]).toBe(author);
-        for (const pubkey of pubkeys) expect(pubkey).toMatch(/^[0-9a-f]{64}$/);
-      }),
+      fc.property(
+        fc.array(fc.array(fc.string(), { maxLength: 6 }), { maxLength: 20 }),
+        fc.string(),
+        fc.constantFrom(1, 6, 16),
+        (tags, content, kind) => {
+          const event = { ...signed('author'), kind, tags, content };
+          const pubkeys = relevantPubkeys(event, 100);
+          expect(pubkeys[0]).toBe(author);
+          for (const pubkey of pubkeys) expect(pubkey).toMatch(/^[0-9a-f]{64}$/);
+        },
+      ),
     );
   });
 });

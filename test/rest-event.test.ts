@@ -6,14 +6,27 @@ import { profile, pubkeyOf, realEvents, signed } from './support/events.js';
 import { getJson, startTestServer, type TestServer } from './support/test-server.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
 
-const roles = JSON.parse(readFileSync(new URL('./fixtures/real-event-roles.json', import.meta.url), 'utf8')) as Record<
-  'mention' | 'ptags' | 'repost' | 'big',
+const roles = JSON.parse(
+  readFileSync(new URL('./fixtures/real-event-roles.json', import.meta.url), 'utf8'),
+) as Record<'mention' | 'ptags' | 'repost' | 'big', string>;
+const tampered = JSON.parse(
+  readFileSync(new URL('./fixtures/tampered-event.json', import.meta.url), 'utf8'),
+) as NostrEvent;
+
+const names = [
+  'author',
+  'p-tagged',
+  'P-tagged',
+  'mentioned',
+  'e-author',
+  'q-author',
+  'reposted',
+  'no-profile',
+] as const;
+const pk = Object.fromEntries(names.map((name) => [name, pubkeyOf(name)])) as Record<
+  (typeof names)[number],
   string
 >;
-const tampered = JSON.parse(readFileSync(new URL('./fixtures/tampered-event.json', import.meta.url), 'utf8')) as NostrEvent;
-
-const names = ['author', 'p-tagged', 'P-tagged', 'mentioned', 'e-author', 'q-author', 'reposted', 'no-profile'] as const;
-const pk = Object.fromEntries(names.map((name) => [name, pubkeyOf(name)])) as Record<(typeof names)[number], string>;
 const profiles = Object.fromEntries(
   names.filter((name) => name !== 'no-profile').map((name) => [name, profile(name, { name })]),
 ) as Record<string, NostrEvent>;
@@ -34,14 +47,24 @@ const note = signed('author', {
 const original = signed('reposted', { content: 'the original' });
 const repost = signed('author', { kind: 6, content: serializeEvent(original), tags: [['e', original.id]] });
 const lonely = signed('no-profile', { content: 'nobody knows me' });
-const crowded = signed('author', { tags: Array.from({ length: 120 }, (_, n) => ['p', pubkeyOf(`crowd-${n}`)]) });
+const crowded = signed('author', {
+  tags: Array.from({ length: 120 }, (_, n) => ['p', pubkeyOf(`crowd-${n}`)]),
+});
 const crowd = Array.from({ length: 120 }, (_, n) => profile(`crowd-${n}`, { n }));
 
 let testStore: TestStore;
 let server: TestServer;
 beforeAll(async () => {
   testStore = await createTestStore();
-  await testStore.store.putEvents([note, repost, lonely, crowded, ...Object.values(profiles), ...crowd, ...realEvents()]);
+  await testStore.store.putEvents([
+    note,
+    repost,
+    lonely,
+    crowded,
+    ...Object.values(profiles),
+    ...crowd,
+    ...realEvents(),
+  ]);
   server = await startTestServer(testStore.store);
 });
 afterAll(async () => {
@@ -104,7 +127,10 @@ describe('GET /event (spec §4.2, DESIGN §1)', () => {
   it.each([
     ['uppercase hex', () => note.id.toUpperCase()],
     ['note', () => noteEncode(note.id)],
-    ['nevent', () => neventEncode({ id: note.id, relays: ['wss://r.example'], author: note.pubkey, kind: 1 })],
+    [
+      'nevent',
+      () => neventEncode({ id: note.id, relays: ['wss://r.example'], author: note.pubkey, kind: 1 }),
+    ],
     ['nostr:note', () => `nostr:${noteEncode(note.id)}`],
     ['nostr:nevent', () => `nostr:${neventEncode({ id: note.id })}`],
     ['whitespace', () => `\t${note.id} `],
@@ -129,7 +155,8 @@ describe('GET /event (spec §4.2, DESIGN §1)', () => {
       expect(body.event).toEqual(event);
       expect(body.profiles[event.pubkey]).toEqual(latestProfile.get(event.pubkey));
       expect(Object.keys(body.profiles).length).toBeGreaterThan(1);
-      for (const [pubkey, kind0] of Object.entries(body.profiles)) expect(kind0).toEqual(latestProfile.get(pubkey));
+      for (const [pubkey, kind0] of Object.entries(body.profiles))
+        expect(kind0).toEqual(latestProfile.get(pubkey));
     }
   });
 
@@ -156,7 +183,9 @@ describe('GET /event (spec §4.2, DESIGN §1)', () => {
   it('404 in the error shape for an unknown id', async () => {
     const response = await get(`?id=${'b'.repeat(64)}`);
     expect(response.status).toBe(404);
-    expect(response.body).toEqual({ error: { status: 404, code: 'event_not_found', message: 'No event with this id is known.' } });
+    expect(response.body).toEqual({
+      error: { status: 404, code: 'event_not_found', message: 'No event with this id is known.' },
+    });
   });
 
   it.each([

@@ -7,7 +7,11 @@ import { createTestStore, type TestStore } from './support/test-store.js';
 
 let testStore: TestStore;
 let server: TestServer;
-const alice = profile('alice', { name: 'alice', about: 'emoji 🤙 "quotes" \\ </script> \u2028 / ünï' }, 2 ** 31 + 7);
+const alice = profile(
+  'alice',
+  { name: 'alice', about: 'emoji 🤙 "quotes" \\ </script> \u2028 / ünï' },
+  2 ** 31 + 7,
+);
 const ALICE = pubkeyOf('alice');
 
 beforeAll(async () => {
@@ -56,7 +60,9 @@ describe('GET /user-profile (spec §4.1, DESIGN §1)', () => {
 
   it('the latest of several real profile versions wins', async () => {
     const versions = realEvents().filter((event) => event.kind === 0);
-    const pubkey = versions.find((event, index) => versions.findIndex((other) => other.pubkey === event.pubkey) !== index)?.pubkey;
+    const pubkey = versions.find(
+      (event, index) => versions.findIndex((other) => other.pubkey === event.pubkey) !== index,
+    )?.pubkey;
     const several = versions.filter((event) => event.pubkey === pubkey);
     expect(several.length).toBeGreaterThan(1);
     const latest = several.sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? -1 : 1))[0];
@@ -68,7 +74,11 @@ describe('GET /user-profile (spec §4.1, DESIGN §1)', () => {
     expect(response.status).toBe(404);
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.body).toEqual({
-      error: { status: 404, code: 'profile_not_found', message: 'No profile (kind 0 event) is known for this pubkey.' },
+      error: {
+        status: 404,
+        code: 'profile_not_found',
+        message: 'No profile (kind 0 event) is known for this pubkey.',
+      },
     });
   });
 
@@ -86,7 +96,10 @@ describe('GET /user-profile (spec §4.1, DESIGN §1)', () => {
     const response = await get(query);
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect((response.body as { error: { code: string; status: number } }).error).toMatchObject({ status: 400, code });
+    expect((response.body as { error: { code: string; status: number } }).error).toMatchObject({
+      status: 400,
+      code,
+    });
   });
 
   it('431 in the error shape for a URL too large for the HTTP parser', async () => {
@@ -94,13 +107,21 @@ describe('GET /user-profile (spec §4.1, DESIGN §1)', () => {
     expect(response.status).toBe(431);
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.body).toEqual({
-      error: { status: 431, code: 'request_too_large', message: 'The request line or headers are too large.' },
+      error: {
+        status: 431,
+        code: 'request_too_large',
+        message: 'The request line or headers are too large.',
+      },
     });
   });
 
   it('refuses an nsec with 400, never echoes it, and never logs it', async () => {
     const nsec = nsecEncode(new Uint8Array(32).fill(42));
-    for (const query of [`?pubkey=${nsec}`, `?pubkey=nostr%3A${nsec}`, `?pubkey=${encodeURIComponent(nsec).replace('n', '%6E')}`]) {
+    for (const query of [
+      `?pubkey=${nsec}`,
+      `?pubkey=nostr%3A${nsec}`,
+      `?pubkey=${encodeURIComponent(nsec).replace('n', '%6E')}`,
+    ]) {
       const response = await get(query);
       expect(response.status).toBe(400);
       expect((response.body as { error: { code: string } }).error.code).toBe('secret_key_refused');

@@ -5,14 +5,25 @@ import { serializeEvent } from '../src/nostr/event.js';
 import { verifyNostrEvent } from '../src/nostr/verify-event.js';
 import { realEvents, signed } from './support/events.js';
 
-const tampered = JSON.parse(readFileSync(new URL('./fixtures/tampered-event.json', import.meta.url), 'utf8')) as unknown;
+const tampered = JSON.parse(
+  readFileSync(new URL('./fixtures/tampered-event.json', import.meta.url), 'utf8'),
+) as unknown;
 
 describe('NIP-01 verification', () => {
   it('accepts every real event of the fixtures, returning exactly the seven fields', () => {
     for (const event of realEvents()) {
       const verdict = verifyNostrEvent({ ...event, extra: 'dropped' });
       expect(verdict).toEqual({ ok: true, event });
-      if (verdict.ok) expect(Object.keys(verdict.event)).toEqual(['id', 'pubkey', 'created_at', 'kind', 'tags', 'content', 'sig']);
+      if (verdict.ok)
+        expect(Object.keys(verdict.event)).toEqual([
+          'id',
+          'pubkey',
+          'created_at',
+          'kind',
+          'tags',
+          'content',
+          'sig',
+        ]);
     }
   });
 
@@ -66,16 +77,20 @@ describe('NIP-01 verification', () => {
     const event = signed('alice', { content: 'hello', tags: [['p', signed('bob').pubkey]] });
     const text = serializeEvent(event);
     fc.assert(
-      fc.property(fc.nat(text.length - 1), fc.constantFrom(...'0123456789abcdef"x '), (position, replacement) => {
-        if (text[position] === replacement) return;
-        let mutated: unknown;
-        try {
-          mutated = JSON.parse(text.slice(0, position) + replacement + text.slice(position + 1));
-        } catch {
-          return;
-        }
-        expect(verifyNostrEvent(mutated).ok).toBe(false);
-      }),
+      fc.property(
+        fc.nat(text.length - 1),
+        fc.constantFrom(...'0123456789abcdef"x '),
+        (position, replacement) => {
+          if (text[position] === replacement) return;
+          let mutated: unknown;
+          try {
+            mutated = JSON.parse(text.slice(0, position) + replacement + text.slice(position + 1));
+          } catch {
+            return;
+          }
+          expect(verifyNostrEvent(mutated).ok).toBe(false);
+        },
+      ),
       { numRuns: 300 },
     );
   });

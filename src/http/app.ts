@@ -10,7 +10,7 @@ import Fastify, {
 } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config/env.js';
-import { type ErrorCode, ERRORS, errorBody, rootCause } from '../errors.js';
+import { ERRORS, type ErrorCode, errorBody, rootCause } from '../errors.js';
 import { type Logger, loggableUrl } from '../logger.js';
 import type { GraphQLContext } from '../schema/context.js';
 import { createContext } from '../schema/context.js';

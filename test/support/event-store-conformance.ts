@@ -28,7 +28,8 @@ export function describeEventStoreConformance(name: string, open: () => Promise<
         expect(await store.putEvents(events)).toEqual(events.map(() => 'duplicate'));
         const read = await store.getEvents(events.map((event) => event.id));
         expect(read.map((stored) => stored?.event)).toEqual(events);
-        for (const [index, stored] of read.entries()) expect(JSON.parse(stored?.json ?? '')).toEqual(events[index]);
+        for (const [index, stored] of read.entries())
+          expect(JSON.parse(stored?.json ?? '')).toEqual(events[index]);
       }),
     );
 
@@ -92,7 +93,9 @@ export function describeEventStoreConformance(name: string, open: () => Promise<
     it(
       'concurrent writers cannot regress a profile',
       withStore(async (store) => {
-        const versions = Array.from({ length: 40 }, (_, n) => profile('dave', { name: `v${n}` }, 1_700_000_000 + n));
+        const versions = Array.from({ length: 40 }, (_, n) =>
+          profile('dave', { name: `v${n}` }, 1_700_000_000 + n),
+        );
         const newest = versions[39] as NostrEvent;
         const shuffled = [...versions].sort(() => Math.random() - 0.5);
         await Promise.all(shuffled.map((event) => store.putEvents([event])));
@@ -130,15 +133,29 @@ export function describeEventStoreConformance(name: string, open: () => Promise<
         await store.putEvents([event]);
         const [byId] = await store.getEvents([event.id]);
         expect(byId?.event).toEqual(event);
-        expect(Object.keys(JSON.parse(byId?.json ?? '{}'))).toEqual(['id', 'pubkey', 'created_at', 'kind', 'tags', 'content', 'sig']);
+        expect(Object.keys(JSON.parse(byId?.json ?? '{}'))).toEqual([
+          'id',
+          'pubkey',
+          'created_at',
+          'kind',
+          'tags',
+          'content',
+          'sig',
+        ]);
       }),
     );
 
     it(
       'other replaceable kinds (3, 10002) and addressable kinds (30000+, per d tag) follow the same rule',
       withStore(async (store) => {
-        const contacts = [signed('gina', { kind: 3, created_at: 10 }), signed('gina', { kind: 3, created_at: 20 })];
-        const relays = [signed('gina', { kind: 10002, created_at: 30 }), signed('gina', { kind: 10002, created_at: 5 })];
+        const contacts = [
+          signed('gina', { kind: 3, created_at: 10 }),
+          signed('gina', { kind: 3, created_at: 20 }),
+        ];
+        const relays = [
+          signed('gina', { kind: 10002, created_at: 30 }),
+          signed('gina', { kind: 10002, created_at: 5 }),
+        ];
         const articles = [
           signed('gina', { kind: 30023, created_at: 1, tags: [['d', 'one']] }),
           signed('gina', { kind: 30023, created_at: 2, tags: [['d', 'one']] }),
@@ -148,7 +165,15 @@ export function describeEventStoreConformance(name: string, open: () => Promise<
         expect(await store.putEvents(relays)).toEqual(['stored', 'superseded']);
         expect(await store.putEvents(articles)).toEqual(['stored', 'replaced', 'stored']);
         const ids = [...contacts, ...relays, ...articles].map((event) => event.id);
-        expect((await store.getEvents(ids)).map((stored) => stored !== null)).toEqual([false, true, true, false, false, true, true]);
+        expect((await store.getEvents(ids)).map((stored) => stored !== null)).toEqual([
+          false,
+          true,
+          true,
+          false,
+          false,
+          true,
+          true,
+        ]);
       }),
     );
 

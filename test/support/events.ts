@@ -42,7 +42,11 @@ export function signed(author: string, draft: EventDraft = {}): NostrEvent {
 }
 
 /** A signed kind-0 profile with the given metadata. */
-export function profile(author: string, metadata: Record<string, unknown>, created_at = 1_700_000_000): NostrEvent {
+export function profile(
+  author: string,
+  metadata: Record<string, unknown>,
+  created_at = 1_700_000_000,
+): NostrEvent {
   return signed(author, { kind: 0, created_at, content: JSON.stringify(metadata) });
 }
 

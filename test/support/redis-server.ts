@@ -12,7 +12,9 @@ export function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -27,7 +29,12 @@ export const HOW_TO_GET_REDIS =
 
 /** Resolves true if a Redis answers PING at `url` within a second. */
 export async function redisAnswers(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   client.on('error', () => {});
   try {
     await client.connect();
@@ -59,7 +66,8 @@ export async function startPrivateRedis(options: { port?: number } = {}): Promis
   const url = `redis://127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
   while (!(await redisAnswers(url))) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`redis-server did not start on ${port}`);
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`redis-server did not start on ${port}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const stop = async () => {

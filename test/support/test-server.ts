@@ -19,7 +19,10 @@ export interface TestServerOptions {
 }
 
 /** The real HTTP app on a real loopback port (port 0: the OS picks a free one). */
-export async function startTestServer(store: EventStore, options: TestServerOptions = {}): Promise<TestServer> {
+export async function startTestServer(
+  store: EventStore,
+  options: TestServerOptions = {},
+): Promise<TestServer> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -45,5 +48,10 @@ export async function startTestServer(store: EventStore, options: TestServerOpti
 export async function getJson(url: string, init?: RequestInit) {
   const response = await fetch(url, init);
   const text = await response.text();
-  return { status: response.status, headers: response.headers, text, body: text ? (JSON.parse(text) as unknown) : undefined };
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    body: text ? (JSON.parse(text) as unknown) : undefined,
+  };
 }

@@ -1,0 +1,114 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config/env.js';
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('configuration from the environment', () => {
+  it('has working defaults', () => {
+    expect(loadConfig({})).toEqual({
+      http: { port: 8080, host: '127.0.0.1' },
+      redis: { url: 'redis://127.0.0.1:6379', keyPrefix: 'nostr:', timeoutMs: 1000 },
+      log: { level: 'info' },
+      lookup: { maxProfiles: 100, maxListLength: 100 },
+      graphql: { graphiql: true },
+    });
+  });
+
+  it('reads every variable', () => {
+    expect(
+      loadConfig({
+        PORT: '9000',
+        HOST: '0.0.0.0',
+        REDIS_URL: 'rediss://:pw@cache.internal:6380/2',
+        REDIS_KEY_PREFIX: '{nostr}:',
+        REDIS_TIMEOUT_MS: '250',
+        LOG_LEVEL: 'debug',
+        MAX_PROFILES: '20',
+        MAX_LIST_LENGTH: '10',
+        NODE_ENV: 'production',
+        GRAPHIQL: 'true',
+      }),
+    ).toEqual({
+      http: { port: 9000, host: '0.0.0.0' },
+      redis: { url: 'rediss://:pw@cache.internal:6380/2', keyPrefix: '{nostr}:', timeoutMs: 250 },
+      log: { level: 'debug' },
+      lookup: { maxProfiles: 20, maxListLength: 10 },
+      graphql: { graphiql: true },
+    });
+  });
+
+  it('GraphiQL is off in production unless asked for', () => {
+    expect(loadConfig({ NODE_ENV: 'production' }).graphql.graphiql).toBe(false);
+    expect(loadConfig({ GRAPHIQL: 'false' }).graphql.graphiql).toBe(false);
+  });
+
+  it('an empty variable counts as unset', () => {
+    expect(loadConfig({ PORT: '', REDIS_URL: '', LOG_LEVEL: '' }).http.port).toBe(8080);
+  });
+
+  it('reports every problem at once, naming each variable', () => {
+    expect(
+      problems({
+        PORT: '80a',
+        REDIS_URL: 'http://example.com',
+        REDIS_KEY_PREFIX: 'has space',
+        REDIS_TIMEOUT_MS: '1',
+        LOG_LEVEL: 'loud',
+        MAX_PROFILES: '0',
+        MAX_LIST_LENGTH: '1e3',
+        GRAPHIQL: 'yes',
+      }),
+    ).toEqual([
+      'PORT must be a whole number',
+      'REDIS_URL must be a redis:// or rediss:// URL',
+      'REDIS_KEY_PREFIX must not contain whitespace',
+      'REDIS_TIMEOUT_MS must be at least 50',
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+      'MAX_PROFILES must be at least 1',
+      'MAX_LIST_LENGTH must be a whole number',
+      'GRAPHIQL must be true or false',
+    ]);
+  });
+
+  it('refuses out-of-range numbers', () => {
+    expect(problems({ PORT: '70000' })).toEqual(['PORT must be at most 65535']);
+    expect(problems({ MAX_PROFILES: '100000' })).toEqual(['MAX_PROFILES must be at most 1000']);
+    expect(problems({ PORT: '-1' })).toEqual(['PORT must be a whole number']);
+  });
+
+  it('never echoes a REDIS_URL (it may hold a password)', () => {
+    expect(problems({ REDIS_URL: 'ftp://user:hunter2@host' }).join()).not.toContain('hunter2');
+  });
+
+  it('any environment either loads or fails with ConfigError, never anything else', () => {
+    const names = [
+      'PORT',
+      'HOST',
+      'REDIS_URL',
+      'REDIS_KEY_PREFIX',
+      'REDIS_TIMEOUT_MS',
+      'LOG_LEVEL',
+      'MAX_PROFILES',
+      'GRAPHIQL',
+    ];
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom(...names), fc.string()), (env) => {
+        try {
+          loadConfig(env);
+        } catch (error) {
+          expect(error).toBeInstanceOf(ConfigError);
+          expect((error as ConfigError).problems.length).toBeGreaterThan(0);
+        }
+      }),
+    );
+  });
+});

@@ -1,0 +1,227 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ImportSummary, importEvents } from '../src/import/import-events.js';
+import { type InputItem, readEventInput } from '../src/import/read-event-input.js';
+import { serializeEvent } from '../src/nostr/event.js';
+import { profile, realEvents, signed } from './support/events.js';
+import { createTestStore, type TestStore } from './support/test-store.js';
+
+const tamperedText = readFileSync(new URL('./fixtures/tampered-event.json', import.meta.url), 'utf8');
+const a = signed('alice', { content: 'a' });
+const b = signed('bob', { content: 'b' });
+const c = signed('carol', { content: 'c' });
+
+async function collect(text: string): Promise<InputItem[]> {
+  const items: InputItem[] = [];
+  for await (const item of readEventInput(Readable.from([text]))) items.push(item);
+  return items;
+}
+
+describe('import input formats', () => {
+  it('JSON Lines of events, blank lines and CRLF tolerated', async () => {
+    const items = await collect(`${serializeEvent(a)}\r\n\r\n${serializeEvent(b)}\n`);
+    expect(items).toEqual([
+      { type: 'candidate', value: a, line: 1 },
+      { type: 'candidate', value: b, line: 3 },
+    ]);
+  });
+
+  it('JSON Lines of relay messages: both EVENT forms; EOSE, NOTICE and OK are ignored', async () => {
+    const text = [
+      JSON.stringify(['EVENT', 'sub1', a]),
+      JSON.stringify(['EOSE', 'sub1']),
+      JSON.stringify(['EVENT', b]),
+      JSON.stringify(['NOTICE', 'hello']),
+      JSON.stringify(['OK', a.id, true, '']),
+    ].join('\n');
+    expect(await collect(text)).toEqual([
+      { type: 'candidate', value: a, line: 1 },
+      { type: 'ignored', line: 2 },
+      { type: 'candidate', value: b, line: 3 },
+      { type: 'ignored', line: 4 },
+      { type: 'ignored', line: 5 },
+    ]);
+  });
+
+  it('one JSON array of events, on one line or pretty-printed', async () => {
+    const values = (items: InputItem[]) =>
+      items.map((item) => (item.type === 'candidate' ? item.value : item.type));
+    expect(values(await collect(JSON.stringify([a, b, c])))).toEqual([a, b, c]);
+    expect(values(await collect(JSON.stringify([a, b, c], null, 2)))).toEqual([a, b, c]);
+  });
+
+  it('one pretty-printed event (like tampered-event.json)', async () => {
+    const items = await collect(tamperedText);
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ type: 'candidate', line: 1 });
+  });
+
+  it('a bad line costs only itself, even the first one', async () => {
+    const text = [
+      '{"id": truncated',
+      serializeEvent(a),
+      'not json at all',
+      '',
+      serializeEvent(b),
+      '{{{',
+    ].join('\n');
+    expect(await collect(text)).toEqual([
+      { type: 'unreadable', line: 1 },
+      { type: 'candidate', value: a, line: 2 },
+      { type: 'unreadable', line: 3 },
+      { type: 'candidate', value: b, line: 5 },
+      { type: 'unreadable', line: 6 },
+    ]);
+  });
+
+  it('never throws, whatever the bytes', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(fc.string({ unit: 'binary' }), fc.json()), { maxLength: 8 }),
+        async (lines) => {
+          const items = await collect(lines.join('\n'));
+          for (const item of items) expect(['candidate', 'unreadable', 'ignored']).toContain(item.type);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('importEvents against Redis', () => {
+  let testStore: TestStore;
+  beforeAll(async () => {
+    testStore = await createTestStore();
+  });
+  afterAll(async () => {
+    await testStore.cleanup();
+  });
+
+  it('verifies everything, stores only valid events, and counts every outcome', async () => {
+    const forged = { ...signed('mallory', { content: 'x' }), sig: b.sig };
+    const oldProfile = profile('dave', { v: 1 }, 100);
+    const newProfile = profile('dave', { v: 2 }, 200);
+    const ephemeral = signed('eve', { kind: 20001 });
+    const text = [
+      serializeEvent(a),
+      JSON.stringify(['EVENT', 's', b]),
+      JSON.stringify(['EOSE', 's']),
+      serializeEvent(a),
+      JSON.stringify(forged),
+      tamperedText.replace(/\n\s*/g, ''),
+      JSON.stringify({ ...c, id: 'nope' }),
+      serializeEvent(newProfile),
+      serializeEvent(oldProfile),
+      serializeEvent(ephemeral),
+      '42',
+      'garbage',
+    ].join('\n');
+    const summary = await importEvents(Readable.from([text]), testStore.store, { batchSize: 2 });
+    expect(summary).toEqual<ImportSummary>({
+      read: 10,
+      stored: 3,
+      replaced: 0,
+      superseded: 1,
+      duplicate: 1,
+      ephemeral: 1,
+      invalid: { bad_signature: 1, bad_id: 1, 'bad_field:id': 1, not_an_object: 1 },
+      unreadableLines: 1,
+      unreadableExamples: [12],
+      ignoredMessages: 1,
+    });
+    const stored = await testStore.store.getEvents([a.id, b.id, forged.id, ephemeral.id, c.id]);
+    expect(stored.map((event) => event !== null)).toEqual([true, true, false, false, false]);
+  });
+
+  it('imports the real-event fixtures', async () => {
+    const events = realEvents();
+    const summary = await importEvents(
+      Readable.from([events.map(serializeEvent).join('\n')]),
+      testStore.store,
+    );
+    expect(summary.read).toBe(events.length);
+    expect(summary.invalid).toEqual({});
+    expect(summary.stored + summary.replaced + summary.superseded + summary.duplicate).toBe(events.length);
+  });
+
+  it('fails when the store fails', async () => {
+    const broken = await createTestStore();
+    await broken.store.close();
+    await expect(importEvents(Readable.from([serializeEvent(a)]), broken.store)).rejects.toThrow();
+  });
+});
+
+describe('nostr-lookup import (the command)', () => {
+  let testStore: TestStore;
+  let dir: string;
+  beforeAll(async () => {
+    testStore = await createTestStore();
+    dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-import-'));
+  });
+  afterAll(async () => {
+    await testStore.cleanup();
+  });
+
+  function run(args: string[], stdin?: string, env: Record<string, string> = {}) {
+    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', ...args], {
+        env: { ...process.env, REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, ...env },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+      });
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+      });
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+      child.stdin.end(stdin ?? '');
+    });
+  }
+
+  it('reads a file and prints the summary as JSON', async () => {
+    const file = join(dir, 'events.jsonl');
+    writeFileSync(file, `${serializeEvent(a)}\nbroken line\n${tamperedText.replace(/\n\s*/g, '')}\n`);
+    const { code, stdout } = await run([file, '--json']);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({
+      read: 2,
+      stored: 1,
+      invalid: { bad_id: 1 },
+      unreadableLines: 1,
+    });
+  });
+
+  it('reads standard input with "-" and prints a readable summary', async () => {
+    const { code, stdout } = await run(['-'], JSON.stringify([b, c]));
+    expect(code).toBe(0);
+    expect(stdout).toContain('read:        2 events');
+    expect(stdout).toContain('stored:      2');
+  });
+
+  it('exits non-zero when the input cannot be read', async () => {
+    const missing = await run([join(dir, 'missing.jsonl')]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('cannot read');
+    const directory = await run([dir]);
+    expect(directory.code).toBe(1);
+  });
+
+  it('exits non-zero on bad configuration, listing the problem', async () => {
+    const { code, stderr } = await run(['-'], '', { MAX_PROFILES: 'many' });
+    expect(code).toBe(1);
+    expect(stderr).toContain('MAX_PROFILES must be a whole number');
+  });
+
+  it('refuses a bad --batch-size', async () => {
+    const { code, stderr } = await run(['-', '--batch-size', '0']);
+    expect(code).not.toBe(0);
+    expect(stderr).toContain('must be a whole number');
+  });
+});
