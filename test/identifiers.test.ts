@@ -114,7 +114,7 @@ describe('rejected input', () => {
     `0x${HEX}`,
     `${HEX} ${HEX}`,
     'nostr:',
-    'nostr:nostr:' + HEX,
+    `nostr:nostr:${HEX}`,
     npubEncode(HEX).toUpperCase(),
     `npub1${'q'.repeat(58)}`,
     'npub1',

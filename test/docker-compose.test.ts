@@ -1,0 +1,90 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { freePort } from './support/redis-server.js';
+import { startTestServer, type TestServer } from './support/test-server.js';
+import { createTestStore, type TestStore } from './support/test-store.js';
+
+// No Docker engine runs here: the compose file and Dockerfile are checked by reading them, and the
+// commands the image runs are run outside Docker.
+const root = new URL('../', import.meta.url);
+const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8')) as {
+  services: Record<string, Record<string, unknown>>;
+  volumes: Record<string, unknown>;
+};
+const dockerfile = readFileSync(new URL('Dockerfile', root), 'utf8');
+
+describe('docker-compose.yml', () => {
+  const { redis, lookup } = compose.services as {
+    redis: Record<string, unknown>;
+    lookup: Record<string, unknown>;
+  };
+
+  it('has Redis with persistence on, in a named volume, with a healthcheck', () => {
+    expect(redis.image).toMatch(/^redis:7/);
+    expect((redis.command as string[]).join(' ')).toContain('--appendonly yes');
+    expect(redis.volumes).toEqual(['redis-data:/data']);
+    expect(Object.keys(compose.volumes)).toContain('redis-data');
+    expect((redis.healthcheck as { test: string[] }).test).toEqual(['CMD', 'redis-cli', 'ping']);
+  });
+
+  it('builds the service from the Dockerfile and points REDIS_URL at the Redis service', () => {
+    expect(lookup.build).toBe('.');
+    expect(existsSync(new URL('Dockerfile', root))).toBe(true);
+    const env = lookup.environment as Record<string, string>;
+    expect(new URL(env.REDIS_URL as string).hostname).toBe('redis');
+    expect(new URL(env.REDIS_URL as string).port).toBe('6379');
+    expect(env.HOST).toBe('0.0.0.0');
+    expect(lookup.ports).toEqual([`${env.PORT}:${env.PORT}`]);
+    expect(lookup.depends_on).toEqual({ redis: { condition: 'service_healthy' } });
+  });
+
+  it('the Dockerfile runs what `npm run build` produces', () => {
+    expect(dockerfile).toContain('ENTRYPOINT ["node", "dist/cli/main.js"]');
+    expect(dockerfile).toContain('CMD ["serve"]');
+    const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as {
+      bin: Record<string, string>;
+    };
+    expect(pkg.bin['nostr-lookup']).toBe('dist/cli/main.js');
+    const build = JSON.parse(readFileSync(new URL('tsconfig.build.json', root), 'utf8')) as {
+      compilerOptions: { outDir: string; rootDir: string };
+    };
+    expect(build.compilerOptions).toMatchObject({ rootDir: 'src', outDir: 'dist' });
+    expect(existsSync(new URL('src/cli/main.ts', root))).toBe(true);
+  });
+
+  describe('the service healthcheck command, run outside Docker', () => {
+    let testStore: TestStore;
+    let server: TestServer;
+    beforeAll(async () => {
+      testStore = await createTestStore();
+      server = await startTestServer(testStore.store);
+    });
+    afterAll(async () => {
+      await server.close();
+      await testStore.cleanup();
+    });
+
+    const [, ...command] = (lookup.healthcheck as { test: string[] }).test;
+    // Asynchronously: the server under test answers from this very process.
+    const runHealthcheck = (port: string) =>
+      new Promise<number | null>((resolve) => {
+        const child = spawn(command[0] as string, command.slice(1), {
+          env: { ...process.env, PORT: port },
+          stdio: 'ignore',
+        });
+        child.on('close', resolve);
+      });
+
+    it('is the same in the compose file and the Dockerfile', () => {
+      const healthcheck = /HEALTHCHECK[^\n]*\\\n\s*CMD (\[.*\])$/m.exec(dockerfile)?.[1];
+      expect(JSON.parse(healthcheck ?? '[]')).toEqual(command);
+    });
+
+    it('passes against a ready service and fails where nothing serves', async () => {
+      expect(await runHealthcheck(new URL(server.url).port)).toBe(0);
+      expect(await runHealthcheck(String(await freePort()))).toBe(1);
+    });
+  });
+});
