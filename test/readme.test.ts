@@ -7,7 +7,7 @@ const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 describe('README', () => {
   it('lists every error code with its status', () => {
     for (const [code, { status }] of Object.entries(ERRORS)) {
-      expect(readme).toMatch(new RegExp(`\\| ${status} \\| \`${code}\` \\|`));
+      expect(readme).toMatch(new RegExp(`\\|\\s*${status}\\s*\\|\\s*\`${code}\`\\s*\\|`));
     }
   });
 
@@ -15,6 +15,6 @@ describe('README', () => {
     const source = readFileSync(new URL('../src/config/env.ts', import.meta.url), 'utf8');
     const variables = [...source.matchAll(/^\s{2}([A-Z][A-Z_]+):/gm)].map((match) => match[1]);
     expect(variables.length).toBeGreaterThan(8);
-    for (const variable of variables) expect(readme).toContain(`| \`${variable}\` |`);
+    for (const variable of variables) expect(readme).toMatch(new RegExp(`\\|\\s*\`${variable}\`\\s*\\|`));
   });
 });
