@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { freePort } from './support/redis-server.js';
-import { startTestServer, type TestServer } from './support/test-server.js';
-import { createTestStore, type TestStore } from './support/test-store.js';
+import { useTestServer } from './support/test-server.js';
 
 // No Docker engine runs here: the compose file and Dockerfile are checked by reading them, and the
 // commands the image runs are run outside Docker.
@@ -55,16 +54,7 @@ describe('docker-compose.yml', () => {
   });
 
   describe('the service healthcheck command, run outside Docker', () => {
-    let testStore: TestStore;
-    let server: TestServer;
-    beforeAll(async () => {
-      testStore = await createTestStore();
-      server = await startTestServer(testStore.store);
-    });
-    afterAll(async () => {
-      await server.close();
-      await testStore.cleanup();
-    });
+    const context = useTestServer();
 
     const [, ...command] = (lookup.healthcheck as { test: string[] }).test;
     // Asynchronously: the server under test answers from this very process.
@@ -83,7 +73,7 @@ describe('docker-compose.yml', () => {
     });
 
     it('passes against a ready service and fails where nothing serves', async () => {
-      expect(await runHealthcheck(new URL(server.url).port)).toBe(0);
+      expect(await runHealthcheck(new URL(context.server.url).port)).toBe(0);
       expect(await runHealthcheck(String(await freePort()))).toBe(1);
     });
   });

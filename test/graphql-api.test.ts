@@ -1,13 +1,10 @@
 import { npubEncode, nsecEncode } from 'nostr-tools/nip19';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
 import type { EventStore } from '../src/store/event-store.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
-import { getJson, startTestServer, type TestServer } from './support/test-server.js';
-import { createTestStore, type TestStore } from './support/test-store.js';
+import { getJson, startTestServer, useTestServer } from './support/test-server.js';
 
-let testStore: TestStore;
-let server: TestServer;
 const alice = profile('alice', {
   name: 'alice',
   displayName: 'Alice (old field)',
@@ -30,22 +27,14 @@ const note = signed('alice', {
   ],
 });
 
-beforeAll(async () => {
-  testStore = await createTestStore();
-  await testStore.store.putEvents([alice, broken, note]);
-  server = await startTestServer(testStore.store);
-});
-afterAll(async () => {
-  await server.close();
-  await testStore.cleanup();
-});
+const context = useTestServer([alice, broken, note]);
 
 interface GraphQLResponse {
   data?: Record<string, unknown> | null;
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
-async function graphql(query: string, variables?: Record<string, unknown>, url = server.url) {
+async function graphql(query: string, variables?: Record<string, unknown>, url = context.server.url) {
   const response = await getJson(`${url}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
@@ -177,7 +166,7 @@ describe('GraphQL API', () => {
 
   it('GET queries work (GraphQL over HTTP)', async () => {
     const response = await getJson(
-      `${server.url}/graphql?query=${encodeURIComponent(`{ profile(pubkey: "${pubkeyOf('alice')}") { name } }`)}`,
+      `${context.server.url}/graphql?query=${encodeURIComponent(`{ profile(pubkey: "${pubkeyOf('alice')}") { name } }`)}`,
       {
         headers: { accept: 'application/json' },
       },
@@ -188,7 +177,7 @@ describe('GraphQL API', () => {
 
   it('GraphiQL is served when enabled, and not when disabled', async () => {
     const html = { headers: { accept: 'text/html' } };
-    const withGraphiql = await startTestServer(testStore.store, { graphql: { graphiql: true } });
+    const withGraphiql = await startTestServer(context.store.store, { graphql: { graphiql: true } });
     try {
       const on = await fetch(`${withGraphiql.url}/graphql`, html);
       expect(on.status).toBe(200);
@@ -196,7 +185,7 @@ describe('GraphQL API', () => {
     } finally {
       await withGraphiql.close();
     }
-    const off = await fetch(`${server.url}/graphql`, html);
+    const off = await fetch(`${context.server.url}/graphql`, html);
     expect(await off.text()).not.toContain('<html');
   });
 });

@@ -1,29 +1,18 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { profile, pubkeyOf } from './support/events.js';
-import { getJson, startTestServer, type TestServer } from './support/test-server.js';
-import { createTestStore, type TestStore } from './support/test-store.js';
+import { getJson, useTestServer } from './support/test-server.js';
 
-let testStore: TestStore;
-let server: TestServer;
 const alice = profile('alice', { name: 'alice' });
 
-beforeAll(async () => {
-  testStore = await createTestStore();
-  await testStore.store.putEvents([alice]);
-  server = await startTestServer(testStore.store);
-});
-afterAll(async () => {
-  await server.close();
-  await testStore.cleanup();
-});
+const context = useTestServer([alice]);
 
 describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
   it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])(
     '%s on a REST route is 405 with Allow, in the error shape',
     async (method) => {
       for (const path of ['/event?id=x', '/user-profile']) {
-        const response = await getJson(`${server.url}${path}`, {
+        const response = await getJson(`${context.server.url}${path}`, {
           method,
           body: method === 'OPTIONS' ? undefined : '{}',
         });
@@ -42,18 +31,18 @@ describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
   );
 
   it('HEAD answers like GET without a body', async () => {
-    const get = await fetch(`${server.url}/user-profile?pubkey=${alice.pubkey}`);
-    const head = await fetch(`${server.url}/user-profile?pubkey=${alice.pubkey}`, { method: 'HEAD' });
+    const get = await fetch(`${context.server.url}/user-profile?pubkey=${alice.pubkey}`);
+    const head = await fetch(`${context.server.url}/user-profile?pubkey=${alice.pubkey}`, { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(head.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(head.headers.get('content-length')).toBe(get.headers.get('content-length'));
     expect(await head.text()).toBe('');
-    const missing = await fetch(`${server.url}/event?id=${'c'.repeat(64)}`, { method: 'HEAD' });
+    const missing = await fetch(`${context.server.url}/event?id=${'c'.repeat(64)}`, { method: 'HEAD' });
     expect(missing.status).toBe(404);
   });
 
   it('a CORS preflight is answered for GET', async () => {
-    const response = await fetch(`${server.url}/event?id=x`, {
+    const response = await fetch(`${context.server.url}/event?id=x`, {
       method: 'OPTIONS',
       headers: {
         origin: 'https://app.example',
@@ -70,7 +59,7 @@ describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
   it.each(['/', '/events', '/event/', '/user-profile/x', '/EVENT', '/graphql/x', '/%2e%2e/etc/passwd'])(
     'unknown path %s is 404 JSON',
     async (path) => {
-      const response = await getJson(`${server.url}${path}`);
+      const response = await getJson(`${context.server.url}${path}`);
       expect(response.status).toBe(404);
       expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(response.body).toEqual({
@@ -81,26 +70,26 @@ describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
 
   it('cache headers: briefly public on success, shorter on 404, never on errors', async () => {
     expect(
-      (await fetch(`${server.url}/user-profile?pubkey=${alice.pubkey}`)).headers.get('cache-control'),
+      (await fetch(`${context.server.url}/user-profile?pubkey=${alice.pubkey}`)).headers.get('cache-control'),
     ).toBe('public, max-age=60');
     expect(
-      (await fetch(`${server.url}/user-profile?pubkey=${pubkeyOf('x')}`)).headers.get('cache-control'),
+      (await fetch(`${context.server.url}/user-profile?pubkey=${pubkeyOf('x')}`)).headers.get('cache-control'),
     ).toBe('public, max-age=10');
-    expect((await fetch(`${server.url}/user-profile?pubkey=bad`)).headers.get('cache-control')).toBe(
+    expect((await fetch(`${context.server.url}/user-profile?pubkey=bad`)).headers.get('cache-control')).toBe(
       'no-store',
     );
   });
 
   it('a request id is returned, taken from x-request-id only when it is plain', async () => {
-    const given = await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': 'abc-123' } });
+    const given = await fetch(`${context.server.url}/healthz`, { headers: { 'x-request-id': 'abc-123' } });
     expect(given.headers.get('x-request-id')).toBe('abc-123');
-    const hostile = await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': 'a b\u00ff{"x":1}' } });
+    const hostile = await fetch(`${context.server.url}/healthz`, { headers: { 'x-request-id': 'a b\u00ff{"x":1}' } });
     expect(hostile.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('/healthz is 200 and /readyz 200 while the store answers', async () => {
-    expect(await getJson(`${server.url}/healthz`)).toMatchObject({ status: 200, body: { status: 'ok' } });
-    expect(await getJson(`${server.url}/readyz`)).toMatchObject({ status: 200, body: { status: 'ready' } });
+    expect(await getJson(`${context.server.url}/healthz`)).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(await getJson(`${context.server.url}/readyz`)).toMatchObject({ status: 200, body: { status: 'ready' } });
   });
 
   it('any query string gets a JSON answer with a 200, 400 or 404, never a 500', async () => {
@@ -112,7 +101,7 @@ describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
         }),
         async (path, pairs) => {
           const query = pairs.map(([key, value]) => `${key}=${encodeURIComponent(value)}`).join('&');
-          const response = await getJson(`${server.url}${path}?${query}`);
+          const response = await getJson(`${context.server.url}${path}?${query}`);
           expect([200, 400, 404]).toContain(response.status);
           expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
           if (response.status !== 200) expect(Object.keys(response.body as object)).toEqual(['error']);
@@ -125,7 +114,7 @@ describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
   it('raw, badly encoded query strings are still answered in JSON', async () => {
     for (const query of ['id=%', 'id=%ZZ', 'id=%00', 'pubkey=%E0%A4%A', '&&&=&', 'id&id', '%%%']) {
       for (const path of ['/event', '/user-profile']) {
-        const response = await getJson(`${server.url}${path}?${query}`);
+        const response = await getJson(`${context.server.url}${path}?${query}`);
         expect(response.status).toBe(400);
         expect((response.body as { error: { status: number } }).error.status).toBe(400);
       }

@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { neventEncode, noteEncode, npubEncode } from 'nostr-tools/nip19';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type NostrEvent, serializeEvent } from '../src/nostr/event.js';
 import { profile, pubkeyOf, realEvents, signed } from './support/events.js';
-import { getJson, startTestServer, type TestServer } from './support/test-server.js';
-import { createTestStore, type TestStore } from './support/test-store.js';
+import { getJson, startTestServer, useTestServer } from './support/test-server.js';
 
 const roles = JSON.parse(
   readFileSync(new URL('./fixtures/real-event-roles.json', import.meta.url), 'utf8'),
@@ -52,27 +51,9 @@ const crowded = signed('author', {
 });
 const crowd = Array.from({ length: 120 }, (_, n) => profile(`crowd-${n}`, { n }));
 
-let testStore: TestStore;
-let server: TestServer;
-beforeAll(async () => {
-  testStore = await createTestStore();
-  await testStore.store.putEvents([
-    note,
-    repost,
-    lonely,
-    crowded,
-    ...Object.values(profiles),
-    ...crowd,
-    ...realEvents(),
-  ]);
-  server = await startTestServer(testStore.store);
-});
-afterAll(async () => {
-  await server.close();
-  await testStore.cleanup();
-});
+const context = useTestServer([note, repost, lonely, crowded, ...Object.values(profiles), ...crowd, ...realEvents()]);
 
-const get = (query: string) => getJson(`${server.url}/event${query}`);
+const get = (query: string) => getJson(`${context.server.url}/event${query}`);
 
 describe('GET /event (spec §4.2, DESIGN §1)', () => {
   it('200 with exactly {event, profiles}: author first, then each kind of relevant pubkey, in first-seen order', async () => {
@@ -114,7 +95,7 @@ describe('GET /event (spec §4.2, DESIGN §1)', () => {
   });
 
   it('honours a smaller MAX_PROFILES: the cap counts relevant pubkeys, with or without a profile', async () => {
-    const small = await startTestServer(testStore.store, { lookup: { maxProfiles: 3 } });
+    const small = await startTestServer(context.store.store, { lookup: { maxProfiles: 3 } });
     try {
       const { body } = await getJson(`${small.url}/event?id=${note.id}`);
       // The first three relevant pubkeys are author, p-tagged and no-profile (which has none).
@@ -175,7 +156,7 @@ describe('GET /event (spec §4.2, DESIGN §1)', () => {
   });
 
   it('the tampered event was refused at import, so it is 404', async () => {
-    const { store } = testStore;
+    const { store } = context.store;
     expect(await store.getEvents([tampered.id])).toEqual([null]);
     expect((await get(`?id=${tampered.id}`)).status).toBe(404);
   });

@@ -1,12 +1,9 @@
 import { nprofileEncode, npubEncode, nsecEncode } from 'nostr-tools/nip19';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
 import { profile, pubkeyOf, realEvents } from './support/events.js';
-import { getJson, startTestServer, type TestServer } from './support/test-server.js';
-import { createTestStore, type TestStore } from './support/test-store.js';
+import { getJson, useTestServer } from './support/test-server.js';
 
-let testStore: TestStore;
-let server: TestServer;
 const alice = profile(
   'alice',
   { name: 'alice', about: 'emoji 🤙 "quotes" \\ </script> \u2028 / ünï' },
@@ -14,17 +11,9 @@ const alice = profile(
 );
 const ALICE = pubkeyOf('alice');
 
-beforeAll(async () => {
-  testStore = await createTestStore();
-  await testStore.store.putEvents([alice, ...realEvents()]);
-  server = await startTestServer(testStore.store);
-});
-afterAll(async () => {
-  await server.close();
-  await testStore.cleanup();
-});
+const context = useTestServer([alice, ...realEvents()]);
 
-const get = (query: string) => getJson(`${server.url}/user-profile${query}`);
+const get = (query: string) => getJson(`${context.server.url}/user-profile${query}`);
 
 describe('GET /user-profile (spec §4.1, DESIGN §1)', () => {
   it('200 with exactly {"profile": <event>}, the event byte-exact as signed', async () => {
@@ -129,7 +118,7 @@ describe('GET /user-profile (spec §4.1, DESIGN §1)', () => {
       expect(response.text).not.toContain(nsec.slice(5, 30));
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const logs = server.logs.join('');
+    const logs = context.server.logs.join('');
     expect(logs).toContain('[redacted]');
     expect(logs).not.toContain(nsec.slice(5, 30));
   });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { finalizeEvent, getPublicKey } from 'nostr-tools/pure';
-import type { NostrEvent } from '../../src/nostr/event.js';
+import { type NostrEvent, serializeEvent } from '../../src/nostr/event.js';
 
 /** A deterministic secret key per name, so tests can name their authors. */
 export function secretKey(name: string): Uint8Array {
@@ -30,15 +30,8 @@ export function signed(author: string, draft: EventDraft = {}): NostrEvent {
     },
     secretKey(author),
   );
-  return {
-    id: event.id,
-    pubkey: event.pubkey,
-    created_at: event.created_at,
-    kind: event.kind,
-    tags: event.tags,
-    content: event.content,
-    sig: event.sig,
-  };
+  return JSON.parse(serializeEvent(event)) as NostrEvent; // exactly the seven fields
+
 }
 
 /** A signed kind-0 profile with the given metadata. */

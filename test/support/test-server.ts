@@ -1,9 +1,12 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll } from 'vitest';
 import type { Config } from '../../src/config/env.js';
 import { buildApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
+import type { NostrEvent } from '../../src/nostr/event.js';
 import type { EventStore } from '../../src/store/event-store.js';
+import { createTestStore, type TestStore } from './test-store.js';
 
 export interface TestServer {
   url: string;
@@ -54,4 +57,22 @@ export async function getJson(url: string, init?: RequestInit) {
     text,
     body: text ? (JSON.parse(text) as unknown) : undefined,
   };
+}
+
+/**
+ * For a test file or describe block: a fresh store under its own prefix, seeded with `seed`, and the
+ * real app on a real port, both torn down afterwards. Read the fields inside tests, not at load time.
+ */
+export function useTestServer(seed: readonly NostrEvent[] = [], options: TestServerOptions = {}) {
+  const context = {} as { store: TestStore; server: TestServer };
+  beforeAll(async () => {
+    context.store = await createTestStore();
+    if (seed.length > 0) await context.store.store.putEvents(seed);
+    context.server = await startTestServer(context.store.store, options);
+  });
+  afterAll(async () => {
+    await context.server?.close();
+    await context.store?.cleanup();
+  });
+  return context;
 }
