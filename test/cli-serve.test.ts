@@ -1,0 +1,80 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { profile } from './support/events.js';
+import { freePort } from './support/redis-server.js';
+import { getJson } from './support/test-server.js';
+import { createTestStore, type TestStore } from './support/test-store.js';
+
+// `nostr-lookup serve` as a user runs it: configured by the environment, stopped by a signal.
+let testStore: TestStore;
+const alice = profile('alice', { name: 'alice' });
+
+beforeAll(async () => {
+  testStore = await createTestStore();
+  await testStore.store.putEvents([alice]);
+});
+afterAll(async () => {
+  await testStore.cleanup();
+});
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+async function serve(env: Record<string, string>): Promise<Served> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, ...env },
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, url: `http://127.0.0.1:${port}`, output: () => output, exited };
+}
+
+async function untilHealthy(url: string, served: Served): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`service did not start:\n${served.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('nostr-lookup serve', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('serves with the configured prefix and stops cleanly on %s', async (signal) => {
+    const served = await serve({ LOG_LEVEL: 'info' });
+    await untilHealthy(served.url, served);
+    const response = await getJson(`${served.url}/user-profile?pubkey=${alice.pubkey}`);
+    expect(response).toMatchObject({ status: 200, body: { profile: alice } });
+    expect((await getJson(`${served.url}/readyz`)).status).toBe(200);
+    served.child.kill(signal);
+    expect(await served.exited).toBe(0);
+    const lines = served
+      .output()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; level: string; reqId?: string });
+    expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(['redis ready', 'request', 'shutting down', 'stopped']));
+    expect(lines.find((line) => line.msg === 'request')?.reqId).toBeTruthy();
+  });
+
+  it('exits 1 listing every configuration problem', async () => {
+    const served = await serve({ PORT: 'eighty', LOG_LEVEL: 'chatty' });
+    expect(await served.exited).toBe(1);
+    expect(served.output()).toContain('PORT must be a whole number');
+    expect(served.output()).toContain('LOG_LEVEL must be one of');
+  });
+});
