@@ -121,3 +121,14 @@ describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
     }
   });
 });
+
+describe('malformed paths', () => {
+  const context = useTestServer();
+  it.each(['/%', '/event%', '/%E0%A4%A'])('%s is answered in the error shape, status and body agreeing', async (path) => {
+    const response = await getJson(`${context.server.url}${path}`);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const { error } = response.body as { error: { status: number; code: string } };
+    expect(error.status).toBe(response.status);
+    expect([400, 404]).toContain(response.status);
+  });
+});

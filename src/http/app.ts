@@ -12,8 +12,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config/env.js';
 import { ERRORS, type ErrorCode, errorBody, rootCause } from '../errors.js';
 import { type Logger, loggableUrl } from '../logger.js';
-import type { GraphQLContext } from '../schema/context.js';
-import { createContext } from '../schema/context.js';
+import { createContext, type GraphQLContext } from '../schema/context.js';
 import { schema } from '../schema/index.js';
 import type { EventStore } from '../store/event-store.js';
 import { createLookupYoga } from './graphql/create-yoga.js';
@@ -89,6 +88,11 @@ export function buildApp({ store, config, logger }: AppDependencies): FastifyIns
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     clientErrorHandler: answerClientError,
+    // A URL Fastify cannot decode (`/%`) would get Fastify's own body, which echoes the input.
+    frameworkErrors: (error, request, reply) => {
+      request.log.info({ err: error }, 'bad request');
+      return send(reply.header('access-control-allow-origin', '*'), errorResponse('bad_request'));
+    },
   });
   const newContext = () => createContext({ store, limits: config.lookup });
 
@@ -150,10 +154,11 @@ export function buildApp({ store, config, logger }: AppDependencies): FastifyIns
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    // Framework-level failures (a malformed URL, an aborted body…) still answer in the error shape.
-    const status = error.statusCode ?? 500;
-    if (status < 500)
-      return send(reply, { ...errorResponse('bad_request', new Error(error.message)), status });
+    // Framework-level failures (a malformed URL…) still answer in the error shape, from the table.
+    if ((error.statusCode ?? 500) < 500) {
+      request.log.info({ err: error }, 'bad request');
+      return send(reply, errorResponse('bad_request'));
+    }
     request.log.error({ err: error }, 'unhandled error');
     return send(reply, errorResponse('internal_error'));
   });
