@@ -71,14 +71,16 @@ export function closeOnSignals(service: RunningService, logger: Logger): void {
       process.exit(1);
     }, 10_000);
     force.unref();
+    // Buffered log lines are written out before the process exits.
+    const exit = (code: number) => logger.flush(() => process.exit(code));
     service.close().then(
       () => {
         logger.info('stopped');
-        process.exit(0);
+        exit(0);
       },
       (error: unknown) => {
         logger.error({ err: error }, 'error while shutting down');
-        process.exit(1);
+        exit(1);
       },
     );
   };

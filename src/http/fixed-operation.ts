@@ -1,5 +1,6 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { type ExecutionResult, execute, type GraphQLSchema, validate } from 'graphql';
+import { type DocumentNode, type ExecutionResult, type GraphQLSchema, validate } from 'graphql';
+import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { GraphQLContext } from '../schema/context.js';
 
 export type FixedOperation<TResult, TVariables> = (
@@ -9,8 +10,10 @@ export type FixedOperation<TResult, TVariables> = (
 
 /**
  * A fixed GraphQL operation run in-process against the schema. The document arrives pre-parsed from
- * GraphQL Code Generator (src/generated) and is validated once, here, at start; a request pays only
- * for execution.
+ * GraphQL Code Generator (src/generated), is validated once, here, at start, and compiled by
+ * graphql-jit into one function, so a request pays only for running the resolvers: graphql-js'
+ * generic executor, which walks the document for every field of every request, cost the /event
+ * route about half its throughput (BENCHMARKS.md).
  */
 export function prepareFixedOperation<TResult, TVariables extends Record<string, unknown>>(
   schema: GraphQLSchema,
@@ -20,11 +23,10 @@ export function prepareFixedOperation<TResult, TVariables extends Record<string,
   if (errors.length > 0) {
     throw new Error(`fixed operation does not match the schema: ${errors.map((e) => e.message).join('; ')}`);
   }
-  return async (variables, context) =>
-    (await execute({
-      schema,
-      document,
-      variableValues: variables,
-      contextValue: context,
-    })) as ExecutionResult<TResult>;
+  const compiled = compileQuery(schema, document as DocumentNode);
+  if (!isCompiledQuery(compiled)) {
+    const reasons = (compiled as ExecutionResult).errors?.map((e) => e.message).join('; ');
+    throw new Error(`fixed operation could not be compiled: ${reasons}`);
+  }
+  return async (variables, context) => (await compiled.query(undefined, context, variables)) as ExecutionResult<TResult>;
 }

@@ -2,6 +2,7 @@ import { LookupError } from '../errors.js';
 import { parsePubkey } from '../nostr/identifiers.js';
 import { type ProfileMetadata, parseProfileMetadata } from '../nostr/profile-metadata.js';
 import type { StoredEvent } from '../store/event-store.js';
+import { storedEventPubkey } from '../store/stored-event.js';
 import { builder } from './builder.js';
 import { EventRef } from './event.js';
 import { loadAll } from './loaders.js';
@@ -31,7 +32,8 @@ ProfileRef.implement({
   description:
     'The latest kind-0 event of a pubkey and its metadata. Metadata fields are null when absent, not strings, or when the content is not a JSON object.',
   fields: (t) => ({
-    pubkey: t.string({ resolve: ({ stored }) => stored.event.pubkey }),
+    // Read from the stored text: parsing every profile only for its pubkey was a third of /event's CPU.
+    pubkey: t.string({ resolve: ({ stored }) => storedEventPubkey(stored) }),
     event: t.field({
       type: EventRef,
       description: 'The kind-0 event itself.',

@@ -9,7 +9,7 @@ import {
   StoreUnavailableError,
   type WriteOutcome,
 } from '../event-store.js';
-import { readStoredEvent } from '../stored-event.js';
+import { readStoredEvent, storedEventId } from '../stored-event.js';
 import { MARKER_PREFIX, type RedisKeys, redisKeys } from './keys.js';
 import { mgetBySlot, type RedisClient } from './mget-by-slot.js';
 import { REPLACE_SCRIPT } from './replace-script.js';
@@ -37,8 +37,9 @@ export function connectRedis(config: RedisConfig): Redis {
     commandTimeout: config.timeoutMs,
     connectTimeout: Math.max(config.timeoutMs, 2000),
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-    // Commands issued in the same tick share one write; it changes no command count.
-    enableAutoPipelining: true,
+    // Off: auto-pipelining allocates a Pipeline per tick and cost /event ~30% of its CPU
+    // (BENCHMARKS.md); commands issued together are still pipelined on the one connection.
+    enableAutoPipelining: false,
   });
 }
 
@@ -91,7 +92,7 @@ export class RedisEventStore implements EventStore {
         if (json === null || json === undefined) return;
         const stored = readStoredEvent(json, {});
         // A marker left by a version that has since been replaced: that version is gone (NIP-01).
-        if (stored.event.id === ids[index]) results[index] = stored;
+        if (storedEventId(stored) === ids[index]) results[index] = stored;
       });
     }
     return results;
@@ -106,7 +107,7 @@ export class RedisEventStore implements EventStore {
   }
 
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
-    // Issued together, these leave in shared pipelines (auto-pipelining), one per node on a cluster.
+    // Issued together without waiting, so they travel pipelined on the connection.
     return this.command(() => Promise.all(events.map((event) => this.putEvent(event))));
   }
 

@@ -1,0 +1,38 @@
+// The baseline of `npm run bench`: what a hand-written lookup costs with no GraphQL and no framework.
+// node:http + ioredis over the service's own key layout (src/store/redis/keys.ts): one GET of the
+// event, one MGET of the author's and p-tagged profiles, the same response bytes as the service.
+import { createServer } from 'node:http';
+import { Redis } from 'ioredis';
+
+const { REDIS_URL, REDIS_KEY_PREFIX = '', PORT } = process.env;
+const redis = new Redis(REDIS_URL);
+
+function send(res, status, body) {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+async function handle(req, res) {
+  const url = new URL(req.url, 'http://localhost');
+  if (url.pathname === '/event') {
+    const json = await redis.get(`${REDIS_KEY_PREFIX}e:${url.searchParams.get('id')}`);
+    if (json === null) return send(res, 404, '{"error":"not found"}');
+    const event = JSON.parse(json);
+    const pubkeys = [...new Set([event.pubkey, ...event.tags.filter((tag) => tag[0] === 'p').map((tag) => tag[1])])];
+    const profiles = await redis.mget(pubkeys.map((pubkey) => `${REDIS_KEY_PREFIX}r:0:${pubkey}`));
+    const entries = [];
+    pubkeys.forEach((pubkey, index) => {
+      if (profiles[index] !== null) entries.push(`"${pubkey}":${profiles[index]}`);
+    });
+    return send(res, 200, `{"event":${json},"profiles":{${entries.join(',')}}}`);
+  }
+  if (url.pathname === '/user-profile') {
+    const json = await redis.get(`${REDIS_KEY_PREFIX}r:0:${url.searchParams.get('pubkey')}`);
+    return json === null ? send(res, 404, '{"error":"not found"}') : send(res, 200, `{"profile":${json}}`);
+  }
+  return send(res, 404, '{"error":"no route"}');
+}
+
+createServer((req, res) => {
+  handle(req, res).catch(() => send(res, 500, '{"error":"internal"}'));
+}).listen(Number(PORT), '127.0.0.1', () => process.send?.('listening'));

@@ -1,0 +1,58 @@
+// A signed dataset for the benchmarks: profiles, and notes that each name K relevant pubkeys
+// (the author plus K-1 p-tagged pubkeys, all with profiles). Deterministic keys, real signatures.
+import { createHash } from 'node:crypto';
+import { getPublicKey } from 'nostr-tools/pure';
+import { finalizeEvent } from 'nostr-tools/wasm';
+import { type NostrEvent, serializeEvent } from '../../src/nostr/event.js';
+import '../../src/nostr/verify-event.js'; // loads the wasm signer
+
+export interface Identity {
+  secretKey: Uint8Array;
+  pubkey: string;
+}
+
+export function identity(index: number): Identity {
+  const secretKey = createHash('sha256').update(`bench identity ${index}`).digest();
+  return { secretKey, pubkey: getPublicKey(secretKey) };
+}
+
+function sign(who: Identity, kind: number, created_at: number, tags: string[][], content: string): NostrEvent {
+  const event = finalizeEvent({ kind, created_at, tags, content }, who.secretKey);
+  return JSON.parse(serializeEvent(event)) as NostrEvent;
+}
+
+/** `count` identities with a kind-0 profile each, of a realistic size (~400 bytes of content). */
+export function makeProfiles(identities: Identity[]): NostrEvent[] {
+  return identities.map((who, index) =>
+    sign(who, 0, 1_700_000_000 + index, [], JSON.stringify({
+      name: `bench-${index}`,
+      display_name: `Bench User ${index} ✨`,
+      about: `Generated for the benchmark. ${'Nostr is a simple, open protocol. '.repeat(6)}`,
+      picture: `https://example.com/avatars/${index}.png`,
+      nip05: `bench-${index}@example.com`,
+      lud16: `bench-${index}@wallet.example.com`,
+    })),
+  );
+}
+
+/** `count` notes, each by a random identity and p-tagging k-1 other random identities. */
+export function makeNotes(identities: Identity[], count: number, k: number, seed: number): NostrEvent[] {
+  let state = seed;
+  const random = () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+  const pick = () => identities[Math.floor(random() * identities.length)] as Identity;
+  const notes: NostrEvent[] = [];
+  for (let n = 0; n < count; n++) {
+    const author = pick();
+    const tagged = new Set<string>();
+    while (tagged.size < k - 1) {
+      const other = pick().pubkey;
+      if (other !== author.pubkey) tagged.add(other);
+    }
+    const tags = [...tagged].map((pubkey) => ['p', pubkey]);
+    notes.push(sign(author, 1, 1_700_100_000 + n, tags, `Benchmark note ${n} with ${k} relevant pubkeys. GM 🌅`));
+  }
+  return notes;
+}

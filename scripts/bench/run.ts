@@ -1,0 +1,298 @@
+// `npm run bench`: the REST routes and GraphQL against a hand-written baseline and a ceiling, side by
+// side in one run, with one load generator (autocannon) and one concurrency. Writes BENCHMARKS.md.
+//
+//   npm run bench -- --k 1,10,50 --profiles 10000 --notes 20000 --duration 10 --connections 32
+//
+// Uses REDIS_URL if set, else starts a private redis-server. The service runs as users run it
+// (`node dist/cli/main.js serve`, default configuration), so `npm run build` first (the script does).
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
+import { connectRedis, RedisEventStore, waitUntilReady } from '../../src/store/redis/redis-event-store.js';
+import { freePort, type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
+import { identity, makeNotes, makeProfiles } from './dataset.js';
+
+const { values: options } = parseArgs({
+  options: {
+    k: { type: 'string', default: '1,10,50' },
+    profiles: { type: 'string', default: '10000' },
+    notes: { type: 'string', default: '20000' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    output: { type: 'string', default: 'BENCHMARKS.md' },
+  },
+});
+const ks = options.k.split(',').map(Number);
+const profileCount = Number(options.profiles);
+const noteCount = Number(options.notes);
+const duration = Number(options.duration);
+const connections = Number(options.connections);
+const root = new URL('../../', import.meta.url);
+
+interface Row {
+  k: string;
+  target: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  commandsPerRequest: number | undefined;
+  bytes: number;
+}
+
+function log(message: string) {
+  process.stderr.write(`${message}\n`);
+}
+
+async function waitForHttp(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      if ((await fetch(url)).status < 500) return;
+    } catch {
+      // not yet listening
+    }
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${url} did not come up`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function startProcess(command: string[], env: Record<string, string>, probe: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, command, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return waitForHttp(probe, child).then(() => child);
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** Peak resident set size of a process, from /proc (Linux). */
+function peakRssMiB(pid: number): number | undefined {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function totalCommands(admin: Redis): Promise<number> {
+  const info = await admin.info('commandstats');
+  let total = 0;
+  for (const [, name, calls] of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    if (name !== 'info' && !name?.startsWith('config')) total += Number(calls);
+  }
+  return total;
+}
+
+interface Target {
+  name: string;
+  url: string;
+  /** A new request per call: path (and body for POST). */
+  next: () => { path: string; method?: 'GET' | 'POST'; body?: string };
+  countCommands: boolean;
+}
+
+async function measure(target: Target, k: string, admin: Redis): Promise<Row> {
+  // One short warm-up, then the measured run.
+  const requests = [
+    {
+      setupRequest: (request: { path: string; method?: string; body?: string; headers?: Record<string, string> }) => {
+        const next = target.next();
+        request.path = next.path;
+        request.method = next.method ?? 'GET';
+        if (next.body !== undefined) {
+          request.body = next.body;
+          request.headers = { 'content-type': 'application/json' };
+        }
+        return request;
+      },
+    },
+  ];
+  await autocannon({ url: target.url, connections, duration: 2, requests: requests as never });
+  const before = target.countCommands ? await totalCommands(admin) : 0;
+  const result = await autocannon({ url: target.url, connections, duration, requests: requests as never });
+  const after = target.countCommands ? await totalCommands(admin) : 0;
+  const completed = result.requests.total;
+  const row: Row = {
+    k,
+    target: target.name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+    commandsPerRequest: target.countCommands && completed > 0 ? (after - before) / completed : undefined,
+    bytes: completed > 0 ? result.throughput.total / completed : 0,
+  };
+  log(
+    `  ${target.name.padEnd(28)} ${row.rps.toFixed(0).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms  errors ${row.errors}` +
+      (row.commandsPerRequest !== undefined ? `  redis ${row.commandsPerRequest.toFixed(2)}/req` : ''),
+  );
+  return row;
+}
+
+function cycle<T>(items: readonly T[]): () => T {
+  let index = 0;
+  return () => items[index++ % items.length] as T;
+}
+
+const EVENT_QUERY =
+  'query ($id: String!) { event(id: $id) { json relevantProfiles { pubkey event { json } } } }';
+
+async function main() {
+  const started = Date.now();
+  let privateRedis: PrivateRedis | undefined;
+  const redisUrl = process.env.REDIS_URL ?? (privateRedis = await startPrivateRedis()).url;
+  const prefix = `bench:${started}:`;
+  const client = connectRedis({ url: redisUrl, keyPrefix: prefix, timeoutMs: 10_000 });
+  await waitUntilReady(client, 5000);
+  const store = new RedisEventStore(client, prefix);
+  const admin = new Redis(redisUrl);
+  const children: ChildProcess[] = [];
+
+  try {
+    log(`dataset: ${profileCount} profiles, ${noteCount} notes for each K in ${ks.join(', ')}`);
+    const identities = Array.from({ length: profileCount }, (_, index) => identity(index));
+    const profiles = makeProfiles(identities);
+    await store.putEvents(profiles);
+    const notesByK = new Map<number, string[]>();
+    for (const k of ks) {
+      const notes = makeNotes(identities, noteCount, k, k);
+      for (let offset = 0; offset < notes.length; offset += 1000) await store.putEvents(notes.slice(offset, offset + 1000));
+      notesByK.set(k, notes.map((note) => note.id));
+    }
+    log(`dataset ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+
+    const env = { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix, HOST: '127.0.0.1' };
+    const servicePort = await freePort();
+    const baselinePort = await freePort();
+    const service = await startProcess(
+      ['dist/cli/main.js', 'serve'],
+      { ...env, PORT: String(servicePort), NODE_ENV: 'production' },
+      `http://127.0.0.1:${servicePort}/healthz`,
+    );
+    children.push(service);
+    const baseline = await startProcess(
+      ['scripts/bench/baseline-server.mjs'],
+      { ...env, PORT: String(baselinePort) },
+      `http://127.0.0.1:${baselinePort}/`,
+    );
+    children.push(baseline);
+    const serviceUrl = `http://127.0.0.1:${servicePort}`;
+    const baselineUrl = `http://127.0.0.1:${baselinePort}`;
+
+    const rows: Row[] = [];
+    const withCeiling = async (k: string, bodyBytes: number) => {
+      const port = await freePort();
+      const ceiling = fork('scripts/bench/ceiling-server.mjs', { env: { ...process.env, PORT: String(port), BODY_BYTES: String(Math.round(bodyBytes)) } });
+      await waitForHttp(`http://127.0.0.1:${port}/`, ceiling);
+      rows.push(await measure({ name: 'ceiling (fixed body)', url: `http://127.0.0.1:${port}`, next: () => ({ path: '/' }), countCommands: false }, k, admin));
+      await stop(ceiling);
+    };
+
+    for (const k of ks) {
+      log(`K = ${k}`);
+      const ids = notesByK.get(k) ?? [];
+      const sample = await fetch(`${serviceUrl}/event?id=${ids[0]}`).then((response) => response.text());
+      await withCeiling(String(k), Buffer.byteLength(sample));
+      const nextId = cycle(ids);
+      rows.push(await measure({ name: 'baseline /event', url: baselineUrl, next: () => ({ path: `/event?id=${nextId()}` }), countCommands: true }, String(k), admin));
+      rows.push(await measure({ name: 'service /event', url: serviceUrl, next: () => ({ path: `/event?id=${nextId()}` }), countCommands: true }, String(k), admin));
+      rows.push(
+        await measure(
+          {
+            name: 'service POST /graphql (event)',
+            url: serviceUrl,
+            next: () => ({ path: '/graphql', method: 'POST', body: JSON.stringify({ query: EVENT_QUERY, variables: { id: nextId() } }) }),
+            countCommands: true,
+          },
+          String(k),
+          admin,
+        ),
+      );
+    }
+
+    log('profiles');
+    const pubkeys = identities.map((who) => who.pubkey);
+    const profileSample = await fetch(`${serviceUrl}/user-profile?pubkey=${pubkeys[0]}`).then((response) => response.text());
+    await withCeiling('-', Buffer.byteLength(profileSample));
+    const nextPubkey = cycle(pubkeys);
+    rows.push(await measure({ name: 'baseline /user-profile', url: baselineUrl, next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }), countCommands: true }, '-', admin));
+    rows.push(await measure({ name: 'service /user-profile', url: serviceUrl, next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }), countCommands: true }, '-', admin));
+
+    const peak = peakRssMiB(service.pid ?? 0);
+    writeReport(rows, peak);
+    log(`service peak RSS: ${peak?.toFixed(0)} MiB; wrote ${options.output}`);
+  } finally {
+    await Promise.all(children.map(stop));
+    let cursor = '0';
+    do {
+      const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 5000);
+      if (keys.length > 0) await admin.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    admin.disconnect();
+    await store.close();
+    await privateRedis?.stop();
+  }
+}
+
+function writeReport(rows: Row[], peakRss: number | undefined) {
+  const ratio = (a: number | undefined, b: number | undefined) => (a && b ? (a / b).toFixed(2) : '');
+  const lines: string[] = [];
+  for (const row of rows) {
+    const group = rows.filter((other) => other.k === row.k);
+    const ceiling = group.find((other) => other.target.startsWith('ceiling'))?.rps;
+    const baselineName = row.target.includes('user-profile') ? 'baseline /user-profile' : 'baseline /event';
+    const baseline = group.find((other) => other.target === baselineName)?.rps;
+    const isService = row.target.startsWith('service');
+    lines.push(
+      `| ${row.k} | ${row.target} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${row.errors} | ${
+        row.commandsPerRequest?.toFixed(2) ?? ''
+      } | ${row.bytes.toFixed(0)} | ${isService ? ratio(row.rps, baseline) : ''} | ${row.target.startsWith('ceiling') ? '' : ratio(row.rps, ceiling)} |`,
+    );
+  }
+  const cpu = cpus();
+  const command = `npm run bench -- --k ${options.k} --profiles ${profileCount} --notes ${noteCount} --duration ${duration} --connections ${connections}`;
+  const report = `# Benchmarks
+
+Measured by \`${command}\` on ${new Date().toISOString().slice(0, 10)}.
+
+Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}.
+Load generator: autocannon in the harness process, ${connections} connections, ${duration} s per row after a 2 s warm-up,
+on the same machine as the servers and Redis (everything shares the ${cpu.length} cores).
+
+Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes with K relevant pubkeys
+(the author plus K-1 p-tagged pubkeys, all with profiles). Requests cycle through all ids.
+
+- **ceiling**: bare \`node:http\` answering a fixed body of the size of the service's answer (no I/O).
+- **baseline**: hand-written \`node:http\` + ioredis on the same keys: one GET of the event, one MGET of
+  the profiles, the same response bytes (\`scripts/bench/baseline-server.mjs\`).
+- **service**: \`node dist/cli/main.js serve\` with its default configuration (\`NODE_ENV=production\`,
+  \`LOG_LEVEL=info\`: one JSON log line per request).
+
+| K | target | req/s | p50 ms | p99 ms | errors | Redis cmds/req | bytes/resp | ×baseline | ×ceiling |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${lines.join('\n')}
+
+Service peak RSS over the whole run: ${peakRss === undefined ? 'n/a' : `${peakRss.toFixed(0)} MiB`}.
+`;
+  const path = new URL(options.output, root);
+  let existing = '';
+  try {
+    existing = readFileSync(path, 'utf8');
+  } catch {
+    // first report
+  }
+  const notes = existing.indexOf('\n## Notes');
+  writeFileSync(path, report + (notes >= 0 ? existing.slice(notes) : ''));
+}
+
+await main();
