@@ -96,12 +96,14 @@ export function buildApp({ store, config, logger }: AppDependencies): FastifyIns
   });
   const newContext = () => createContext({ store, limits: config.lookup });
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks: an async hook costs a promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('access-control-allow-origin', '*');
+    done();
   });
   // One log line per request; the URL is redacted if it could hold a secret key.
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       {
         method: request.method,
@@ -111,6 +113,7 @@ export function buildApp({ store, config, logger }: AppDependencies): FastifyIns
       },
       'request',
     );
+    done();
   });
 
   registerRestLookup(app, schema, userProfileLookup, newContext);
