@@ -35,3 +35,16 @@ export function replaceableAddress(event: NostrEvent): string | undefined {
 export function profileAddress(pubkey: string): string {
   return `${PROFILE_KIND}:${pubkey}`;
 }
+
+/**
+ * NIP-01: of two versions of a replaceable or addressable event, the one with the newest
+ * `created_at` is kept; on a tie, the one with the lowest id (lexical order). True if `candidate`
+ * replaces `held`. The Redis store applies the same rule inside Redis (store/redis/replace-script.ts).
+ */
+export function supersedes(
+  candidate: { created_at: number; id: string },
+  held: { created_at: number; id: string },
+): boolean {
+  if (candidate.created_at !== held.created_at) return candidate.created_at > held.created_at;
+  return candidate.id < held.id;
+}

@@ -5,16 +5,18 @@ import { profile, pubkeyOf, realEvents, signed } from './events.js';
 
 export interface StoreUnderTest {
   store: EventStore;
+  /** Another store on the same data, as a restarted process would open it. */
+  reopen(): EventStore | Promise<EventStore>;
   cleanup(): Promise<void>;
 }
 
 /** Every rule an EventStore must keep, to run against each implementation. */
 export function describeEventStoreConformance(name: string, open: () => Promise<StoreUnderTest>): void {
   describe(`${name}: EventStore conformance`, () => {
-    const withStore = (test: (store: EventStore) => Promise<void>) => async () => {
+    const withStore = (test: (store: EventStore, subject: StoreUnderTest) => Promise<void>) => async () => {
       const subject = await open();
       try {
-        await test(subject.store);
+        await test(subject.store, subject);
       } finally {
         await subject.cleanup();
       }
@@ -187,6 +189,25 @@ export function describeEventStoreConformance(name: string, open: () => Promise<
         expect((await store.getProfiles([pubkeyOf('hank')]))[0]?.event.created_at).toBe(2 ** 31 + 1);
         const [stored] = await store.getEvents([far.id]);
         expect(stored?.json).toContain(`"created_at":${2 ** 40 + 3},`);
+      }),
+    );
+
+    it(
+      'keeps what it stored across a restart of the process',
+      withStore(async (store, subject) => {
+        const note = signed('olga', { content: 'still here' });
+        const versions = [profile('olga', { v: 1 }, 1), profile('olga', { v: 2 }, 2)];
+        await store.putEvents([note, ...versions]);
+        await store.close();
+        const again = await subject.reopen();
+        try {
+          expect((await again.getEvents([note.id]))[0]?.event).toEqual(note);
+          expect((await again.getProfiles([pubkeyOf('olga')]))[0]?.event).toEqual(versions[1]);
+          // The rule still holds against what survived the restart.
+          expect(await again.putEvents([versions[0] as NostrEvent])).toEqual(['superseded']);
+        } finally {
+          await again.close();
+        }
       }),
     );
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { connectRedis, RedisEventStore, waitUntilReady } from '../../src/store/redis/redis-event-store.js';
 
@@ -7,27 +8,41 @@ export interface TestStore {
   client: ReturnType<typeof connectRedis>;
   prefix: string;
   url: string;
+  /** A second store on the same Redis and prefix, as after a restart of the process. */
+  reopen(): Promise<RedisEventStore>;
   /** Deletes every key under this store's prefix and closes the connection. */
   cleanup(): Promise<void>;
+}
+
+async function connect(url: string, prefix: string) {
+  const client = connectRedis({ url, keyPrefix: prefix, timeoutMs: 2000 });
+  client.on('error', () => {});
+  await waitUntilReady(client, 5000);
+  return { client, store: new RedisEventStore(client, prefix) };
 }
 
 /** A store on the run's Redis (or `url`) under a key prefix of its own. */
 export async function createTestStore(url: string = inject('redisUrl')): Promise<TestStore> {
   const prefix = `test:${randomUUID()}:`;
-  const client = connectRedis({ url, keyPrefix: prefix, timeoutMs: 2000 });
-  client.on('error', () => {});
-  await waitUntilReady(client, 5000);
-  const store = new RedisEventStore(client, prefix);
+  const { client, store } = await connect(url, prefix);
   const cleanup = async () => {
-    if (client.status === 'ready') {
+    await store.close().catch(() => {});
+    // A connection of its own: the store's may be closed, or its Redis gone.
+    const admin = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    admin.on('error', () => {});
+    try {
+      await admin.connect();
       let cursor = '0';
       do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        if (keys.length > 0) await client.del(...keys);
+        const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        if (keys.length > 0) await admin.del(...keys);
         cursor = next;
       } while (cursor !== '0');
+    } catch {
+      // Redis is gone (outage tests): nothing left to clean.
+    } finally {
+      admin.disconnect();
     }
-    await store.close();
   };
-  return { store, client, prefix, url, cleanup };
+  return { store, client, prefix, url, reopen: async () => (await connect(url, prefix)).store, cleanup };
 }

@@ -13,8 +13,6 @@ export interface RedisKeys {
   replaceable(address: string): string;
 }
 
-export const MARKER_PREFIX = '@';
-
 export function redisKeys(prefix: string): RedisKeys {
   return {
     event: (id) => `${prefix}e:${id}`,

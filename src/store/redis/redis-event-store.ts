@@ -9,8 +9,9 @@ import {
   StoreUnavailableError,
   type WriteOutcome,
 } from '../event-store.js';
-import { readStoredEvent, storedEventId } from '../stored-event.js';
-import { MARKER_PREFIX, type RedisKeys, redisKeys } from './keys.js';
+import { markerFor, resolveEventValues } from '../replaceable-markers.js';
+import { readStoredEvent } from '../stored-event.js';
+import { type RedisKeys, redisKeys } from './keys.js';
 import { mgetBySlot, type RedisClient } from './mget-by-slot.js';
 import { REPLACE_SCRIPT } from './replace-script.js';
 
@@ -73,29 +74,9 @@ export class RedisEventStore implements EventStore {
 
   async getEvents(ids: readonly string[]): Promise<(StoredEvent | null)[]> {
     const values = await this.command(() => mgetBySlot(this.client, ids.map(this.keys.event)));
-    const results: (StoredEvent | null)[] = values.map((value, index) =>
-      value === null || value.startsWith(MARKER_PREFIX) ? null : readStoredEvent(value, { id: ids[index] }),
+    return resolveEventValues(ids, values, (addresses) =>
+      this.command(() => mgetBySlot(this.client, addresses.map(this.keys.replaceable))),
     );
-    // Replaceable events live in their address's slot: follow the markers with one more read.
-    const markers = values.flatMap((value, index) =>
-      value?.startsWith(MARKER_PREFIX) ? [{ index, address: value.slice(MARKER_PREFIX.length) }] : [],
-    );
-    if (markers.length > 0) {
-      const held = await this.command(() =>
-        mgetBySlot(
-          this.client,
-          markers.map(({ address }) => this.keys.replaceable(address)),
-        ),
-      );
-      markers.forEach(({ index }, position) => {
-        const json = held[position];
-        if (json === null || json === undefined) return;
-        const stored = readStoredEvent(json, {});
-        // A marker left by a version that has since been replaced: that version is gone (NIP-01).
-        if (storedEventId(stored) === ids[index]) results[index] = stored;
-      });
-    }
-    return results;
   }
 
   async getProfiles(pubkeys: readonly string[]): Promise<(StoredEvent | null)[]> {
@@ -128,7 +109,7 @@ export class RedisEventStore implements EventStore {
     // The marker makes the event findable by id. Written after the slot (they may sit on different
     // cluster nodes), so a reader can meet a marker whose version was replaced meanwhile: getEvents
     // checks the id. Rewritten on `duplicate` to heal a write that stopped between the two steps.
-    const marker = this.client.set(this.keys.event(event.id), MARKER_PREFIX + address);
+    const marker = this.client.set(this.keys.event(event.id), markerFor(address));
     const cleanup = outcome === 'replaced' ? this.client.del(this.keys.event(previousId)) : undefined;
     await Promise.all([marker, cleanup]);
     return outcome;

@@ -1,6 +1,7 @@
 /**
- * The NIP-01 replaceable-event rule as one atomic Redis script over one key (the address's slot):
- * the newest `created_at` wins; on a tie the lowest id wins. Running inside Redis makes concurrent or
+ * The NIP-01 replaceable-event rule (nostr/kinds.ts `supersedes`, mirrored here in Lua) as one
+ * atomic Redis script over one key (the address's slot): the newest `created_at` wins; on a tie the
+ * lowest id wins. Running inside Redis makes concurrent or
  * out-of-order writers unable to regress a profile.
  *
  * KEYS[1] the slot key; ARGV[1] the new event's wire JSON; ARGV[2] its id; ARGV[3] its created_at.

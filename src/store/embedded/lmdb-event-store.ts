@@ -1,0 +1,107 @@
+import { mkdirSync } from 'node:fs';
+import { open, type RootDatabase } from 'lmdb';
+import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
+import { PROFILE_KIND, profileAddress, replaceableAddress, supersedes } from '../../nostr/kinds.js';
+import {
+  CorruptDataError,
+  type EventStore,
+  type StoredEvent,
+  StoreUnavailableError,
+  type WriteOutcome,
+} from '../event-store.js';
+import { markerFor, resolveEventValues } from '../replaceable-markers.js';
+import { readStoredEvent } from '../stored-event.js';
+
+/**
+ * The embedded event index: LMDB in a directory (DATA_DIR), for one box without Redis. The same
+ * layout as Redis (replaceable-markers.ts): `events` maps an id to its wire JSON or to a marker,
+ * `replaceable` maps an address to its latest version. Writes run in one LMDB write transaction per
+ * batch; LMDB has a single writer across threads and processes, so the NIP-01 rule is atomic even
+ * with `serve` and `import` running side by side. Reads are memory-mapped and batched with getMany.
+ */
+export class LmdbEventStore implements EventStore {
+  private readonly root: RootDatabase<string, string>;
+  private readonly events;
+  private readonly replaceable;
+
+  constructor(readonly dataDir: string) {
+    mkdirSync(dataDir, { recursive: true });
+    this.root = open<string, string>({ path: dataDir, encoding: 'string', compression: false });
+    this.events = this.root.openDB<string, string>({ name: 'events', encoding: 'string' });
+    this.replaceable = this.root.openDB<string, string>({ name: 'replaceable', encoding: 'string' });
+  }
+
+  async getEvents(ids: readonly string[]): Promise<(StoredEvent | null)[]> {
+    const values = await this.read(() => this.events.getMany([...ids]));
+    return resolveEventValues(ids, values, (addresses) => this.read(() => this.replaceable.getMany(addresses)));
+  }
+
+  async getProfiles(pubkeys: readonly string[]): Promise<(StoredEvent | null)[]> {
+    const values = await this.read(() => this.replaceable.getMany(pubkeys.map(profileAddress)));
+    return values.map((value, index) =>
+      value == null ? null : readStoredEvent(value, { pubkey: pubkeys[index], kind: PROFILE_KIND }),
+    );
+  }
+
+  async putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
+    try {
+      return await this.root.transaction(() => events.map((event) => this.putEvent(event)));
+    } catch (error) {
+      throw new StoreUnavailableError({ cause: error });
+    }
+  }
+
+  /**
+   * Runs inside the write transaction: what it reads is what the transaction will overwrite. Inside a
+   * transaction, put/remove apply at once; the promises they return only signal the commit, which
+   * `transaction()` already awaits, hence `void`.
+   */
+  private putEvent(event: NostrEvent): WriteOutcome {
+    const json = serializeEvent(event);
+    const address = replaceableAddress(event);
+    if (address === undefined) {
+      if (this.events.get(event.id) !== undefined) return 'duplicate';
+      void this.events.put(event.id, json);
+      return 'stored';
+    }
+    const held = this.heldVersion(address);
+    if (held?.id === event.id) {
+      void this.events.put(event.id, markerFor(address)); // heal a missing marker
+      return 'duplicate';
+    }
+    if (held && !supersedes(event, held)) return 'superseded';
+    void this.replaceable.put(address, json);
+    void this.events.put(event.id, markerFor(address));
+    if (held?.id) void this.events.remove(held.id);
+    return held ? 'replaced' : 'stored';
+  }
+
+  /** The version an address holds; a value that is not an event we wrote counts as replaceable. */
+  private heldVersion(address: string): { id: string; created_at: number } | undefined {
+    const value = this.replaceable.get(address);
+    if (value === undefined) return undefined;
+    try {
+      const { id, created_at } = readStoredEvent(value, {}).event;
+      return { id, created_at };
+    } catch (error) {
+      if (error instanceof CorruptDataError) return { id: '', created_at: Number.NEGATIVE_INFINITY };
+      throw error;
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.read(async () => this.root.get('ping'));
+  }
+
+  async close(): Promise<void> {
+    await this.root.close();
+  }
+
+  private async read<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw new StoreUnavailableError({ cause: error });
+    }
+  }
+}

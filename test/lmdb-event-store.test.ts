@@ -1,0 +1,46 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
+import { StoreUnavailableError } from '../src/store/event-store.js';
+import { profile } from './support/events.js';
+import { describeEventStoreConformance } from './support/event-store-conformance.js';
+
+function openTemporary() {
+  const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-lmdb-'));
+  const store = new LmdbEventStore(dir);
+  return {
+    store,
+    dir,
+    reopen: () => new LmdbEventStore(dir),
+    cleanup: async () => {
+      await store.close().catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+describeEventStoreConformance('LMDB (embedded)', async () => openTemporary());
+
+describe('LMDB specifics', () => {
+  it('a closed store reports itself unavailable', async () => {
+    const { store, cleanup } = openTemporary();
+    await store.close();
+    await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
+    await cleanup();
+  });
+
+  it('two handles on one directory (as serve and import in two processes) see each other’s writes', async () => {
+    const first = openTemporary();
+    const second = first.reopen();
+    try {
+      const event = profile('shared', { name: 'shared' });
+      await first.store.putEvents([event]);
+      expect((await second.getProfiles([event.pubkey]))[0]?.event).toEqual(event);
+    } finally {
+      await second.close();
+      await first.cleanup();
+    }
+  });
+});
