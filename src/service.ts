@@ -2,38 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/env.js';
 import { buildApp } from './http/app.js';
 import type { Logger } from './logger.js';
-import { connectRedis, RedisEventStore, waitUntilReady } from './store/redis/redis-event-store.js';
-
-/** A Redis URL fit for logs: no password. */
-export function redactedRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'redis://(unparseable)';
-  }
-}
-
-/** Opens the event store described by the configuration; logs connection trouble without flooding. */
-export function openStore(config: Config, logger: Logger) {
-  const client = connectRedis(config.redis);
-  let lastError = '';
-  client.on('error', (error: Error) => {
-    // ioredis reports every reconnect attempt: log each distinct error once until it changes.
-    if (error.message !== lastError)
-      logger.warn({ err: { message: error.message } }, 'redis connection error');
-    lastError = error.message;
-  });
-  client.on('ready', () => {
-    lastError = '';
-    logger.info(
-      { redis: redactedRedisUrl(config.redis.url), keyPrefix: config.redis.keyPrefix },
-      'redis ready',
-    );
-  });
-  return { client, store: new RedisEventStore(client, config.redis.keyPrefix) };
-}
+import { openStore } from './store/open-store.js';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -45,9 +14,9 @@ export interface RunningService {
  * Redis is down (lookups answer 500, /readyz 503) and recovers by itself when Redis returns.
  */
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
-  const { client, store } = openStore(config, logger);
+  const { store, ready } = openStore(config.store, logger);
   try {
-    await waitUntilReady(client, 5000);
+    await ready(5000);
   } catch {
     logger.warn('event store not reachable yet: serving anyway; /readyz answers 503 until it is');
   }

@@ -1,4 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serializeEvent } from '../src/nostr/event.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { profile } from './support/events.js';
 import { freePort } from './support/redis-server.js';
@@ -24,9 +28,9 @@ interface Served {
   exited: Promise<number | null>;
 }
 
-async function serve(env: Record<string, string>): Promise<Served> {
+async function serve(env: Record<string, string | undefined>, command = ['serve']): Promise<Served> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...command], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, ...env },
   });
   let output = '';
@@ -67,7 +71,9 @@ describe('nostr-lookup serve', () => {
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as { msg: string; level: string; reqId?: string });
-    expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(['redis ready', 'request', 'shutting down', 'stopped']));
+    expect(lines.map((line) => line.msg)).toEqual(
+      expect.arrayContaining(['event store: redis', 'redis ready', 'request', 'shutting down', 'stopped']),
+    );
     expect(lines.find((line) => line.msg === 'request')?.reqId).toBeTruthy();
   });
 
@@ -76,5 +82,36 @@ describe('nostr-lookup serve', () => {
     expect(await served.exited).toBe(1);
     expect(served.output()).toContain('PORT must be a whole number');
     expect(served.output()).toContain('LOG_LEVEL must be one of');
+  });
+});
+
+describe('nostr-lookup without REDIS_URL: the embedded store', () => {
+  it('imports, serves, says which store it uses, and keeps the data across a restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'nostr-lookup-data-'));
+    const env = { REDIS_URL: undefined, DATA_DIR: dataDir };
+    try {
+      const file = `${dataDir}-events.jsonl`;
+      writeFileSync(file, `${serializeEvent(alice)}\n`);
+      const imported = await serve(env, ['import', file, '--json']);
+      expect(await imported.exited).toBe(0);
+      expect(imported.output()).toContain('"stored":1');
+
+      for (let run = 0; run < 2; run++) {
+        const served = await serve(env);
+        await untilHealthy(served.url, served);
+        expect(await getJson(`${served.url}/user-profile?pubkey=${alice.pubkey}`)).toMatchObject({ status: 200, body: { profile: alice } });
+        expect((await getJson(`${served.url}/readyz`)).status).toBe(200);
+        served.child.kill('SIGTERM');
+        expect(await served.exited).toBe(0);
+        const start = served
+          .output()
+          .split('\n')
+          .find((line) => line.includes('event store: embedded'));
+        expect(JSON.parse(start ?? '{}')).toMatchObject({ store: 'embedded', engine: 'lmdb', dataDir });
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(`${dataDir}-events.jsonl`, { force: true });
+    }
   });
 });

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/env.js';
 
@@ -13,10 +14,10 @@ function problems(env: Record<string, string>): string[] {
 }
 
 describe('configuration from the environment', () => {
-  it('has working defaults', () => {
+  it('has working defaults: without REDIS_URL, the embedded store in ./data', () => {
     expect(loadConfig({})).toEqual({
       http: { port: 8080, host: '127.0.0.1' },
-      redis: { url: 'redis://127.0.0.1:6379', keyPrefix: 'nostr:', timeoutMs: 1000 },
+      store: { kind: 'embedded', dataDir: resolve('data') },
       log: { level: 'info' },
       lookup: { maxProfiles: 100, maxListLength: 100 },
       graphql: { graphiql: true },
@@ -39,11 +40,17 @@ describe('configuration from the environment', () => {
       }),
     ).toEqual({
       http: { port: 9000, host: '0.0.0.0' },
-      redis: { url: 'rediss://:pw@cache.internal:6380/2', keyPrefix: '{nostr}:', timeoutMs: 250 },
+      store: { kind: 'redis', url: 'rediss://:pw@cache.internal:6380/2', keyPrefix: '{nostr}:', timeoutMs: 250 },
       log: { level: 'debug' },
       lookup: { maxProfiles: 20, maxListLength: 10 },
       graphql: { graphiql: true },
     });
+  });
+
+  it('DATA_DIR places the embedded store; REDIS_URL takes precedence over it', () => {
+    expect(loadConfig({ DATA_DIR: '/var/lib/nostr' }).store).toEqual({ kind: 'embedded', dataDir: '/var/lib/nostr' });
+    expect(loadConfig({ DATA_DIR: 'rel/dir' }).store).toEqual({ kind: 'embedded', dataDir: resolve('rel/dir') });
+    expect(loadConfig({ DATA_DIR: '/x', REDIS_URL: 'redis://h:1' }).store.kind).toBe('redis');
   });
 
   it('GraphiQL is off in production unless asked for', () => {
@@ -52,7 +59,9 @@ describe('configuration from the environment', () => {
   });
 
   it('an empty variable counts as unset', () => {
-    expect(loadConfig({ PORT: '', REDIS_URL: '', LOG_LEVEL: '' }).http.port).toBe(8080);
+    const config = loadConfig({ PORT: '', REDIS_URL: '', LOG_LEVEL: '' });
+    expect(config.http.port).toBe(8080);
+    expect(config.store.kind).toBe('embedded');
   });
 
   it('reports every problem at once, naming each variable', () => {

@@ -201,6 +201,11 @@ describe('unexpected failures are masked', () => {
         throw new TypeError(secret);
       },
       putEvents: async () => [],
+      rememberMisses: async () => {},
+      knownMisses: async () => [],
+      forgetMisses: async () => {},
+      getCursor: async () => undefined,
+      setCursor: async () => {},
       ping: async () => {},
       close: async () => {},
     };

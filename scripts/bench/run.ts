@@ -3,14 +3,18 @@
 //
 //   npm run bench -- --k 1,10,50 --profiles 10000 --notes 20000 --duration 10 --connections 32
 //
+// The same dataset is also served from the embedded store (LMDB, no Redis) by a second service.
+//
 // Uses REDIS_URL if set, else starts a private redis-server. The service runs as users run it
 // (`node dist/cli/main.js serve`, default configuration), so `npm run build` first (the script does).
 import { type ChildProcess, fork, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
+import { join } from 'node:path';
+import { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
 import { connectRedis, RedisEventStore, waitUntilReady } from '../../src/store/redis/redis-event-store.js';
 import { freePort, type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
 import { identity, makeNotes, makeProfiles } from './dataset.js';
@@ -156,18 +160,25 @@ async function main() {
   const store = new RedisEventStore(client, prefix);
   const admin = new Redis(redisUrl);
   const children: ChildProcess[] = [];
+  const dataDir = mkdtempSync(join(tmpdir(), 'nostr-lookup-bench-'));
+  const embedded = new LmdbEventStore(dataDir);
 
   try {
     log(`dataset: ${profileCount} profiles, ${noteCount} notes for each K in ${ks.join(', ')}`);
     const identities = Array.from({ length: profileCount }, (_, index) => identity(index));
     const profiles = makeProfiles(identities);
     await store.putEvents(profiles);
+    await embedded.putEvents(profiles);
     const notesByK = new Map<number, string[]>();
     for (const k of ks) {
       const notes = makeNotes(identities, noteCount, k, k);
-      for (let offset = 0; offset < notes.length; offset += 1000) await store.putEvents(notes.slice(offset, offset + 1000));
+      for (let offset = 0; offset < notes.length; offset += 1000) {
+        await store.putEvents(notes.slice(offset, offset + 1000));
+        await embedded.putEvents(notes.slice(offset, offset + 1000));
+      }
       notesByK.set(k, notes.map((note) => note.id));
     }
+    await embedded.close();
     log(`dataset ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 
     const env = { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix, HOST: '127.0.0.1' };
@@ -185,6 +196,14 @@ async function main() {
       `http://127.0.0.1:${baselinePort}/`,
     );
     children.push(baseline);
+    const embeddedPort = await freePort();
+    const embeddedService = await startProcess(
+      ['dist/cli/main.js', 'serve'],
+      { REDIS_URL: '', DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(embeddedPort), NODE_ENV: 'production' },
+      `http://127.0.0.1:${embeddedPort}/healthz`,
+    );
+    children.push(embeddedService);
+    const embeddedUrl = `http://127.0.0.1:${embeddedPort}`;
     const serviceUrl = `http://127.0.0.1:${servicePort}`;
     const baselineUrl = `http://127.0.0.1:${baselinePort}`;
 
@@ -205,6 +224,7 @@ async function main() {
       const nextId = cycle(ids);
       rows.push(await measure({ name: 'baseline /event', url: baselineUrl, next: () => ({ path: `/event?id=${nextId()}` }), countCommands: true }, String(k), admin));
       rows.push(await measure({ name: 'service /event', url: serviceUrl, next: () => ({ path: `/event?id=${nextId()}` }), countCommands: true }, String(k), admin));
+      rows.push(await measure({ name: 'service, embedded store /event', url: embeddedUrl, next: () => ({ path: `/event?id=${nextId()}` }), countCommands: false }, String(k), admin));
       rows.push(
         await measure(
           {
@@ -226,10 +246,11 @@ async function main() {
     const nextPubkey = cycle(pubkeys);
     rows.push(await measure({ name: 'baseline /user-profile', url: baselineUrl, next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }), countCommands: true }, '-', admin));
     rows.push(await measure({ name: 'service /user-profile', url: serviceUrl, next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }), countCommands: true }, '-', admin));
+    rows.push(await measure({ name: 'service, embedded store /user-profile', url: embeddedUrl, next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }), countCommands: false }, '-', admin));
 
-    const peak = peakRssMiB(service.pid ?? 0);
+    const peak = { redis: peakRssMiB(service.pid ?? 0), embedded: peakRssMiB(embeddedService.pid ?? 0) };
     writeReport(rows, peak);
-    log(`service peak RSS: ${peak?.toFixed(0)} MiB; wrote ${options.output}`);
+    log(`service peak RSS: ${peak.redis?.toFixed(0)} MiB (Redis), ${peak.embedded?.toFixed(0)} MiB (embedded); wrote ${options.output}`);
   } finally {
     await Promise.all(children.map(stop));
     let cursor = '0';
@@ -241,10 +262,11 @@ async function main() {
     admin.disconnect();
     await store.close();
     await privateRedis?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-function writeReport(rows: Row[], peakRss: number | undefined) {
+function writeReport(rows: Row[], peakRss: { redis: number | undefined; embedded: number | undefined }) {
   const ratio = (a: number | undefined, b: number | undefined) => (a && b ? (a / b).toFixed(2) : '');
   const lines: string[] = [];
   for (const row of rows) {
@@ -253,6 +275,7 @@ function writeReport(rows: Row[], peakRss: number | undefined) {
     const baselineName = row.target.includes('user-profile') ? 'baseline /user-profile' : 'baseline /event';
     const baseline = group.find((other) => other.target === baselineName)?.rps;
     const isService = row.target.startsWith('service');
+    // The embedded store is compared with the same hand-written Redis baseline.
     lines.push(
       `| ${row.k} | ${row.target} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${row.errors} | ${
         row.commandsPerRequest?.toFixed(2) ?? ''
@@ -276,13 +299,17 @@ Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes 
 - **baseline**: hand-written \`node:http\` + ioredis on the same keys: one GET of the event, one MGET of
   the profiles, the same response bytes (\`scripts/bench/baseline-server.mjs\`).
 - **service**: \`node dist/cli/main.js serve\` with its default configuration (\`NODE_ENV=production\`,
-  \`LOG_LEVEL=info\`: one JSON log line per request).
+  \`LOG_LEVEL=info\`: one JSON log line per request), on Redis.
+- **service, embedded store**: the same, without \`REDIS_URL\`: the same dataset in LMDB (\`DATA_DIR\`).
+  Its ×baseline compares it with the Redis baseline.
 
 | K | target | req/s | p50 ms | p99 ms | errors | Redis cmds/req | bytes/resp | ×baseline | ×ceiling |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${lines.join('\n')}
 
-Service peak RSS over the whole run: ${peakRss === undefined ? 'n/a' : `${peakRss.toFixed(0)} MiB`}.
+Service peak RSS over the whole run: ${peakRss.redis?.toFixed(0) ?? 'n/a'} MiB on Redis, ${
+    peakRss.embedded?.toFixed(0) ?? 'n/a'
+  } MiB on the embedded store (whose memory-mapped pages count as resident when read).
 `;
   const path = new URL(options.output, root);
   let existing = '';

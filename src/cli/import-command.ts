@@ -5,8 +5,7 @@ import { SingleBar } from 'cli-progress';
 import type { Config } from '../config/env.js';
 import { formatSummary, type ImportSummary, importEvents } from '../import/import-events.js';
 import type { Logger } from '../logger.js';
-import { openStore, redactedRedisUrl } from '../service.js';
-import { waitUntilReady } from '../store/redis/redis-event-store.js';
+import { openStore } from '../store/open-store.js';
 
 export interface ImportCommandOptions {
   batchSize: number;
@@ -40,13 +39,11 @@ export async function runImport(
     process.stderr.write(`nostr-lookup import: cannot read ${source}: ${(error as Error).message}\n`);
     return 1;
   }
-  const { client, store } = openStore(config, logger);
+  const { store, ready, description } = openStore(config.store, logger);
   try {
-    await waitUntilReady(client, 5000);
+    await ready(5000);
   } catch {
-    process.stderr.write(
-      `nostr-lookup import: cannot reach Redis at ${redactedRedisUrl(config.redis.url)}\n`,
-    );
+    process.stderr.write(`nostr-lookup import: cannot reach ${description}\n`);
     await store.close();
     return 1;
   }

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { z } from 'zod';
 
 /**
@@ -30,21 +31,23 @@ const HttpModel = z.object({
   HOST: z.preprocess(emptyAsUnset, z.string().trim().min(1).default('127.0.0.1')),
 });
 
-const RedisModel = z.object({
+const StoreModel = z.object({
+  // Unset: the embedded store in DATA_DIR. Set: Redis, the store for fleets.
   REDIS_URL: z.preprocess(
     emptyAsUnset,
     z
       .string()
       .trim()
-      .default('redis://127.0.0.1:6379')
       .refine((value) => {
         try {
           return ['redis:', 'rediss:'].includes(new URL(value).protocol);
         } catch {
           return false;
         }
-      }, 'REDIS_URL must be a redis:// or rediss:// URL'),
+      }, 'REDIS_URL must be a redis:// or rediss:// URL')
+      .optional(),
   ),
+  DATA_DIR: z.preprocess(emptyAsUnset, z.string().default('./data')),
   REDIS_KEY_PREFIX: z
     .string()
     .max(100, 'REDIS_KEY_PREFIX must be at most 100 characters')
@@ -83,6 +86,8 @@ export interface RedisConfig {
   keyPrefix: string;
   timeoutMs: number;
 }
+/** Where events are indexed: Redis when REDIS_URL is set, else the embedded store in DATA_DIR. */
+export type StoreConfig = ({ kind: 'redis' } & RedisConfig) | { kind: 'embedded'; dataDir: string };
 export interface LogConfig {
   level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
@@ -99,7 +104,7 @@ export interface GraphqlConfig {
 
 export interface Config {
   http: HttpConfig;
-  redis: RedisConfig;
+  store: StoreConfig;
   log: LogConfig;
   lookup: LookupConfig;
   graphql: GraphqlConfig;
@@ -128,14 +133,16 @@ function parseModel<T extends z.ZodType>(model: T, env: Env, problems: string[])
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
   const http = parseModel(HttpModel, env, problems);
-  const redis = parseModel(RedisModel, env, problems);
+  const store = parseModel(StoreModel, env, problems);
   const log = parseModel(LogModel, env, problems);
   const lookup = parseModel(LookupModel, env, problems);
   const graphql = parseModel(GraphqlModel, env, problems);
-  if (!http || !redis || !log || !lookup || !graphql || problems.length > 0) throw new ConfigError(problems);
+  if (!http || !store || !log || !lookup || !graphql || problems.length > 0) throw new ConfigError(problems);
   return {
     http: { port: http.PORT, host: http.HOST },
-    redis: { url: redis.REDIS_URL, keyPrefix: redis.REDIS_KEY_PREFIX, timeoutMs: redis.REDIS_TIMEOUT_MS },
+    store: store.REDIS_URL
+      ? { kind: 'redis', url: store.REDIS_URL, keyPrefix: store.REDIS_KEY_PREFIX, timeoutMs: store.REDIS_TIMEOUT_MS }
+      : { kind: 'embedded', dataDir: resolve(store.DATA_DIR) },
     log: { level: log.LOG_LEVEL },
     lookup: { maxProfiles: lookup.MAX_PROFILES, maxListLength: lookup.MAX_LIST_LENGTH },
     graphql: { graphiql: graphql.GRAPHIQL ?? graphql.NODE_ENV !== 'production' },

@@ -29,6 +29,18 @@ export interface EventStore {
   getProfiles(pubkeys: readonly string[]): Promise<(StoredEvent | null)[]>;
   /** Writes verified events, applying the NIP-01 replaceable rule atomically. */
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]>;
+  /**
+   * Negative cache: remembers that these lookups (`event:<id>`, `profile:<pubkey>`…) found nothing
+   * anywhere, for `ttlSeconds`, so repeated misses need not ask upstream again.
+   */
+  rememberMisses(keys: readonly string[], ttlSeconds: number): Promise<void>;
+  /** For each key, whether a remembered miss is still in force. One store call. */
+  knownMisses(keys: readonly string[]): Promise<boolean[]>;
+  /** Forgets remembered misses (when the thing has been found after all). */
+  forgetMisses(keys: readonly string[]): Promise<void>;
+  /** A named cursor (e.g. a relay sync position), or undefined if never set. */
+  getCursor(name: string): Promise<string | undefined>;
+  setCursor(name: string, value: string): Promise<void>;
   /** Resolves while the store answers; rejects otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -212,6 +212,36 @@ export function describeEventStoreConformance(name: string, open: () => Promise<
     );
 
     it(
+      'remembers misses until they expire, in one batch read',
+      withStore(async (store) => {
+        await store.rememberMisses(['event:a', 'profile:b'], 1);
+        await store.rememberMisses(['event:long'], 60);
+        expect(await store.knownMisses(['event:a', 'profile:b', 'event:long', 'event:never'])).toEqual([true, true, true, false]);
+        await store.forgetMisses(['profile:b']);
+        expect(await store.knownMisses(['profile:b'])).toEqual([false]);
+        await new Promise((resolve) => setTimeout(resolve, 1100));
+        expect(await store.knownMisses(['event:a', 'event:long'])).toEqual([false, true]);
+        expect(await store.knownMisses([])).toEqual([]);
+      }),
+    );
+
+    it(
+      'keeps named cursors across a restart',
+      withStore(async (store, subject) => {
+        expect(await store.getCursor('relay:wss://a')).toBeUndefined();
+        await store.setCursor('relay:wss://a', '1700000000');
+        await store.setCursor('relay:wss://a', '1700000100');
+        await store.close();
+        const again = await subject.reopen();
+        try {
+          expect(await again.getCursor('relay:wss://a')).toBe('1700000100');
+        } finally {
+          await again.close();
+        }
+      }),
+    );
+
+    it(
       'answers ping',
       withStore(async (store) => {
         await expect(store.ping()).resolves.toBeUndefined();

@@ -23,12 +23,17 @@ export class LmdbEventStore implements EventStore {
   private readonly root: RootDatabase<string, string>;
   private readonly events;
   private readonly replaceable;
+  /** key → expiry time in ms since the epoch, as text; expired entries are ignored, then removed. */
+  private readonly misses;
+  private readonly cursors;
 
   constructor(readonly dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
     this.root = open<string, string>({ path: dataDir, encoding: 'string', compression: false });
     this.events = this.root.openDB<string, string>({ name: 'events', encoding: 'string' });
     this.replaceable = this.root.openDB<string, string>({ name: 'replaceable', encoding: 'string' });
+    this.misses = this.root.openDB<string, string>({ name: 'misses', encoding: 'string' });
+    this.cursors = this.root.openDB<string, string>({ name: 'cursors', encoding: 'string' });
   }
 
   async getEvents(ids: readonly string[]): Promise<(StoredEvent | null)[]> {
@@ -43,12 +48,8 @@ export class LmdbEventStore implements EventStore {
     );
   }
 
-  async putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
-    try {
-      return await this.root.transaction(() => events.map((event) => this.putEvent(event)));
-    } catch (error) {
-      throw new StoreUnavailableError({ cause: error });
-    }
+  putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
+    return this.write(() => events.map((event) => this.putEvent(event)));
   }
 
   /**
@@ -89,12 +90,52 @@ export class LmdbEventStore implements EventStore {
     }
   }
 
+  async rememberMisses(keys: readonly string[], ttlSeconds: number): Promise<void> {
+    const expires = String(Date.now() + ttlSeconds * 1000);
+    await this.write(() => {
+      for (const key of keys) void this.misses.put(key, expires);
+    });
+  }
+
+  async knownMisses(keys: readonly string[]): Promise<boolean[]> {
+    const now = Date.now();
+    const values = await this.read(() => this.misses.getMany([...keys]));
+    const expired = keys.filter((_, index) => values[index] != null && Number(values[index]) <= now);
+    if (expired.length > 0) void this.forgetMisses(expired).catch(() => {}); // lazy clean-up
+    return values.map((value) => value != null && Number(value) > now);
+  }
+
+  async forgetMisses(keys: readonly string[]): Promise<void> {
+    await this.write(() => {
+      for (const key of keys) void this.misses.remove(key);
+    });
+  }
+
+  async getCursor(name: string): Promise<string | undefined> {
+    return (await this.read(async () => this.cursors.get(name))) ?? undefined;
+  }
+
+  async setCursor(name: string, value: string): Promise<void> {
+    await this.write(() => {
+      void this.cursors.put(name, value);
+    });
+  }
+
   async ping(): Promise<void> {
     await this.read(async () => this.root.get('ping'));
   }
 
   async close(): Promise<void> {
     await this.root.close();
+  }
+
+  /** One LMDB write transaction: atomic, and serialised with every other writer of the directory. */
+  private async write<T>(action: () => T): Promise<T> {
+    try {
+      return await this.root.transaction(action);
+    } catch (error) {
+      throw new StoreUnavailableError({ cause: error });
+    }
   }
 
   private async read<T>(run: () => Promise<T>): Promise<T> {

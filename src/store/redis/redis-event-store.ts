@@ -115,6 +115,28 @@ export class RedisEventStore implements EventStore {
     return outcome;
   }
 
+  async rememberMisses(keys: readonly string[], ttlSeconds: number): Promise<void> {
+    await this.command(() => Promise.all(keys.map((key) => this.client.set(this.keys.miss(key), '1', 'EX', ttlSeconds))));
+  }
+
+  async knownMisses(keys: readonly string[]): Promise<boolean[]> {
+    const values = await this.command(() => mgetBySlot(this.client, keys.map(this.keys.miss)));
+    return values.map((value) => value !== null);
+  }
+
+  async forgetMisses(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.command(() => Promise.all(keys.map((key) => this.client.del(this.keys.miss(key)))));
+  }
+
+  async getCursor(name: string): Promise<string | undefined> {
+    return (await this.command(() => this.client.get(this.keys.cursor(name)))) ?? undefined;
+  }
+
+  async setCursor(name: string, value: string): Promise<void> {
+    await this.command(() => this.client.set(this.keys.cursor(name), value));
+  }
+
   async ping(): Promise<void> {
     await this.command(() => this.client.ping());
   }

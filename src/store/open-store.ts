@@ -1,0 +1,51 @@
+import type { StoreConfig } from '../config/env.js';
+import type { Logger } from '../logger.js';
+import { LmdbEventStore } from './embedded/lmdb-event-store.js';
+import type { EventStore } from './event-store.js';
+import { connectRedis, RedisEventStore, waitUntilReady } from './redis/redis-event-store.js';
+
+export interface OpenedStore {
+  store: EventStore;
+  /** Where the index lives, fit for logs and messages (no password). */
+  description: string;
+  /** Resolves when the store answers, rejects after `timeoutMs`. */
+  ready(timeoutMs: number): Promise<void>;
+}
+
+/** A Redis URL fit for logs: no password. */
+export function redactedRedisUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'redis://(unparseable)';
+  }
+}
+
+/** Opens the store the configuration names, and says at start which one and where. */
+export function openStore(config: StoreConfig, logger: Logger): OpenedStore {
+  if (config.kind === 'embedded') {
+    const store = new LmdbEventStore(config.dataDir);
+    logger.info({ store: 'embedded', engine: 'lmdb', dataDir: config.dataDir }, 'event store: embedded');
+    return { store, description: `the embedded store in ${config.dataDir}`, ready: () => store.ping() };
+  }
+  const client = connectRedis(config);
+  const description = `Redis at ${redactedRedisUrl(config.url)} (key prefix "${config.keyPrefix}")`;
+  let lastError = '';
+  client.on('error', (error: Error) => {
+    // ioredis reports every reconnect attempt: log each distinct error once until it changes.
+    if (error.message !== lastError) logger.warn({ err: { message: error.message } }, 'redis connection error');
+    lastError = error.message;
+  });
+  client.on('ready', () => {
+    lastError = '';
+    logger.info({ store: 'redis', redis: redactedRedisUrl(config.url), keyPrefix: config.keyPrefix }, 'redis ready');
+  });
+  logger.info({ store: 'redis', redis: redactedRedisUrl(config.url), keyPrefix: config.keyPrefix }, 'event store: redis');
+  return {
+    store: new RedisEventStore(client, config.keyPrefix),
+    description,
+    ready: (timeoutMs) => waitUntilReady(client, timeoutMs),
+  };
+}
