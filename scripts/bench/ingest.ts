@@ -12,7 +12,7 @@ import { importEvents } from '../../src/import/import-events.js';
 import { serializeEvent } from '../../src/nostr/event.js';
 import { verifyNostrEvent } from '../../src/nostr/verify-event.js';
 import { connectRedis, RedisEventStore, waitUntilReady } from '../../src/store/redis/redis-event-store.js';
-import { type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
+import { deleteByPrefix, type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
 import { identity, makeNotes, makeProfiles } from './dataset.js';
 
 const { values: options } = parseArgs({
@@ -97,12 +97,7 @@ ${rows.join('\n')}
     }
     writeFileSync(path, report);
   } finally {
-    let cursor = '0';
-    do {
-      const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 5000);
-      if (keys.length > 0) await admin.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deleteByPrefix(admin, prefix);
     admin.disconnect();
     await store.close();
     await privateRedis?.stop();

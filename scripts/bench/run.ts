@@ -16,7 +16,7 @@ import { Redis } from 'ioredis';
 import { join } from 'node:path';
 import { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
 import { connectRedis, RedisEventStore, waitUntilReady } from '../../src/store/redis/redis-event-store.js';
-import { freePort, type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
+import { deleteByPrefix, freePort, type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
 import { identity, makeNotes, makeProfiles } from './dataset.js';
 
 const { values: options } = parseArgs({
@@ -253,12 +253,7 @@ async function main() {
     log(`service peak RSS: ${peak.redis?.toFixed(0)} MiB (Redis), ${peak.embedded?.toFixed(0)} MiB (embedded); wrote ${options.output}`);
   } finally {
     await Promise.all(children.map(stop));
-    let cursor = '0';
-    do {
-      const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 5000);
-      if (keys.length > 0) await admin.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deleteByPrefix(admin, prefix);
     admin.disconnect();
     await store.close();
     await privateRedis?.stop();

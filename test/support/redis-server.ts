@@ -80,3 +80,13 @@ export async function startPrivateRedis(options: { port?: number } = {}): Promis
   };
   return { url, port, process: child, stop };
 }
+
+/** Deletes every key under `prefix` (SCAN, then UNLINK in batches). */
+export async function deleteByPrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length > 0) await redis.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}

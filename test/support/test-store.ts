@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { connectRedis, RedisEventStore, waitUntilReady } from '../../src/store/redis/redis-event-store.js';
+import { deleteByPrefix } from './redis-server.js';
 
 export interface TestStore {
   store: RedisEventStore;
@@ -32,12 +33,7 @@ export async function createTestStore(url: string = inject('redisUrl')): Promise
     admin.on('error', () => {});
     try {
       await admin.connect();
-      let cursor = '0';
-      do {
-        const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        if (keys.length > 0) await admin.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      await deleteByPrefix(admin, prefix);
     } catch {
       // Redis is gone (outage tests): nothing left to clean.
     } finally {
