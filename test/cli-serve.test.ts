@@ -86,6 +86,18 @@ describe('nostr-lookup serve', () => {
 });
 
 describe('nostr-lookup without REDIS_URL: the embedded store', () => {
+  it('serve and import exit 1 with a clear message when DATA_DIR cannot be used', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'nostr-lookup-notdir-')), 'a-file');
+    writeFileSync(file, 'not a directory');
+    for (const command of [['serve'], ['import', '-']]) {
+      const run = await serve({ REDIS_URL: undefined, DATA_DIR: file }, command);
+      expect(await run.exited).toBe(1);
+      expect(run.output()).toContain(`cannot open the embedded store in ${file}`);
+      expect(run.output()).not.toMatch(/\n\s+at /); // no stack trace
+    }
+    rmSync(file, { force: true });
+  });
+
   it('imports, serves, says which store it uses, and keeps the data across a restart', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'nostr-lookup-data-'));
     const env = { REDIS_URL: undefined, DATA_DIR: dataDir };

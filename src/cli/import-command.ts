@@ -39,7 +39,14 @@ export async function runImport(
     process.stderr.write(`nostr-lookup import: cannot read ${source}: ${(error as Error).message}\n`);
     return 1;
   }
-  const { store, ready, description } = openStore(config.store, logger);
+  let opened: ReturnType<typeof openStore>;
+  try {
+    opened = openStore(config.store, logger);
+  } catch (error) {
+    process.stderr.write(`nostr-lookup import: ${(error as Error).message}\n`);
+    return 1;
+  }
+  const { store, ready, description } = opened;
   try {
     await ready(5000);
   } catch {

@@ -36,8 +36,13 @@ program
   .action(async () => {
     const config = configOrExit();
     const logger = createLogger(config.log);
-    const service = await startService(config, logger);
-    closeOnSignals(service, logger);
+    try {
+      closeOnSignals(await startService(config, logger), logger);
+    } catch (error) {
+      // Say why in one line (a port in use, an unusable DATA_DIR…), then exit 1.
+      process.stderr.write(`nostr-lookup serve: ${(error as Error).message}\n`);
+      logger.flush(() => process.exit(1));
+    }
   });
 
 program

@@ -12,6 +12,11 @@ export interface OpenedStore {
   ready(timeoutMs: number): Promise<void>;
 }
 
+/** The configured store cannot be opened at all (as opposed to being briefly unreachable). */
+export class StoreOpenError extends Error {
+  override name = 'StoreOpenError';
+}
+
 /** A Redis URL fit for logs: no password. */
 export function redactedRedisUrl(url: string): string {
   try {
@@ -26,7 +31,12 @@ export function redactedRedisUrl(url: string): string {
 /** Opens the store the configuration names, and says at start which one and where. */
 export function openStore(config: StoreConfig, logger: Logger): OpenedStore {
   if (config.kind === 'embedded') {
-    const store = new LmdbEventStore(config.dataDir);
+    let store: LmdbEventStore;
+    try {
+      store = new LmdbEventStore(config.dataDir);
+    } catch (error) {
+      throw new StoreOpenError(`cannot open the embedded store in ${config.dataDir}: ${(error as Error).message}`);
+    }
     logger.info({ store: 'embedded', engine: 'lmdb', dataDir: config.dataDir }, 'event store: embedded');
     return { store, description: `the embedded store in ${config.dataDir}`, ready: () => store.ping() };
   }
