@@ -101,8 +101,22 @@ export class LmdbEventStore implements EventStore {
     const now = Date.now();
     const values = await this.read(() => this.misses.getMany([...keys]));
     const expired = keys.filter((_, index) => values[index] != null && Number(values[index]) <= now);
-    if (expired.length > 0) void this.forgetMisses(expired).catch(() => {}); // lazy clean-up
+    if (expired.length > 0) void this.removeExpiredMisses(expired).catch(() => {}); // lazy clean-up
     return values.map((value) => value != null && Number(value) > now);
+  }
+
+  /**
+   * Removes misses that are still expired when the write transaction runs: another writer may have
+   * remembered the same miss again since it was read, and that fresh entry must stay.
+   */
+  private removeExpiredMisses(keys: readonly string[]): Promise<void> {
+    return this.write(() => {
+      const now = Date.now();
+      for (const key of keys) {
+        const expires = this.misses.get(key);
+        if (expires !== undefined && Number(expires) <= now) void this.misses.remove(key);
+      }
+    });
   }
 
   async forgetMisses(keys: readonly string[]): Promise<void> {
