@@ -41,7 +41,7 @@ export function openStore(config: StoreConfig, logger: Logger): OpenedStore {
     return { store, description: `the embedded store in ${config.dataDir}`, ready: () => store.ping() };
   }
   const client = connectRedis(config);
-  const description = `Redis at ${redactedRedisUrl(config.url)} (key prefix "${config.keyPrefix}")`;
+  const where = { store: 'redis', redis: redactedRedisUrl(config.url), keyPrefix: config.keyPrefix };
   let lastError = '';
   client.on('error', (error: Error) => {
     // ioredis reports every reconnect attempt: log each distinct error once until it changes.
@@ -50,12 +50,12 @@ export function openStore(config: StoreConfig, logger: Logger): OpenedStore {
   });
   client.on('ready', () => {
     lastError = '';
-    logger.info({ store: 'redis', redis: redactedRedisUrl(config.url), keyPrefix: config.keyPrefix }, 'redis ready');
+    logger.info(where, 'redis ready');
   });
-  logger.info({ store: 'redis', redis: redactedRedisUrl(config.url), keyPrefix: config.keyPrefix }, 'event store: redis');
+  logger.info(where, 'event store: redis');
   return {
     store: new RedisEventStore(client, config.keyPrefix),
-    description,
+    description: `Redis at ${where.redis} (key prefix "${config.keyPrefix}")`,
     ready: (timeoutMs) => waitUntilReady(client, timeoutMs),
   };
 }
