@@ -201,9 +201,13 @@ describe('unexpected failures are masked', () => {
         throw new TypeError(secret);
       },
       putEvents: async () => [],
-      rememberMisses: async () => {},
-      knownMisses: async () => [],
-      forgetMisses: async () => {},
+      setMarks: async () => {},
+      hasMarks: async () => [],
+      claimMarks: async () => [],
+      getProfilesWithMarks: async () => {
+        throw new TypeError(secret);
+      },
+      clearMarks: async () => {},
       getCursor: async () => undefined,
       setCursor: async () => {},
       ping: async () => {},

@@ -49,12 +49,12 @@ describe('LMDB negative cache', () => {
   it('clean-up of an expired miss never removes a miss remembered again meanwhile', async () => {
     const { store, cleanup } = openTemporary();
     try {
-      await store.rememberMisses(['event:x'], 0); // expires at once
-      const reading = store.knownMisses(['event:x']); // finds it expired, schedules clean-up
-      await store.rememberMisses(['event:x'], 60); // remembered again before the clean-up runs
+      await store.setMarks(['event:x'], 0); // expires at once
+      const reading = store.hasMarks(['event:x']); // finds it expired, schedules clean-up
+      await store.setMarks(['event:x'], 60); // remembered again before the clean-up runs
       expect(await reading).toEqual([false]);
       await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(await store.knownMisses(['event:x'])).toEqual([true]);
+      expect(await store.hasMarks(['event:x'])).toEqual([true]);
     } finally {
       await cleanup();
     }

@@ -9,6 +9,12 @@ export interface StoredEvent {
   readonly json: string;
 }
 
+/** A stored profile (or null) and whether the relays were asked about it within its TTL. */
+export interface ProfileWithMark {
+  readonly profile: StoredEvent | null;
+  readonly marked: boolean;
+}
+
 /**
  * What happened to one event written to the index:
  * - `stored`: new;
@@ -30,14 +36,21 @@ export interface EventStore {
   /** Writes verified events, applying the NIP-01 replaceable rule atomically. */
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]>;
   /**
-   * Negative cache: remembers that these lookups (`event:<id>`, `profile:<pubkey>`…) found nothing
-   * anywhere, for `ttlSeconds`, so repeated misses need not ask upstream again.
+   * Marks say "the relays were asked about <key> recently" (`event:<id>`, `profile:<pubkey>`) and expire
+   * after their TTL. They keep the negative cache (a marked key that the index lacks is a known miss)
+   * and profile freshness (a stored profile whose mark expired is stale). See fill/README in the README.
    */
-  rememberMisses(keys: readonly string[], ttlSeconds: number): Promise<void>;
-  /** For each key, whether a remembered miss is still in force. One store call. */
-  knownMisses(keys: readonly string[]): Promise<boolean[]>;
-  /** Forgets remembered misses (when the thing has been found after all). */
-  forgetMisses(keys: readonly string[]): Promise<void>;
+  setMarks(keys: readonly string[], ttlSeconds: number): Promise<void>;
+  /** For each key, whether its mark is in force. One store call. */
+  hasMarks(keys: readonly string[]): Promise<boolean[]>;
+  /**
+   * Sets each mark that is not in force, atomically per key; true where this call set it. Lets one
+   * caller (in any process sharing the store) win the right to refresh a key once per TTL.
+   */
+  claimMarks(keys: readonly string[], ttlSeconds: number): Promise<boolean[]>;
+  clearMarks(keys: readonly string[]): Promise<void>;
+  /** Profiles as getProfiles, each with whether its `profile:<pubkey>` mark is in force. One store command. */
+  getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]>;
   /** A named cursor (e.g. a relay sync position), or undefined if never set. */
   getCursor(name: string): Promise<string | undefined>;
   setCursor(name: string, value: string): Promise<void>;
@@ -60,4 +73,14 @@ export class CorruptDataError extends Error {
     super(`corrupt data in event store: ${detail}`);
     this.name = 'CorruptDataError';
   }
+}
+
+/** The mark of a pubkey's profile lookup (see EventStore.setMarks). */
+export function profileMarkKey(pubkey: string): string {
+  return `profile:${pubkey}`;
+}
+
+/** The mark of an event lookup by id. */
+export function eventMarkKey(id: string): string {
+  return `event:${id}`;
 }

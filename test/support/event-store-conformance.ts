@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../../src/nostr/event.js';
-import type { EventStore } from '../../src/store/event-store.js';
+import { type EventStore, profileMarkKey } from '../../src/store/event-store.js';
 import { profile, pubkeyOf, realEvents, signed } from './events.js';
 
 export interface StoreUnderTest {
@@ -212,16 +212,46 @@ export function describeEventStoreConformance(name: string, open: () => Promise<
     );
 
     it(
-      'remembers misses until they expire, in one batch read',
+      'keeps marks until they expire, in one batch read',
       withStore(async (store) => {
-        await store.rememberMisses(['event:a', 'profile:b'], 1);
-        await store.rememberMisses(['event:long'], 60);
-        expect(await store.knownMisses(['event:a', 'profile:b', 'event:long', 'event:never'])).toEqual([true, true, true, false]);
-        await store.forgetMisses(['profile:b']);
-        expect(await store.knownMisses(['profile:b'])).toEqual([false]);
+        await store.setMarks(['event:a', 'profile:b'], 1);
+        await store.setMarks(['event:long'], 60);
+        expect(await store.hasMarks(['event:a', 'profile:b', 'event:long', 'event:never'])).toEqual([true, true, true, false]);
+        await store.clearMarks(['profile:b']);
+        expect(await store.hasMarks(['profile:b'])).toEqual([false]);
         await new Promise((resolve) => setTimeout(resolve, 1100));
-        expect(await store.knownMisses(['event:a', 'event:long'])).toEqual([false, true]);
-        expect(await store.knownMisses([])).toEqual([]);
+        expect(await store.hasMarks(['event:a', 'event:long'])).toEqual([false, true]);
+        expect(await store.hasMarks([])).toEqual([]);
+      }),
+    );
+
+    it(
+      'claims a mark once while it is in force, whoever asks, and again once it expired',
+      withStore(async (store) => {
+        await store.setMarks(['profile:held'], 60);
+        expect(await store.claimMarks(['profile:new', 'profile:held', 'profile:new'], 1)).toEqual([true, false, false]);
+        // Concurrent claims of one key: exactly one wins.
+        const racing = await Promise.all([1, 2, 3, 4].map(() => store.claimMarks(['profile:race'], 60)));
+        expect(racing.flat().filter(Boolean)).toHaveLength(1);
+        await new Promise((resolve) => setTimeout(resolve, 1100));
+        expect(await store.claimMarks(['profile:new'], 60)).toEqual([true]);
+        expect(await store.hasMarks(['profile:new', 'profile:held'])).toEqual([true, true]);
+      }),
+    );
+
+    it(
+      'reads profiles with their marks in one call',
+      withStore(async (store) => {
+        const alice = profile('alice', { name: 'Alice' });
+        await store.putEvents([alice]);
+        await store.setMarks([profileMarkKey(pubkeyOf('alice')), profileMarkKey(pubkeyOf('bob'))], 60);
+        const read = await store.getProfilesWithMarks([pubkeyOf('alice'), pubkeyOf('bob'), pubkeyOf('carol')]);
+        expect(read.map(({ profile, marked }) => [profile?.event.id ?? null, marked])).toEqual([
+          [alice.id, true],
+          [null, true],
+          [null, false],
+        ]);
+        expect(await store.getProfilesWithMarks([])).toEqual([]);
       }),
     );
 

@@ -5,6 +5,8 @@ import { PROFILE_KIND, profileAddress, replaceableAddress, supersedes } from '..
 import {
   CorruptDataError,
   type EventStore,
+  type ProfileWithMark,
+  profileMarkKey,
   type StoredEvent,
   StoreUnavailableError,
   type WriteOutcome,
@@ -23,8 +25,8 @@ export class LmdbEventStore implements EventStore {
   private readonly root: RootDatabase<string, string>;
   private readonly events;
   private readonly replaceable;
-  /** key → expiry time in ms since the epoch, as text; expired entries are ignored, then removed. */
-  private readonly misses;
+  /** Marks: key → expiry time in ms since the epoch, as text; expired entries are ignored, then removed. */
+  private readonly marks;
   private readonly cursors;
 
   constructor(readonly dataDir: string) {
@@ -32,7 +34,7 @@ export class LmdbEventStore implements EventStore {
     this.root = open<string, string>({ path: dataDir, encoding: 'string', compression: false });
     this.events = this.root.openDB<string, string>({ name: 'events', encoding: 'string' });
     this.replaceable = this.root.openDB<string, string>({ name: 'replaceable', encoding: 'string' });
-    this.misses = this.root.openDB<string, string>({ name: 'misses', encoding: 'string' });
+    this.marks = this.root.openDB<string, string>({ name: 'marks', encoding: 'string' });
     this.cursors = this.root.openDB<string, string>({ name: 'cursors', encoding: 'string' });
   }
 
@@ -46,6 +48,11 @@ export class LmdbEventStore implements EventStore {
     return values.map((value, index) =>
       value == null ? null : readStoredEvent(value, { pubkey: pubkeys[index], kind: PROFILE_KIND }),
     );
+  }
+
+  async getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]> {
+    const [profiles, marked] = await Promise.all([this.getProfiles(pubkeys), this.hasMarks(pubkeys.map(profileMarkKey))]);
+    return profiles.map((profile, index) => ({ profile, marked: marked[index] === true }));
   }
 
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
@@ -90,38 +97,52 @@ export class LmdbEventStore implements EventStore {
     }
   }
 
-  async rememberMisses(keys: readonly string[], ttlSeconds: number): Promise<void> {
+  async setMarks(keys: readonly string[], ttlSeconds: number): Promise<void> {
     const expires = String(Date.now() + ttlSeconds * 1000);
     await this.write(() => {
-      for (const key of keys) void this.misses.put(key, expires);
+      for (const key of keys) void this.marks.put(key, expires);
     });
   }
 
-  async knownMisses(keys: readonly string[]): Promise<boolean[]> {
+  async hasMarks(keys: readonly string[]): Promise<boolean[]> {
     const now = Date.now();
-    const values = await this.read(() => this.misses.getMany([...keys]));
+    const values = await this.read(() => this.marks.getMany([...keys]));
     const expired = keys.filter((_, index) => values[index] != null && Number(values[index]) <= now);
-    if (expired.length > 0) void this.removeExpiredMisses(expired).catch(() => {}); // lazy clean-up
+    if (expired.length > 0) void this.removeExpiredMarks(expired).catch(() => {}); // lazy clean-up
     return values.map((value) => value != null && Number(value) > now);
   }
 
   /**
-   * Removes misses that are still expired when the write transaction runs: another writer may have
-   * remembered the same miss again since it was read, and that fresh entry must stay.
+   * Removes marks that are still expired when the write transaction runs: another writer may have
+   * set the same mark again since it was read, and that fresh entry must stay.
    */
-  private removeExpiredMisses(keys: readonly string[]): Promise<void> {
+  private removeExpiredMarks(keys: readonly string[]): Promise<void> {
     return this.write(() => {
       const now = Date.now();
       for (const key of keys) {
-        const expires = this.misses.get(key);
-        if (expires !== undefined && Number(expires) <= now) void this.misses.remove(key);
+        const expires = this.marks.get(key);
+        if (expires !== undefined && Number(expires) <= now) void this.marks.remove(key);
       }
     });
   }
 
-  async forgetMisses(keys: readonly string[]): Promise<void> {
+  async claimMarks(keys: readonly string[], ttlSeconds: number): Promise<boolean[]> {
+    // Read and set in one write transaction: LMDB serialises writers, across processes too.
+    return this.write(() => {
+      const now = Date.now();
+      const expires = String(now + ttlSeconds * 1000);
+      return keys.map((key) => {
+        const held = this.marks.get(key);
+        if (held !== undefined && Number(held) > now) return false;
+        void this.marks.put(key, expires);
+        return true;
+      });
+    });
+  }
+
+  async clearMarks(keys: readonly string[]): Promise<void> {
     await this.write(() => {
-      for (const key of keys) void this.misses.remove(key);
+      for (const key of keys) void this.marks.remove(key);
     });
   }
 

@@ -7,13 +7,13 @@
  *   `@<address>` naming the slot below (the event is kept once, in its slot).
  * - `<prefix>r:<kind>:<pubkey>[:<d>]`: the latest event of a replaceable/addressable address (NIP-01).
  *   Profiles are `r:0:<pubkey>`, so a batch of profiles is one MGET.
- * - `<prefix>m:<key>`: a remembered miss (negative cache), expiring by Redis TTL.
+ * - `<prefix>m:<key>`: a mark (negative cache, profile freshness), expiring by Redis TTL.
  * - `<prefix>c:<name>`: a cursor.
  */
 export interface RedisKeys {
   event(id: string): string;
   replaceable(address: string): string;
-  miss(key: string): string;
+  mark(key: string): string;
   cursor(name: string): string;
 }
 
@@ -21,7 +21,7 @@ export function redisKeys(prefix: string): RedisKeys {
   return {
     event: (id) => `${prefix}e:${id}`,
     replaceable: (address) => `${prefix}r:${address}`,
-    miss: (key) => `${prefix}m:${key}`,
+    mark: (key) => `${prefix}m:${key}`,
     cursor: (name) => `${prefix}c:${name}`,
   };
 }

@@ -5,6 +5,8 @@ import { PROFILE_KIND, profileAddress, replaceableAddress } from '../../nostr/ki
 import {
   CorruptDataError,
   type EventStore,
+  type ProfileWithMark,
+  profileMarkKey,
   type StoredEvent,
   StoreUnavailableError,
   type WriteOutcome,
@@ -87,6 +89,20 @@ export class RedisEventStore implements EventStore {
     );
   }
 
+  async getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]> {
+    // Profiles and their marks in one MGET (one per hash slot on Cluster): freshness costs no extra command.
+    const keys = pubkeys.map((pubkey) => this.keys.replaceable(profileAddress(pubkey)));
+    for (const pubkey of pubkeys) keys.push(this.keys.mark(profileMarkKey(pubkey)));
+    const values = await this.command(() => mgetBySlot(this.client, keys));
+    return pubkeys.map((pubkey, index) => {
+      const value = values[index];
+      return {
+        profile: value == null ? null : readStoredEvent(value, { pubkey, kind: PROFILE_KIND }),
+        marked: values[pubkeys.length + index] != null,
+      };
+    });
+  }
+
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
     // Issued together without waiting, so they travel pipelined on the connection.
     return this.command(() => Promise.all(events.map((event) => this.putEvent(event))));
@@ -115,18 +131,25 @@ export class RedisEventStore implements EventStore {
     return outcome;
   }
 
-  async rememberMisses(keys: readonly string[], ttlSeconds: number): Promise<void> {
-    await this.command(() => Promise.all(keys.map((key) => this.client.set(this.keys.miss(key), '1', 'EX', ttlSeconds))));
+  async setMarks(keys: readonly string[], ttlSeconds: number): Promise<void> {
+    await this.command(() => Promise.all(keys.map((key) => this.client.set(this.keys.mark(key), '1', 'EX', ttlSeconds))));
   }
 
-  async knownMisses(keys: readonly string[]): Promise<boolean[]> {
-    const values = await this.command(() => mgetBySlot(this.client, keys.map(this.keys.miss)));
+  async hasMarks(keys: readonly string[]): Promise<boolean[]> {
+    const values = await this.command(() => mgetBySlot(this.client, keys.map(this.keys.mark)));
     return values.map((value) => value !== null);
   }
 
-  async forgetMisses(keys: readonly string[]): Promise<void> {
+  async claimMarks(keys: readonly string[], ttlSeconds: number): Promise<boolean[]> {
+    const replies = await this.command(() =>
+      Promise.all(keys.map((key) => this.client.set(this.keys.mark(key), '1', 'EX', ttlSeconds, 'NX'))),
+    );
+    return replies.map((reply) => reply === 'OK');
+  }
+
+  async clearMarks(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
-    await this.command(() => Promise.all(keys.map((key) => this.client.del(this.keys.miss(key)))));
+    await this.command(() => Promise.all(keys.map((key) => this.client.del(this.keys.mark(key)))));
   }
 
   async getCursor(name: string): Promise<string | undefined> {
