@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseRelayUrl } from '../relays/relay-url.js';
 
 /**
  * Configuration comes from environment variables only, validated at start: one zod model per
@@ -72,6 +73,56 @@ const LookupModel = z.object({
   MAX_LIST_LENGTH: z.preprocess(emptyAsUnset, integer('MAX_LIST_LENGTH', 1, 1000, 100)),
 });
 
+/** Well-known public relays with broad coverage; purplepag.es specialises in profiles (kind 0). */
+export const DEFAULT_RELAYS = [
+  'wss://relay.damus.io/',
+  'wss://nos.lol/',
+  'wss://relay.primal.net/',
+  'wss://purplepag.es/',
+];
+
+const relayList = z
+  .string()
+  .optional()
+  .transform((value, context) => {
+    // Unset: the default list. Set but empty: no relay traffic at all (the index alone answers).
+    if (value === undefined) return DEFAULT_RELAYS;
+    const urls: string[] = [];
+    for (const item of value.split(',')) {
+      if (item.trim() === '') continue;
+      const url = parseRelayUrl(item);
+      if (url === undefined) {
+        context.addIssue({ code: 'custom', message: `RELAYS: not a ws:// or wss:// relay URL: ${JSON.stringify(item.trim().slice(0, 80))}` });
+      } else if (!urls.includes(url)) {
+        urls.push(url);
+      }
+    }
+    if (urls.length > 50) context.addIssue({ code: 'custom', message: 'RELAYS: at most 50 relays' });
+    return urls;
+  });
+
+const kindList = z
+  .string()
+  .optional()
+  .transform((value, context) => {
+    if (value === undefined || value.trim() === '') return [0, 1];
+    const kinds = value.split(',').map((item) => item.trim());
+    const bad = kinds.find((kind) => !/^\d{1,5}$/.test(kind) || Number(kind) > 65535);
+    if (bad !== undefined) {
+      context.addIssue({ code: 'custom', message: `SYNC_KINDS: not an event kind (0–65535): ${JSON.stringify(bad.slice(0, 20))}` });
+    }
+    return [...new Set(kinds.map(Number))];
+  });
+
+const RelayModel = z.object({
+  RELAYS: relayList,
+  RELAY_TIMEOUT_MS: z.preprocess(emptyAsUnset, integer('RELAY_TIMEOUT_MS', 100, 60000, 3000)),
+  NEGATIVE_TTL: z.preprocess(emptyAsUnset, integer('NEGATIVE_TTL', 1, 86400 * 30, 60)),
+  PROFILE_TTL: z.preprocess(emptyAsUnset, integer('PROFILE_TTL', 1, 86400 * 30, 300)),
+  RELAY_ALLOW_PRIVATE: z.preprocess(emptyAsUnset, booleanFlag('RELAY_ALLOW_PRIVATE')),
+  SYNC_KINDS: kindList,
+});
+
 const GraphqlModel = z.object({
   NODE_ENV: z.string().optional(),
   GRAPHIQL: z.preprocess(emptyAsUnset, booleanFlag('GRAPHIQL')),
@@ -97,6 +148,20 @@ export interface LookupConfig {
   /** Cap on the number of identifiers one GraphQL list field accepts. */
   maxListLength: number;
 }
+export interface RelayConfig {
+  /** Relays asked on a miss and followed by `sync`; empty turns relay traffic off. Trusted (loopback too). */
+  urls: string[];
+  /** The longest a request waits for relays, all of its relay queries together. */
+  timeoutMs: number;
+  /** How long a lookup that no relay could answer is remembered (no relay is asked again meanwhile). */
+  negativeTtlSeconds: number;
+  /** How long a stored profile counts as fresh; after that it is served and refreshed in the background. */
+  profileTtlSeconds: number;
+  /** Whether relay hints from nevent/nprofile may point at loopback, private or link-local addresses. */
+  allowPrivateHints: boolean;
+  /** The kinds `sync` subscribes to. */
+  syncKinds: number[];
+}
 export interface GraphqlConfig {
   /** GraphiQL is on in development, off when NODE_ENV=production unless GRAPHIQL=true. */
   graphiql: boolean;
@@ -107,6 +172,7 @@ export interface Config {
   store: StoreConfig;
   log: LogConfig;
   lookup: LookupConfig;
+  relays: RelayConfig;
   graphql: GraphqlConfig;
 }
 
@@ -136,8 +202,11 @@ export function loadConfig(env: Env = process.env): Config {
   const store = parseModel(StoreModel, env, problems);
   const log = parseModel(LogModel, env, problems);
   const lookup = parseModel(LookupModel, env, problems);
+  const relays = parseModel(RelayModel, env, problems);
   const graphql = parseModel(GraphqlModel, env, problems);
-  if (!http || !store || !log || !lookup || !graphql || problems.length > 0) throw new ConfigError(problems);
+  if (!http || !store || !log || !lookup || !relays || !graphql || problems.length > 0) {
+    throw new ConfigError(problems);
+  }
   return {
     http: { port: http.PORT, host: http.HOST },
     store: store.REDIS_URL
@@ -145,6 +214,14 @@ export function loadConfig(env: Env = process.env): Config {
       : { kind: 'embedded', dataDir: resolve(store.DATA_DIR) },
     log: { level: log.LOG_LEVEL },
     lookup: { maxProfiles: lookup.MAX_PROFILES, maxListLength: lookup.MAX_LIST_LENGTH },
+    relays: {
+      urls: relays.RELAYS,
+      timeoutMs: relays.RELAY_TIMEOUT_MS,
+      negativeTtlSeconds: relays.NEGATIVE_TTL,
+      profileTtlSeconds: relays.PROFILE_TTL,
+      allowPrivateHints: relays.RELAY_ALLOW_PRIVATE ?? false,
+      syncKinds: relays.SYNC_KINDS,
+    },
     graphql: { graphiql: graphql.GRAPHIQL ?? graphql.NODE_ENV !== 'production' },
   };
 }

@@ -1,0 +1,194 @@
+import { AbstractRelay } from 'nostr-tools/abstract-relay';
+import type { Filter } from 'nostr-tools/filter';
+import type { Logger } from '../logger.js';
+import type { NostrEvent } from '../nostr/event.js';
+import { verifyNostrEvent } from '../nostr/verify-event.js';
+import { hintHostAllowed, PublicOnlyRelaySocket, RelaySocket } from './relay-socket.js';
+
+/**
+ * How one relay took part in a query:
+ * - `eose`: it sent everything it had (EOSE), so its silence about a key means it lacks it;
+ * - `stopped`: the answer was complete before it finished;
+ * - `failed`: no connection; `closed`: it closed the subscription or the connection (NIP-01 CLOSED);
+ * - `timeout`: no EOSE before the deadline; `skipped`: it failed recently and is resting;
+ * - `refused`: a relay hint that the address policy refused.
+ */
+export type RelayOutcome = 'eose' | 'stopped' | 'failed' | 'closed' | 'timeout' | 'skipped' | 'refused';
+
+export interface RelayQuery {
+  /** Configured relays: long-lived connections, trusted. */
+  relays: readonly string[];
+  /** Untrusted relay hints: one-off connections under the address policy. */
+  hints?: readonly string[];
+  filter: Filter;
+  /** Epoch milliseconds after which nothing more is awaited. */
+  deadline: number;
+  /**
+   * Each event that matches the filter and verifies (NIP-01 id and signature), from any relay.
+   * Returning true ends the query at once: the answer is complete.
+   */
+  onEvent(event: NostrEvent, relay: string): boolean;
+}
+
+export interface RelayQueryResult {
+  outcomes: Map<string, RelayOutcome>;
+  /** Whether any relay answered (EOSE, or stopped because the answer was complete). */
+  answered: boolean;
+}
+
+export interface RelayPoolOptions {
+  logger: Logger;
+  /** Whether hints may point at loopback, private or link-local addresses (RELAY_ALLOW_PRIVATE). */
+  allowPrivateHints: boolean;
+}
+
+/** A relay that failed to connect rests before the next attempt: 1 s, doubling up to 30 s. */
+const FIRST_REST_MS = 1000;
+const LONGEST_REST_MS = 30_000;
+
+/**
+ * The relay side of fetch-on-miss, over nostr-tools' relay primitives. It asks every relay of a query
+ * in parallel, verifies every event before the caller sees it, and reports per relay whether it
+ * answered, so callers can tell "no relay has it" (404) from "no relay could say" (500).
+ */
+export class RelayPool {
+  private readonly connections = new Map<string, AbstractRelay>();
+  private readonly resting = new Map<string, { until: number; failures: number }>();
+  /** Relay events as received → the verified seven-field copy (nostr-tools only keeps a boolean). */
+  private readonly verified = new WeakMap<object, NostrEvent>();
+  private closed = false;
+
+  constructor(private readonly options: RelayPoolOptions) {}
+
+  private readonly verifyEvent = (raw: unknown): boolean => {
+    const verdict = verifyNostrEvent(raw);
+    if (verdict.ok) this.verified.set(raw as object, verdict.event);
+    return verdict.ok;
+  };
+
+  async query(query: RelayQuery): Promise<RelayQueryResult> {
+    const stops: Array<() => void> = [];
+    let complete = false;
+    const onEvent = (raw: unknown, relay: string) => {
+      const event = this.verified.get(raw as object);
+      if (complete || !event) return;
+      if (query.onEvent(event, relay)) {
+        complete = true;
+        for (const stop of stops) stop();
+      }
+    };
+    const hints = (query.hints ?? []).filter((url) => !query.relays.includes(url));
+    const runs = [
+      ...query.relays.map((url) => this.askPooled(url, query, onEvent, stops)),
+      ...hints.map((url) => this.askHint(url, query, onEvent, stops)),
+    ];
+    const urls = [...query.relays, ...hints];
+    const outcomes = new Map<string, RelayOutcome>();
+    (await Promise.all(runs)).forEach((outcome, index) => outcomes.set(urls[index] as string, outcome));
+    const answered = [...outcomes.values()].some((outcome) => outcome === 'eose' || outcome === 'stopped');
+    return { outcomes, answered };
+  }
+
+  /** Closes every pooled connection; queries after this find no relay. */
+  close(): void {
+    this.closed = true;
+    for (const relay of this.connections.values()) relay.close();
+    this.connections.clear();
+  }
+
+  private async askPooled(
+    url: string,
+    query: RelayQuery,
+    onEvent: (raw: unknown, relay: string) => void,
+    stops: Array<() => void>,
+  ): Promise<RelayOutcome> {
+    if (this.closed) return 'failed';
+    const rest = this.resting.get(url);
+    if (rest && rest.until > Date.now()) return 'skipped';
+    let relay = this.connections.get(url);
+    if (!relay) {
+      relay = this.newRelay(url, RelaySocket);
+      this.connections.set(url, relay);
+    }
+    const outcome = await this.ask(relay, query, onEvent, stops);
+    if (outcome === 'failed') {
+      const failures = (rest?.failures ?? 0) + 1;
+      const wait = Math.min(FIRST_REST_MS * 2 ** (failures - 1), LONGEST_REST_MS);
+      this.resting.set(url, { until: Date.now() + wait, failures });
+    } else {
+      this.resting.delete(url);
+    }
+    return outcome;
+  }
+
+  private async askHint(
+    url: string,
+    query: RelayQuery,
+    onEvent: (raw: unknown, relay: string) => void,
+    stops: Array<() => void>,
+  ): Promise<RelayOutcome> {
+    const allowPrivate = this.options.allowPrivateHints;
+    if (!allowPrivate && !hintHostAllowed(url)) return 'refused';
+    // One-off: a hint never joins the pool, so a stranger's URL cannot hold a connection open.
+    const relay = this.newRelay(url, allowPrivate ? RelaySocket : PublicOnlyRelaySocket);
+    try {
+      return await this.ask(relay, query, onEvent, stops);
+    } finally {
+      relay.close();
+    }
+  }
+
+  private newRelay(url: string, socket: typeof RelaySocket): AbstractRelay {
+    const relay = new AbstractRelay(url, {
+      verifyEvent: this.verifyEvent,
+      websocketImplementation: socket as unknown as typeof WebSocket,
+    });
+    relay.onnotice = (message) =>
+      this.options.logger.debug({ relay: url, notice: String(message).slice(0, 200) }, 'relay notice');
+    return relay;
+  }
+
+  /** One relay, one subscription: resolves with how it took part, never later than the deadline. */
+  private async ask(
+    relay: AbstractRelay,
+    query: RelayQuery,
+    onEvent: (raw: unknown, relay: string) => void,
+    stops: Array<() => void>,
+  ): Promise<RelayOutcome> {
+    const remaining = query.deadline - Date.now();
+    if (remaining <= 0) return 'timeout';
+    try {
+      await relay.connect({ timeout: remaining });
+    } catch {
+      return Date.now() >= query.deadline ? 'timeout' : 'failed';
+    }
+    if (!relay.connected) return 'failed';
+    return new Promise<RelayOutcome>((resolve) => {
+      let settled = false;
+      let invalid = 0;
+      const finish = (outcome: RelayOutcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (invalid > 0) {
+          this.options.logger.warn({ relay: relay.url, invalid }, 'relay sent events that failed verification; ignored');
+        }
+        if (outcome !== 'closed') subscription.close();
+        resolve(outcome);
+      };
+      const subscription = relay.subscribe([query.filter], {
+        onevent: (event) => onEvent(event, relay.url),
+        oninvalidevent: () => {
+          invalid += 1;
+        },
+        oneose: () => finish('eose'),
+        onclose: () => finish('closed'),
+        // nostr-tools reports a missing EOSE as an EOSE after this long; keep that after our own
+        // deadline, so a relay that never answers counts as timed out, not as having nothing.
+        eoseTimeout: remaining + 1000,
+      });
+      const timer = setTimeout(() => finish('timeout'), Math.max(0, query.deadline - Date.now()));
+      stops.push(() => finish('stopped'));
+    });
+  }
+}

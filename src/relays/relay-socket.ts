@@ -1,0 +1,77 @@
+import { type LookupAddress, type LookupOptions, lookup as dnsLookup } from 'node:dns';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import WebSocket, { type ClientOptions } from 'ws';
+
+/** The largest relay message we accept: far above real events (relays cap them near 512 KiB). */
+export const MAX_RELAY_MESSAGE_BYTES = 2 * 1024 * 1024;
+
+/**
+ * Whether a connection to this IP address is allowed for an untrusted relay hint: only public
+ * unicast addresses. Loopback, private (RFC 1918, fc00::/7), link-local (169.254/16 and fe80::/10,
+ * where cloud metadata services live), carrier-grade NAT, multicast, unspecified, reserved and
+ * tunnelling ranges (6to4, Teredo, which can wrap any IPv4) are refused. IPv4-mapped IPv6 is judged
+ * as the IPv4 address it carries.
+ */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  return ipaddr.process(address).range() === 'unicast';
+}
+
+/** Refused because the hint's host is (or resolves to) an address that is not public. */
+export class NonPublicAddressError extends Error {
+  constructor(readonly host: string) {
+    super(`relay hint refused: ${host} is not a public address`);
+    this.name = 'NonPublicAddressError';
+  }
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A DNS lookup for sockets to untrusted relays: it resolves, then fails if any resolved address is
+ * not public. Because the socket connects to exactly the addresses checked here, a name that
+ * resolves differently the second time (DNS rebinding) cannot slip past the check.
+ */
+export function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    if (addresses.length === 0 || !addresses.every(({ address }) => isPublicAddress(address))) {
+      return callback(Object.assign(new NonPublicAddressError(hostname), { code: 'ENONPUBLIC' }), []);
+    }
+    if (options.all) return callback(null, addresses);
+    const [first] = addresses as [LookupAddress];
+    return callback(null, first.address, first.family);
+  });
+}
+
+/** Whether a hint's URL may be dialled at all: an IP literal is judged here (sockets skip DNS for it). */
+export function hintHostAllowed(url: string): boolean {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  return isIP(host) === 0 || isPublicAddress(host);
+}
+
+const BASE_OPTIONS: ClientOptions = {
+  maxPayload: MAX_RELAY_MESSAGE_BYTES,
+  followRedirects: false,
+  perMessageDeflate: false,
+};
+
+/**
+ * WebSocket classes for nostr-tools (Node 20 has no global WebSocket). nostr-tools constructs them
+ * with the URL only, so the options are fixed per class.
+ */
+export class RelaySocket extends WebSocket {
+  constructor(url: string) {
+    super(url, BASE_OPTIONS);
+  }
+}
+
+/** For relay hints: every resolved address must be public (see publicOnlyLookup). */
+export class PublicOnlyRelaySocket extends WebSocket {
+  constructor(url: string) {
+    // `lookup` is not in ws' types, but ws hands its options to net/tls.connect, which honour it.
+    const options: ClientOptions & { lookup: typeof publicOnlyLookup } = { ...BASE_OPTIONS, lookup: publicOnlyLookup };
+    super(url, options);
+  }
+}

@@ -1,0 +1,154 @@
+import { Writable } from 'node:stream';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.js';
+import type { NostrEvent } from '../src/nostr/event.js';
+import { RelayPool } from '../src/relays/relay-pool.js';
+import { isPublicAddress } from '../src/relays/relay-socket.js';
+import { signed } from './support/events.js';
+import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
+
+const relays: LoopbackRelay[] = [];
+const pools: RelayPool[] = [];
+afterEach(async () => {
+  for (const pool of pools.splice(0)) pool.close();
+  await Promise.all(relays.splice(0).map((relay) => relay.stop()));
+});
+
+async function relay(options: Parameters<typeof startLoopbackRelay>[0] = {}) {
+  const started = await startLoopbackRelay(options);
+  relays.push(started);
+  return started;
+}
+
+function pool(allowPrivateHints = false) {
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const created = new RelayPool({ logger: createLogger({ level: 'debug' }, sink), allowPrivateHints });
+  pools.push(created);
+  return { pool: created, logs };
+}
+
+const note = signed('pool-author', { content: 'hello from a relay' });
+const forged: NostrEvent = { ...signed('pool-author', { content: 'original' }), content: 'forged' };
+
+describe('RelayPool', () => {
+  it('asks every relay in parallel and hands over only verified events that match the filter', async () => {
+    const a = await relay({ events: [note] });
+    const b = await relay({ events: [forged, signed('someone-else')] });
+    const { pool: subject, logs } = pool();
+    const seen: string[] = [];
+    const result = await subject.query({
+      relays: [a.url, b.url],
+      filter: { ids: [note.id, forged.id] },
+      deadline: Date.now() + 2000,
+      onEvent: (event, from) => {
+        seen.push(`${event.id}@${from}`);
+        return false;
+      },
+    });
+    expect(seen).toEqual([`${note.id}@${a.url}`]);
+    expect(result.answered).toBe(true);
+    expect(Object.fromEntries(result.outcomes)).toEqual({ [a.url]: 'eose', [b.url]: 'eose' });
+    expect(a.requests).toEqual([[{ ids: [note.id, forged.id] }]]);
+    expect(logs.join('')).toContain('failed verification');
+  });
+
+  it('ends the query for every relay once the answer is complete', async () => {
+    const fast = await relay({ events: [note] });
+    const silent = await relay({ silent: true });
+    const { pool: subject } = pool();
+    const started = Date.now();
+    const result = await subject.query({
+      relays: [fast.url, silent.url],
+      filter: { ids: [note.id] },
+      deadline: Date.now() + 5000,
+      onEvent: () => true,
+    });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Object.fromEntries(result.outcomes)).toEqual({ [fast.url]: 'stopped', [silent.url]: 'stopped' });
+  });
+
+  it('a relay that never answers times out at the deadline and does not count as an answer', async () => {
+    const silent = await relay({ silent: true });
+    const { pool: subject } = pool();
+    const started = Date.now();
+    const result = await subject.query({
+      relays: [silent.url],
+      filter: { ids: [note.id] },
+      deadline: Date.now() + 400,
+      onEvent: () => false,
+    });
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(350);
+    expect(took).toBeLessThan(1500);
+    expect(result).toEqual({ outcomes: new Map([[silent.url, 'timeout']]), answered: false });
+  });
+
+  it('a relay that is down fails, then rests instead of being dialled on every query', async () => {
+    const down = await relay();
+    await down.stop();
+    const { pool: subject } = pool();
+    const ask = () => subject.query({ relays: [down.url], filter: { ids: [note.id] }, deadline: Date.now() + 1000, onEvent: () => false });
+    expect((await ask()).outcomes.get(down.url)).toBe('failed');
+    expect((await ask()).outcomes.get(down.url)).toBe('skipped');
+    await down.start();
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const again = await ask();
+    expect(again).toEqual({ outcomes: new Map([[down.url, 'eose']]), answered: true });
+  });
+
+  it('refuses relay hints to loopback unless private addresses are allowed, and never pools them', async () => {
+    const hinted = await relay({ events: [note] });
+    const query = (subject: RelayPool) =>
+      subject.query({ relays: [], hints: [hinted.url], filter: { ids: [note.id] }, deadline: Date.now() + 1000, onEvent: () => true });
+    expect((await query(pool(false).pool)).outcomes.get(hinted.url)).toBe('refused');
+    expect(hinted.requests).toHaveLength(0);
+    const allowing = pool(true).pool;
+    expect((await query(allowing)).outcomes.get(hinted.url)).toBe('stopped');
+    expect(hinted.requests).toHaveLength(1);
+  });
+
+  it('refuses a hint whose name resolves to loopback (the resolved address is checked, not the name)', async () => {
+    const hinted = await relay({ events: [note] });
+    const byName = `ws://localhost:${hinted.port}/`;
+    const result = await pool(false).pool.query({
+      relays: [],
+      hints: [byName],
+      filter: { ids: [note.id] },
+      deadline: Date.now() + 1000,
+      onEvent: () => true,
+    });
+    expect(result.answered).toBe(false);
+    expect(hinted.requests).toHaveLength(0);
+  });
+});
+
+describe('isPublicAddress (the relay-hint address policy)', () => {
+  it.each([
+    ['127.0.0.1'], ['127.1.2.3'], ['10.0.0.1'], ['172.16.5.4'], ['192.168.1.1'], ['169.254.169.254'],
+    ['100.100.100.200'], ['0.0.0.0'], ['255.255.255.255'], ['224.0.0.1'], ['::1'], ['::'], ['fe80::1'],
+    ['fd00:ec2::254'], ['fc00::1'], ['::ffff:127.0.0.1'], ['::ffff:169.254.169.254'], ['2002:7f00:1::'],
+    ['not-an-address'], [''],
+  ])('refuses %s', (address) => {
+    expect(isPublicAddress(address)).toBe(false);
+  });
+
+  it.each([['1.1.1.1'], ['93.184.216.34'], ['2606:4700:4700::1111'], ['::ffff:8.8.8.8']])('allows %s', (address) => {
+    expect(isPublicAddress(address)).toBe(true);
+  });
+
+  it('refuses every address in 10/8, 127/8, 169.254/16 and 192.168/16 (property)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(10, 127, 169, 192), fc.nat(255), fc.nat(255), fc.nat(255), (first, b, c, d) => {
+        const second = first === 169 ? 254 : first === 192 ? 168 : b;
+        return !isPublicAddress(`${first}.${second}.${c}.${d}`);
+      }),
+    );
+  });
+});
