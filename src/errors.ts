@@ -33,6 +33,10 @@ export const ERRORS = {
   route_not_found: { status: 404, message: 'There is no such route.' },
   method_not_allowed: { status: 405, message: 'This route answers GET and HEAD only.' },
   store_unavailable: { status: 500, message: 'The event index is unavailable. Try again shortly.' },
+  relays_unavailable: {
+    status: 500,
+    message: 'Not in the index, and no relay could be reached or answered in time. Try again shortly.',
+  },
   corrupt_data: { status: 500, message: 'Stored data could not be read.' },
   internal_error: { status: 500, message: 'An unexpected error occurred.' },
 } as const satisfies Record<string, { status: number; message: string }>;

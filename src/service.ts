@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/env.js';
 import { buildApp } from './http/app.js';
 import type { Logger } from './logger.js';
+import { RelayFill } from './fill/relay-fill.js';
+import { createRelayPool } from './relays/create-relay-pool.js';
 import { openStore } from './store/open-store.js';
 
 export interface RunningService {
@@ -20,12 +22,17 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   } catch {
     logger.warn('event store not reachable yet: serving anyway; /readyz answers 503 until it is');
   }
-  const app = buildApp({ store, config, logger });
+  const pool = createRelayPool(config.relays, logger);
+  const fill = pool && new RelayFill({ pool, store, config: config.relays, logger });
+  const app = buildApp({ store, fill, config, logger });
   await app.listen({ port: config.http.port, host: config.http.host });
   let closing: Promise<void> | undefined;
   const close = () => {
     // In-flight requests finish, new connections are refused, then the store connection closes.
-    closing ??= app.close().then(() => store.close());
+    closing ??= app.close().then(() => {
+      pool?.close();
+      return store.close();
+    });
     return closing;
   };
   return { app, close };

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config/env.js';
+import { ConfigError, DEFAULT_RELAYS, loadConfig } from '../src/config/env.js';
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -20,6 +20,14 @@ describe('configuration from the environment', () => {
       store: { kind: 'embedded', dataDir: resolve('data') },
       log: { level: 'info' },
       lookup: { maxProfiles: 100, maxListLength: 100 },
+      relays: {
+        urls: DEFAULT_RELAYS,
+        timeoutMs: 3000,
+        negativeTtlSeconds: 60,
+        profileTtlSeconds: 300,
+        allowPrivateHints: false,
+        syncKinds: [0, 1],
+      },
       graphql: { graphiql: true },
     });
   });
@@ -37,12 +45,26 @@ describe('configuration from the environment', () => {
         MAX_LIST_LENGTH: '10',
         NODE_ENV: 'production',
         GRAPHIQL: 'true',
+        RELAYS: ' wss://Relay.Example.com , ws://127.0.0.1:7777/,wss://relay.example.com/',
+        RELAY_TIMEOUT_MS: '1500',
+        NEGATIVE_TTL: '30',
+        PROFILE_TTL: '600',
+        RELAY_ALLOW_PRIVATE: 'true',
+        SYNC_KINDS: '0, 1,30023',
       }),
     ).toEqual({
       http: { port: 9000, host: '0.0.0.0' },
       store: { kind: 'redis', url: 'rediss://:pw@cache.internal:6380/2', keyPrefix: '{nostr}:', timeoutMs: 250 },
       log: { level: 'debug' },
       lookup: { maxProfiles: 20, maxListLength: 10 },
+      relays: {
+        urls: ['wss://relay.example.com/', 'ws://127.0.0.1:7777/'],
+        timeoutMs: 1500,
+        negativeTtlSeconds: 30,
+        profileTtlSeconds: 600,
+        allowPrivateHints: true,
+        syncKinds: [0, 1, 30023],
+      },
       graphql: { graphiql: true },
     });
   });
@@ -51,6 +73,37 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ DATA_DIR: '/var/lib/nostr' }).store).toEqual({ kind: 'embedded', dataDir: '/var/lib/nostr' });
     expect(loadConfig({ DATA_DIR: 'rel/dir' }).store).toEqual({ kind: 'embedded', dataDir: resolve('rel/dir') });
     expect(loadConfig({ DATA_DIR: '/x', REDIS_URL: 'redis://h:1' }).store.kind).toBe('redis');
+  });
+
+  it('RELAYS unset means the default public relays; RELAYS empty turns relay traffic off', () => {
+    expect(loadConfig({}).relays.urls).toEqual(DEFAULT_RELAYS);
+    expect(loadConfig({ RELAYS: '' }).relays.urls).toEqual([]);
+    expect(loadConfig({ RELAYS: ' , ' }).relays.urls).toEqual([]);
+  });
+
+  it('refuses relay URLs that are not ws(s), have no host or carry credentials, without echoing them', () => {
+    const refused = problems({ RELAYS: 'wss://ok.example, https://relay.example, wss://user:hunter2@relay.example,ws://, relay.example' });
+    expect(refused).toEqual([
+      'RELAYS: entry 2 is not a ws:// or wss:// URL with a host and no credentials',
+      'RELAYS: entry 3 is not a ws:// or wss:// URL with a host and no credentials',
+      'RELAYS: entry 4 is not a ws:// or wss:// URL with a host and no credentials',
+      'RELAYS: entry 5 is not a ws:// or wss:// URL with a host and no credentials',
+    ]);
+    expect(refused.join()).not.toContain('hunter2');
+    expect(problems({ RELAYS: `wss://${'a'.repeat(600)}.example` })).toHaveLength(1);
+  });
+
+  it('refuses bad relay timings, flags and kinds', () => {
+    expect(
+      problems({ RELAY_TIMEOUT_MS: '10', NEGATIVE_TTL: '0', PROFILE_TTL: 'soon', RELAY_ALLOW_PRIVATE: 'maybe', SYNC_KINDS: '1,70000' }),
+    ).toEqual([
+      'RELAY_TIMEOUT_MS must be at least 100',
+      'NEGATIVE_TTL must be at least 1',
+      'PROFILE_TTL must be a whole number',
+      'RELAY_ALLOW_PRIVATE must be true or false',
+      'SYNC_KINDS: not an event kind (0–65535): "70000"',
+    ]);
+    expect(problems({ SYNC_KINDS: '1,-2' })).toEqual(['SYNC_KINDS: not an event kind (0–65535): "-2"']);
   });
 
   it('GraphiQL is off in production unless asked for', () => {
@@ -108,6 +161,12 @@ describe('configuration from the environment', () => {
       'LOG_LEVEL',
       'MAX_PROFILES',
       'GRAPHIQL',
+      'RELAYS',
+      'RELAY_TIMEOUT_MS',
+      'NEGATIVE_TTL',
+      'PROFILE_TTL',
+      'RELAY_ALLOW_PRIVATE',
+      'SYNC_KINDS',
     ];
     fc.assert(
       fc.property(fc.dictionary(fc.constantFrom(...names), fc.string()), (env) => {

@@ -88,11 +88,15 @@ const relayList = z
     // Unset: the default list. Set but empty: no relay traffic at all (the index alone answers).
     if (value === undefined) return DEFAULT_RELAYS;
     const urls: string[] = [];
-    for (const item of value.split(',')) {
+    for (const [index, item] of value.split(',').entries()) {
       if (item.trim() === '') continue;
       const url = parseRelayUrl(item);
       if (url === undefined) {
-        context.addIssue({ code: 'custom', message: `RELAYS: not a ws:// or wss:// relay URL: ${JSON.stringify(item.trim().slice(0, 80))}` });
+        // By position, not by value: a URL may carry credentials.
+        context.addIssue({
+          code: 'custom',
+          message: `RELAYS: entry ${index + 1} is not a ws:// or wss:// URL with a host and no credentials`,
+        });
       } else if (!urls.includes(url)) {
         urls.push(url);
       }

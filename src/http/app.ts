@@ -12,6 +12,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config/env.js';
 import { ERRORS, type ErrorCode, errorBody, rootCause } from '../errors.js';
 import { type Logger, loggableUrl } from '../logger.js';
+import type { RelayFill } from '../fill/relay-fill.js';
 import { createContext, type GraphQLContext } from '../schema/context.js';
 import { schema } from '../schema/index.js';
 import type { EventStore } from '../store/event-store.js';
@@ -24,6 +25,8 @@ import { userProfileLookup } from './routes/user-profile.js';
 
 export interface AppDependencies {
   store: EventStore;
+  /** Fetch on miss from relays; without it the index alone answers (RELAYS empty). */
+  fill?: RelayFill;
   config: Pick<Config, 'lookup' | 'graphql'>;
   logger: Logger;
 }
@@ -77,7 +80,7 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
 }
 
 /** The HTTP service: the two REST lookups, /graphql, health probes, JSON errors for everything else. */
-export function buildApp({ store, config, logger }: AppDependencies): FastifyInstance {
+export function buildApp({ store, fill, config, logger }: AppDependencies): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // Fastify's two lines per request are replaced by one of ours (onResponse below).
@@ -94,7 +97,7 @@ export function buildApp({ store, config, logger }: AppDependencies): FastifyIns
       return send(reply.header('access-control-allow-origin', '*'), errorResponse('bad_request'));
     },
   });
-  const newContext = () => createContext({ store, limits: config.lookup });
+  const newContext = () => createContext({ store, fill, limits: config.lookup });
 
   // Callback-style hooks: an async hook costs a promise per request.
   app.addHook('onRequest', (request, reply, done) => {

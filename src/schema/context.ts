@@ -1,18 +1,27 @@
 import type { LookupConfig } from '../config/env.js';
+import type { RelayFill } from '../fill/relay-fill.js';
+import { RelayRequest } from '../fill/relay-request.js';
 import type { EventStore } from '../store/event-store.js';
-import { createLoaders, type Loaders } from './loaders.js';
+import { createLoaders, type Loaders, type RequestFill } from './loaders.js';
 
 /** What every resolver gets. Built once per request, so loaders batch and cache within one request only. */
 export interface GraphQLContext {
   loaders: Loaders;
   limits: LookupConfig;
+  /** Present when relays are configured: the request's deadline and the relay hints its identifiers carried. */
+  relays?: RequestFill;
 }
 
 export interface ContextDependencies {
   store: EventStore;
   limits: LookupConfig;
+  /** Fetch on miss from relays; absent when RELAYS is empty (the index alone answers). */
+  fill?: RelayFill;
 }
 
-export function createContext({ store, limits }: ContextDependencies): GraphQLContext {
-  return { loaders: createLoaders(store), limits };
+export function createContext({ store, limits, fill }: ContextDependencies): GraphQLContext {
+  if (!fill) return { loaders: createLoaders(store), limits };
+  // The deadline runs from the start of the request, across all of its relay queries.
+  const relays = { fill, request: new RelayRequest(fill.deadlineFromNow()) };
+  return { loaders: createLoaders(store, relays), limits, relays };
 }

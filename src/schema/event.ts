@@ -3,7 +3,7 @@ import { parseEventId } from '../nostr/identifiers.js';
 import { relevantPubkeys } from '../nostr/relevant-pubkeys.js';
 import type { StoredEvent } from '../store/event-store.js';
 import { builder } from './builder.js';
-import { loadAll } from './loaders.js';
+import { loadAll, loadAvailable } from './loaders.js';
 import { Profile, ProfileRef, toProfile } from './profile.js';
 
 export const EventRef = builder.objectRef<StoredEvent>('Event');
@@ -36,8 +36,11 @@ EventRef.implement({
     author: t.field({
       type: ProfileRef,
       nullable: true,
-      description: "The author's latest profile, if known.",
-      resolve: async ({ event }, _args, { loaders }) => toProfile(await loaders.profiles.load(event.pubkey)),
+      description: "The author's latest profile, if known (or, with relays, if it arrived in time).",
+      resolve: async ({ event }, _args, { loaders }) => {
+        const [found] = await loadAvailable(loaders.profiles, [event.pubkey]);
+        return toProfile(found ?? null);
+      },
     }),
     relevantPubkeys: t.stringList({
       description:
@@ -49,7 +52,7 @@ EventRef.implement({
       description:
         'The latest profiles of relevantPubkeys, in that order; pubkeys without a profile are left out.',
       resolve: async ({ event }, _args, { loaders, limits }) => {
-        const found = await loadAll(loaders.profiles, relevantPubkeys(event, limits.maxProfiles));
+        const found = await loadAvailable(loaders.profiles, relevantPubkeys(event, limits.maxProfiles));
         return found.flatMap((stored) => (stored ? [new Profile(stored)] : []));
       },
     }),
@@ -62,18 +65,24 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One event by id: hex, note1… or nevent1…, optionally prefixed nostr:. Null if unknown.',
     args: { id: t.arg.string({ required: true }) },
-    resolve: (_root, { id }, { loaders }) => loaders.events.load(parseEventId(id).id),
+    resolve: (_root, { id }, { loaders, relays }) => {
+      const pointer = parseEventId(id);
+      relays?.request.addHints(pointer.relays);
+      return loaders.events.load(pointer.id);
+    },
   }),
   events: t.field({
     type: [EventRef],
     nullable: { list: false, items: true },
     description: 'Events by id, in the order given; null where unknown. At most MAX_LIST_LENGTH ids.',
     args: { ids: t.arg.stringList({ required: true }) },
-    resolve: (_root, { ids }, { loaders, limits }) => {
+    resolve: (_root, { ids }, { loaders, limits, relays }) => {
       if (ids.length > limits.maxListLength) throw new LookupError('list_too_long');
+      const pointers = ids.map(parseEventId);
+      for (const pointer of pointers) relays?.request.addHints(pointer.relays);
       return loadAll(
         loaders.events,
-        ids.map((id) => parseEventId(id).id),
+        pointers.map((pointer) => pointer.id),
       );
     },
   }),

@@ -1,9 +1,12 @@
 import DataLoader from 'dataloader';
-import { LookupError } from '../errors.js';
+import { errorCodeOf, LookupError } from '../errors.js';
+import type { Fetched, RelayFill } from '../fill/relay-fill.js';
+import type { RelayRequest } from '../fill/relay-request.js';
 import { PROFILE_KIND } from '../nostr/kinds.js';
 import {
   CorruptDataError,
   type EventStore,
+  eventMarkKey,
   type StoredEvent,
   StoreUnavailableError,
 } from '../store/event-store.js';
@@ -13,6 +16,12 @@ export interface Loaders {
   events: DataLoader<string, StoredEvent | null>;
   /** Latest kind-0 event by pubkey: every profile read of a request becomes one store call. */
   profiles: DataLoader<string, StoredEvent | null>;
+}
+
+/** Relay fill for one request: the shared fetcher and this request's deadline and hints. */
+export interface RequestFill {
+  fill: RelayFill;
+  request: RelayRequest;
 }
 
 /** Store failures reach clients as table errors (500), with the cause kept for the log. */
@@ -30,16 +39,60 @@ async function guarded<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
-export function createLoaders(store: EventStore): Loaders {
-  const profiles = new DataLoader<string, StoredEvent | null>((pubkeys) =>
-    guarded(() => store.getProfiles(pubkeys)),
-  );
+/** A relay answer as a loader value: found → the event, absent → null, unavailable → an error (500). */
+function fromRelays(fetched: Fetched): StoredEvent | null | LookupError {
+  if (fetched.kind === 'found') return fetched.stored;
+  if (fetched.kind === 'absent') return null;
+  return new LookupError('relays_unavailable');
+}
+
+/** Fills the `null` slots of `found` whose keys are in `asked`, in order, with the relays' answers. */
+function merge(
+  keys: readonly string[],
+  found: (StoredEvent | null)[],
+  asked: readonly string[],
+  fetched: readonly Fetched[],
+): (StoredEvent | null | LookupError)[] {
+  const answers = new Map(asked.map((key, index) => [key, fetched[index] as Fetched]));
+  return keys.map((key, index) => {
+    const answer = answers.get(key);
+    return answer ? fromRelays(answer) : (found[index] ?? null);
+  });
+}
+
+/**
+ * Per-request DataLoaders. Without relays, a batch is one store read. With relays (fill), what the
+ * index lacks and no mark covers is fetched from the relays in one query per batch, stale profiles
+ * are served and refreshed in the background, and marked misses are answered without asking.
+ */
+export function createLoaders(store: EventStore, relays?: RequestFill): Loaders {
+  const profiles = new DataLoader<string, StoredEvent | null>(async (pubkeys) => {
+    if (!relays) return guarded(() => store.getProfiles(pubkeys));
+    // One store command: the profiles and their freshness marks.
+    const read = await guarded(() => store.getProfilesWithMarks(pubkeys));
+    const stale = pubkeys.filter((_, index) => read[index]?.profile && !read[index].marked);
+    if (stale.length > 0) relays.fill.refreshProfiles(stale);
+    const found = read.map(({ profile }) => profile);
+    const missing = pubkeys.filter((_, index) => !read[index]?.profile && !read[index]?.marked);
+    if (missing.length === 0) return found;
+    return merge(pubkeys, found, missing, await relays.fill.fetchProfiles(missing, relays.request));
+  });
   const events = new DataLoader<string, StoredEvent | null>(async (ids) => {
-    const found = await guarded(() => store.getEvents(ids));
+    const stored = await guarded(() => store.getEvents(ids));
+    let found: (StoredEvent | null | LookupError)[] = stored;
+    const missing = ids.filter((_, index) => stored[index] === null);
+    if (relays && missing.length > 0) {
+      // Only on a miss: a second store call for the negative cache.
+      const known = await guarded(() => store.hasMarks(missing.map(eventMarkKey)));
+      const ask = missing.filter((_, index) => !known[index]);
+      if (ask.length > 0) found = merge(ids, stored, ask, await relays.fill.fetchEvents(ask, relays.request));
+    }
     // A kind-0 event found by id is its author's latest profile (older versions are not kept):
     // priming saves the profile read when the response also wants the author.
-    for (const stored of found) {
-      if (stored?.event.kind === PROFILE_KIND) profiles.prime(stored.event.pubkey, stored);
+    for (const value of found) {
+      if (value && !(value instanceof Error) && value.event.kind === PROFILE_KIND) {
+        profiles.prime(value.event.pubkey, value);
+      }
     }
     return found;
   });
@@ -52,4 +105,17 @@ export async function loadAll<V>(loader: DataLoader<string, V>, keys: readonly s
   const failure = values.find((value): value is Error => value instanceof Error);
   if (failure) throw failure;
   return values as V[];
+}
+
+/**
+ * For profiles that accompany something else (an event's author and mentions): a profile the
+ * relays could not deliver in time is simply absent; a store failure still fails the request.
+ */
+export async function loadAvailable<V>(loader: DataLoader<string, V>, keys: readonly string[]): Promise<(V | null)[]> {
+  const values = await loader.loadMany(keys);
+  return values.map((value) => {
+    if (!(value instanceof Error)) return value;
+    if (errorCodeOf(value) === 'relays_unavailable') return null;
+    throw value;
+  });
 }

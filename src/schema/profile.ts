@@ -65,8 +65,11 @@ builder.queryFields((t) => ({
     description:
       'The latest profile of a pubkey: hex, npub1… or nprofile1…, optionally prefixed nostr:. Null if none.',
     args: { pubkey: t.arg.string({ required: true }) },
-    resolve: async (_root, { pubkey }, { loaders }) =>
-      toProfile(await loaders.profiles.load(parsePubkey(pubkey).pubkey)),
+    resolve: async (_root, { pubkey }, { loaders, relays }) => {
+      const pointer = parsePubkey(pubkey);
+      relays?.request.addHints(pointer.relays);
+      return toProfile(await loaders.profiles.load(pointer.pubkey));
+    },
   }),
   profiles: t.field({
     type: [ProfileRef],
@@ -74,11 +77,13 @@ builder.queryFields((t) => ({
     description:
       'Latest profiles of pubkeys, in the order given; null where none. At most MAX_LIST_LENGTH pubkeys.',
     args: { pubkeys: t.arg.stringList({ required: true }) },
-    resolve: async (_root, { pubkeys }, { loaders, limits }) => {
+    resolve: async (_root, { pubkeys }, { loaders, limits, relays }) => {
       if (pubkeys.length > limits.maxListLength) throw new LookupError('list_too_long');
+      const pointers = pubkeys.map(parsePubkey);
+      for (const pointer of pointers) relays?.request.addHints(pointer.relays);
       const found = await loadAll(
         loaders.profiles,
-        pubkeys.map((pubkey) => parsePubkey(pubkey).pubkey),
+        pointers.map((pointer) => pointer.pubkey),
       );
       return found.map(toProfile);
     },

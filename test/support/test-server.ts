@@ -1,10 +1,12 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
-import type { Config } from '../../src/config/env.js';
+import type { Config, RelayConfig } from '../../src/config/env.js';
+import { RelayFill } from '../../src/fill/relay-fill.js';
 import { buildApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
+import { createRelayPool } from '../../src/relays/create-relay-pool.js';
 import type { EventStore } from '../../src/store/event-store.js';
 import { createTestStore, type TestStore } from './test-store.js';
 
@@ -19,7 +21,19 @@ export interface TestServer {
 export interface TestServerOptions {
   lookup?: Partial<Config['lookup']>;
   graphql?: Partial<Config['graphql']>;
+  /** Relay fill, as `serve` sets it up from RELAYS; off when absent or when `urls` is empty. */
+  relays?: Partial<RelayConfig>;
 }
+
+/** Relay settings for tests: short deadlines and TTLs; RELAYS itself must be given. */
+export const TEST_RELAY_CONFIG: RelayConfig = {
+  urls: [],
+  timeoutMs: 1500,
+  negativeTtlSeconds: 60,
+  profileTtlSeconds: 300,
+  allowPrivateHints: false,
+  syncKinds: [0, 1],
+};
 
 /** The real HTTP app on a real loopback port (port 0: the OS picks a free one). */
 export async function startTestServer(
@@ -33,9 +47,14 @@ export async function startTestServer(
       done();
     },
   });
+  const logger = createLogger({ level: 'info' }, sink);
+  const relayConfig = { ...TEST_RELAY_CONFIG, ...options.relays };
+  const pool = createRelayPool(relayConfig, logger);
+  const fill = pool && new RelayFill({ pool, store, config: relayConfig, logger });
   const app = buildApp({
     store,
-    logger: createLogger({ level: 'info' }, sink),
+    fill,
+    logger,
     config: {
       lookup: { maxProfiles: 100, maxListLength: 100, ...options.lookup },
       graphql: { graphiql: false, ...options.graphql },
@@ -44,7 +63,11 @@ export async function startTestServer(
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (typeof address !== 'object' || address === null) throw new Error('server has no address');
-  return { url: `http://127.0.0.1:${address.port}`, app, logs, close: () => app.close() };
+  const close = async () => {
+    await app.close();
+    pool?.close();
+  };
+  return { url: `http://127.0.0.1:${address.port}`, app, logs, close };
 }
 
 /** GET and parse: status, headers and the parsed JSON body. */

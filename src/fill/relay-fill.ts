@@ -1,0 +1,214 @@
+import type { RelayConfig } from '../config/env.js';
+import type { Logger } from '../logger.js';
+import { type NostrEvent, serializeEvent } from '../nostr/event.js';
+import { isEphemeralKind, PROFILE_KIND, supersedes } from '../nostr/kinds.js';
+import type { RelayPool } from '../relays/relay-pool.js';
+import { type EventStore, eventMarkKey, profileMarkKey, type StoredEvent } from '../store/event-store.js';
+
+/**
+ * What the relays said about one key:
+ * - `found`: a verified event, already written to the index;
+ * - `absent`: at least one relay answered in full (EOSE) and none had it;
+ * - `unavailable`: no relay could be reached or answered before the deadline.
+ */
+export type Fetched = { kind: 'found'; stored: StoredEvent } | { kind: 'absent' } | { kind: 'unavailable' };
+
+const JOINABLE_AFTER_SETTLED_MS = 1000;
+const ABSENT: Fetched = { kind: 'absent' };
+const UNAVAILABLE: Fetched = { kind: 'unavailable' };
+
+export interface FetchRequest {
+  /** Relay hints that came with the request (already limited to a few; the pool applies the address policy). */
+  hints: readonly string[];
+  /** Epoch milliseconds: the request's deadline, shared by all of its relay queries. */
+  deadline: number;
+}
+
+export interface RelayFillDependencies {
+  pool: RelayPool;
+  store: EventStore;
+  config: RelayConfig;
+  logger: Logger;
+}
+
+/**
+ * Fetch on miss: asks the relays for what the index lacks, stores what verifies, and keeps the
+ * marks (EventStore.setMarks) that make up the negative cache and profile freshness.
+ *
+ * Concurrent requests for the same key share one relay query (in this process); across processes,
+ * the marks keep a refresh to one per TTL, and a miss found by one instance is stored for all.
+ */
+export class RelayFill {
+  private readonly inflight = new Map<string, Promise<Fetched>>();
+  private readonly claiming = new Set<string>();
+
+  constructor(private readonly deps: RelayFillDependencies) {}
+
+  /** A deadline for a request starting now. */
+  deadlineFromNow(): number {
+    return Date.now() + this.deps.config.timeoutMs;
+  }
+
+  /**
+   * When relay queries of a request must end: a little before its deadline, so that what arrived
+   * can still be stored and returned in time.
+   */
+  private queryDeadline(request: FetchRequest): number {
+    return request.deadline - Math.min(100, this.deps.config.timeoutMs / 10);
+  }
+
+  /** Events by id, for ids the index lacks and no mark covers: one subscription per relay for all. */
+  fetchEvents(ids: readonly string[], request: FetchRequest): Promise<Fetched[]> {
+    return this.coalesced(ids.map(eventMarkKey), request, (keys) => this.queryEvents(keys.map(keyTail), request));
+  }
+
+  /** The newest profiles of pubkeys the index lacks: one `{kinds:[0], authors:[…]}` per relay for all. */
+  fetchProfiles(pubkeys: readonly string[], request: FetchRequest): Promise<Fetched[]> {
+    return this.coalesced(pubkeys.map(profileMarkKey), request, (keys) =>
+      this.queryProfiles(keys.map(keyTail), request, { markResults: true }),
+    );
+  }
+
+  /**
+   * Stale-while-revalidate: the caller has already served these stored profiles; this refreshes them
+   * in the background, once per PROFILE_TTL per pubkey across every instance sharing the store (the
+   * mark is claimed first; whoever wins it asks the relays).
+   */
+  refreshProfiles(pubkeys: readonly string[]): void {
+    const wanted = pubkeys.filter((pubkey) => !this.claiming.has(pubkey));
+    if (wanted.length === 0) return;
+    for (const pubkey of wanted) this.claiming.add(pubkey);
+    const refresh = async () => {
+      const claimed = await this.deps.store.claimMarks(wanted.map(profileMarkKey), this.deps.config.profileTtlSeconds);
+      const mine = wanted.filter((_, index) => claimed[index]);
+      if (mine.length === 0) return;
+      const request = { hints: [], deadline: this.deadlineFromNow() };
+      // Coalesced with cold fetches of the same pubkeys; the claimed marks stand as they are.
+      await this.coalesced(mine.map(profileMarkKey), request, (keys) =>
+        this.queryProfiles(keys.map(keyTail), request, { markResults: false }),
+      );
+    };
+    refresh()
+      .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'background profile refresh failed'))
+      .finally(() => {
+        for (const pubkey of wanted) this.claiming.delete(pubkey);
+      });
+  }
+
+  private async queryEvents(ids: string[], request: FetchRequest): Promise<Map<string, Fetched>> {
+    const wanted = new Set(ids);
+    const found = new Map<string, NostrEvent>();
+    const { answered } = await this.deps.pool.query({
+      relays: this.deps.config.urls,
+      hints: request.hints,
+      filter: { ids },
+      deadline: this.queryDeadline(request),
+      onEvent: (event) => {
+        if (wanted.has(event.id)) found.set(event.id, event);
+        // An id names one event: the first that verifies is the answer (NIP-01).
+        return found.size === wanted.size;
+      },
+    });
+    await this.store([...found.values()]);
+    const absent = ids.filter((id) => !found.has(id));
+    if (answered) await this.mark(absent.map(eventMarkKey), this.deps.config.negativeTtlSeconds);
+    return new Map(ids.map((id) => [eventMarkKey(id), result(found.get(id), answered)]));
+  }
+
+  private async queryProfiles(
+    pubkeys: string[],
+    request: FetchRequest,
+    { markResults }: { markResults: boolean },
+  ): Promise<Map<string, Fetched>> {
+    const newest = new Map<string, NostrEvent>();
+    const { answered } = await this.deps.pool.query({
+      relays: this.deps.config.urls,
+      hints: request.hints,
+      filter: { kinds: [PROFILE_KIND], authors: pubkeys },
+      deadline: this.queryDeadline(request),
+      // Relays may hold different versions: wait for every EOSE (or the deadline), keep the newest.
+      onEvent: (event) => {
+        const held = newest.get(event.pubkey);
+        if (!held || supersedes(event, held)) newest.set(event.pubkey, event);
+        return false;
+      },
+    });
+    await this.store([...newest.values()]);
+    if (markResults) {
+      await this.mark([...newest.keys()].map(profileMarkKey), this.deps.config.profileTtlSeconds);
+      if (answered) {
+        const absent = pubkeys.filter((pubkey) => !newest.has(pubkey));
+        await this.mark(absent.map(profileMarkKey), this.deps.config.negativeTtlSeconds);
+      }
+    }
+    return new Map(pubkeys.map((pubkey) => [profileMarkKey(pubkey), result(newest.get(pubkey), answered)]));
+  }
+
+  /**
+   * One relay query for the keys nobody is fetching yet; keys already in flight join that query.
+   * Each caller stops waiting at its own deadline, whatever the query it joined does.
+   */
+  private coalesced(
+    keys: readonly string[],
+    request: FetchRequest,
+    query: (keys: string[]) => Promise<Map<string, Fetched>>,
+  ): Promise<Fetched[]> {
+    const fresh = [...new Set(keys.filter((key) => !this.inflight.has(key)))];
+    if (fresh.length > 0) {
+      const running = query(fresh).catch((error: unknown) => {
+        this.deps.logger.error({ err: error }, 'relay fetch failed');
+        return new Map<string, Fetched>();
+      });
+      for (const key of fresh) {
+        const settled = running.then((results) => results.get(key) ?? UNAVAILABLE);
+        this.inflight.set(key, settled);
+        // Kept joinable a moment after it settles: a request that read the index just before the
+        // results were written would otherwise ask the relays again.
+        void settled.finally(() => {
+          setTimeout(() => {
+            if (this.inflight.get(key) === settled) this.inflight.delete(key);
+          }, JOINABLE_AFTER_SETTLED_MS).unref();
+        });
+      }
+    }
+    return Promise.all(keys.map((key) => byDeadline(this.inflight.get(key) ?? Promise.resolve(UNAVAILABLE), request.deadline)));
+  }
+
+  /** Writes verified events to the index. A store failure loses the write, not the answer. */
+  private async store(events: NostrEvent[]): Promise<void> {
+    const storable = events.filter((event) => !isEphemeralKind(event.kind));
+    if (storable.length === 0) return;
+    try {
+      await this.deps.store.putEvents(storable);
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'could not store events fetched from relays');
+    }
+  }
+
+  private async mark(keys: string[], ttlSeconds: number): Promise<void> {
+    if (keys.length === 0) return;
+    try {
+      await this.deps.store.setMarks(keys, ttlSeconds);
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'could not record relay lookups in the store');
+    }
+  }
+}
+
+function keyTail(markKey: string): string {
+  return markKey.slice(markKey.indexOf(':') + 1);
+}
+
+function result(event: NostrEvent | undefined, answered: boolean): Fetched {
+  if (event) return { kind: 'found', stored: { event, json: serializeEvent(event) } };
+  return answered ? ABSENT : UNAVAILABLE;
+}
+
+/** The fetched value, or `unavailable` if the deadline comes first. */
+function byDeadline(pending: Promise<Fetched>, deadline: number): Promise<Fetched> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Fetched>((resolve) => {
+    timer = setTimeout(() => resolve(UNAVAILABLE), Math.max(0, deadline - Date.now()));
+  });
+  return Promise.race([pending, late]).finally(() => clearTimeout(timer));
+}

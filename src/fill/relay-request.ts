@@ -1,0 +1,24 @@
+import { parseRelayUrl } from '../relays/relay-url.js';
+import type { FetchRequest } from './relay-fill.js';
+
+/** At most this many relay hints are followed per request (untrusted input: each is a new connection). */
+export const MAX_HINTS_PER_REQUEST = 3;
+
+/**
+ * The relay side of one request: its deadline, fixed when the request starts, and the relay hints
+ * its identifiers carried (nevent/nprofile), collected by the resolvers as they parse them.
+ */
+export class RelayRequest implements FetchRequest {
+  readonly hints: string[] = [];
+
+  constructor(readonly deadline: number) {}
+
+  /** Keeps the first few hints that are ws(s) URLs; the address policy is applied when dialling. */
+  addHints(urls: readonly string[]): void {
+    for (const raw of urls) {
+      if (this.hints.length >= MAX_HINTS_PER_REQUEST) return;
+      const url = parseRelayUrl(raw);
+      if (url !== undefined && !this.hints.includes(url)) this.hints.push(url);
+    }
+  }
+}

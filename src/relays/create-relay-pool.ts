@@ -1,0 +1,13 @@
+import type { RelayConfig } from '../config/env.js';
+import type { Logger } from '../logger.js';
+import { RelayPool } from './relay-pool.js';
+
+/** The relay pool for `serve`, or undefined when RELAYS is empty (no relay traffic at all). */
+export function createRelayPool(config: RelayConfig, logger: Logger): RelayPool | undefined {
+  if (config.urls.length === 0) {
+    logger.info('RELAYS is empty: relay fetching is off; the index alone answers');
+    return undefined;
+  }
+  logger.info({ relays: config.urls, timeoutMs: config.timeoutMs }, 'fetching misses from relays');
+  return new RelayPool({ logger, allowPrivateHints: config.allowPrivateHints });
+}

@@ -1,0 +1,289 @@
+import { nip19 } from 'nostr-tools';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RelayConfig } from '../src/config/env.js';
+import type { NostrEvent } from '../src/nostr/event.js';
+import { profile, pubkeyOf, signed } from './support/events.js';
+import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
+import { getJson, startTestServer, type TestServer } from './support/test-server.js';
+import { createTestStore, type TestStore } from './support/test-store.js';
+
+// Every test gets its own store, relays and server: relay traffic is what the tests count.
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function relay(options: Parameters<typeof startLoopbackRelay>[0] = {}): Promise<LoopbackRelay> {
+  const started = await startLoopbackRelay(options);
+  cleanups.push(() => started.stop());
+  return started;
+}
+
+async function service(relays: Partial<RelayConfig>, seed: NostrEvent[] = []): Promise<{ server: TestServer; store: TestStore }> {
+  const store = await createTestStore();
+  cleanups.push(() => store.cleanup());
+  if (seed.length > 0) await store.store.putEvents(seed);
+  const server = await startTestServer(store.store, { relays });
+  cleanups.push(() => server.close());
+  return { server, store };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const alice = profile('fill-alice', { name: 'Alice' });
+const bob = profile('fill-bob', { name: 'Bob' });
+const carol = profile('fill-carol', { name: 'Carol' });
+const note = signed('fill-alice', {
+  content: `hi nostr:${nip19.npubEncode(pubkeyOf('fill-carol'))}`,
+  tags: [
+    ['p', pubkeyOf('fill-bob')],
+    ['p', pubkeyOf('fill-nobody')], // no profile anywhere
+  ],
+});
+const expectedEventBody = { event: note, profiles: { [alice.pubkey]: alice, [bob.pubkey]: bob, [carol.pubkey]: carol } };
+const UNKNOWN_ID = 'f'.repeat(64);
+
+describe('fetch on miss: /event', () => {
+  it('a cold /event fetches the event, then all missing profiles in one subscription per relay, and stores them', async () => {
+    const a = await relay({ events: [note, alice, bob] });
+    const b = await relay({ events: [carol] });
+    const { server, store } = await service({ urls: [a.url, b.url] });
+
+    const response = await getJson(`${server.url}/event?id=${note.id}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(response.body).toEqual(expectedEventBody);
+    // Per relay: one REQ for the id, one for every relevant profile together.
+    const profileFilter = { kinds: [0], authors: [note.pubkey, pubkeyOf('fill-bob'), pubkeyOf('fill-nobody'), pubkeyOf('fill-carol')] };
+    for (const asked of [a, b]) expect(asked.requests).toEqual([[{ ids: [note.id] }], [profileFilter]]);
+    // Stored: the index answers without the relays now.
+    expect((await store.store.getEvents([note.id]))[0]?.event).toEqual(note);
+    expect((await store.store.getProfiles([carol.pubkey]))[0]?.event).toEqual(carol);
+  });
+
+  it('the second lookup is served from the index with every relay stopped', async () => {
+    const a = await relay({ events: [note, alice, bob, carol] });
+    const { server } = await service({ urls: [a.url] });
+    expect((await getJson(`${server.url}/event?id=${note.id}`)).body).toEqual(expectedEventBody);
+    await a.stop();
+    const again = await getJson(`${server.url}/event?id=${note.id}`);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(expectedEventBody);
+    const profileAgain = await getJson(`${server.url}/user-profile?pubkey=${bob.pubkey}`);
+    expect(profileAgain.body).toEqual({ profile: bob });
+  });
+
+  it('an id no relay has is 404 once every relay has sent EOSE, and the miss is remembered for NEGATIVE_TTL', async () => {
+    const a = await relay({ events: [note] });
+    const { server } = await service({ urls: [a.url], negativeTtlSeconds: 1 });
+    const first = await getJson(`${server.url}/event?id=${UNKNOWN_ID}`);
+    expect(first.status).toBe(404);
+    expect(first.body).toEqual({ error: { status: 404, code: 'event_not_found', message: 'No event with this id is known.' } });
+    expect(a.requests).toHaveLength(1);
+    // Within the TTL: answered from the negative cache, no relay traffic.
+    expect((await getJson(`${server.url}/event?id=${UNKNOWN_ID}`)).status).toBe(404);
+    expect(a.requests).toHaveLength(1);
+    // After it: the relays are asked again, and an event published meanwhile is found.
+    await sleep(1100);
+    const late = signed('fill-late', { content: 'published after the first lookup' });
+    a.add(late);
+    expect((await getJson(`${server.url}/event?id=${UNKNOWN_ID}`)).status).toBe(404);
+    expect(a.requests).toHaveLength(2);
+    expect((await getJson(`${server.url}/event?id=${late.id}`)).status).toBe(200);
+  });
+
+  it('404 within the deadline when one relay answers and another never does', async () => {
+    const answering = await relay({ events: [] });
+    const silent = await relay({ silent: true });
+    const { server } = await service({ urls: [answering.url, silent.url], timeoutMs: 800 });
+    const started = Date.now();
+    const response = await getJson(`${server.url}/event?id=${UNKNOWN_ID}`);
+    const took = Date.now() - started;
+    expect(response.status).toBe(404);
+    expect(took).toBeGreaterThanOrEqual(600);
+    expect(took).toBeLessThan(1300);
+  });
+
+  it('500 relays_unavailable within the deadline when the only relay never answers; nothing is remembered', async () => {
+    const silent = await relay({ silent: true });
+    const { server, store } = await service({ urls: [silent.url], timeoutMs: 600 });
+    const started = Date.now();
+    const response = await getJson(`${server.url}/event?id=${UNKNOWN_ID}`);
+    expect(Date.now() - started).toBeLessThan(1100);
+    expect(response.status).toBe(500);
+    expect(response.body).toEqual({
+      error: {
+        status: 500,
+        code: 'relays_unavailable',
+        message: 'Not in the index, and no relay could be reached or answered in time. Try again shortly.',
+      },
+    });
+    expect(await store.store.hasMarks([`event:${UNKNOWN_ID}`])).toEqual([false]);
+  });
+
+  it('500 when every relay is down, for /event and /user-profile; 200 for what the index holds', async () => {
+    const a = await relay();
+    const b = await relay();
+    await a.stop();
+    await b.stop();
+    const { server } = await service({ urls: [a.url, b.url] }, [bob]);
+    const event = await getJson(`${server.url}/event?id=${note.id}`);
+    expect(event.status).toBe(500);
+    expect((event.body as { error: { code: string } }).error.code).toBe('relays_unavailable');
+    const user = await getJson(`${server.url}/user-profile?pubkey=${alice.pubkey}`);
+    expect(user.status).toBe(500);
+    expect((user.body as { error: { code: string } }).error.code).toBe('relays_unavailable');
+    expect(user.text).not.toContain('127.0.0.1');
+    expect((await getJson(`${server.url}/user-profile?pubkey=${bob.pubkey}`)).status).toBe(200);
+  });
+
+  it('an event with a bad signature is never returned nor stored; the valid version from another relay is', async () => {
+    const forged: NostrEvent = { ...note, content: `${note.content} (edited by the relay)` };
+    const forgedProfile: NostrEvent = { ...bob, content: JSON.stringify({ name: 'Mallory' }) };
+    const liar = await relay({ events: [forged, forgedProfile] });
+    const { server, store } = await service({ urls: [liar.url] });
+    expect((await getJson(`${server.url}/event?id=${note.id}`)).status).toBe(404);
+    expect((await getJson(`${server.url}/user-profile?pubkey=${bob.pubkey}`)).status).toBe(404);
+    expect(await store.store.getEvents([note.id])).toEqual([null]);
+    expect(await store.store.getProfiles([bob.pubkey])).toEqual([null]);
+
+    const honest = await relay({ events: [note, bob] });
+    const both = await service({ urls: [liar.url, honest.url] });
+    const response = await getJson(`${both.server.url}/event?id=${note.id}`);
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ event: note, profiles: { [bob.pubkey]: bob } });
+  });
+
+  it('a profile that does not arrive in time is just absent from the map', async () => {
+    const events = await relay({ events: [note, alice] });
+    const slow = await relay({ silent: true });
+    const { server } = await service({ urls: [events.url, slow.url], timeoutMs: 700 });
+    // The event comes from the first relay at once; the profiles wait for the silent one until the deadline.
+    const response = await getJson(`${server.url}/event?id=${note.id}`);
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ event: note, profiles: { [alice.pubkey]: alice } });
+  });
+
+  it('concurrent lookups of the same missing id share one relay query', async () => {
+    const a = await relay({ events: [note, alice, bob, carol] });
+    const { server } = await service({ urls: [a.url] });
+    const responses = await Promise.all(Array.from({ length: 8 }, () => getJson(`${server.url}/event?id=${note.id}`)));
+    for (const response of responses) expect(response.body).toEqual(expectedEventBody);
+    const idRequests = a.requests.filter(([filter]) => filter?.ids !== undefined);
+    const profileRequests = a.requests.filter(([filter]) => filter?.kinds !== undefined);
+    expect(idRequests).toHaveLength(1);
+    expect(profileRequests).toHaveLength(1);
+  });
+
+  it('GraphQL fields fetch on miss too: event with author and relevant profiles', async () => {
+    const a = await relay({ events: [note, alice, bob, carol] });
+    const { server } = await service({ urls: [a.url] });
+    const response = await getJson(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `{ event(id: "${note.id}") { id author { name } relevantProfiles { name } } }` }),
+    });
+    expect(response.body).toEqual({
+      data: { event: { id: note.id, author: { name: 'Alice' }, relevantProfiles: [{ name: 'Alice' }, { name: 'Bob' }, { name: 'Carol' }] } },
+    });
+  });
+});
+
+describe('fetch on miss: /user-profile', () => {
+  it('returns the newest kind 0 of all relays once each has sent EOSE', async () => {
+    const older = profile('fill-dave', { name: 'Dave (old)' }, 1_700_000_000);
+    const newer = profile('fill-dave', { name: 'Dave (new)' }, 1_700_000_500);
+    const a = await relay({ events: [newer] });
+    const b = await relay({ events: [older] });
+    const { server } = await service({ urls: [a.url, b.url] });
+    const response = await getJson(`${server.url}/user-profile?pubkey=${newer.pubkey}`);
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ profile: newer });
+  });
+
+  it('concurrent lookups of one missing pubkey share one subscription; its absence is then remembered', async () => {
+    const a = await relay({ events: [] });
+    const { server } = await service({ urls: [a.url] });
+    const pubkey = pubkeyOf('fill-ghost');
+    const responses = await Promise.all(Array.from({ length: 6 }, () => getJson(`${server.url}/user-profile?pubkey=${pubkey}`)));
+    expect(responses.map((response) => response.status)).toEqual([404, 404, 404, 404, 404, 404]);
+    expect(a.requests).toEqual([[{ kinds: [0], authors: [pubkey] }]]);
+    expect((await getJson(`${server.url}/user-profile?pubkey=${pubkey}`)).status).toBe(404);
+    expect(a.requests).toHaveLength(1);
+  });
+});
+
+describe('fresh profiles (stale-while-revalidate)', () => {
+  it('serves a stale profile at once, refreshes it in the background once per PROFILE_TTL, and serves the edit', async () => {
+    const v1 = profile('fill-erin', { name: 'Erin v1' }, 1_700_000_000);
+    const v2 = profile('fill-erin', { name: 'Erin v2' }, 1_700_000_100);
+    const v3 = profile('fill-erin', { name: 'Erin v3' }, 1_700_000_200);
+    const a = await relay({ events: [v2] });
+    // v1 came from an import: never checked against the relays, so stale from the start.
+    const { server } = await service({ urls: [a.url], profileTtlSeconds: 1 }, [v1]);
+    const url = `${server.url}/user-profile?pubkey=${v1.pubkey}`;
+
+    expect((await getJson(url)).body).toEqual({ profile: v1 }); // served at once
+    await expect.poll(async () => (await getJson(url)).body, { timeout: 3000, interval: 50 }).toEqual({ profile: v2 });
+    expect(a.requests).toHaveLength(1); // one refresh, however many reads
+
+    a.add(v3); // edited on the relay
+    expect((await getJson(url)).body).toEqual({ profile: v2 }); // still fresh: no relay traffic
+    expect(a.requests).toHaveLength(1);
+    await sleep(1100);
+    await expect.poll(async () => (await getJson(url)).body, { timeout: 3000, interval: 50 }).toEqual({ profile: v3 });
+    expect(a.requests).toHaveLength(2);
+  });
+
+  it('a refresh that finds an older version on the relays never regresses the stored profile', async () => {
+    const older = profile('fill-frank', { name: 'Frank old' }, 1_700_000_000);
+    const newer = profile('fill-frank', { name: 'Frank new' }, 1_700_000_100);
+    const a = await relay({ events: [older] });
+    const { server } = await service({ urls: [a.url] }, [newer]);
+    const url = `${server.url}/user-profile?pubkey=${newer.pubkey}`;
+    expect((await getJson(url)).body).toEqual({ profile: newer });
+    await expect.poll(() => a.requests.length, { timeout: 2000, interval: 20 }).toBe(1);
+    await sleep(100);
+    expect((await getJson(url)).body).toEqual({ profile: newer });
+  });
+});
+
+describe('relay hints (nevent/nprofile) are untrusted', () => {
+  const hinted = signed('fill-hinted', { content: 'only on the hinted relay' });
+
+  it('a hint to a loopback relay is refused unless RELAY_ALLOW_PRIVATE', async () => {
+    const configured = await relay({ events: [] });
+    const hintRelay = await relay({ events: [hinted] });
+    const nevent = nip19.neventEncode({ id: hinted.id, relays: [hintRelay.url] });
+    const refusing = await service({ urls: [configured.url] });
+    expect((await getJson(`${refusing.server.url}/event?id=${nevent}`)).status).toBe(404);
+    expect(hintRelay.requests).toHaveLength(0);
+    expect(configured.requests).toHaveLength(1);
+
+    const allowing = await service({ urls: [configured.url], allowPrivateHints: true });
+    const response = await getJson(`${allowing.server.url}/event?id=${nevent}`);
+    expect(response.status).toBe(200);
+    expect((response.body as { event: NostrEvent }).event).toEqual(hinted);
+    expect(hintRelay.requests[0]).toEqual([{ ids: [hinted.id] }]);
+  });
+
+  it('follows at most 3 hints per request, and hints that are not ws(s) URLs are ignored', async () => {
+    const configured = await relay({ events: [] });
+    const hintRelays = await Promise.all([1, 2, 3, 4].map(() => relay({ events: [] })));
+    const nevent = nip19.neventEncode({
+      id: UNKNOWN_ID,
+      relays: ['https://example.com', 'javascript:alert(1)', ...hintRelays.map((hintRelay) => hintRelay.url)],
+    });
+    const { server } = await service({ urls: [configured.url], allowPrivateHints: true });
+    expect((await getJson(`${server.url}/event?id=${nevent}`)).status).toBe(404);
+    expect(hintRelays.map((hintRelay) => hintRelay.requests.length)).toEqual([1, 1, 1, 0]);
+  });
+});
+
+describe('RELAYS empty', () => {
+  it('no relay traffic at all: a miss is a plain 404', async () => {
+    const { server } = await service({ urls: [] });
+    expect((await getJson(`${server.url}/event?id=${UNKNOWN_ID}`)).status).toBe(404);
+    expect((await getJson(`${server.url}/user-profile?pubkey=${pubkeyOf('fill-nobody')}`)).status).toBe(404);
+  });
+});
