@@ -1,6 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { profileMarkKey } from '../src/store/event-store.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
+import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
 import { type PrivateRedis, startPrivateRedis } from './support/redis-server.js';
 import { getJson, startTestServer, type TestServer } from './support/test-server.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
@@ -95,5 +97,45 @@ describe('DataLoader batching, counted in Redis', () => {
       expect(response.status).toBe(200);
     });
     expect(counts).toEqual({ mget: 1 });
+  });
+});
+
+describe('with relays configured, cached reads cost the same', () => {
+  let relay: LoopbackRelay;
+  let withRelays: TestServer;
+  const everyone = ['author', ...mentioned].map(pubkeyOf);
+
+  beforeAll(async () => {
+    relay = await startLoopbackRelay();
+    withRelays = await startTestServer(testStore.store, { relays: { urls: [relay.url] } });
+  });
+  afterAll(async () => {
+    await withRelays?.close();
+    await relay?.stop();
+  });
+
+  it('fresh profiles: /user-profile is 1 command and /event 2, the freshness marks ride in the same MGET', async () => {
+    await testStore.store.setMarks(everyone.map(profileMarkKey), 300);
+    const profileCounts = await commandsDuring(async () => {
+      expect((await getJson(`${withRelays.url}/user-profile?pubkey=${pubkeyOf('author')}`)).status).toBe(200);
+    });
+    expect(profileCounts).toEqual({ mget: 1 });
+    const eventCounts = await commandsDuring(async () => {
+      const response = await getJson(`${withRelays.url}/event?id=${note.id}`);
+      expect(Object.keys((response.body as { profiles: object }).profiles)).toHaveLength(20);
+    });
+    expect(eventCounts).toEqual({ mget: 2 });
+    expect(relay.requests).toHaveLength(0);
+  });
+
+  it('a stale profile is served from that one MGET; its refresh is claimed with one SET NX, then asked of the relays', async () => {
+    await testStore.store.clearMarks([profileMarkKey(pubkeyOf('author'))]);
+    const counts = await commandsDuring(async () => {
+      expect((await getJson(`${withRelays.url}/user-profile?pubkey=${pubkeyOf('author')}`)).body).toEqual({ profile: authorProfile });
+      await expect.poll(() => relay.requests.length, { timeout: 2000, interval: 20 }).toBe(1);
+    });
+    expect(counts.mget).toBe(1);
+    expect(counts.set).toBe(1);
+    expect(relay.requests).toEqual([[{ kinds: [0], authors: [pubkeyOf('author')] }]]);
   });
 });
