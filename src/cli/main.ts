@@ -4,6 +4,7 @@ import { type Config, ConfigError, loadConfig } from '../config/env.js';
 import { createLogger } from '../logger.js';
 import { closeOnSignals, startService } from '../service.js';
 import { runImport } from './import-command.js';
+import { runSync } from './sync-command.js';
 
 /** Reads the configuration, or prints every problem and exits 1. */
 function configOrExit(): Config {
@@ -43,6 +44,17 @@ program
       process.stderr.write(`nostr-lookup serve: ${(error as Error).message}\n`);
       logger.flush(() => process.exit(1));
     }
+  });
+
+program
+  .command('sync')
+  .description('follow the relays in RELAYS for SYNC_KINDS and index what verifies, until SIGTERM/SIGINT')
+  .action(async () => {
+    const config = configOrExit();
+    const logger = createLogger(config.log);
+    const code = await runSync(config, logger);
+    // Exit explicitly: closed relay connections may leave nostr-tools timers behind.
+    logger.flush(() => process.exit(code));
   });
 
 program

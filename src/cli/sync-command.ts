@@ -1,0 +1,46 @@
+import type { Config } from '../config/env.js';
+import { RelaySync } from '../fill/relay-sync.js';
+import type { Logger } from '../logger.js';
+import { openStore } from '../store/open-store.js';
+
+/**
+ * `nostr-lookup sync`: runs until SIGTERM or SIGINT, then writes what it holds and the cursors, and
+ * resolves with the exit code (0 after a clean stop, 1 if it could not start).
+ */
+export async function runSync(config: Config, logger: Logger): Promise<number> {
+  if (config.relays.urls.length === 0) {
+    process.stderr.write('nostr-lookup sync: RELAYS is empty: there is nothing to follow\n');
+    return 1;
+  }
+  let opened: ReturnType<typeof openStore>;
+  try {
+    opened = openStore(config.store, logger);
+  } catch (error) {
+    process.stderr.write(`nostr-lookup sync: ${(error as Error).message}\n`);
+    return 1;
+  }
+  const { store, ready, description } = opened;
+  try {
+    await ready(5000);
+  } catch {
+    process.stderr.write(`nostr-lookup sync: cannot reach ${description}\n`);
+    await store.close();
+    return 1;
+  }
+  const sync = new RelaySync({ relays: config.relays.urls, kinds: config.relays.syncKinds, store, logger });
+  sync.start();
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  logger.info({ signal }, 'stopping sync');
+  const force = setTimeout(() => {
+    logger.error('sync took too long to stop; exiting');
+    logger.flush(() => process.exit(1));
+  }, 10_000);
+  force.unref();
+  await sync.stop();
+  await store.close();
+  clearTimeout(force);
+  return 0;
+}

@@ -1,0 +1,233 @@
+import { AbstractRelay, type Subscription } from 'nostr-tools/abstract-relay';
+import type { Logger } from '../logger.js';
+import type { NostrEvent } from '../nostr/event.js';
+import { isEphemeralKind } from '../nostr/kinds.js';
+import { verifyNostrEvent } from '../nostr/verify-event.js';
+import { RelaySocket } from '../relays/relay-socket.js';
+import type { EventStore, WriteOutcome } from '../store/event-store.js';
+
+export interface RelaySyncOptions {
+  relays: readonly string[];
+  kinds: readonly number[];
+  store: EventStore;
+  logger: Logger;
+  /** How often progress counts are logged. */
+  progressIntervalMs?: number;
+}
+
+export interface SyncCounts {
+  received: number;
+  invalid: number;
+  stored: number;
+  replaced: number;
+  superseded: number;
+  duplicate: number;
+  ephemeral: number;
+}
+
+/** On resume, ask again for this much before the cursor: relays deliver live events slightly out of order. */
+export const RESUME_OVERLAP_SECONDS = 60;
+/** Without a cursor, start this far back. */
+export const FIRST_SYNC_LOOKBACK_SECONDS = 3600;
+/** Events arrive in batches written together: at most this many, or whatever came within FLUSH_MS. */
+const BATCH_SIZE = 500;
+const FLUSH_MS = 1000;
+/** Reconnection waits 1 s, doubling up to 60 s; a connection that held 60 s resets it. */
+const FIRST_BACKOFF_MS = 1000;
+const LONGEST_BACKOFF_MS = 60_000;
+/** nostr-tools treats a missing EOSE as one after this long; a large backfill may take a while. */
+const EOSE_PATIENCE_MS = 10 * 60_000;
+/** A created_at further ahead than this never moves a cursor (a clock in the future would skip events). */
+const FUTURE_SKEW_SECONDS = 900;
+
+/** The store cursor of one relay and set of kinds (a new SYNC_KINDS starts its own history). */
+export function syncCursorName(relay: string, kinds: readonly number[]): string {
+  return `sync:${[...kinds].sort((a, b) => a - b).join(',')}:${relay}`;
+}
+
+/**
+ * `nostr-lookup sync`: follows the configured relays for SYNC_KINDS and writes what verifies into the
+ * index. Per relay, it resumes from a cursor kept in the store (the newest created_at written after
+ * the relay's backfill ended with EOSE), reconnects with backoff, and stops cleanly.
+ */
+export class RelaySync {
+  readonly counts: SyncCounts = { received: 0, invalid: 0, stored: 0, replaced: 0, superseded: 0, duplicate: 0, ephemeral: 0 };
+  private readonly followers: RelayFollower[];
+  private progressTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: RelaySyncOptions) {
+    this.followers = options.relays.map((url) => new RelayFollower(url, options, this.counts));
+  }
+
+  start(): void {
+    this.options.logger.info({ relays: this.options.relays, kinds: this.options.kinds }, 'sync started');
+    for (const follower of this.followers) follower.start();
+    this.progressTimer = setInterval(() => this.logProgress('sync progress'), this.options.progressIntervalMs ?? 10_000);
+    this.progressTimer.unref();
+  }
+
+  /** Closes every subscription, writes what is buffered and the cursors. */
+  async stop(): Promise<void> {
+    clearInterval(this.progressTimer);
+    await Promise.all(this.followers.map((follower) => follower.stop()));
+    this.logProgress('sync stopped');
+  }
+
+  private logProgress(message: string): void {
+    const connected = this.followers.filter((follower) => follower.connected).length;
+    this.options.logger.info({ ...this.counts, relaysConnected: connected, relays: this.followers.length }, message);
+  }
+}
+
+class RelayFollower {
+  private relay: AbstractRelay | undefined;
+  private subscription: Subscription | undefined;
+  private buffer: NostrEvent[] = [];
+  private flushTimer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private retryTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private stopped = false;
+  private eosed = false;
+  /** A write failed on this connection: the cursor must not move past it (see flush). */
+  private lostWrites = false;
+  /** Newest created_at received on this connection (a candidate for the cursor once written). */
+  private newestSeen = 0;
+  private cursor: number | undefined;
+  private readonly verified = new WeakMap<object, NostrEvent>();
+  private readonly cursorName: string;
+
+  constructor(
+    private readonly url: string,
+    private readonly options: RelaySyncOptions,
+    private readonly counts: SyncCounts,
+  ) {
+    this.cursorName = syncCursorName(url, options.kinds);
+  }
+
+  get connected(): boolean {
+    return this.relay?.connected === true && this.subscription !== undefined;
+  }
+
+  start(): void {
+    void this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.subscription?.close('sync stopping');
+    this.relay?.close();
+    await this.flush();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    const logger = this.options.logger;
+    try {
+      if (this.cursor === undefined) {
+        const saved = await this.options.store.getCursor(this.cursorName);
+        const parsed = saved === undefined ? Number.NaN : Number(saved);
+        this.cursor = Number.isSafeInteger(parsed) && parsed >= 0 ? parsed : undefined;
+      }
+      const since = this.cursor === undefined
+        ? Math.floor(Date.now() / 1000) - FIRST_SYNC_LOOKBACK_SECONDS
+        : Math.max(0, this.cursor - RESUME_OVERLAP_SECONDS);
+      const relay = new AbstractRelay(this.url, {
+        verifyEvent: (raw) => {
+          const verdict = verifyNostrEvent(raw);
+          if (verdict.ok) this.verified.set(raw as object, verdict.event);
+          return verdict.ok;
+        },
+        websocketImplementation: RelaySocket as unknown as typeof WebSocket,
+      });
+      relay.onnotice = (notice) => logger.debug({ relay: this.url, notice: String(notice).slice(0, 200) }, 'relay notice');
+      this.relay = relay;
+      await relay.connect({ timeout: 10_000 });
+      if (this.stopped) {
+        relay.close();
+        return;
+      }
+      const connectedAt = Date.now();
+      this.eosed = false;
+      this.lostWrites = false;
+      this.newestSeen = 0;
+      logger.info({ relay: this.url, since }, 'sync connected');
+      this.subscription = relay.subscribe([{ kinds: [...this.options.kinds], since }], {
+        onevent: (raw) => this.receive(raw),
+        oninvalidevent: () => {
+          this.counts.received += 1;
+          this.counts.invalid += 1;
+        },
+        oneose: () => {
+          this.eosed = true;
+          void this.flush();
+        },
+        onclose: (reason) => {
+          this.subscription = undefined;
+          if (Date.now() - connectedAt > LONGEST_BACKOFF_MS) this.failures = 0;
+          this.retry(`closed: ${String(reason).slice(0, 200)}`);
+        },
+        eoseTimeout: EOSE_PATIENCE_MS,
+      });
+    } catch (error) {
+      this.retry(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  private retry(reason: string): void {
+    void this.flush();
+    if (this.stopped) return;
+    const wait = Math.min(FIRST_BACKOFF_MS * 2 ** this.failures, LONGEST_BACKOFF_MS);
+    this.failures += 1;
+    this.options.logger.warn({ relay: this.url, reason, retryInMs: wait }, 'sync connection lost; reconnecting');
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => void this.connect(), wait);
+  }
+
+  private receive(raw: unknown): void {
+    const event = this.verified.get(raw as object);
+    if (!event) return;
+    this.counts.received += 1;
+    if (isEphemeralKind(event.kind)) {
+      this.counts.ephemeral += 1;
+      return;
+    }
+    const now = Math.floor(Date.now() / 1000);
+    if (event.created_at <= now + FUTURE_SKEW_SECONDS) this.newestSeen = Math.max(this.newestSeen, event.created_at);
+    this.buffer.push(event);
+    if (this.buffer.length >= BATCH_SIZE) void this.flush();
+    else this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+  }
+
+  /** Writes the buffer, then (after the backfill) moves the cursor. Writes run one after another. */
+  private flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const batch = this.buffer;
+    this.buffer = [];
+    const eosed = this.eosed;
+    const newest = Math.min(this.newestSeen, Math.floor(Date.now() / 1000));
+    this.writing = this.writing.then(async () => {
+      try {
+        if (batch.length > 0) this.tally(await this.options.store.putEvents(batch));
+        // Before EOSE the relay is still sending history, newest first: a restart then must redo it.
+        if (eosed && !this.lostWrites && newest > (this.cursor ?? 0)) {
+          await this.options.store.setCursor(this.cursorName, String(newest));
+          this.cursor = newest;
+        }
+      } catch (error) {
+        // Nothing is lost for good: the cursor stays where it was, and reconnecting subscribes again
+        // from it, so the relay sends these events again.
+        this.options.logger.error({ err: error, relay: this.url, events: batch.length }, 'sync could not write to the store');
+        this.lostWrites = true;
+        this.relay?.close();
+      }
+    });
+    return this.writing;
+  }
+
+  private tally(outcomes: WriteOutcome[]): void {
+    for (const outcome of outcomes) this.counts[outcome] += 1;
+  }
+}

@@ -1,0 +1,157 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RESUME_OVERLAP_SECONDS, RelaySync, syncCursorName } from '../src/fill/relay-sync.js';
+import { createLogger } from '../src/logger.js';
+import type { NostrEvent } from '../src/nostr/event.js';
+import { profile, signed } from './support/events.js';
+import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
+import { createTestStore, type TestStore } from './support/test-store.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function relay(events: NostrEvent[] = []): Promise<LoopbackRelay> {
+  const started = await startLoopbackRelay({ events });
+  cleanups.push(() => started.stop());
+  return started;
+}
+
+async function store(): Promise<TestStore> {
+  const created = await createTestStore();
+  cleanups.push(() => created.cleanup());
+  return created;
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `nostr-lookup sync` as a user runs it. */
+function sync(testStore: TestStore, env: Record<string, string>): Running {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'sync'], {
+    env: { ...process.env, REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, ...env },
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  cleanups.push(async () => {
+    child.kill('SIGKILL');
+    await exited;
+  });
+  return { child, output: () => output, exited };
+}
+
+async function held(testStore: TestStore, event: NostrEvent): Promise<boolean> {
+  return (await testStore.store.getEvents([event.id]))[0] !== null;
+}
+
+describe('nostr-lookup sync', () => {
+  it('stores verified history and live events, stops cleanly on SIGTERM, and resumes from its cursor', async () => {
+    const old = signed('sync-a', { created_at: now() - 600, content: 'history' });
+    const alice = profile('sync-a', { name: 'A' }, now() - 500);
+    const reaction = signed('sync-a', { kind: 7, created_at: now() - 400, content: '+' }); // not in SYNC_KINDS
+    const source = await relay([old, alice, reaction]);
+    const testStore = await store();
+    const first = sync(testStore, { RELAYS: source.url });
+
+    await expect.poll(() => held(testStore, alice), { timeout: 15_000, interval: 100 }).toBe(true);
+    expect(await held(testStore, old)).toBe(true);
+    expect(await held(testStore, reaction)).toBe(false);
+    const firstFilter = source.requests[0]?.[0];
+    expect(firstFilter?.kinds).toEqual([0, 1]);
+    // No cursor yet: the last hour.
+    expect(Math.abs((firstFilter?.since ?? 0) - (now() - 3600))).toBeLessThan(30);
+
+    const live = signed('sync-a', { created_at: now(), content: 'live' });
+    source.add(live);
+    await expect.poll(() => held(testStore, live), { timeout: 5000, interval: 100 }).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1200)); // the batch after it moves the cursor
+
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    expect(first.output()).toContain('sync stopped');
+    const cursor = await testStore.store.getCursor(syncCursorName(source.url, [0, 1]));
+    expect(Number(cursor)).toBe(live.created_at);
+
+    // While it was stopped, more was published; the restart asks from the cursor (with overlap) and gets it.
+    const missed = signed('sync-b', { created_at: now(), content: 'published while sync was down' });
+    source.add(missed);
+    const second = sync(testStore, { RELAYS: source.url });
+    await expect.poll(() => held(testStore, missed), { timeout: 15_000, interval: 100 }).toBe(true);
+    expect(source.requests.at(-1)).toEqual([{ kinds: [0, 1], since: live.created_at - RESUME_OVERLAP_SECONDS }]);
+    second.child.kill('SIGINT');
+    expect(await second.exited).toBe(0);
+  });
+
+  it('refuses to start without relays, and says why', async () => {
+    const testStore = await store();
+    const run = sync(testStore, { RELAYS: '' });
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain('RELAYS is empty');
+  });
+});
+
+describe('RelaySync', () => {
+  function logged() {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    return { lines, logger: createLogger({ level: 'info' }, sink) };
+  }
+
+  it('never stores what fails verification, counts it, and reconnects with backoff after the relay restarts', async () => {
+    const good = signed('sync-c', { created_at: now() - 10, content: 'good' });
+    const forged: NostrEvent = { ...signed('sync-c', { created_at: now() - 5, content: 'x' }), content: 'forged' };
+    const source = await relay([good, forged]);
+    const testStore = await store();
+    const { lines, logger } = logged();
+    const subject = new RelaySync({ relays: [source.url], kinds: [1], store: testStore.store, logger, progressIntervalMs: 100 });
+    subject.start();
+    cleanups.push(() => subject.stop());
+
+    await expect.poll(() => held(testStore, good), { timeout: 5000, interval: 50 }).toBe(true);
+    expect(await held(testStore, forged)).toBe(false);
+    expect(subject.counts).toMatchObject({ received: 2, invalid: 1, stored: 1 });
+
+    await source.stop();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await source.start();
+    const afterRestart = signed('sync-c', { created_at: now(), content: 'after the relay came back' });
+    source.add(afterRestart);
+    await expect.poll(() => held(testStore, afterRestart), { timeout: 10_000, interval: 100 }).toBe(true);
+    expect(lines.join('')).toContain('sync connection lost; reconnecting');
+    expect(lines.join('')).toContain('"msg":"sync progress"');
+  });
+
+  it('does not move the cursor before the relay has sent its history (EOSE)', async () => {
+    const source = await startLoopbackRelay({ events: [signed('sync-d', { created_at: now() - 50 })], silent: true });
+    cleanups.push(() => source.stop());
+    const testStore = await store();
+    const { logger } = logged();
+    const subject = new RelaySync({ relays: [source.url], kinds: [1], store: testStore.store, logger });
+    subject.start();
+    await expect.poll(() => source.requests.length, { timeout: 5000, interval: 50 }).toBe(1);
+    // A live event arrives without an EOSE for the history first.
+    source.silent = false;
+    source.add(signed('sync-d', { created_at: now() }));
+    await new Promise((resolve) => setTimeout(resolve, 1300));
+    await subject.stop();
+    expect(await testStore.store.getCursor(syncCursorName(source.url, [1]))).toBeUndefined();
+  });
+});
