@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serializeEvent } from '../src/nostr/event.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { profile } from './support/events.js';
+import { profile, signed } from './support/events.js';
+import { startLoopbackRelay } from './support/loopback-relay.js';
 import { freePort } from './support/redis-server.js';
 import { getJson } from './support/test-server.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
@@ -31,7 +32,8 @@ interface Served {
 async function serve(env: Record<string, string | undefined>, command = ['serve']): Promise<Served> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...command], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, ...env },
+    // RELAYS empty unless a test sets it: no test may reach for the public relays.
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, RELAYS: '', ...env },
   });
   let output = '';
   child.stdout?.on('data', (chunk) => {
@@ -75,6 +77,22 @@ describe('nostr-lookup serve', () => {
       expect.arrayContaining(['event store: redis', 'redis ready', 'request', 'shutting down', 'stopped']),
     );
     expect(lines.find((line) => line.msg === 'request')?.reqId).toBeTruthy();
+  });
+
+  it('with RELAYS, fetches a miss from the relay, stores it, and still stops cleanly', async () => {
+    const note = signed('cli-relay', { content: 'only on the relay' });
+    const relay = await startLoopbackRelay({ events: [note] });
+    try {
+      const served = await serve({ RELAYS: relay.url, LOG_LEVEL: 'info' });
+      await untilHealthy(served.url, served);
+      expect(await getJson(`${served.url}/event?id=${note.id}`)).toMatchObject({ status: 200, body: { event: note, profiles: {} } });
+      expect((await testStore.store.getEvents([note.id]))[0]?.event).toEqual(note);
+      expect(served.output()).toContain('fetching misses from relays');
+      served.child.kill('SIGTERM');
+      expect(await served.exited).toBe(0);
+    } finally {
+      await relay.stop();
+    }
   });
 
   it('exits 1 listing every configuration problem', async () => {

@@ -8,7 +8,8 @@ import { useTestServer } from './support/test-server.js';
 // No Docker engine runs here: the compose file and Dockerfile are checked by reading them, and the
 // commands the image runs are run outside Docker.
 const root = new URL('../', import.meta.url);
-const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8')) as {
+// merge: YAML merge keys (<<), which Compose resolves, as the file uses them.
+const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'), { merge: true }) as {
   services: Record<string, Record<string, unknown>>;
   volumes: Record<string, unknown>;
 };
@@ -37,6 +38,19 @@ describe('docker-compose.yml', () => {
     expect(env.HOST).toBe('0.0.0.0');
     expect(lookup.ports).toEqual([`${env.PORT}:${env.PORT}`]);
     expect(lookup.depends_on).toEqual({ redis: { condition: 'service_healthy' } });
+  });
+
+  it('runs the relay ingester on request, on the same index and relays as the service', () => {
+    const sync = compose.services.sync as Record<string, unknown>;
+    expect(sync.command).toEqual(['sync']);
+    expect(sync.profiles).toEqual(['sync']);
+    const syncEnv = sync.environment as Record<string, string>;
+    const lookupEnv = lookup.environment as Record<string, string>;
+    for (const name of ['REDIS_URL', 'REDIS_KEY_PREFIX', 'RELAY_TIMEOUT_MS', 'NEGATIVE_TTL', 'PROFILE_TTL']) {
+      expect(syncEnv[name]).toBe(lookupEnv[name]);
+    }
+    expect(syncEnv.SYNC_KINDS).toBe('0,1');
+    expect(sync.depends_on).toEqual({ redis: { condition: 'service_healthy' } });
   });
 
   it('the Dockerfile runs what `npm run build` produces', () => {

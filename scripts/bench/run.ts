@@ -6,7 +6,8 @@
 // The same dataset is also served from the embedded store (LMDB, no Redis) by a second service.
 //
 // Uses REDIS_URL if set, else starts a private redis-server. The service runs as users run it
-// (`node dist/cli/main.js serve`, default configuration), so `npm run build` first (the script does).
+// (`node dist/cli/main.js serve`, default configuration), so `npm run build` first (the script does),
+// except RELAYS= (empty): the figures are those of lookups the index answers, not of public relays.
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -181,7 +182,7 @@ async function main() {
     await embedded.close();
     log(`dataset ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 
-    const env = { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix, HOST: '127.0.0.1' };
+    const env = { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix, HOST: '127.0.0.1', RELAYS: '' };
     const servicePort = await freePort();
     const baselinePort = await freePort();
     const service = await startProcess(
@@ -199,7 +200,7 @@ async function main() {
     const embeddedPort = await freePort();
     const embeddedService = await startProcess(
       ['dist/cli/main.js', 'serve'],
-      { REDIS_URL: '', DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(embeddedPort), NODE_ENV: 'production' },
+      { REDIS_URL: '', DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(embeddedPort), NODE_ENV: 'production', RELAYS: '' },
       `http://127.0.0.1:${embeddedPort}/healthz`,
     );
     children.push(embeddedService);
@@ -294,7 +295,8 @@ Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes 
 - **baseline**: hand-written \`node:http\` + ioredis on the same keys: one GET of the event, one MGET of
   the profiles, the same response bytes (\`scripts/bench/baseline-server.mjs\`).
 - **service**: \`node dist/cli/main.js serve\` with its default configuration (\`NODE_ENV=production\`,
-  \`LOG_LEVEL=info\`: one JSON log line per request), on Redis.
+  \`LOG_LEVEL=info\`: one JSON log line per request), on Redis, with \`RELAYS=\` (empty): every lookup is
+  answered by the index, so the figures measure the service, not public relays.
 - **service, embedded store**: the same, without \`REDIS_URL\`: the same dataset in LMDB (\`DATA_DIR\`).
   Its ×baseline compares it with the Redis baseline.
 
