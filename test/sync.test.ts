@@ -34,8 +34,8 @@ interface Running {
 }
 
 /** `nostr-lookup sync` as a user runs it. */
-function sync(testStore: TestStore, env: Record<string, string>): Running {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'sync'], {
+function sync(testStore: TestStore, env: Record<string, string>, args: string[] = []): Running {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'sync', ...args], {
     env: { ...process.env, REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, ...env },
   });
   let output = '';
@@ -93,6 +93,24 @@ describe('nostr-lookup sync', () => {
     expect(source.requests.at(-1)).toEqual([{ kinds: [0, 1], since: live.created_at - RESUME_OVERLAP_SECONDS }]);
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
+  });
+
+  it('--since sets where a relay without a cursor starts (unix seconds or an ISO date)', async () => {
+    const old = signed('sync-e', { created_at: 1_672_600_000, content: 'from 2023' });
+    const source = await relay([old]);
+    const testStore = await store();
+    const run = sync(testStore, { RELAYS: source.url }, ['--since', '2023-01-01']);
+    await expect.poll(() => held(testStore, old), { timeout: 15_000, interval: 100 }).toBe(true);
+    expect(source.requests[0]).toEqual([{ kinds: [0, 1], since: 1_672_531_200 }]);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+
+  it.each([['yesterday'], ['-5'], ['--5'], ['5 May'], ['2023-13-45'], ['2999-01-01'], ['99999999999'], ['']])('refuses --since %j with a clear message', async (since) => {
+    const testStore = await store();
+    const run = sync(testStore, { RELAYS: 'ws://127.0.0.1:9/' }, ['--since', since]);
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain('must be unix seconds or an ISO date');
   });
 
   it('refuses to start without relays, and says why', async () => {

@@ -27,6 +27,22 @@ function positiveInteger(value: string): number {
   return parsed;
 }
 
+/** Unix seconds, from unix seconds or an ISO 8601 date, not before 0 nor in the future. */
+function sinceTime(value: string): number {
+  const trimmed = value.trim();
+  // Date.parse alone is lenient (it reads "-5" as a date): only ISO 8601 shapes are handed to it.
+  const isoDate = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+  const seconds = /^\d{1,12}$/.test(trimmed)
+    ? Number(trimmed)
+    : isoDate.test(trimmed)
+      ? Math.floor(Date.parse(trimmed) / 1000)
+      : Number.NaN;
+  if (!Number.isSafeInteger(seconds) || seconds < 0 || seconds > Date.now() / 1000) {
+    throw new InvalidArgumentError('must be unix seconds or an ISO date (2024-01-31), not in the future');
+  }
+  return seconds;
+}
+
 const program = new Command()
   .name('nostr-lookup')
   .description('Nostr event and profile lookup service. Configuration: environment variables (see README).');
@@ -49,10 +65,15 @@ program
 program
   .command('sync')
   .description('follow the relays in RELAYS for SYNC_KINDS and index what verifies, until SIGTERM/SIGINT')
-  .action(async () => {
+  .option(
+    '--since <time>',
+    'where a relay without a cursor starts: unix seconds or an ISO date (default: an hour ago)',
+    sinceTime,
+  )
+  .action(async (options: { since?: number }) => {
     const config = configOrExit();
     const logger = createLogger(config.log);
-    const code = await runSync(config, logger);
+    const code = await runSync(options, config, logger);
     // Exit explicitly: closed relay connections may leave nostr-tools timers behind.
     logger.flush(() => process.exit(code));
   });

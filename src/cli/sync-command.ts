@@ -7,7 +7,12 @@ import { openStore } from '../store/open-store.js';
  * `nostr-lookup sync`: runs until SIGTERM or SIGINT, then writes what it holds and the cursors, and
  * resolves with the exit code (0 after a clean stop, 1 if it could not start).
  */
-export async function runSync(config: Config, logger: Logger): Promise<number> {
+export interface SyncCommandOptions {
+  /** Unix seconds where relays without a cursor start. */
+  since?: number;
+}
+
+export async function runSync(options: SyncCommandOptions, config: Config, logger: Logger): Promise<number> {
   if (config.relays.urls.length === 0) {
     process.stderr.write('nostr-lookup sync: RELAYS is empty: there is nothing to follow\n');
     return 1;
@@ -27,7 +32,13 @@ export async function runSync(config: Config, logger: Logger): Promise<number> {
     await store.close();
     return 1;
   }
-  const sync = new RelaySync({ relays: config.relays.urls, kinds: config.relays.syncKinds, store, logger });
+  const sync = new RelaySync({
+    relays: config.relays.urls,
+    kinds: config.relays.syncKinds,
+    firstSince: options.since,
+    store,
+    logger,
+  });
   sync.start();
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', resolve);

@@ -2,7 +2,7 @@ import type { RelayConfig } from '../config/env.js';
 import type { Logger } from '../logger.js';
 import { type NostrEvent, serializeEvent } from '../nostr/event.js';
 import { isEphemeralKind, PROFILE_KIND, supersedes } from '../nostr/kinds.js';
-import type { RelayPool } from '../relays/relay-pool.js';
+import type { RelayPool, RelayQuery, RelayQueryResult } from '../relays/relay-pool.js';
 import { type EventStore, eventMarkKey, profileMarkKey, type StoredEvent } from '../store/event-store.js';
 
 /**
@@ -98,7 +98,7 @@ export class RelayFill {
   private async queryEvents(ids: string[], request: FetchRequest): Promise<Map<string, Fetched>> {
     const wanted = new Set(ids);
     const found = new Map<string, NostrEvent>();
-    const { answered } = await this.deps.pool.query({
+    const { answered } = await this.ask({
       relays: this.deps.config.urls,
       hints: request.hints,
       filter: { ids },
@@ -121,7 +121,7 @@ export class RelayFill {
     { markResults }: { markResults: boolean },
   ): Promise<Map<string, Fetched>> {
     const newest = new Map<string, NostrEvent>();
-    const { answered } = await this.deps.pool.query({
+    const { answered } = await this.ask({
       relays: this.deps.config.urls,
       hints: request.hints,
       filter: { kinds: [PROFILE_KIND], authors: pubkeys },
@@ -172,6 +172,15 @@ export class RelayFill {
       }
     }
     return Promise.all(keys.map((key) => byDeadline(this.inflight.get(key) ?? Promise.resolve(UNAVAILABLE), request.deadline)));
+  }
+
+  /** A pool query; when no relay answered, the log says what each one did (the 500 body cannot). */
+  private async ask(query: RelayQuery): Promise<RelayQueryResult> {
+    const result = await this.deps.pool.query(query);
+    if (!result.answered) {
+      this.deps.logger.warn({ relays: Object.fromEntries(result.outcomes) }, 'no relay answered');
+    }
+    return result;
   }
 
   /** Writes verified events to the index. A store failure loses the write, not the answer. */

@@ -11,6 +11,8 @@ export interface RelaySyncOptions {
   kinds: readonly number[];
   store: EventStore;
   logger: Logger;
+  /** Where a relay without a cursor starts (unix seconds); default: an hour ago. */
+  firstSince?: number;
   /** How often progress counts are logged. */
   progressIntervalMs?: number;
 }
@@ -27,7 +29,7 @@ export interface SyncCounts {
 
 /** On resume, ask again for this much before the cursor: relays deliver live events slightly out of order. */
 export const RESUME_OVERLAP_SECONDS = 60;
-/** Without a cursor, start this far back. */
+/** Without a cursor (and without --since), start this far back. */
 export const FIRST_SYNC_LOOKBACK_SECONDS = 3600;
 /** Events arrive in batches written together: at most this many, or whatever came within FLUSH_MS. */
 const BATCH_SIZE = 500;
@@ -130,9 +132,10 @@ class RelayFollower {
         const parsed = saved === undefined ? Number.NaN : Number(saved);
         this.cursor = Number.isSafeInteger(parsed) && parsed >= 0 ? parsed : undefined;
       }
-      const since = this.cursor === undefined
-        ? Math.floor(Date.now() / 1000) - FIRST_SYNC_LOOKBACK_SECONDS
-        : Math.max(0, this.cursor - RESUME_OVERLAP_SECONDS);
+      const since =
+        this.cursor === undefined
+          ? (this.options.firstSince ?? Math.floor(Date.now() / 1000) - FIRST_SYNC_LOOKBACK_SECONDS)
+          : Math.max(0, this.cursor - RESUME_OVERLAP_SECONDS);
       const relay = new AbstractRelay(this.url, {
         verifyEvent: (raw) => {
           const verdict = verifyNostrEvent(raw);
