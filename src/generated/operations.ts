@@ -19,7 +19,7 @@ export type Scalars = {
 /** A verified Nostr event (NIP-01). */
 export type Event = {
   __typename?: 'Event';
-  /** The author's latest profile, if known. */
+  /** The author's latest profile, if known (or, with relays, if it arrived in time). */
   author: Maybe<Profile>;
   content: Scalars['String']['output'];
   createdAt: Scalars['Timestamp']['output'];
