@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -101,6 +102,25 @@ describe('RelayPool', () => {
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const again = await ask();
     expect(again).toEqual({ outcomes: new Map([[down.url, 'eose']]), answered: true });
+  });
+
+  it('a relay whose WebSocket handshake never completes fails by the deadline, then rests', async () => {
+    const sockets: Socket[] = [];
+    const blackhole = createServer((socket) => sockets.push(socket)); // accepts, never answers
+    await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
+    const url = `ws://127.0.0.1:${(blackhole.address() as AddressInfo).port}/`;
+    try {
+      const { pool: subject } = pool();
+      const started = Date.now();
+      const result = await subject.query({ relays: [url], filter: { ids: [note.id] }, deadline: Date.now() + 400, onEvent: () => false });
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(result).toEqual({ outcomes: new Map([[url, 'failed']]), answered: false });
+      const again = await subject.query({ relays: [url], filter: { ids: [note.id] }, deadline: Date.now() + 400, onEvent: () => false });
+      expect(again.outcomes.get(url)).toBe('skipped');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => blackhole.close(resolve));
+    }
   });
 
   it('refuses relay hints to loopback unless private addresses are allowed, and never pools them', async () => {

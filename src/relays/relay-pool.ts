@@ -9,8 +9,9 @@ import { hintHostAllowed, PublicOnlyRelaySocket, RelaySocket } from './relay-soc
  * How one relay took part in a query:
  * - `eose`: it sent everything it had (EOSE), so its silence about a key means it lacks it;
  * - `stopped`: the answer was complete before it finished;
- * - `failed`: no connection; `closed`: it closed the subscription or the connection (NIP-01 CLOSED);
- * - `timeout`: no EOSE before the deadline; `skipped`: it failed recently and is resting;
+ * - `failed`: no connection (refused, or none by the deadline); `closed`: it closed the subscription
+ *   or the connection (NIP-01 CLOSED);
+ * - `timeout`: connected, but no EOSE before the deadline; `skipped`: it failed recently and is resting;
  * - `refused`: a relay hint that the address policy refused.
  */
 export type RelayOutcome = 'eose' | 'stopped' | 'failed' | 'closed' | 'timeout' | 'skipped' | 'refused';
@@ -157,11 +158,20 @@ export class RelayPool {
   ): Promise<RelayOutcome> {
     const remaining = query.deadline - Date.now();
     if (remaining <= 0) return 'timeout';
-    try {
-      await relay.connect({ timeout: remaining });
-    } catch {
-      return Date.now() >= query.deadline ? 'timeout' : 'failed';
-    }
+    // The connection may be shared with a query that started earlier with a longer timeout: wait for
+    // it no longer than this query's own deadline.
+    let timer: NodeJS.Timeout | undefined;
+    const connected = await Promise.race([
+      relay.connect({ timeout: remaining }).then(
+        () => 'connected' as const,
+        () => 'failed' as const,
+      ),
+      new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), remaining);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    // No connection by the deadline is a failure to connect (the relay rests), not a slow answer.
+    if (connected !== 'connected') return 'failed';
     if (!relay.connected) return 'failed';
     return new Promise<RelayOutcome>((resolve) => {
       let settled = false;
