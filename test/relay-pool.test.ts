@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import type { NostrEvent } from '../src/nostr/event.js';
-import { RelayPool } from '../src/relays/relay-pool.js';
+import { MAX_SUBSCRIPTIONS_PER_RELAY, RelayPool } from '../src/relays/relay-pool.js';
 import { isPublicAddress } from '../src/relays/relay-socket.js';
 import { signed } from './support/events.js';
 import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
@@ -121,6 +121,29 @@ describe('RelayPool', () => {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => blackhole.close(resolve));
     }
+  });
+
+  it(`keeps at most ${MAX_SUBSCRIPTIONS_PER_RELAY} subscriptions open per relay; queries beyond wait for a slot until their deadline`, async () => {
+    const silent = await relay({ silent: true });
+    const { pool: subject } = pool();
+    const queries = Array.from({ length: 25 }, (_, n) =>
+      subject.query({ relays: [silent.url], filter: { ids: [n.toString(16).padStart(64, '0')] }, deadline: Date.now() + 300, onEvent: () => false }),
+    );
+    const outcomes = (await Promise.all(queries)).map((result) => result.outcomes.get(silent.url));
+    expect(outcomes).toEqual(Array(25).fill('timeout'));
+    expect(silent.maxOpenSubscriptions).toBe(MAX_SUBSCRIPTIONS_PER_RELAY);
+    expect(silent.requests).toHaveLength(MAX_SUBSCRIPTIONS_PER_RELAY);
+
+    // Slots come back: with a relay that answers, queued queries run as earlier ones finish.
+    const answering = await relay({ events: [note] });
+    const many = await Promise.all(
+      Array.from({ length: 25 }, () =>
+        subject.query({ relays: [answering.url], filter: { ids: [note.id] }, deadline: Date.now() + 2000, onEvent: () => false }),
+      ),
+    );
+    expect(many.every((result) => result.outcomes.get(answering.url) === 'eose')).toBe(true);
+    expect(answering.requests).toHaveLength(25);
+    expect(answering.maxOpenSubscriptions).toBeLessThanOrEqual(MAX_SUBSCRIPTIONS_PER_RELAY);
   });
 
   it('refuses relay hints to loopback unless private addresses are allowed, and never pools them', async () => {

@@ -43,6 +43,12 @@ export interface RelayPoolOptions {
   allowPrivateHints: boolean;
 }
 
+/**
+ * Open subscriptions per pooled connection, at most. Relays cap them per connection (strfry and
+ * @nostr-relay/core at 20 by default) and close or ignore the excess; queries beyond this wait.
+ */
+export const MAX_SUBSCRIPTIONS_PER_RELAY = 10;
+
 /** A relay that failed to connect rests before the next attempt: 1 s, doubling up to 30 s. */
 const FIRST_REST_MS = 1000;
 const LONGEST_REST_MS = 30_000;
@@ -55,6 +61,7 @@ const LONGEST_REST_MS = 30_000;
 export class RelayPool {
   private readonly connections = new Map<string, AbstractRelay>();
   private readonly resting = new Map<string, { until: number; failures: number }>();
+  private readonly slots = new Map<string, SubscriptionSlots>();
   /** Relay events as received → the verified seven-field copy (nostr-tools only keeps a boolean). */
   private readonly verified = new WeakMap<object, NostrEvent>();
   private closed = false;
@@ -111,7 +118,18 @@ export class RelayPool {
       relay = this.newRelay(url, RelaySocket);
       this.connections.set(url, relay);
     }
-    const outcome = await this.ask(relay, query, onEvent, stops);
+    let slots = this.slots.get(url);
+    if (!slots) {
+      slots = new SubscriptionSlots(MAX_SUBSCRIPTIONS_PER_RELAY);
+      this.slots.set(url, slots);
+    }
+    if (!(await slots.acquire(query.deadline))) return 'timeout';
+    let outcome: RelayOutcome;
+    try {
+      outcome = await this.ask(relay, query, onEvent, stops);
+    } finally {
+      slots.release();
+    }
     if (outcome === 'failed') {
       const failures = (rest?.failures ?? 0) + 1;
       const wait = Math.min(FIRST_REST_MS * 2 ** (failures - 1), LONGEST_REST_MS);
@@ -200,5 +218,43 @@ export class RelayPool {
       const timer = setTimeout(() => finish('timeout'), Math.max(0, query.deadline - Date.now()));
       stops.push(() => finish('stopped'));
     });
+  }
+}
+
+/** A counting semaphore whose waiters give up at a deadline. */
+class SubscriptionSlots {
+  private active = 0;
+  private readonly waiting: Array<() => boolean> = [];
+
+  constructor(private readonly limit: number) {}
+
+  /** Resolves true once a slot is held, or false if the deadline comes first. */
+  acquire(deadline: number): Promise<boolean> {
+    if (this.active < this.limit) {
+      this.active += 1;
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      let done = false;
+      const timer = setTimeout(() => {
+        done = true;
+        resolve(false);
+      }, Math.max(0, deadline - Date.now()));
+      // Called by release(): takes the slot unless this waiter already gave up.
+      this.waiting.push(() => {
+        if (done) return false;
+        clearTimeout(timer);
+        this.active += 1;
+        resolve(true);
+        return true;
+      });
+    });
+  }
+
+  release(): void {
+    this.active -= 1;
+    while (this.waiting.length > 0) {
+      if ((this.waiting.shift() as () => boolean)()) return;
+    }
   }
 }

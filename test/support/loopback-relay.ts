@@ -13,6 +13,8 @@ export interface LoopbackRelay {
   readonly port: number;
   /** Every REQ received, as its filters, in order. */
   readonly requests: Filter[][];
+  /** The most subscriptions one connection has held open at once. */
+  readonly maxOpenSubscriptions: number;
   /** Accept subscriptions but never send anything (the deadline path). */
   silent: boolean;
   /** Stores events (anything event-shaped) and sends them to live subscriptions that match. */
@@ -42,6 +44,7 @@ export async function startLoopbackRelay(
   const requests: Filter[][] = [];
   let server: WebSocketServer | undefined;
   let port = options.port ?? 0;
+  let maxOpenSubscriptions = 0;
 
   const send = (client: Client, message: unknown[]) => client.socket.send(JSON.stringify(message));
 
@@ -75,6 +78,7 @@ export async function startLoopbackRelay(
       const [subscriptionId, ...filters] = rest as [string, ...Filter[]];
       requests.push(filters);
       client.subscriptions.set(subscriptionId, filters);
+      maxOpenSubscriptions = Math.max(maxOpenSubscriptions, client.subscriptions.size);
       if (!relay.silent) answer(client, subscriptionId, filters);
     } else if (type === 'CLOSE') {
       client.subscriptions.delete(rest[0] as string);
@@ -111,6 +115,9 @@ export async function startLoopbackRelay(
       return port;
     },
     requests,
+    get maxOpenSubscriptions() {
+      return maxOpenSubscriptions;
+    },
     silent: options.silent ?? false,
     add(...added) {
       events.push(...added);
