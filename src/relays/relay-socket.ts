@@ -2,6 +2,7 @@ import { type LookupAddress, type LookupOptions, lookup as dnsLookup } from 'nod
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import WebSocket, { type ClientOptions } from 'ws';
+import { isRelayMessage } from './relay-message.js';
 
 /** The largest relay message we accept: far above real events (relays cap them near 512 KiB). */
 export const MAX_RELAY_MESSAGE_BYTES = 2 * 1024 * 1024;
@@ -51,6 +52,29 @@ export function hintHostAllowed(url: string): boolean {
   return isIP(host) === 0 || isPublicAddress(host);
 }
 
+/**
+ * nostr-tools clears `onerror` when it gives up on a connection and then closes the socket; closing a
+ * socket that is still connecting makes ws emit 'error' on the next tick, and an 'error' without a
+ * listener is an uncaught exception that would stop the process. This listener stays for good.
+ */
+function keepErrorsHandled(socket: WebSocket): void {
+  socket.on('error', () => {});
+}
+
+const onmessageAccessor = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'onmessage');
+
+/** nostr-tools reads messages through `onmessage`: only well-formed relay messages reach it. */
+function dropMalformedMessages(socket: WebSocket): void {
+  if (!onmessageAccessor?.get || !onmessageAccessor.set) throw new Error('ws has no onmessage accessor');
+  const { get, set } = onmessageAccessor;
+  Object.defineProperty(socket, 'onmessage', {
+    configurable: true,
+    get: () => get.call(socket),
+    set: (handler: ((event: WebSocket.MessageEvent) => void) | null) =>
+      set.call(socket, handler && ((event: WebSocket.MessageEvent) => isRelayMessage(event.data) && handler(event))),
+  });
+}
+
 const BASE_OPTIONS: ClientOptions = {
   maxPayload: MAX_RELAY_MESSAGE_BYTES,
   followRedirects: false,
@@ -64,6 +88,8 @@ const BASE_OPTIONS: ClientOptions = {
 export class RelaySocket extends WebSocket {
   constructor(url: string) {
     super(url, BASE_OPTIONS);
+    keepErrorsHandled(this);
+    dropMalformedMessages(this);
   }
 }
 
@@ -73,5 +99,7 @@ export class PublicOnlyRelaySocket extends WebSocket {
     // `lookup` is not in ws' types, but ws hands its options to net/tls.connect, which honour it.
     const options: ClientOptions & { lookup: typeof publicOnlyLookup } = { ...BASE_OPTIONS, lookup: publicOnlyLookup };
     super(url, options);
+    keepErrorsHandled(this);
+    dropMalformedMessages(this);
   }
 }
