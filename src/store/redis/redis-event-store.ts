@@ -16,6 +16,7 @@ import { readStoredEvent } from '../stored-event.js';
 import { type RedisKeys, redisKeys } from './keys.js';
 import { mgetBySlot, type RedisClient } from './mget-by-slot.js';
 import { REPLACE_SCRIPT } from './replace-script.js';
+import { CoalescedWrites } from './coalesced-writes.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -65,12 +66,15 @@ export function waitUntilReady(client: Redis, timeoutMs: number): Promise<void> 
 /** The production EventStore: the key layout of keys.ts, the replaceable rule of replace-script.ts. */
 export class RedisEventStore implements EventStore {
   private readonly keys: RedisKeys;
+  private readonly writes: CoalescedWrites | undefined;
 
   constructor(
     private readonly client: RedisClient,
     keyPrefix: string,
   ) {
     this.keys = redisKeys(keyPrefix);
+    // On a single Redis; a Cluster client spreads commands over several sockets.
+    this.writes = client instanceof Redis ? new CoalescedWrites(client) : undefined;
     client.defineCommand('nostrReplaceEvent', { numberOfKeys: 1, lua: REPLACE_SCRIPT });
   }
 
@@ -174,6 +178,7 @@ export class RedisEventStore implements EventStore {
 
   /** Any failure of Redis itself becomes StoreUnavailableError; corrupt data stays what it is. */
   private async command<T>(run: () => Promise<T>): Promise<T> {
+    this.writes?.beforeCommand();
     try {
       return await run();
     } catch (error) {
