@@ -17,9 +17,8 @@ export const eventLookup: RestLookup<RestEventQuery, RestEventQueryVariables> = 
   variables: (id) => ({ id }),
   render: ({ event }) => {
     if (!event) return null;
-    const profiles = event.relevantProfiles.map(
-      ({ pubkey, event: profile }) => `${JSON.stringify(pubkey)}:${profile.json}`,
-    );
+    // A pubkey is 64 lowercase hex characters (read from the stored event): nothing to escape.
+    const profiles = event.relevantProfiles.map(({ pubkey, event: profile }) => `"${pubkey}":${profile.json}`);
     return `{"event":${event.json},"profiles":{${profiles.join(',')}}}`;
   },
   notFound: 'event_not_found',
