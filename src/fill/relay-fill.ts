@@ -109,9 +109,11 @@ export class RelayFill {
         return found.size === wanted.size;
       },
     });
-    await this.store([...found.values()]);
-    const absent = ids.filter((id) => !found.has(id));
-    if (answered) await this.mark(absent.map(eventMarkKey), this.deps.config.negativeTtlSeconds);
+    const absent = answered ? ids.filter((id) => !found.has(id)) : [];
+    await Promise.all([
+      this.store([...found.values()]),
+      this.mark(absent.map(eventMarkKey), this.deps.config.negativeTtlSeconds),
+    ]);
     return new Map(ids.map((id) => [eventMarkKey(id), result(found.get(id), answered)]));
   }
 
@@ -133,14 +135,15 @@ export class RelayFill {
         return false;
       },
     });
-    await this.store([...newest.values()]);
-    if (markResults) {
-      await this.mark([...newest.keys()].map(profileMarkKey), this.deps.config.profileTtlSeconds);
-      if (answered) {
-        const absent = pubkeys.filter((pubkey) => !newest.has(pubkey));
-        await this.mark(absent.map(profileMarkKey), this.deps.config.negativeTtlSeconds);
-      }
-    }
+    const absent = answered && markResults ? pubkeys.filter((pubkey) => !newest.has(pubkey)) : [];
+    // A found profile is marked only once it is written: a reader that saw the mark without the
+    // profile would take it for a known miss.
+    await Promise.all([
+      this.store([...newest.values()]).then(() =>
+        this.mark(markResults ? [...newest.keys()].map(profileMarkKey) : [], this.deps.config.profileTtlSeconds),
+      ),
+      this.mark(absent.map(profileMarkKey), this.deps.config.negativeTtlSeconds),
+    ]);
     return new Map(pubkeys.map((pubkey) => [profileMarkKey(pubkey), result(newest.get(pubkey), answered)]));
   }
 
