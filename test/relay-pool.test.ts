@@ -148,6 +148,22 @@ describe('RelayPool', () => {
     expect(answering.maxOpenSubscriptions).toBeLessThanOrEqual(MAX_SUBSCRIPTIONS_PER_RELAY);
   });
 
+  it('a complete answer does not wait for a relay whose slots are all taken', async () => {
+    const busy = await relay({ silent: true });
+    const fast = await relay({ events: [note] });
+    const { pool: subject } = pool();
+    // Fill every slot of the busy relay with queries that will wait for their (long) deadline.
+    const filling = Array.from({ length: MAX_SUBSCRIPTIONS_PER_RELAY }, (_, n) =>
+      subject.query({ relays: [busy.url], filter: { ids: [n.toString(16).padStart(64, '0')] }, deadline: Date.now() + 1500, onEvent: () => false }),
+    );
+    await expect.poll(() => busy.requests.length, { timeout: 1000, interval: 10 }).toBe(MAX_SUBSCRIPTIONS_PER_RELAY);
+    const started = Date.now();
+    const result = await subject.query({ relays: [busy.url, fast.url], filter: { ids: [note.id] }, deadline: Date.now() + 1400, onEvent: () => true });
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(Object.fromEntries(result.outcomes)).toEqual({ [busy.url]: 'stopped', [fast.url]: 'stopped' });
+    await Promise.all(filling);
+  });
+
   it('refuses relay hints to loopback unless private addresses are allowed, and never pools them', async () => {
     const hinted = await relay({ events: [note] });
     const query = (subject: RelayPool) =>

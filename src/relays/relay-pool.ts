@@ -75,20 +75,18 @@ export class RelayPool {
   };
 
   async query(query: RelayQuery): Promise<RelayQueryResult> {
-    const stops: Array<() => void> = [];
-    let complete = false;
+    // Aborted once the answer is complete: every relay of the query stops, waiting or not.
+    const complete = new AbortController();
     const onEvent = (raw: unknown, relay: string) => {
       const event = this.verified.get(raw as object);
-      if (complete || !event) return;
-      if (query.onEvent(event, relay)) {
-        complete = true;
-        for (const stop of stops) stop();
-      }
+      if (complete.signal.aborted || !event) return;
+      if (query.onEvent(event, relay)) complete.abort();
     };
     const hints = (query.hints ?? []).filter((url) => !query.relays.includes(url));
+    const asked = { query, onEvent, complete: complete.signal };
     const runs = [
-      ...query.relays.map((url) => this.askPooled(url, query, onEvent, stops)),
-      ...hints.map((url) => this.askHint(url, query, onEvent, stops)),
+      ...query.relays.map((url) => this.askPooled(url, asked)),
+      ...hints.map((url) => this.askHint(url, asked)),
     ];
     const urls = [...query.relays, ...hints];
     const outcomes = new Map<string, RelayOutcome>();
@@ -104,12 +102,7 @@ export class RelayPool {
     this.connections.clear();
   }
 
-  private async askPooled(
-    url: string,
-    query: RelayQuery,
-    onEvent: (raw: unknown, relay: string) => void,
-    stops: Array<() => void>,
-  ): Promise<RelayOutcome> {
+  private async askPooled(url: string, asked: Asked): Promise<RelayOutcome> {
     if (this.closed) return 'failed';
     const rest = this.resting.get(url);
     if (rest && rest.until > Date.now()) return 'skipped';
@@ -123,10 +116,11 @@ export class RelayPool {
       slots = new SubscriptionSlots(MAX_SUBSCRIPTIONS_PER_RELAY);
       this.slots.set(url, slots);
     }
-    if (!(await slots.acquire(query.deadline))) return 'timeout';
+    const slot = await slots.acquire(asked.query.deadline, asked.complete);
+    if (slot !== 'acquired') return slot;
     let outcome: RelayOutcome;
     try {
-      outcome = await this.ask(relay, query, onEvent, stops);
+      outcome = await this.ask(relay, asked);
     } finally {
       slots.release();
     }
@@ -134,24 +128,19 @@ export class RelayPool {
       const failures = (rest?.failures ?? 0) + 1;
       const wait = Math.min(FIRST_REST_MS * 2 ** (failures - 1), LONGEST_REST_MS);
       this.resting.set(url, { until: Date.now() + wait, failures });
-    } else {
+    } else if (outcome !== 'stopped') {
       this.resting.delete(url);
     }
     return outcome;
   }
 
-  private async askHint(
-    url: string,
-    query: RelayQuery,
-    onEvent: (raw: unknown, relay: string) => void,
-    stops: Array<() => void>,
-  ): Promise<RelayOutcome> {
+  private async askHint(url: string, asked: Asked): Promise<RelayOutcome> {
     const allowPrivate = this.options.allowPrivateHints;
     if (!allowPrivate && !hintHostAllowed(url)) return 'refused';
     // One-off: a hint never joins the pool, so a stranger's URL cannot hold a connection open.
     const relay = this.newRelay(url, allowPrivate ? RelaySocket : PublicOnlyRelaySocket);
     try {
-      return await this.ask(relay, query, onEvent, stops);
+      return await this.ask(relay, asked);
     } finally {
       relay.close();
     }
@@ -167,43 +156,42 @@ export class RelayPool {
     return relay;
   }
 
-  /** One relay, one subscription: resolves with how it took part, never later than the deadline. */
-  private async ask(
-    relay: AbstractRelay,
-    query: RelayQuery,
-    onEvent: (raw: unknown, relay: string) => void,
-    stops: Array<() => void>,
-  ): Promise<RelayOutcome> {
+  /**
+   * One relay, one subscription: resolves with how it took part, never later than the deadline, and
+   * at once when the query's answer is complete.
+   */
+  private async ask(relay: AbstractRelay, { query, onEvent, complete }: Asked): Promise<RelayOutcome> {
     const remaining = query.deadline - Date.now();
     if (remaining <= 0) return 'timeout';
+    if (complete.aborted) return 'stopped';
     // The connection may be shared with a query that started earlier with a longer timeout: wait for
     // it no longer than this query's own deadline.
-    let timer: NodeJS.Timeout | undefined;
-    const connected = await Promise.race([
+    const connection = await settleFirst(
       relay.connect({ timeout: remaining }).then(
         () => 'connected' as const,
         () => 'failed' as const,
       ),
-      new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), remaining);
-      }),
-    ]).finally(() => clearTimeout(timer));
+      remaining,
+      complete,
+    );
+    if (connection === 'aborted') return 'stopped';
     // No connection by the deadline is a failure to connect (the relay rests), not a slow answer.
-    if (connected !== 'connected') return 'failed';
-    if (!relay.connected) return 'failed';
+    if (connection !== 'connected' || !relay.connected) return 'failed';
     return new Promise<RelayOutcome>((resolve) => {
       let settled = false;
       let invalid = 0;
       const finish = (outcome: RelayOutcome) => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        clearTimeout(deadlineTimer);
+        complete.removeEventListener('abort', onComplete);
         if (invalid > 0) {
           this.options.logger.warn({ relay: relay.url, invalid }, 'relay sent events that failed verification; ignored');
         }
         if (outcome !== 'closed') subscription.close();
         resolve(outcome);
       };
+      const onComplete = () => finish('stopped');
       const subscription = relay.subscribe([query.filter], {
         onevent: (event) => onEvent(event, relay.url),
         oninvalidevent: () => {
@@ -215,37 +203,74 @@ export class RelayPool {
         // deadline, so a relay that never answers counts as timed out, not as having nothing.
         eoseTimeout: remaining + 1000,
       });
-      const timer = setTimeout(() => finish('timeout'), Math.max(0, query.deadline - Date.now()));
-      stops.push(() => finish('stopped'));
+      const deadlineTimer = setTimeout(() => finish('timeout'), Math.max(0, query.deadline - Date.now()));
+      complete.addEventListener('abort', onComplete, { once: true });
     });
   }
 }
 
-/** A counting semaphore whose waiters give up at a deadline. */
+/** What each relay of one query is handed. */
+interface Asked {
+  query: RelayQuery;
+  onEvent: (raw: unknown, relay: string) => void;
+  /** Aborted when the query's answer is complete. */
+  complete: AbortSignal;
+}
+
+/** The value of `pending`, or 'timeout' after `ms`, or 'aborted' when `signal` aborts; whichever comes first. */
+async function settleFirst<T>(pending: Promise<T>, ms: number, signal: AbortSignal): Promise<T | 'timeout' | 'aborted'> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    return await Promise.race([
+      pending,
+      new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), ms);
+      }),
+      new Promise<'aborted'>((resolve) => {
+        onAbort = () => resolve('aborted');
+        signal.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** A counting semaphore whose waiters give up at a deadline, or when their query is complete. */
 class SubscriptionSlots {
   private active = 0;
   private readonly waiting: Array<() => boolean> = [];
 
   constructor(private readonly limit: number) {}
 
-  /** Resolves true once a slot is held, or false if the deadline comes first. */
-  acquire(deadline: number): Promise<boolean> {
+  acquire(deadline: number, complete: AbortSignal): Promise<'acquired' | 'timeout' | 'stopped'> {
+    if (complete.aborted) return Promise.resolve('stopped');
     if (this.active < this.limit) {
       this.active += 1;
-      return Promise.resolve(true);
+      return Promise.resolve('acquired');
     }
     return new Promise((resolve) => {
       let done = false;
-      const timer = setTimeout(() => {
+      const giveUp = (outcome: 'timeout' | 'stopped') => {
+        if (done) return;
         done = true;
-        resolve(false);
-      }, Math.max(0, deadline - Date.now()));
+        clearTimeout(timer);
+        complete.removeEventListener('abort', onComplete);
+        resolve(outcome);
+      };
+      const onComplete = () => giveUp('stopped');
+      const timer = setTimeout(() => giveUp('timeout'), Math.max(0, deadline - Date.now()));
+      complete.addEventListener('abort', onComplete, { once: true });
       // Called by release(): takes the slot unless this waiter already gave up.
       this.waiting.push(() => {
         if (done) return false;
+        done = true;
         clearTimeout(timer);
+        complete.removeEventListener('abort', onComplete);
         this.active += 1;
-        resolve(true);
+        resolve('acquired');
         return true;
       });
     });
