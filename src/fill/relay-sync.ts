@@ -143,6 +143,8 @@ class RelayFollower {
           return verdict.ok;
         },
         websocketImplementation: RelaySocket as unknown as typeof WebSocket,
+        // WebSocket pings: a connection that died without closing is noticed, closed and redialled.
+        enablePing: true,
       });
       relay.onnotice = (notice) => logger.debug({ relay: this.url, notice: String(notice).slice(0, 200) }, 'relay notice');
       this.relay = relay;

@@ -150,6 +150,9 @@ export class RelayPool {
     const relay = new AbstractRelay(url, {
       verifyEvent: this.verifyEvent,
       websocketImplementation: socket as unknown as typeof WebSocket,
+      // WebSocket pings on the long-lived connections: one that died without closing (a dropped
+      // route, a sleeping NAT) is closed within a minute and redialled by the next query.
+      enablePing: true,
     });
     relay.onnotice = (message) =>
       this.options.logger.debug({ relay: url, notice: String(message).slice(0, 200) }, 'relay notice');
