@@ -164,6 +164,18 @@ describe('fetch on miss: /event', () => {
     expect(response.body).toEqual({ event: note, profiles: { [alice.pubkey]: alice } });
   });
 
+  it('an old profile version fetched by id is the event, but the map keeps the newer profile the index holds', async () => {
+    const old = profile('fill-gina', { name: 'Gina (old)' }, 1_700_000_000);
+    const current = profile('fill-gina', { name: 'Gina' }, 1_700_000_900);
+    const a = await relay({ events: [old] });
+    const { server, store } = await service({ urls: [a.url] }, [current]);
+    await store.store.setMarks([`profile:${current.pubkey}`], 300); // fresh: no refresh in the way
+    const response = await getJson(`${server.url}/event?id=${old.id}`);
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ event: old, profiles: { [current.pubkey]: current } });
+    expect((await store.store.getProfiles([current.pubkey]))[0]?.event).toEqual(current); // never regressed
+  });
+
   it('concurrent lookups of the same missing id share one relay query', async () => {
     const a = await relay({ events: [note, alice, bob, carol] });
     const { server } = await service({ urls: [a.url] });

@@ -87,12 +87,11 @@ export function createLoaders(store: EventStore, relays?: RequestFill): Loaders 
       const ask = missing.filter((_, index) => !known[index]);
       if (ask.length > 0) found = merge(ids, stored, ask, await relays.fill.fetchEvents(ask, relays.request));
     }
-    // A kind-0 event found by id is its author's latest profile (older versions are not kept):
-    // priming saves the profile read when the response also wants the author.
-    for (const value of found) {
-      if (value && !(value instanceof Error) && value.event.kind === PROFILE_KIND) {
-        profiles.prime(value.event.pubkey, value);
-      }
+    // A kind-0 event the index holds is its author's latest profile (older versions are not kept):
+    // priming saves the profile read when the response also wants the author. Not so for one a
+    // relay returned by id, which may be an old version.
+    for (const value of stored) {
+      if (value?.event.kind === PROFILE_KIND) profiles.prime(value.event.pubkey, value);
     }
     return found;
   });
