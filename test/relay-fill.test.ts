@@ -201,6 +201,37 @@ describe('fetch on miss: /event', () => {
   });
 });
 
+describe('coalescing across instances sharing one store', () => {
+  it('a second instance waits for the first one\'s relay query instead of asking again, for ids and profiles', async () => {
+    const slow = await relay({ events: [note, alice, bob, carol], delayMs: 300 });
+    const { server: first, store } = await service({ urls: [slow.url] });
+    const second = await startTestServer(store.store, { relays: { urls: [slow.url] } });
+    cleanups.push(() => second.close());
+
+    const fromFirst = getJson(`${first.url}/event?id=${note.id}`);
+    await expect.poll(() => slow.requests.length, { timeout: 1000, interval: 5 }).toBe(1);
+    const fromSecond = getJson(`${second.url}/event?id=${note.id}`);
+    expect((await fromFirst).body).toEqual(expectedEventBody);
+    expect((await fromSecond).body).toEqual(expectedEventBody);
+    // One REQ for the id and one for the profiles, from the first instance only.
+    expect(slow.requests.map(([filter]) => (filter?.ids ? 'ids' : 'profiles'))).toEqual(['ids', 'profiles']);
+  });
+
+  it('a miss found by one instance is a 404 for the instance that waited', async () => {
+    const slow = await relay({ events: [], delayMs: 300 });
+    const { server: first, store } = await service({ urls: [slow.url] });
+    const second = await startTestServer(store.store, { relays: { urls: [slow.url] } });
+    cleanups.push(() => second.close());
+    const pubkey = pubkeyOf('fill-nobody-anywhere');
+    const fromFirst = getJson(`${first.url}/user-profile?pubkey=${pubkey}`);
+    await expect.poll(() => slow.requests.length, { timeout: 1000, interval: 5 }).toBe(1);
+    const fromSecond = getJson(`${second.url}/user-profile?pubkey=${pubkey}`);
+    expect((await fromFirst).status).toBe(404);
+    expect((await fromSecond).status).toBe(404);
+    expect(slow.requests).toHaveLength(1);
+  });
+});
+
 describe('fetch on miss: /user-profile', () => {
   it('returns the newest kind 0 of all relays once each has sent EOSE', async () => {
     const older = profile('fill-dave', { name: 'Dave (old)' }, 1_700_000_000);

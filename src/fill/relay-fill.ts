@@ -14,6 +14,8 @@ import { type EventStore, eventMarkKey, profileMarkKey, type StoredEvent } from 
 export type Fetched = { kind: 'found'; stored: StoredEvent } | { kind: 'absent' } | { kind: 'unavailable' };
 
 const JOINABLE_AFTER_SETTLED_MS = 1000;
+/** How often an instance looks in the store for a result another instance is fetching. */
+const OTHER_INSTANCE_POLL_MS = 50;
 const ABSENT: Fetched = { kind: 'absent' };
 const UNAVAILABLE: Fetched = { kind: 'unavailable' };
 
@@ -35,8 +37,8 @@ export interface RelayFillDependencies {
  * Fetch on miss: asks the relays for what the index lacks, stores what verifies, and keeps the
  * marks (EventStore.setMarks) that make up the negative cache and profile freshness.
  *
- * Concurrent requests for the same key share one relay query (in this process); across processes,
- * the marks keep a refresh to one per TTL, and a miss found by one instance is stored for all.
+ * Concurrent requests for the same key share one relay query: within a process through a map of
+ * queries in flight, across processes sharing the store through claims (see acrossInstances).
  */
 export class RelayFill {
   private readonly inflight = new Map<string, Promise<Fetched>>();
@@ -59,13 +61,15 @@ export class RelayFill {
 
   /** Events by id, for ids the index lacks and no mark covers: one subscription per relay for all. */
   fetchEvents(ids: readonly string[], request: FetchRequest): Promise<Fetched[]> {
-    return this.coalesced(ids.map(eventMarkKey), request, (keys) => this.queryEvents(keys.map(keyTail), request));
+    return this.coalesced(ids.map(eventMarkKey), request, (keys) =>
+      this.acrossInstances(keys, request, (mine) => this.queryEvents(mine.map(keyTail), request)),
+    );
   }
 
   /** The newest profiles of pubkeys the index lacks: one `{kinds:[0], authors:[…]}` per relay for all. */
   fetchProfiles(pubkeys: readonly string[], request: FetchRequest): Promise<Fetched[]> {
     return this.coalesced(pubkeys.map(profileMarkKey), request, (keys) =>
-      this.queryProfiles(keys.map(keyTail), request, { markResults: true }),
+      this.acrossInstances(keys, request, (mine) => this.queryProfiles(mine.map(keyTail), request, { markResults: true })),
     );
   }
 
@@ -177,6 +181,70 @@ export class RelayFill {
     return Promise.all(keys.map((key) => byDeadline(this.inflight.get(key) ?? Promise.resolve(UNAVAILABLE), request.deadline)));
   }
 
+  /**
+   * Coalescing across instances that share the store: each key is claimed (`fetching:<key>`, a mark
+   * that expires with the deadline) before asking the relays. Keys another instance has claimed are
+   * not asked again: their result is awaited in the store, where that instance writes it (the event
+   * or profile, or the miss mark), polling until this request's deadline.
+   */
+  private async acrossInstances(
+    keys: string[],
+    request: FetchRequest,
+    query: (mine: string[]) => Promise<Map<string, Fetched>>,
+  ): Promise<Map<string, Fetched>> {
+    const claims = keys.map(fetchingKey);
+    let claimed: boolean[];
+    try {
+      claimed = await this.deps.store.claimMarks(claims, Math.ceil(this.deps.config.timeoutMs / 1000));
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'could not claim relay lookups in the store; asking the relays anyway');
+      claimed = keys.map(() => true);
+    }
+    const mine = keys.filter((_, index) => claimed[index]);
+    const theirs = keys.filter((_, index) => !claimed[index]);
+    const release = () => this.deps.store.clearMarks(mine.map(fetchingKey)).catch(() => {});
+    const [own, others] = await Promise.all([
+      mine.length > 0 ? query(mine).finally(() => void release()) : new Map<string, Fetched>(),
+      theirs.length > 0 ? this.awaitOtherInstance(theirs, request) : new Map<string, Fetched>(),
+    ]);
+    return new Map([...own, ...others]);
+  }
+
+  /** Polls the store for what another instance is fetching; `unavailable` for what is not settled by the deadline. */
+  private async awaitOtherInstance(keys: string[], request: FetchRequest): Promise<Map<string, Fetched>> {
+    const results = new Map<string, Fetched>();
+    let pending = keys;
+    while (pending.length > 0 && Date.now() + OTHER_INSTANCE_POLL_MS < request.deadline) {
+      await new Promise((resolve) => setTimeout(resolve, OTHER_INSTANCE_POLL_MS));
+      let settled: (Fetched | undefined)[];
+      try {
+        settled = await this.readSettled(pending);
+      } catch {
+        break; // the store failed: nothing to wait for
+      }
+      pending = pending.filter((key, index) => {
+        const outcome = settled[index];
+        if (outcome) results.set(key, outcome);
+        return !outcome;
+      });
+    }
+    for (const key of pending) results.set(key, UNAVAILABLE);
+    return results;
+  }
+
+  /** What the store says of keys of one kind (all `event:` or all `profile:`): found, absent, or not yet known. */
+  private async readSettled(keys: string[]): Promise<(Fetched | undefined)[]> {
+    const store = this.deps.store;
+    if (keys[0]?.startsWith('profile:')) {
+      const read = await store.getProfilesWithMarks(keys.map(keyTail));
+      return read.map(({ profile, marked }) =>
+        profile ? { kind: 'found', stored: profile } : marked ? ABSENT : undefined,
+      );
+    }
+    const [events, marked] = await Promise.all([store.getEvents(keys.map(keyTail)), store.hasMarks(keys)]);
+    return events.map((stored, index) => (stored ? { kind: 'found', stored } : marked[index] ? ABSENT : undefined));
+  }
+
   /** A pool query; when no relay answered, the log says what each one did (the 500 body cannot). */
   private async ask(query: RelayQuery): Promise<RelayQueryResult> {
     const result = await this.deps.pool.query(query);
@@ -205,6 +273,11 @@ export class RelayFill {
       this.deps.logger.warn({ err: error }, 'could not record relay lookups in the store');
     }
   }
+}
+
+/** The claim of a lookup being fetched by some instance. */
+function fetchingKey(markKey: string): string {
+  return `fetching:${markKey}`;
 }
 
 function keyTail(markKey: string): string {

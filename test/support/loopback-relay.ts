@@ -17,6 +17,8 @@ export interface LoopbackRelay {
   readonly maxOpenSubscriptions: number;
   /** Accept subscriptions but never send anything (the deadline path). */
   silent: boolean;
+  /** Wait this long before answering a REQ (a slow relay). */
+  delayMs: number;
   /** Stores events (anything event-shaped) and sends them to live subscriptions that match. */
   add(...events: NostrEvent[]): void;
   /** Replaces what the relay holds. */
@@ -37,7 +39,7 @@ function matchesAny(filters: Filter[], event: NostrEvent): boolean {
 }
 
 export async function startLoopbackRelay(
-  options: { events?: NostrEvent[]; port?: number; silent?: boolean } = {},
+  options: { events?: NostrEvent[]; port?: number; silent?: boolean; delayMs?: number } = {},
 ): Promise<LoopbackRelay> {
   let events = [...(options.events ?? [])];
   const clients = new Set<Client>();
@@ -79,7 +81,9 @@ export async function startLoopbackRelay(
       requests.push(filters);
       client.subscriptions.set(subscriptionId, filters);
       maxOpenSubscriptions = Math.max(maxOpenSubscriptions, client.subscriptions.size);
-      if (!relay.silent) answer(client, subscriptionId, filters);
+      if (relay.silent) return;
+      if (relay.delayMs > 0) setTimeout(() => answer(client, subscriptionId, filters), relay.delayMs);
+      else answer(client, subscriptionId, filters);
     } else if (type === 'CLOSE') {
       client.subscriptions.delete(rest[0] as string);
     } else if (type === 'EVENT') {
@@ -119,6 +123,7 @@ export async function startLoopbackRelay(
       return maxOpenSubscriptions;
     },
     silent: options.silent ?? false,
+    delayMs: options.delayMs ?? 0,
     add(...added) {
       events.push(...added);
       if (relay.silent) return;
