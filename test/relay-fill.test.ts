@@ -310,6 +310,18 @@ describe('relay hints (nevent/nprofile) are untrusted', () => {
     expect(hintRelay.requests[0]).toEqual([{ ids: [hinted.id] }]);
   });
 
+  it('an nprofile hint is followed for /user-profile when allowed', async () => {
+    const configured = await relay({ events: [] });
+    const hintRelay = await relay({ events: [bob] });
+    const nprofile = nip19.nprofileEncode({ pubkey: bob.pubkey, relays: [hintRelay.url] });
+    const refusing = await service({ urls: [configured.url] });
+    expect((await getJson(`${refusing.server.url}/user-profile?pubkey=${nprofile}`)).status).toBe(404);
+    expect(hintRelay.requests).toHaveLength(0);
+    const allowing = await service({ urls: [configured.url], allowPrivateHints: true });
+    expect((await getJson(`${allowing.server.url}/user-profile?pubkey=${nprofile}`)).body).toEqual({ profile: bob });
+    expect(hintRelay.requests).toEqual([[{ kinds: [0], authors: [bob.pubkey] }]]);
+  });
+
   it('follows at most 3 hints per request, and hints that are not ws(s) URLs are ignored', async () => {
     const configured = await relay({ events: [] });
     const hintRelays = await Promise.all([1, 2, 3, 4].map(() => relay({ events: [] })));
