@@ -11,7 +11,7 @@ import Fastify, {
 import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config/env.js';
 import { ERRORS, type ErrorCode, errorBody, rootCause } from '../errors.js';
-import { type Logger, loggableUrl } from '../logger.js';
+import { createRequestLog, type Logger, loggableUrl } from '../logger.js';
 import type { RelayFill } from '../fill/relay-fill.js';
 import { createContext, type GraphQLContext } from '../schema/context.js';
 import { schema } from '../schema/index.js';
@@ -106,16 +106,15 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
     done();
   });
   // One log line per request; the URL is redacted if it could hold a secret key.
+  const logRequest = createRequestLog(logger);
   app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      {
-        method: request.method,
-        url: loggableUrl(request.url),
-        status: reply.statusCode,
-        ms: reply.elapsedTime,
-      },
-      'request',
-    );
+    logRequest({
+      reqId: request.id,
+      method: request.method,
+      url: loggableUrl(request.url),
+      status: reply.statusCode,
+      ms: reply.elapsedTime,
+    });
     done();
   });
 
