@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/env.js';
+import { RelayFill } from './fill/relay-fill.js';
 import { buildApp } from './http/app.js';
 import type { Logger } from './logger.js';
-import { RelayFill } from './fill/relay-fill.js';
 import { createRelayPool } from './relays/create-relay-pool.js';
 import { openStore } from './store/open-store.js';
 

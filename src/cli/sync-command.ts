@@ -3,15 +3,15 @@ import { RelaySync } from '../fill/relay-sync.js';
 import type { Logger } from '../logger.js';
 import { openStore } from '../store/open-store.js';
 
-/**
- * `nostr-lookup sync`: runs until SIGTERM or SIGINT, then writes what it holds and the cursors, and
- * resolves with the exit code (0 after a clean stop, 1 if it could not start).
- */
 export interface SyncCommandOptions {
   /** Unix seconds where relays without a cursor start. */
   since?: number;
 }
 
+/**
+ * `nostr-lookup sync`: runs until SIGTERM or SIGINT, then writes what it holds and the cursors, and
+ * resolves with the exit code (0 after a clean stop, 1 if it could not start).
+ */
 export async function runSync(options: SyncCommandOptions, config: Config, logger: Logger): Promise<number> {
   if (config.relays.urls.length === 0) {
     process.stderr.write('nostr-lookup sync: RELAYS is empty: there is nothing to follow\n');

@@ -11,8 +11,8 @@ import Fastify, {
 import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config/env.js';
 import { ERRORS, type ErrorCode, errorBody, rootCause } from '../errors.js';
-import { createRequestLog, type Logger, loggableUrl } from '../logger.js';
 import type { RelayFill } from '../fill/relay-fill.js';
+import { createRequestLog, type Logger, loggableUrl } from '../logger.js';
 import { createContext, type GraphQLContext } from '../schema/context.js';
 import { schema } from '../schema/index.js';
 import type { EventStore } from '../store/event-store.js';
