@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import type { NostrEvent } from '../src/nostr/event.js';
 import { MAX_SUBSCRIPTIONS_PER_RELAY, RelayPool } from '../src/relays/relay-pool.js';
-import { isPublicAddress, MAX_RELAY_MESSAGE_BYTES } from '../src/relays/relay-socket.js';
+import { hintHostAllowed, isPublicAddress, MAX_RELAY_MESSAGE_BYTES } from '../src/relays/relay-socket.js';
 import { WebSocketServer } from 'ws';
 import { signed } from './support/events.js';
 import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
@@ -278,6 +278,19 @@ describe('isPublicAddress (the relay-hint address policy)', () => {
 
   it.each([['1.1.1.1'], ['93.184.216.34'], ['2606:4700:4700::1111'], ['::ffff:8.8.8.8']])('allows %s', (address) => {
     expect(isPublicAddress(address)).toBe(true);
+  });
+
+  it.each([
+    ['ws://2130706433/'], ['ws://0x7f000001/'], ['ws://127.1/'], ['ws://0177.0.0.1/'], ['ws://[::1]/'],
+    ['ws://[::ffff:127.0.0.1]/'], ['wss://169.254.169.254/latest'], ['ws://10.0.0.1:7777/'], ['ws://0.0.0.0/'],
+  ])('refuses the IP-literal hint %s, however it is spelled', (url) => {
+    expect(hintHostAllowed(url)).toBe(false);
+  });
+
+  it('lets names through to the resolver check, and public literals through', () => {
+    expect(hintHostAllowed('wss://relay.example.com/')).toBe(true);
+    expect(hintHostAllowed('wss://1.1.1.1/')).toBe(true);
+    expect(hintHostAllowed('wss://[2606:4700:4700::1111]/')).toBe(true);
   });
 
   it('refuses every address in 10/8, 127/8, 169.254/16 and 192.168/16 (property)', () => {
