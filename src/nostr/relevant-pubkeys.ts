@@ -9,30 +9,47 @@ const REPOST_KINDS = new Set([6, 16]); // NIP-18: repost, generic repost
 
 /** A tag value that names a pubkey, normalised to lowercase hex, or undefined. */
 function pubkeyValue(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
+  if (value === undefined || value.length !== 64) return undefined;
+  if (isLowerHex64(value)) return value; // the usual case: no copy
   const lower = value.toLowerCase();
   return isLowerHex64(lower) ? lower : undefined;
 }
 
-function* candidatePubkeys(event: NostrEvent): Generator<string | undefined> {
+/**
+ * Collects pubkeys in first-seen order until `max`; true once full. (Plain loops, not a generator:
+ * this runs for every `/event`, over every tag.)
+ */
+class PubkeyCollector {
+  readonly found = new Set<string>();
+
+  constructor(private readonly max: number) {}
+
+  add(pubkey: string | undefined): boolean {
+    if (pubkey !== undefined) this.found.add(pubkey);
+    return this.found.size >= this.max;
+  }
+}
+
+function collect(event: NostrEvent, into: PubkeyCollector): void {
   // 1. the author
-  yield event.pubkey;
+  if (into.add(event.pubkey)) return;
   // 2. `p` tags (NIP-01) and `P` tags (NIP-22 root author)
   for (const tag of event.tags) {
-    if (tag[0] === 'p' || tag[0] === 'P') yield pubkeyValue(tag[1]);
+    if ((tag[0] === 'p' || tag[0] === 'P') && into.add(pubkeyValue(tag[1]))) return;
   }
   // 3. nostr:npub… / nostr:nprofile… in content (NIP-27)
-  for (const match of event.content.matchAll(CONTENT_MENTION)) {
-    yield pubkeyOfMention(match[1] as string);
+  if (event.content.includes('nostr:')) {
+    for (const match of event.content.matchAll(CONTENT_MENTION)) {
+      if (into.add(pubkeyOfMention(match[1] as string))) return;
+    }
   }
   // 4. the pubkey element of `e` tags (NIP-10, index 4) and `q` tags (NIP-18, index 3)
   for (const tag of event.tags) {
-    if (tag[0] === 'e') yield pubkeyValue(tag[4]);
-    else if (tag[0] === 'q') yield pubkeyValue(tag[3]);
+    if (tag[0] === 'e' ? into.add(pubkeyValue(tag[4])) : tag[0] === 'q' && into.add(pubkeyValue(tag[3]))) return;
   }
   // 5. the author of a repost's embedded event, only if it is a valid signed event (NIP-18)
   if (REPOST_KINDS.has(event.kind) && event.content.startsWith('{')) {
-    yield embeddedAuthor(event.content);
+    into.add(embeddedAuthor(event.content));
   }
 }
 
@@ -51,12 +68,8 @@ function embeddedAuthor(content: string): string | undefined {
  * is skipped, never an error.
  */
 export function relevantPubkeys(event: NostrEvent, max: number): string[] {
-  const found = new Set<string>();
   if (max <= 0) return [];
-  for (const pubkey of candidatePubkeys(event)) {
-    if (pubkey === undefined) continue;
-    found.add(pubkey);
-    if (found.size >= max) break;
-  }
-  return [...found];
+  const collector = new PubkeyCollector(max);
+  collect(event, collector);
+  return [...collector.found];
 }

@@ -52,8 +52,11 @@ EventRef.implement({
       description:
         'The latest profiles of relevantPubkeys, in that order; pubkeys without a profile are left out.',
       resolve: async ({ event }, _args, { loaders, limits }) => {
-        const found = await loadAvailable(loaders.profiles, relevantPubkeys(event, limits.maxProfiles));
-        return found.flatMap((stored) => (stored ? [new Profile(stored)] : []));
+        const profiles: Profile[] = [];
+        for (const stored of await loadAvailable(loaders.profiles, relevantPubkeys(event, limits.maxProfiles))) {
+          if (stored) profiles.push(new Profile(stored));
+        }
+        return profiles;
       },
     }),
   }),
