@@ -256,6 +256,28 @@ describe('fetch on miss: /user-profile', () => {
   });
 });
 
+describe('large lookups', () => {
+  it('1,000 missing profiles in one GraphQL request: one REQ per relay, split into filters of 500', async () => {
+    const a = await relay({ events: [bob] });
+    const store = await createTestStore();
+    cleanups.push(() => store.cleanup());
+    const server = await startTestServer(store.store, { relays: { urls: [a.url] }, lookup: { maxListLength: 1000 } });
+    cleanups.push(() => server.close());
+    const pubkeys = [bob.pubkey, ...Array.from({ length: 999 }, (_, n) => `f${n.toString(16)}`.padStart(64, '0'))];
+    const response = await getJson(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'query ($p: [String!]!) { profiles(pubkeys: $p) { name } }', variables: { p: pubkeys } }),
+    });
+    const profiles = (response.body as { data: { profiles: ({ name: string } | null)[] } }).data.profiles;
+    expect(profiles).toHaveLength(1000);
+    expect(profiles[0]).toEqual({ name: 'Bob' });
+    expect(profiles.filter(Boolean)).toHaveLength(1);
+    expect(a.requests).toHaveLength(1);
+    expect(a.requests[0]?.map((filter) => filter.authors?.length)).toEqual([500, 500]);
+  });
+});
+
 describe('fresh profiles (stale-while-revalidate)', () => {
   it('serves a stale profile at once, refreshes it in the background once per PROFILE_TTL, and serves the edit', async () => {
     const v1 = profile('fill-erin', { name: 'Erin v1' }, 1_700_000_000);

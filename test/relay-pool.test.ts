@@ -47,7 +47,7 @@ describe('RelayPool', () => {
     const seen: string[] = [];
     const result = await subject.query({
       relays: [a.url, b.url],
-      filter: { ids: [note.id, forged.id] },
+      filters: [{ ids: [note.id, forged.id] }],
       deadline: Date.now() + 2000,
       onEvent: (event, from) => {
         seen.push(`${event.id}@${from}`);
@@ -68,7 +68,7 @@ describe('RelayPool', () => {
     const started = Date.now();
     const result = await subject.query({
       relays: [fast.url, silent.url],
-      filter: { ids: [note.id] },
+      filters: [{ ids: [note.id] }],
       deadline: Date.now() + 5000,
       onEvent: () => true,
     });
@@ -82,7 +82,7 @@ describe('RelayPool', () => {
     const started = Date.now();
     const result = await subject.query({
       relays: [silent.url],
-      filter: { ids: [note.id] },
+      filters: [{ ids: [note.id] }],
       deadline: Date.now() + 400,
       onEvent: () => false,
     });
@@ -96,7 +96,7 @@ describe('RelayPool', () => {
     const down = await relay();
     await down.stop();
     const { pool: subject } = pool();
-    const ask = () => subject.query({ relays: [down.url], filter: { ids: [note.id] }, deadline: Date.now() + 1000, onEvent: () => false });
+    const ask = () => subject.query({ relays: [down.url], filters: [{ ids: [note.id] }], deadline: Date.now() + 1000, onEvent: () => false });
     expect((await ask()).outcomes.get(down.url)).toBe('failed');
     expect((await ask()).outcomes.get(down.url)).toBe('skipped');
     await down.start();
@@ -113,10 +113,10 @@ describe('RelayPool', () => {
     try {
       const { pool: subject } = pool();
       const started = Date.now();
-      const result = await subject.query({ relays: [url], filter: { ids: [note.id] }, deadline: Date.now() + 400, onEvent: () => false });
+      const result = await subject.query({ relays: [url], filters: [{ ids: [note.id] }], deadline: Date.now() + 400, onEvent: () => false });
       expect(Date.now() - started).toBeLessThan(1000);
       expect(result).toEqual({ outcomes: new Map([[url, 'failed']]), answered: false });
-      const again = await subject.query({ relays: [url], filter: { ids: [note.id] }, deadline: Date.now() + 400, onEvent: () => false });
+      const again = await subject.query({ relays: [url], filters: [{ ids: [note.id] }], deadline: Date.now() + 400, onEvent: () => false });
       expect(again.outcomes.get(url)).toBe('skipped');
     } finally {
       for (const socket of sockets) socket.destroy();
@@ -128,7 +128,7 @@ describe('RelayPool', () => {
     const silent = await relay({ silent: true });
     const { pool: subject } = pool();
     const queries = Array.from({ length: 25 }, (_, n) =>
-      subject.query({ relays: [silent.url], filter: { ids: [n.toString(16).padStart(64, '0')] }, deadline: Date.now() + 300, onEvent: () => false }),
+      subject.query({ relays: [silent.url], filters: [{ ids: [n.toString(16).padStart(64, '0')] }], deadline: Date.now() + 300, onEvent: () => false }),
     );
     const outcomes = (await Promise.all(queries)).map((result) => result.outcomes.get(silent.url));
     expect(outcomes).toEqual(Array(25).fill('timeout'));
@@ -140,7 +140,7 @@ describe('RelayPool', () => {
     const answering = await relay({ events: [note] });
     const many = await Promise.all(
       Array.from({ length: 25 }, () =>
-        subject.query({ relays: [answering.url], filter: { ids: [note.id] }, deadline: Date.now() + 2000, onEvent: () => false }),
+        subject.query({ relays: [answering.url], filters: [{ ids: [note.id] }], deadline: Date.now() + 2000, onEvent: () => false }),
       ),
     );
     expect(many.every((result) => result.outcomes.get(answering.url) === 'eose')).toBe(true);
@@ -154,11 +154,11 @@ describe('RelayPool', () => {
     const { pool: subject } = pool();
     // Fill every slot of the busy relay with queries that will wait for their (long) deadline.
     const filling = Array.from({ length: MAX_SUBSCRIPTIONS_PER_RELAY }, (_, n) =>
-      subject.query({ relays: [busy.url], filter: { ids: [n.toString(16).padStart(64, '0')] }, deadline: Date.now() + 1500, onEvent: () => false }),
+      subject.query({ relays: [busy.url], filters: [{ ids: [n.toString(16).padStart(64, '0')] }], deadline: Date.now() + 1500, onEvent: () => false }),
     );
     await expect.poll(() => busy.requests.length, { timeout: 1000, interval: 10 }).toBe(MAX_SUBSCRIPTIONS_PER_RELAY);
     const started = Date.now();
-    const result = await subject.query({ relays: [busy.url, fast.url], filter: { ids: [note.id] }, deadline: Date.now() + 1400, onEvent: () => true });
+    const result = await subject.query({ relays: [busy.url, fast.url], filters: [{ ids: [note.id] }], deadline: Date.now() + 1400, onEvent: () => true });
     expect(Date.now() - started).toBeLessThan(500);
     expect(Object.fromEntries(result.outcomes)).toEqual({ [busy.url]: 'stopped', [fast.url]: 'stopped' });
     await Promise.all(filling);
@@ -167,7 +167,7 @@ describe('RelayPool', () => {
   it('refuses relay hints to loopback unless private addresses are allowed, and never pools them', async () => {
     const hinted = await relay({ events: [note] });
     const query = (subject: RelayPool) =>
-      subject.query({ relays: [], hints: [hinted.url], filter: { ids: [note.id] }, deadline: Date.now() + 1000, onEvent: () => true });
+      subject.query({ relays: [], hints: [hinted.url], filters: [{ ids: [note.id] }], deadline: Date.now() + 1000, onEvent: () => true });
     expect((await query(pool(false).pool)).outcomes.get(hinted.url)).toBe('refused');
     expect(hinted.requests).toHaveLength(0);
     const allowing = pool(true).pool;
@@ -181,7 +181,7 @@ describe('RelayPool', () => {
     const result = await pool(false).pool.query({
       relays: [],
       hints: [byName],
-      filter: { ids: [note.id] },
+      filters: [{ ids: [note.id] }],
       deadline: Date.now() + 1000,
       onEvent: () => true,
     });
@@ -231,7 +231,7 @@ describe('hostile relay messages', () => {
       const seen: NostrEvent[] = [];
       const result = await subject.query({
         relays: [url],
-        filter: { ids: [note.id, forged.id] },
+        filters: [{ ids: [note.id, forged.id] }],
         deadline: Date.now() + 2000,
         onEvent: (event) => {
           seen.push(event);
@@ -257,7 +257,7 @@ describe('hostile relay messages', () => {
     });
     const url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/`;
     try {
-      const result = await pool().pool.query({ relays: [url], filter: { ids: [note.id] }, deadline: Date.now() + 2000, onEvent: () => false });
+      const result = await pool().pool.query({ relays: [url], filters: [{ ids: [note.id] }], deadline: Date.now() + 2000, onEvent: () => false });
       expect(result).toEqual({ outcomes: new Map([[url, 'closed']]), answered: false });
     } finally {
       for (const client of wss.clients) client.terminate();

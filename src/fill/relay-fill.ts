@@ -14,6 +14,12 @@ import { type EventStore, eventMarkKey, profileMarkKey, type StoredEvent } from 
 export type Fetched = { kind: 'found'; stored: StoredEvent } | { kind: 'absent' } | { kind: 'unavailable' };
 
 const JOINABLE_AFTER_SETTLED_MS = 1000;
+/**
+ * Ids or authors per filter, at most. A GraphQL request can want thousands of profiles (100 events
+ * × 100 relevant pubkeys); relays refuse oversized filters, so larger sets are split into several
+ * filters of the same REQ: still one subscription per relay.
+ */
+const MAX_VALUES_PER_FILTER = 500;
 /** How often an instance looks in the store for a result another instance is fetching. */
 const OTHER_INSTANCE_POLL_MS = 50;
 const ABSENT: Fetched = { kind: 'absent' };
@@ -105,7 +111,7 @@ export class RelayFill {
     const { answered } = await this.ask({
       relays: this.deps.config.urls,
       hints: request.hints,
-      filter: { ids },
+      filters: chunks(ids, MAX_VALUES_PER_FILTER).map((part) => ({ ids: part })),
       deadline: this.queryDeadline(request),
       onEvent: (event) => {
         if (wanted.has(event.id)) found.set(event.id, event);
@@ -130,7 +136,7 @@ export class RelayFill {
     const { answered } = await this.ask({
       relays: this.deps.config.urls,
       hints: request.hints,
-      filter: { kinds: [PROFILE_KIND], authors: pubkeys },
+      filters: chunks(pubkeys, MAX_VALUES_PER_FILTER).map((part) => ({ kinds: [PROFILE_KIND], authors: part })),
       deadline: this.queryDeadline(request),
       // Relays may hold different versions: wait for every EOSE (or the deadline), keep the newest.
       onEvent: (event) => {
@@ -273,6 +279,12 @@ export class RelayFill {
       this.deps.logger.warn({ err: error }, 'could not record relay lookups in the store');
     }
   }
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const parts: T[][] = [];
+  for (let start = 0; start < items.length; start += size) parts.push(items.slice(start, start + size));
+  return parts;
 }
 
 /** The claim of a lookup being fetched by some instance. */

@@ -21,11 +21,12 @@ export interface RelayQuery {
   relays: readonly string[];
   /** Untrusted relay hints: one-off connections under the address policy. */
   hints?: readonly string[];
-  filter: Filter;
+  /** Sent together in one REQ (NIP-01 allows several filters per subscription). */
+  filters: Filter[];
   /** Epoch milliseconds after which nothing more is awaited. */
   deadline: number;
   /**
-   * Each event that matches the filter and verifies (NIP-01 id and signature), from any relay.
+   * Each event that matches a filter and verifies (NIP-01 id and signature), from any relay.
    * Returning true ends the query at once: the answer is complete.
    */
   onEvent(event: NostrEvent, relay: string): boolean;
@@ -195,7 +196,7 @@ export class RelayPool {
         resolve(outcome);
       };
       const onComplete = () => finish('stopped');
-      const subscription = relay.subscribe([query.filter], {
+      const subscription = relay.subscribe(query.filters, {
         onevent: (event) => onEvent(event, relay.url),
         oninvalidevent: () => {
           invalid += 1;
