@@ -5,7 +5,7 @@ import { SingleBar } from 'cli-progress';
 import type { Config } from '../config/env.js';
 import { formatSummary, type ImportSummary, importEvents } from '../import/import-events.js';
 import type { Logger } from '../logger.js';
-import { openStore } from '../store/open-store.js';
+import { openCommandStore } from './open-command-store.js';
 
 export interface ImportCommandOptions {
   batchSize: number;
@@ -39,21 +39,8 @@ export async function runImport(
     process.stderr.write(`nostr-lookup import: cannot read ${source}: ${(error as Error).message}\n`);
     return 1;
   }
-  let opened: ReturnType<typeof openStore>;
-  try {
-    opened = openStore(config.store, logger);
-  } catch (error) {
-    process.stderr.write(`nostr-lookup import: ${(error as Error).message}\n`);
-    return 1;
-  }
-  const { store, ready, description } = opened;
-  try {
-    await ready(5000);
-  } catch {
-    process.stderr.write(`nostr-lookup import: cannot reach ${description}\n`);
-    await store.close();
-    return 1;
-  }
+  const store = await openCommandStore('import', config, logger);
+  if (!store) return 1;
 
   // A progress bar only for people watching a terminal; by bytes when the size is known.
   const bar = process.stdout.isTTY

@@ -1,7 +1,7 @@
 import type { Config } from '../config/env.js';
 import { RelaySync } from '../fill/relay-sync.js';
 import type { Logger } from '../logger.js';
-import { openStore } from '../store/open-store.js';
+import { openCommandStore } from './open-command-store.js';
 
 export interface SyncCommandOptions {
   /** Unix seconds where relays without a cursor start. */
@@ -17,21 +17,8 @@ export async function runSync(options: SyncCommandOptions, config: Config, logge
     process.stderr.write('nostr-lookup sync: RELAYS is empty: there is nothing to follow\n');
     return 1;
   }
-  let opened: ReturnType<typeof openStore>;
-  try {
-    opened = openStore(config.store, logger);
-  } catch (error) {
-    process.stderr.write(`nostr-lookup sync: ${(error as Error).message}\n`);
-    return 1;
-  }
-  const { store, ready, description } = opened;
-  try {
-    await ready(5000);
-  } catch {
-    process.stderr.write(`nostr-lookup sync: cannot reach ${description}\n`);
-    await store.close();
-    return 1;
-  }
+  const store = await openCommandStore('sync', config, logger);
+  if (!store) return 1;
   const sync = new RelaySync({
     relays: config.relays.urls,
     kinds: config.relays.syncKinds,

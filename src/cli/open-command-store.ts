@@ -1,0 +1,27 @@
+import type { Config } from '../config/env.js';
+import type { Logger } from '../logger.js';
+import type { EventStore } from '../store/event-store.js';
+import { openStore } from '../store/open-store.js';
+
+/**
+ * The store for a one-shot or long-running CLI command (`import`, `sync`): opened and reachable, or
+ * undefined after one line on stderr saying why (`nostr-lookup <command>: …`), for exit code 1.
+ */
+export async function openCommandStore(command: string, config: Config, logger: Logger): Promise<EventStore | undefined> {
+  let opened: ReturnType<typeof openStore>;
+  try {
+    opened = openStore(config.store, logger);
+  } catch (error) {
+    process.stderr.write(`nostr-lookup ${command}: ${(error as Error).message}\n`);
+    return undefined;
+  }
+  const { store, ready, description } = opened;
+  try {
+    await ready(5000);
+  } catch {
+    process.stderr.write(`nostr-lookup ${command}: cannot reach ${description}\n`);
+    await store.close();
+    return undefined;
+  }
+  return store;
+}
