@@ -1,9 +1,8 @@
-import { AbstractRelay, type Subscription } from 'nostr-tools/abstract-relay';
+import type { AbstractRelay, Subscription } from 'nostr-tools/abstract-relay';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { isEphemeralKind } from '../nostr/kinds.js';
-import { verifyNostrEvent } from '../nostr/verify-event.js';
-import { RelaySocket } from '../relays/relay-socket.js';
+import { openRelay, VerifiedEvents } from '../relays/open-relay.js';
 import type { EventStore, WriteOutcome } from '../store/event-store.js';
 
 export interface RelaySyncOptions {
@@ -96,7 +95,7 @@ class RelayFollower {
   /** Newest created_at received on this connection (a candidate for the cursor once written). */
   private newestSeen = 0;
   private cursor: number | undefined;
-  private readonly verified = new WeakMap<object, NostrEvent>();
+  private readonly verified = new VerifiedEvents();
   private readonly cursorName: string;
 
   constructor(
@@ -136,17 +135,7 @@ class RelayFollower {
         this.cursor === undefined
           ? (this.options.firstSince ?? Math.floor(Date.now() / 1000) - FIRST_SYNC_LOOKBACK_SECONDS)
           : Math.max(0, this.cursor - RESUME_OVERLAP_SECONDS);
-      const relay = new AbstractRelay(this.url, {
-        verifyEvent: (raw) => {
-          const verdict = verifyNostrEvent(raw);
-          if (verdict.ok) this.verified.set(raw as object, verdict.event);
-          return verdict.ok;
-        },
-        websocketImplementation: RelaySocket as unknown as typeof WebSocket,
-        // WebSocket pings: a connection that died without closing is noticed, closed and redialled.
-        enablePing: true,
-      });
-      relay.onnotice = (notice) => logger.debug({ relay: this.url, notice: String(notice).slice(0, 200) }, 'relay notice');
+      const relay = openRelay(this.url, { verified: this.verified, logger });
       this.relay = relay;
       await relay.connect({ timeout: 10_000 });
       if (this.stopped) {
@@ -191,7 +180,7 @@ class RelayFollower {
   }
 
   private receive(raw: unknown): void {
-    const event = this.verified.get(raw as object);
+    const event = this.verified.get(raw);
     if (!event) return;
     this.counts.received += 1;
     if (isEphemeralKind(event.kind)) {

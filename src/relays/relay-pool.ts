@@ -1,8 +1,8 @@
-import { AbstractRelay } from 'nostr-tools/abstract-relay';
+import type { AbstractRelay } from 'nostr-tools/abstract-relay';
 import type { Filter } from 'nostr-tools/filter';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
-import { verifyNostrEvent } from '../nostr/verify-event.js';
+import { openRelay, VerifiedEvents } from './open-relay.js';
 import { hintHostAllowed, PublicOnlyRelaySocket, RelaySocket } from './relay-socket.js';
 
 /**
@@ -63,23 +63,16 @@ export class RelayPool {
   private readonly connections = new Map<string, AbstractRelay>();
   private readonly resting = new Map<string, { until: number; failures: number }>();
   private readonly slots = new Map<string, SubscriptionSlots>();
-  /** Relay events as received → the verified seven-field copy (nostr-tools only keeps a boolean). */
-  private readonly verified = new WeakMap<object, NostrEvent>();
+  private readonly verified = new VerifiedEvents();
   private closed = false;
 
   constructor(private readonly options: RelayPoolOptions) {}
-
-  private readonly verifyEvent = (raw: unknown): boolean => {
-    const verdict = verifyNostrEvent(raw);
-    if (verdict.ok) this.verified.set(raw as object, verdict.event);
-    return verdict.ok;
-  };
 
   async query(query: RelayQuery): Promise<RelayQueryResult> {
     // Aborted once the answer is complete: every relay of the query stops, waiting or not.
     const complete = new AbortController();
     const onEvent = (raw: unknown, relay: string) => {
-      const event = this.verified.get(raw as object);
+      const event = this.verified.get(raw);
       if (complete.signal.aborted || !event) return;
       if (query.onEvent(event, relay)) complete.abort();
     };
@@ -148,16 +141,7 @@ export class RelayPool {
   }
 
   private newRelay(url: string, socket: typeof RelaySocket): AbstractRelay {
-    const relay = new AbstractRelay(url, {
-      verifyEvent: this.verifyEvent,
-      websocketImplementation: socket as unknown as typeof WebSocket,
-      // WebSocket pings on the long-lived connections: one that died without closing (a dropped
-      // route, a sleeping NAT) is closed within a minute and redialled by the next query.
-      enablePing: true,
-    });
-    relay.onnotice = (message) =>
-      this.options.logger.debug({ relay: url, notice: String(message).slice(0, 200) }, 'relay notice');
-    return relay;
+    return openRelay(url, { verified: this.verified, logger: this.options.logger, socket });
   }
 
   /**

@@ -1,0 +1,43 @@
+import { AbstractRelay } from 'nostr-tools/abstract-relay';
+import type { Logger } from '../logger.js';
+import type { NostrEvent } from '../nostr/event.js';
+import { verifyNostrEvent } from '../nostr/verify-event.js';
+import { RelaySocket } from './relay-socket.js';
+
+/**
+ * NIP-01 verification for relay connections. nostr-tools asks `verify` for a boolean and then hands
+ * `onevent` the event as received; `get` returns the verified seven-field copy of that same object,
+ * or undefined if it did not verify.
+ */
+export class VerifiedEvents {
+  private readonly verified = new WeakMap<object, NostrEvent>();
+
+  readonly verify = (raw: unknown): boolean => {
+    const verdict = verifyNostrEvent(raw);
+    if (verdict.ok) this.verified.set(raw as object, verdict.event);
+    return verdict.ok;
+  };
+
+  get(raw: unknown): NostrEvent | undefined {
+    return this.verified.get(raw as object);
+  }
+}
+
+/**
+ * A relay connection (not yet connected) as the pool and `sync` use it: events verified through
+ * `verified`, sockets of class `socket` (see relay-socket.ts), notices logged at debug, and WebSocket
+ * pings, so that a connection that died without closing (a dropped route, a sleeping NAT) is closed
+ * within a minute and redialled.
+ */
+export function openRelay(
+  url: string,
+  { verified, logger, socket = RelaySocket }: { verified: VerifiedEvents; logger: Logger; socket?: typeof RelaySocket },
+): AbstractRelay {
+  const relay = new AbstractRelay(url, {
+    verifyEvent: verified.verify,
+    websocketImplementation: socket as unknown as typeof WebSocket,
+    enablePing: true,
+  });
+  relay.onnotice = (notice) => logger.debug({ relay: url, notice: String(notice).slice(0, 200) }, 'relay notice');
+  return relay;
+}
