@@ -1,9 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serializeEvent } from '../src/nostr/event.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningCli, spawnCli } from './support/cli.js';
 import { profile, signed } from './support/events.js';
 import { startLoopbackRelay } from './support/loopback-relay.js';
 import { freePort } from './support/redis-server.js';
@@ -22,28 +22,17 @@ afterAll(async () => {
   await testStore.cleanup();
 });
 
-interface Served {
-  child: ChildProcess;
+interface Served extends RunningCli {
   url: string;
-  output: () => string;
-  exited: Promise<number | null>;
 }
 
 async function serve(env: Record<string, string | undefined>, command = ['serve']): Promise<Served> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...command], {
+  const running = spawnCli(command, {
     // RELAYS empty unless a test sets it: no test may reach for the public relays.
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, RELAYS: '', ...env },
+    HOST: '127.0.0.1', PORT: String(port), REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, RELAYS: '', ...env,
   });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, url: `http://127.0.0.1:${port}`, output: () => output, exited };
+  return { ...running, url: `http://127.0.0.1:${port}` };
 }
 
 async function untilHealthy(url: string, served: Served): Promise<void> {

@@ -1,17 +1,11 @@
-import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createLogger, createRequestLog, type RequestLogEntry } from '../src/logger.js';
+import { createRequestLog, type RequestLogEntry } from '../src/logger.js';
+import { captureLogs } from './support/logs.js';
 
 function capture(level: 'info' | 'warn' = 'info') {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { lines, logger: createLogger({ level }, sink) };
+  const { chunks, logger } = captureLogs(level);
+  return { lines: () => chunks.join('').split('\n').filter(Boolean), logger };
 }
 
 /** The line as generic pino writes it, and ours, parsed, without their timestamps. */
@@ -20,12 +14,13 @@ function bothLines(entry: RequestLogEntry) {
   const { reqId, ...fields } = entry;
   logger.child({ reqId }).info(fields, 'request');
   createRequestLog(logger)(entry);
-  const [pinoLine, ours] = lines.map((line) => {
+  const raw = lines();
+  const [pinoLine, ours] = raw.map((line) => {
     const { time, ...rest } = JSON.parse(line) as { time: string };
     expect(new Date(time).toISOString()).toBe(time);
     return rest;
   });
-  return { pinoLine, ours, raw: lines };
+  return { pinoLine, ours, raw };
 }
 
 describe('the request log line', () => {
@@ -60,6 +55,6 @@ describe('the request log line', () => {
   it('is not written below the info level', () => {
     const { lines, logger } = capture('warn');
     createRequestLog(logger)({ reqId: 'a', method: 'GET', url: '/', status: 200, ms: 1 });
-    expect(lines).toEqual([]);
+    expect(lines()).toEqual([]);
   });
 });

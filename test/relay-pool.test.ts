@@ -1,13 +1,12 @@
 import { type AddressInfo, createServer, type Socket } from 'node:net';
-import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../src/logger.js';
 import type { NostrEvent } from '../src/nostr/event.js';
 import { MAX_SUBSCRIPTIONS_PER_RELAY, RelayPool } from '../src/relays/relay-pool.js';
 import { hintHostAllowed, isPublicAddress, MAX_RELAY_MESSAGE_BYTES } from '../src/relays/relay-socket.js';
 import { WebSocketServer } from 'ws';
 import { signed } from './support/events.js';
+import { captureLogs } from './support/logs.js';
 import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
 
 const relays: LoopbackRelay[] = [];
@@ -24,14 +23,8 @@ async function relay(options: Parameters<typeof startLoopbackRelay>[0] = {}) {
 }
 
 function pool(allowPrivateHints = false) {
-  const logs: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      logs.push(String(chunk));
-      done();
-    },
-  });
-  const created = new RelayPool({ logger: createLogger({ level: 'debug' }, sink), allowPrivateHints });
+  const { chunks: logs, logger } = captureLogs('debug');
+  const created = new RelayPool({ logger, allowPrivateHints });
   pools.push(created);
   return { pool: created, logs };
 }

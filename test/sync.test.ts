@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RESUME_OVERLAP_SECONDS, RelaySync, syncCursorName } from '../src/fill/relay-sync.js';
-import { createLogger } from '../src/logger.js';
 import type { NostrEvent } from '../src/nostr/event.js';
+import { type RunningCli, spawnCli } from './support/cli.js';
 import { profile, signed } from './support/events.js';
+import { captureLogs } from './support/logs.js';
 import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
 
@@ -27,30 +26,14 @@ async function store(): Promise<TestStore> {
 
 const now = () => Math.floor(Date.now() / 1000);
 
-interface Running {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-/** `nostr-lookup sync` as a user runs it. */
-function sync(testStore: TestStore, env: Record<string, string>, args: string[] = []): Running {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'sync', ...args], {
-    env: { ...process.env, REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, ...env },
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+/** `nostr-lookup sync` as a user runs it, killed after the test if still running. */
+function sync(testStore: TestStore, env: Record<string, string>, args: string[] = []): RunningCli {
+  const running = spawnCli(['sync', ...args], { REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, ...env });
   cleanups.push(async () => {
-    child.kill('SIGKILL');
-    await exited;
+    running.child.kill('SIGKILL');
+    await running.exited;
   });
-  return { child, output: () => output, exited };
+  return running;
 }
 
 async function held(testStore: TestStore, event: NostrEvent): Promise<boolean> {
@@ -122,23 +105,12 @@ describe('nostr-lookup sync', () => {
 });
 
 describe('RelaySync', () => {
-  function logged() {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    return { lines, logger: createLogger({ level: 'info' }, sink) };
-  }
-
   it('never stores what fails verification, counts it, and reconnects with backoff after the relay restarts', async () => {
     const good = signed('sync-c', { created_at: now() - 10, content: 'good' });
     const forged: NostrEvent = { ...signed('sync-c', { created_at: now() - 5, content: 'x' }), content: 'forged' };
     const source = await relay([good, forged]);
     const testStore = await store();
-    const { lines, logger } = logged();
+    const { chunks: lines, logger } = captureLogs();
     const subject = new RelaySync({ relays: [source.url], kinds: [1], store: testStore.store, logger, progressIntervalMs: 100 });
     subject.start();
     cleanups.push(() => subject.stop());
@@ -161,7 +133,7 @@ describe('RelaySync', () => {
     const source = await startLoopbackRelay({ events: [signed('sync-d', { created_at: now() - 50 })], silent: true });
     cleanups.push(() => source.stop());
     const testStore = await store();
-    const { logger } = logged();
+    const { logger } = captureLogs();
     const subject = new RelaySync({ relays: [source.url], kinds: [1], store: testStore.store, logger });
     subject.start();
     await expect.poll(() => source.requests.length, { timeout: 5000, interval: 50 }).toBe(1);

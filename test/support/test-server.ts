@@ -1,13 +1,12 @@
-import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
 import type { Config, RelayConfig } from '../../src/config/env.js';
 import { RelayFill } from '../../src/fill/relay-fill.js';
 import { buildApp } from '../../src/http/app.js';
-import { createLogger } from '../../src/logger.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { createRelayPool } from '../../src/relays/create-relay-pool.js';
 import type { EventStore } from '../../src/store/event-store.js';
+import { captureLogs } from './logs.js';
 import { createTestStore, type TestStore } from './test-store.js';
 
 export interface TestServer {
@@ -40,14 +39,7 @@ export async function startTestServer(
   store: EventStore,
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const logs: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      logs.push(String(chunk));
-      done();
-    },
-  });
-  const logger = createLogger({ level: 'info' }, sink);
+  const { chunks: logs, logger } = captureLogs();
   const relayConfig = { ...TEST_RELAY_CONFIG, ...options.relays };
   const pool = createRelayPool(relayConfig, logger);
   const fill = pool && new RelayFill({ pool, store, config: relayConfig, logger });
