@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { neventEncode, noteEncode, nprofileEncode, npubEncode, nsecEncode } from 'nostr-tools/nip19';
 import { describe, expect, it } from 'vitest';
 import { LookupError } from '../src/errors.js';
-import { parseEventId, parsePubkey, pubkeyOfMention } from '../src/nostr/identifiers.js';
+import { isLowerHex64, parseEventId, parsePubkey, pubkeyOfMention } from '../src/nostr/identifiers.js';
 
 interface Vectors {
   positive: {
@@ -204,5 +204,22 @@ describe('properties', () => {
         expect(() => pubkeyOfMention(value)).not.toThrow();
       }),
     );
+  });
+
+  it('isLowerHex64 accepts exactly 64 lowercase hex characters (canonical ids and pubkeys)', () => {
+    // Mostly lowercase hex, now and then a character that is not: both answers come up often.
+    const unit = fc.oneof(
+      { arbitrary: fc.constantFrom(...'0123456789abcdef'), weight: 200 },
+      { arbitrary: fc.constantFrom(...'ABCDEFgz \u0000é\u{1F305}'), weight: 1 },
+    );
+    const nearHex = fc.string({ unit, minLength: 62, maxLength: 66 });
+    fc.assert(
+      fc.property(fc.oneof(nearHex, fc.string(), fc.string({ unit: 'binary', minLength: 64, maxLength: 64 })), (value) => {
+        expect(isLowerHex64(value)).toBe(/^[0-9a-f]{64}$/.test(value));
+      }),
+      { numRuns: 5000 },
+    );
+    expect(isLowerHex64(HEX)).toBe(true);
+    expect(isLowerHex64(HEX.toUpperCase())).toBe(false);
   });
 });
