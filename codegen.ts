@@ -12,7 +12,11 @@ const config: CodegenConfig = {
         useTypeImports: true,
         enumsAsTypes: true,
         avoidOptionals: true,
-        scalars: { Timestamp: { input: 'number', output: 'number' } },
+        scalars: {
+          // The fixed operations keep stored event JSON as bytes (src/http/fixed-operation.ts).
+          String: { input: 'string', output: '../store/json-text.js#StringOutput' },
+          Timestamp: { input: 'number', output: 'number' },
+        },
       },
     },
   },

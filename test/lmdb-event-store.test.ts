@@ -1,10 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { open } from 'lmdb';
 import { describe, expect, it } from 'vitest';
+import { serializeEvent } from '../src/nostr/event.js';
 import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
 import { StoreUnavailableError } from '../src/store/event-store.js';
-import { profile } from './support/events.js';
+import { profile, signed } from './support/events.js';
 import { describeEventStoreConformance } from './support/event-store-conformance.js';
 
 function openTemporary() {
@@ -41,6 +43,32 @@ describe('LMDB specifics', () => {
     } finally {
       await second.close();
       await first.cleanup();
+    }
+  });
+});
+
+describe('LMDB data written by earlier versions', () => {
+  it("reads events stored with the 'string' encoding (UTF-8) as the same bytes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-lmdb-'));
+    try {
+      const note = signed('old', { content: 'written as a string 🌅' });
+      const kind0 = profile('old', { name: 'old ✨' });
+      const legacy = open<string, string>({ path: dir, encoding: 'string', compression: false });
+      await legacy.openDB<string, string>({ name: 'events', encoding: 'string' }).put(note.id, serializeEvent(note));
+      await legacy.openDB<string, string>({ name: 'events', encoding: 'string' }).put(kind0.id, `@0:${kind0.pubkey}`);
+      await legacy.openDB<string, string>({ name: 'replaceable', encoding: 'string' }).put(`0:${kind0.pubkey}`, serializeEvent(kind0));
+      await legacy.close();
+      const store = new LmdbEventStore(dir);
+      try {
+        const [readNote, readProfile] = await store.getEvents([note.id, kind0.id]);
+        expect(String(readNote?.json)).toBe(serializeEvent(note));
+        expect(readProfile?.event).toEqual(kind0);
+        expect((await store.getProfiles([kind0.pubkey]))[0]?.json.bytes.equals(Buffer.from(serializeEvent(kind0)))).toBe(true);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

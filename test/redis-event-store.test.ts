@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { serializeEvent } from '../src/nostr/event.js';
 import { CorruptDataError } from '../src/store/event-store.js';
 import { groupBySlot } from '../src/store/redis/mget-by-slot.js';
 import { describeEventStoreConformance } from './support/event-store-conformance.js';
@@ -55,6 +56,20 @@ describe('Redis specifics', () => {
       const stranger = profile('mia', { name: 'mia' });
       await client.set(`${prefix}r:0:${pubkeyOf('lee')}`, JSON.stringify(stranger));
       await expect(store.getProfiles([pubkeyOf('lee')])).rejects.toBeInstanceOf(CorruptDataError);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a value with our shape whose bytes are not UTF-8 is corrupt: the bytes are never written to a client', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const event = profile('nia', { name: 'nia ✨' });
+      const bytes = Buffer.from(serializeEvent(event), 'utf8');
+      const sparkle = bytes.indexOf(Buffer.from('✨'));
+      bytes[sparkle] = 0xff; // no UTF-8 sequence starts with 0xFF
+      await client.set(`${prefix}r:0:${event.pubkey}`, bytes);
+      await expect(store.getProfiles([event.pubkey])).rejects.toThrow('corrupt data in event store: not UTF-8');
     } finally {
       await cleanup();
     }

@@ -1,9 +1,10 @@
 import type { RelayConfig } from '../config/env.js';
 import type { Logger } from '../logger.js';
-import { type NostrEvent, serializeEvent } from '../nostr/event.js';
+import type { NostrEvent } from '../nostr/event.js';
 import { isEphemeralKind, PROFILE_KIND, supersedes } from '../nostr/kinds.js';
 import type { RelayPool, RelayQuery, RelayQueryResult } from '../relays/relay-pool.js';
 import { type EventStore, eventMarkKey, profileMarkKey, type StoredEvent } from '../store/event-store.js';
+import { toStoredEvent } from '../store/stored-event.js';
 
 /**
  * What the relays said about one key:
@@ -297,7 +298,7 @@ function keyTail(markKey: string): string {
 }
 
 function result(event: NostrEvent | undefined, answered: boolean): Fetched {
-  if (event) return { kind: 'found', stored: { event, json: serializeEvent(event) } };
+  if (event) return { kind: 'found', stored: toStoredEvent(event) };
   return answered ? ABSENT : UNAVAILABLE;
 }
 

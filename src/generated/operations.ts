@@ -2,13 +2,14 @@
 type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+import type { StringOutput } from '../store/json-text.js';
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
   ID: { input: string; output: string; }
-  String: { input: string; output: string; }
+  String: { input: string; output: StringOutput; }
   Boolean: { input: boolean; output: boolean; }
   Int: { input: number; output: number; }
   Float: { input: number; output: number; }
@@ -105,14 +106,14 @@ export type RestEventQueryVariables = Exact<{
 }>;
 
 
-export type RestEventQuery = { event: { json: string, relevantProfiles: Array<{ pubkey: string, event: { json: string } }> } | null };
+export type RestEventQuery = { event: { json: StringOutput, relevantProfiles: Array<{ pubkey: StringOutput, event: { json: StringOutput } }> } | null };
 
 export type RestUserProfileQueryVariables = Exact<{
   pubkey: string;
 }>;
 
 
-export type RestUserProfileQuery = { profile: { event: { json: string } } | null };
+export type RestUserProfileQuery = { profile: { event: { json: StringOutput } } | null };
 
 
 export const RestEventDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"RestEvent"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"event"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"json"}},{"kind":"Field","name":{"kind":"Name","value":"relevantProfiles"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"pubkey"}},{"kind":"Field","name":{"kind":"Name","value":"event"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"json"}}]}}]}}]}}]}}]} as unknown as DocumentNode<RestEventQuery, RestEventQueryVariables>;

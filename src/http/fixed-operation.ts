@@ -1,7 +1,11 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { type DocumentNode, type ExecutionResult, type GraphQLSchema, validate } from 'graphql';
+import { type DocumentNode, type ExecutionResult, type GraphQLSchema, GraphQLString, validate } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { GraphQLContext } from '../schema/context.js';
+import { JsonText } from '../store/json-text.js';
+
+/** Strings as GraphQL serialises them, except stored JSON text, which stays bytes for the response. */
+const keepJsonText = (value: unknown) => (value instanceof JsonText ? value : GraphQLString.serialize(value));
 
 export type FixedOperation<TResult, TVariables> = (
   variables: TVariables,
@@ -13,7 +17,8 @@ export type FixedOperation<TResult, TVariables> = (
  * GraphQL Code Generator (src/generated), is validated once, here, at start, and compiled by
  * graphql-jit into one function, so a request pays only for running the resolvers: graphql-js'
  * generic executor, which walks the document for every field of every request, cost the /event
- * route about half its throughput (BENCHMARKS.md).
+ * route about half its throughput (BENCHMARKS.md). Stored event JSON comes out as JsonText, its bytes
+ * as the store returned them, for the route to write as they are.
  */
 export function prepareFixedOperation<TResult, TVariables extends Record<string, unknown>>(
   schema: GraphQLSchema,
@@ -23,7 +28,9 @@ export function prepareFixedOperation<TResult, TVariables extends Record<string,
   if (errors.length > 0) {
     throw new Error(`fixed operation does not match the schema: ${errors.map((e) => e.message).join('; ')}`);
   }
-  const compiled = compileQuery(schema, document as DocumentNode);
+  const compiled = compileQuery(schema, document as DocumentNode, undefined, {
+    customSerializers: { String: keepJsonText },
+  });
   if (!isCompiledQuery(compiled)) {
     const reasons = (compiled as ExecutionResult).errors?.map((e) => e.message).join('; ');
     throw new Error(`fixed operation could not be compiled: ${reasons}`);

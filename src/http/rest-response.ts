@@ -1,10 +1,10 @@
 import type { ExecutionResult } from 'graphql';
 import { ERRORS, type ErrorCode, errorBody, errorCodeOf, LookupError } from '../errors.js';
 
-/** A REST answer: status and JSON text, plus the failure behind a 500 for the log (never the body). */
+/** A REST answer: status and JSON (text, or bytes), plus the failure behind a 500 for the log (never the body). */
 export interface RestResponse {
   status: number;
-  body: string;
+  body: string | Buffer;
   failure?: unknown;
 }
 
@@ -27,7 +27,7 @@ export function errorResponse(code: ErrorCode, cause?: Error): RestResponse {
  */
 export function toRestResponse<TData>(
   outcome: ExecutionResult<TData> | LookupError,
-  render: (data: TData) => string | null,
+  render: (data: TData) => Buffer | null,
   notFound: ErrorCode,
 ): RestResponse {
   if (outcome instanceof LookupError) return errorResponse(outcome.code, outcome);

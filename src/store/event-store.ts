@@ -1,12 +1,14 @@
 import type { NostrEvent } from '../nostr/event.js';
+import type { JsonText } from './json-text.js';
 
 /**
- * An event as the index holds it: the parsed event, and the exact wire text it was stored as
- * (the seven NIP-01 fields in order). Responses embed `json` as is, so an event is never re-encoded.
+ * An event as the index holds it: the exact wire text it was stored as (the seven NIP-01 fields in
+ * order, as the UTF-8 bytes the store returned), and the parsed event, on demand. Responses embed
+ * `json`'s bytes as they are, so an event is never re-encoded.
  */
 export interface StoredEvent {
   readonly event: NostrEvent;
-  readonly json: string;
+  readonly json: JsonText;
 }
 
 /** A stored profile (or null) and whether the relays were asked about it within its TTL. */

@@ -11,28 +11,36 @@ export function markerFor(address: string): string {
   return MARKER_PREFIX + address;
 }
 
+const MARKER_BYTE = MARKER_PREFIX.charCodeAt(0);
+
 /**
- * Turns what a store holds under some ids into events: plain values are events, markers are
+ * Turns what a store holds under some ids (bytes) into events: plain values are events, markers are
  * followed to their address with one batch read (`readAddresses`). A marker whose address now holds
  * another version (it was replaced since) reads as not found, as NIP-01 lets replaced versions go.
  */
 export async function resolveEventValues(
   ids: readonly string[],
-  values: readonly (string | null | undefined)[],
-  readAddresses: (addresses: string[]) => Promise<readonly (string | null | undefined)[]>,
+  values: readonly (Buffer | null | undefined)[],
+  readAddresses: (addresses: string[]) => Promise<readonly (Buffer | null | undefined)[]>,
 ): Promise<(StoredEvent | null)[]> {
-  const results: (StoredEvent | null)[] = values.map((value, index) =>
-    value == null || value.startsWith(MARKER_PREFIX) ? null : readStoredEvent(value, { id: ids[index] }),
-  );
-  const markers = values.flatMap((value, index) =>
-    value?.startsWith(MARKER_PREFIX) ? [{ index, address: value.slice(MARKER_PREFIX.length) }] : [],
-  );
+  const results: (StoredEvent | null)[] = [];
+  const markers: { index: number; address: string }[] = [];
+  values.forEach((value, index) => {
+    if (value == null) {
+      results.push(null);
+    } else if (value[0] === MARKER_BYTE) {
+      results.push(null);
+      markers.push({ index, address: value.toString('utf8', MARKER_PREFIX.length) });
+    } else {
+      results.push(readStoredEvent(value, { id: ids[index] }));
+    }
+  });
   if (markers.length === 0) return results;
   const held = await readAddresses(markers.map(({ address }) => address));
   markers.forEach(({ index }, position) => {
-    const json = held[position];
-    if (json == null) return;
-    const stored = readStoredEvent(json, {});
+    const bytes = held[position];
+    if (bytes == null) return;
+    const stored = readStoredEvent(bytes, {});
     if (storedEventId(stored) === ids[index]) results[index] = stored;
   });
   return results;

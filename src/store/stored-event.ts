@@ -1,47 +1,83 @@
-import type { NostrEvent } from '../nostr/event.js';
+import { isUtf8 } from 'node:buffer';
+import { type NostrEvent, serializeEvent } from '../nostr/event.js';
 import { CorruptDataError, type StoredEvent } from './event-store.js';
+import { JsonText } from './json-text.js';
 
 // serializeEvent writes the seven fields in NIP-01 order, so the id and pubkey sit at fixed offsets:
 // {"id":"<64 hex>","pubkey":"<64 hex>","created_at":<digits>,"kind":<digits>,"tags":…,"sig":"<128 hex>"}
+// Everything up to the tags is ASCII, so these are byte offsets as well as character offsets.
 const ID_AT = '{"id":"'.length;
 const PUBKEY_AT = ID_AT + 64 + '","pubkey":"'.length;
 const CREATED_AT_AT = PUBKEY_AT + 64 + '","created_at":'.length;
 const SIG_TAIL = ',"sig":"'.length + 128 + '"}'.length;
+const KIND_KEY = ',"kind":';
 
-/** True if the text has the punctuation of serializeEvent's output at every fixed position. */
-function hasWireShape(json: string): boolean {
+const ascii = (text: string) => Buffer.from(text, 'latin1');
+const ID_OPEN = ascii('{"id":"');
+const PUBKEY_OPEN = ascii('","pubkey":"');
+const CREATED_AT_OPEN = ascii('","created_at":');
+const KIND_OPEN = ascii(KIND_KEY);
+const SIG_OPEN = ascii(',"sig":"');
+const CLOSE = ascii('"}');
+const COMMA = 0x2c;
+
+/** True if `bytes` holds `literal` at `at`. (A plain loop: Buffer#compare's argument checks cost more for a few bytes.) */
+function holdsAt(bytes: Buffer, literal: Buffer, at: number): boolean {
+  if (at < 0 || at + literal.length > bytes.length) return false;
+  for (let index = 0; index < literal.length; index++) {
+    if (bytes[at + index] !== literal[index]) return false;
+  }
+  return true;
+}
+
+/** True if the bytes have the punctuation of serializeEvent's output at every fixed position. */
+function hasWireShape(bytes: Buffer): boolean {
   return (
-    json.startsWith('{"id":"') &&
-    json.startsWith('","pubkey":"', ID_AT + 64) &&
-    json.startsWith('","created_at":', PUBKEY_AT + 64) &&
-    json.startsWith(',"sig":"', json.length - SIG_TAIL) &&
-    json.endsWith('"}')
+    holdsAt(bytes, ID_OPEN, 0) &&
+    holdsAt(bytes, PUBKEY_OPEN, ID_AT + 64) &&
+    holdsAt(bytes, CREATED_AT_OPEN, PUBKEY_AT + 64) &&
+    holdsAt(bytes, SIG_OPEN, bytes.length - SIG_TAIL) &&
+    holdsAt(bytes, CLOSE, bytes.length - CLOSE.length)
   );
 }
 
+const isDigit = (byte: number | undefined) => byte !== undefined && byte >= 0x30 && byte <= 0x39;
+
 /** The kind, read after created_at's digits, or NaN. */
-function wireKind(json: string): number {
-  const kindAt = json.indexOf(',"kind":', CREATED_AT_AT);
-  if (kindAt === -1) return Number.NaN;
-  return Number.parseInt(json.slice(kindAt + ',"kind":'.length, json.indexOf(',', kindAt + 1)), 10);
+function wireKind(bytes: Buffer): number {
+  let at = CREATED_AT_AT;
+  while (isDigit(bytes[at])) at++;
+  if (!holdsAt(bytes, KIND_OPEN, at)) return Number.NaN;
+  at += KIND_OPEN.length;
+  const digitsAt = at;
+  let kind = 0;
+  // NIP-01 kinds are below 65536: five digits at most.
+  while (isDigit(bytes[at]) && at - digitsAt < 5) kind = kind * 10 + (bytes[at++] as number) - 0x30;
+  return at > digitsAt && bytes[at] === COMMA ? kind : Number.NaN;
 }
 
 /**
- * An event read back from the store. The text is checked at once for the shape we write (cheap:
- * literal comparisons at fixed positions), which catches foreign or truncated values; it is parsed only
- * when a resolver needs the fields, since REST responses embed the stored text as is. Damage inside
- * the text that keeps both ends intact is caught only when it is parsed. Stored data was verified
- * when written; signatures are not re-verified here.
+ * An event read back from the store. The bytes are checked at once for the shape we write (cheap:
+ * literal comparisons at fixed positions, and UTF-8 validity), which catches foreign or truncated
+ * values; they are decoded and parsed only when a resolver needs the fields, since REST responses
+ * embed the stored bytes as they are. Damage inside the text that keeps both ends intact and stays
+ * valid UTF-8 is caught only when it is parsed. Stored data was verified when written; signatures are
+ * not re-verified here.
  */
 class StoredWireEvent implements StoredEvent {
   #event: NostrEvent | undefined;
 
-  constructor(readonly json: string) {}
+  constructor(
+    readonly json: JsonText,
+    event?: NostrEvent,
+  ) {
+    this.#event = event;
+  }
 
   get event(): NostrEvent {
     if (this.#event === undefined) {
       try {
-        this.#event = JSON.parse(this.json) as NostrEvent;
+        this.#event = JSON.parse(this.json.toString()) as NostrEvent;
       } catch {
         throw new CorruptDataError('unparseable event');
       }
@@ -50,22 +86,31 @@ class StoredWireEvent implements StoredEvent {
   }
 }
 
-export function readStoredEvent(json: string, expect: { id?: string; pubkey?: string; kind?: number }): StoredEvent {
-  if (!hasWireShape(json)) throw new CorruptDataError('not an event we wrote');
-  if (expect.id !== undefined && json.slice(ID_AT, ID_AT + 64) !== expect.id) throw new CorruptDataError('id mismatch');
-  if (expect.pubkey !== undefined && json.slice(PUBKEY_AT, PUBKEY_AT + 64) !== expect.pubkey) {
+export function readStoredEvent(bytes: Buffer, expect: { id?: string; pubkey?: string; kind?: number }): StoredEvent {
+  if (!hasWireShape(bytes)) throw new CorruptDataError('not an event we wrote');
+  if (expect.id !== undefined && bytes.toString('latin1', ID_AT, ID_AT + 64) !== expect.id) {
+    throw new CorruptDataError('id mismatch');
+  }
+  if (expect.pubkey !== undefined && bytes.toString('latin1', PUBKEY_AT, PUBKEY_AT + 64) !== expect.pubkey) {
     throw new CorruptDataError('pubkey mismatch');
   }
-  if (expect.kind !== undefined && wireKind(json) !== expect.kind) throw new CorruptDataError('kind mismatch');
-  return new StoredWireEvent(json);
+  if (expect.kind !== undefined && wireKind(bytes) !== expect.kind) throw new CorruptDataError('kind mismatch');
+  // What we write is valid UTF-8 (JSON.stringify escapes lone surrogates); the bytes go out as they are.
+  if (!isUtf8(bytes)) throw new CorruptDataError('not UTF-8');
+  return new StoredWireEvent(new JsonText(bytes));
 }
 
-/** The id of a stored event, read from its fixed offset without parsing. */
+/** A verified event as the index would hold it (for events that arrive from relays, not from the store). */
+export function toStoredEvent(event: NostrEvent): StoredEvent {
+  return new StoredWireEvent(JsonText.of(serializeEvent(event)), event);
+}
+
+/** The id of a stored event, read from its fixed offset without decoding or parsing. */
 export function storedEventId(stored: StoredEvent): string {
-  return stored.json.slice(ID_AT, ID_AT + 64);
+  return stored.json.bytes.toString('latin1', ID_AT, ID_AT + 64);
 }
 
-/** The pubkey of a stored event, read from its fixed offset without parsing. */
+/** The pubkey of a stored event, read from its fixed offset without decoding or parsing. */
 export function storedEventPubkey(stored: StoredEvent): string {
-  return stored.json.slice(PUBKEY_AT, PUBKEY_AT + 64);
+  return stored.json.bytes.toString('latin1', PUBKEY_AT, PUBKEY_AT + 64);
 }

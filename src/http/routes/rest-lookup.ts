@@ -12,8 +12,8 @@ export interface RestLookup<TResult, TVariables extends Record<string, unknown>>
   parameter: string;
   document: TypedDocumentNode<TResult, TVariables>;
   variables(parameterValue: string): TVariables;
-  /** The success body, or null when nothing was found. */
-  render(data: TResult): string | null;
+  /** The success body (JSON), or null when nothing was found. */
+  render(data: TResult): Buffer | null;
   notFound: ErrorCode;
 }
 

@@ -3,6 +3,7 @@ import {
   type RestUserProfileQuery,
   type RestUserProfileQueryVariables,
 } from '../../generated/operations.js';
+import { joinJson } from '../../store/json-text.js';
 import type { RestLookup } from './rest-lookup.js';
 
 /** GET /user-profile?pubkey=… → `{"profile": <latest kind-0 event>}` (spec §4.1). */
@@ -11,6 +12,6 @@ export const userProfileLookup: RestLookup<RestUserProfileQuery, RestUserProfile
   parameter: 'pubkey',
   document: RestUserProfileDocument,
   variables: (pubkey) => ({ pubkey }),
-  render: ({ profile }) => (profile ? `{"profile":${profile.event.json}}` : null),
+  render: ({ profile }) => (profile ? joinJson(['{"profile":', profile.event.json, '}']) : null),
   notFound: 'profile_not_found',
 };

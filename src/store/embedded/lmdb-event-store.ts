@@ -32,8 +32,9 @@ export class LmdbEventStore implements EventStore {
   constructor(readonly dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
     this.root = open<string, string>({ path: dataDir, encoding: 'string', compression: false });
-    this.events = this.root.openDB<string, string>({ name: 'events', encoding: 'string' });
-    this.replaceable = this.root.openDB<string, string>({ name: 'replaceable', encoding: 'string' });
+    // Events as bytes (UTF-8, as the 'string' encoding of earlier versions wrote them): responses embed them as they are.
+    this.events = this.root.openDB<Buffer, string>({ name: 'events', encoding: 'binary' });
+    this.replaceable = this.root.openDB<Buffer, string>({ name: 'replaceable', encoding: 'binary' });
     this.marks = this.root.openDB<string, string>({ name: 'marks', encoding: 'string' });
     this.cursors = this.root.openDB<string, string>({ name: 'cursors', encoding: 'string' });
   }
@@ -65,7 +66,7 @@ export class LmdbEventStore implements EventStore {
    * `transaction()` already awaits, hence `void`.
    */
   private putEvent(event: NostrEvent): WriteOutcome {
-    const json = serializeEvent(event);
+    const json = Buffer.from(serializeEvent(event));
     const address = replaceableAddress(event);
     if (address === undefined) {
       if (this.events.get(event.id) !== undefined) return 'duplicate';
@@ -74,12 +75,12 @@ export class LmdbEventStore implements EventStore {
     }
     const held = this.heldVersion(address);
     if (held?.id === event.id) {
-      void this.events.put(event.id, markerFor(address)); // heal a missing marker
+      void this.events.put(event.id, Buffer.from(markerFor(address))); // heal a missing marker
       return 'duplicate';
     }
     if (held && !supersedes(event, held)) return 'superseded';
     void this.replaceable.put(address, json);
-    void this.events.put(event.id, markerFor(address));
+    void this.events.put(event.id, Buffer.from(markerFor(address)));
     if (held?.id) void this.events.remove(held.id);
     return held ? 'replaced' : 'stored';
   }
