@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRequestLog, type RequestLogEntry } from '../src/logger.js';
+import { createRequestLog, loggableUrl, type RequestLogEntry } from '../src/logger.js';
 import { captureLogs } from './support/logs.js';
 
 function capture(level: 'info' | 'warn' = 'info') {
@@ -13,7 +13,9 @@ function bothLines(entry: RequestLogEntry) {
   const { lines, logger } = capture();
   const { reqId, ...fields } = entry;
   logger.child({ reqId }).info(fields, 'request');
-  createRequestLog(logger)(entry);
+  const log = createRequestLog(logger);
+  log(entry);
+  log.flush();
   const raw = lines();
   const [pinoLine, ours] = raw.map((line) => {
     const { time, ...rest } = JSON.parse(line) as { time: string };
@@ -52,9 +54,69 @@ describe('the request log line', () => {
     expect(hostile.raw).toHaveLength(2); // no line injection
   });
 
-  it('is not written below the info level', () => {
+  it('is not written below the info level', async () => {
     const { lines, logger } = capture('warn');
-    createRequestLog(logger)({ reqId: 'a', method: 'GET', url: '/', status: 200, ms: 1 });
+    const log = createRequestLog(logger);
+    log({ reqId: 'a', method: 'GET', url: '/', status: 200, ms: 1 });
+    log.flush();
+    await new Promise((resolve) => setImmediate(resolve));
     expect(lines()).toEqual([]);
+  });
+
+  it('the lines of one event-loop turn reach the destination in one write, in order, at the end of the turn', async () => {
+    const { chunks, logger } = captureLogs();
+    const log = createRequestLog(logger);
+    for (const reqId of ['r1', 'r2', 'r3']) log({ reqId, method: 'GET', url: '/', status: 200, ms: 1 });
+    expect(chunks).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(chunks).toHaveLength(1);
+    expect(chunks[0]?.split('\n').filter(Boolean).map((line) => JSON.parse(line).reqId)).toEqual(['r1', 'r2', 'r3']);
+    log({ reqId: 'r4', method: 'GET', url: '/', status: 200, ms: 1 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(chunks).toHaveLength(2);
+  });
+
+  it('a busy turn is written in pieces of about 16 KiB, and flush() writes what is pending at once', () => {
+    const { chunks, logger } = captureLogs();
+    const log = createRequestLog(logger);
+    const url = `/event?id=${'a'.repeat(64)}`;
+    for (let n = 0; n < 200; n++) log({ reqId: `r${n}`, method: 'GET', url, status: 200, ms: 1 });
+    expect(chunks.length).toBeGreaterThan(0);
+    for (const chunk of chunks) expect(chunk.length).toBeLessThan(16 * 1024 + 300);
+    log.flush();
+    const lines = chunks.join('').split('\n').filter(Boolean);
+    expect(lines.map((line) => JSON.parse(line).reqId)).toEqual(Array.from({ length: 200 }, (_, n) => `r${n}`));
+  });
+});
+
+describe('loggableUrl', () => {
+  /** What it must equal: decode the whole URL (as a query), redact the query if it names nsec1. */
+  const reference = (url: string) => {
+    const queryStart = url.indexOf('?');
+    if (queryStart === -1) return url;
+    let decoded = url;
+    try {
+      decoded = decodeURIComponent(url.replace(/\+/g, ' '));
+    } catch {
+      // kept as is
+    }
+    return /nsec1/i.test(decoded) ? `${url.slice(0, queryStart)}?[redacted]` : url;
+  };
+
+  it('redacts a query holding nsec1 in any case or encoding, and nothing else (property)', () => {
+    const piece = fc.oneof(
+      fc.string(),
+      fc.constantFrom('?', '%', '+', 'nsec1', 'NSEC1', '%6Esec1', 'nsec%31', 'n%73ec1', '%E2%9C', '%zz', 'ns+ec1'),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), (pieces) => {
+        const url = `/user-profile${pieces.join('')}`;
+        expect(loggableUrl(url)).toBe(reference(url));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(loggableUrl('/user-profile?pubkey=nsec1abc')).toBe('/user-profile?[redacted]');
+    expect(loggableUrl('/user-profile?pubkey=%6Esec1abc')).toBe('/user-profile?[redacted]');
+    expect(loggableUrl(`/user-profile?pubkey=${'a'.repeat(64)}`)).toBe(`/user-profile?pubkey=${'a'.repeat(64)}`);
   });
 });

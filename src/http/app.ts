@@ -105,8 +105,13 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
     reply.header('access-control-allow-origin', '*');
     done();
   });
-  // One log line per request; the URL is redacted if it could hold a secret key.
+  // One log line per request; the URL is redacted if it could hold a secret key. Lines still pending
+  // at close are written before the process exits.
   const logRequest = createRequestLog(logger);
+  app.addHook('onClose', (_app, done) => {
+    logRequest.flush();
+    done();
+  });
   app.addHook('onResponse', (request, reply, done) => {
     logRequest({
       reqId: request.id,
