@@ -25,8 +25,8 @@ for (const digit of '0123456789abcdef') LOWER_HEX_DIGIT[digit.charCodeAt(0)] = 1
 
 /**
  * True for a pubkey or event id in canonical form (64 lowercase hex characters). A table lookup per
- * character: ~2.5× faster than the anchored regular expression, and it runs for every tag of every
- * `/event` (relevant-pubkeys.ts).
+ * character, which runs for every tag of every `/event` (relevant-pubkeys.ts): ~130 ns against 150 ns
+ * for the anchored regular expression on strings from JSON.parse (345 ns on a repeated literal).
  */
 export function isLowerHex64(value: string): boolean {
   if (value.length !== 64) return false;
