@@ -197,6 +197,13 @@ async function main() {
       `http://127.0.0.1:${baselinePort}/`,
     );
     children.push(baseline);
+    const bytesBaselinePort = await freePort();
+    const bytesBaseline = await startProcess(
+      ['scripts/bench/baseline-server.mjs'],
+      { ...env, PORT: String(bytesBaselinePort), BASELINE_BYTES: '1' },
+      `http://127.0.0.1:${bytesBaselinePort}/`,
+    );
+    children.push(bytesBaseline);
     const embeddedPort = await freePort();
     const embeddedService = await startProcess(
       ['dist/cli/main.js', 'serve'],
@@ -207,6 +214,7 @@ async function main() {
     const embeddedUrl = `http://127.0.0.1:${embeddedPort}`;
     const serviceUrl = `http://127.0.0.1:${servicePort}`;
     const baselineUrl = `http://127.0.0.1:${baselinePort}`;
+    const bytesBaselineUrl = `http://127.0.0.1:${bytesBaselinePort}`;
 
     const rows: Row[] = [];
     const withCeiling = async (k: string, bodyBytes: number) => {
@@ -224,6 +232,7 @@ async function main() {
       await withCeiling(String(k), Buffer.byteLength(sample));
       const nextId = cycle(ids);
       rows.push(await measure({ name: 'baseline /event', url: baselineUrl, next: () => ({ path: `/event?id=${nextId()}` }), countCommands: true }, String(k), admin));
+      rows.push(await measure({ name: 'baseline /event (bytes)', url: bytesBaselineUrl, next: () => ({ path: `/event?id=${nextId()}` }), countCommands: true }, String(k), admin));
       rows.push(await measure({ name: 'service /event', url: serviceUrl, next: () => ({ path: `/event?id=${nextId()}` }), countCommands: true }, String(k), admin));
       rows.push(await measure({ name: 'service, embedded store /event', url: embeddedUrl, next: () => ({ path: `/event?id=${nextId()}` }), countCommands: false }, String(k), admin));
       rows.push(
@@ -246,6 +255,7 @@ async function main() {
     await withCeiling('-', Buffer.byteLength(profileSample));
     const nextPubkey = cycle(pubkeys);
     rows.push(await measure({ name: 'baseline /user-profile', url: baselineUrl, next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }), countCommands: true }, '-', admin));
+    rows.push(await measure({ name: 'baseline /user-profile (bytes)', url: bytesBaselineUrl, next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }), countCommands: true }, '-', admin));
     rows.push(await measure({ name: 'service /user-profile', url: serviceUrl, next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }), countCommands: true }, '-', admin));
     rows.push(await measure({ name: 'service, embedded store /user-profile', url: embeddedUrl, next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }), countCommands: false }, '-', admin));
 
@@ -270,12 +280,15 @@ function writeReport(rows: Row[], peakRss: { redis: number | undefined; embedded
     const ceiling = group.find((other) => other.target.startsWith('ceiling'))?.rps;
     const baselineName = row.target.includes('user-profile') ? 'baseline /user-profile' : 'baseline /event';
     const baseline = group.find((other) => other.target === baselineName)?.rps;
+    const bytesBaseline = group.find((other) => other.target === `${baselineName} (bytes)`)?.rps;
     const isService = row.target.startsWith('service');
-    // The embedded store is compared with the same hand-written Redis baseline.
+    // The embedded store is compared with the same hand-written Redis baselines.
     lines.push(
       `| ${row.k} | ${row.target} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${row.errors} | ${
         row.commandsPerRequest?.toFixed(2) ?? ''
-      } | ${row.bytes.toFixed(0)} | ${isService ? ratio(row.rps, baseline) : ''} | ${row.target.startsWith('ceiling') ? '' : ratio(row.rps, ceiling)} |`,
+      } | ${row.bytes.toFixed(0)} | ${isService ? ratio(row.rps, baseline) : ''} | ${isService ? ratio(row.rps, bytesBaseline) : ''} | ${
+        row.target.startsWith('ceiling') ? '' : ratio(row.rps, ceiling)
+      } |`,
     );
   }
   const cpu = cpus();
@@ -293,15 +306,19 @@ Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes 
 
 - **ceiling**: bare \`node:http\` answering a fixed body of the size of the service's answer (no I/O).
 - **baseline**: hand-written \`node:http\` + ioredis on the same keys: one GET of the event, one MGET of
-  the profiles, the same response bytes (\`scripts/bench/baseline-server.mjs\`).
+  the profiles, the same response bytes (\`scripts/bench/baseline-server.mjs\`). It reads values as
+  strings, as ioredis does by default, and builds the body as a string.
+- **baseline (bytes)**: the same handler reading values as Buffers and writing them as they are
+  (\`BASELINE_BYTES=1\`), as the service does: no UTF-8 decoding of each profile and encoding back.
+  The harder of the two comparisons; its ratio is ×bytes.
 - **service**: \`node dist/cli/main.js serve\` with its default configuration (\`NODE_ENV=production\`,
   \`LOG_LEVEL=info\`: one JSON log line per request), on Redis, with \`RELAYS=\` (empty): every lookup is
   answered by the index, so the figures measure the service, not public relays.
 - **service, embedded store**: the same, without \`REDIS_URL\`: the same dataset in LMDB (\`DATA_DIR\`).
-  Its ×baseline compares it with the Redis baseline.
+  Its ratios compare it with the Redis baselines.
 
-| K | target | req/s | p50 ms | p99 ms | errors | Redis cmds/req | bytes/resp | ×baseline | ×ceiling |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| K | target | req/s | p50 ms | p99 ms | errors | Redis cmds/req | bytes/resp | ×baseline | ×bytes | ×ceiling |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${lines.join('\n')}
 
 Service peak RSS over the whole run: ${peakRss.redis?.toFixed(0) ?? 'n/a'} MiB on Redis, ${
