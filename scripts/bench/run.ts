@@ -1,7 +1,9 @@
 // `npm run bench`: the REST routes and GraphQL against a hand-written baseline and a ceiling, side by
 // side in one run, with one load generator (autocannon) and one concurrency. Writes BENCHMARKS.md.
 //
-//   npm run bench -- --k 1,10,50 --profiles 10000 --notes 20000 --duration 10 --connections 32
+//   npm run bench -- --k 1,10,50 --profiles 10000 --notes 20000 --duration 15 --connections 32 --rounds 3
+//
+// --duration is the measured time per target, split into --rounds interleaved rounds.
 //
 // The same dataset is also served from the embedded store (LMDB, no Redis) by a second service.
 //
@@ -25,8 +27,9 @@ const { values: options } = parseArgs({
     k: { type: 'string', default: '1,10,50' },
     profiles: { type: 'string', default: '10000' },
     notes: { type: 'string', default: '20000' },
-    duration: { type: 'string', default: '10' },
+    duration: { type: 'string', default: '15' },
     connections: { type: 'string', default: '32' },
+    rounds: { type: 'string', default: '3' },
     output: { type: 'string', default: 'BENCHMARKS.md' },
   },
 });
@@ -35,6 +38,7 @@ const profileCount = Number(options.profiles);
 const noteCount = Number(options.notes);
 const duration = Number(options.duration);
 const connections = Number(options.connections);
+const rounds = Number(options.rounds);
 const root = new URL('../../', import.meta.url);
 
 interface Row {
@@ -105,8 +109,18 @@ interface Target {
   countCommands: boolean;
 }
 
-async function measure(target: Target, k: string, admin: Redis): Promise<Row> {
-  // One short warm-up, then the measured run.
+interface Round {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  completed: number;
+  commands: number;
+  bytes: number;
+}
+
+/** One measured round of one target (after a short warm-up on the first). */
+async function measureRound(target: Target, admin: Redis, seconds: number, warmUp: boolean): Promise<Round> {
   const requests = [
     {
       setupRequest: (request: { path: string; method?: string; body?: string; headers?: Record<string, string> }) => {
@@ -121,26 +135,59 @@ async function measure(target: Target, k: string, admin: Redis): Promise<Row> {
       },
     },
   ];
-  await autocannon({ url: target.url, connections, duration: 2, requests: requests as never });
+  if (warmUp) await autocannon({ url: target.url, connections, duration: 2, requests: requests as never });
   const before = target.countCommands ? await totalCommands(admin) : 0;
-  const result = await autocannon({ url: target.url, connections, duration, requests: requests as never });
+  const result = await autocannon({ url: target.url, connections, duration: seconds, requests: requests as never });
   const after = target.countCommands ? await totalCommands(admin) : 0;
-  const completed = result.requests.total;
-  const row: Row = {
-    k,
-    target: target.name,
+  return {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
-    commandsPerRequest: target.countCommands && completed > 0 ? (after - before) / completed : undefined,
-    bytes: completed > 0 ? result.throughput.total / completed : 0,
+    completed: result.requests.total,
+    commands: after - before,
+    bytes: result.throughput.total,
   };
-  log(
-    `  ${target.name.padEnd(28)} ${row.rps.toFixed(0).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms  errors ${row.errors}` +
-      (row.commandsPerRequest !== undefined ? `  redis ${row.commandsPerRequest.toFixed(2)}/req` : ''),
-  );
-  return row;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/**
+ * The targets of one group measured in interleaved rounds (A, B, C, A, B, C, …), each row the median
+ * of its rounds: this machine's speed drifts over minutes, and interleaving lets every target see the
+ * same drift, so the ratios hold even when the absolute figures move.
+ */
+async function measureInterleaved(targets: Target[], k: string, admin: Redis): Promise<Row[]> {
+  const results = targets.map(() => [] as Round[]);
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, target] of targets.entries()) {
+      results[index]?.push(await measureRound(target, admin, duration / rounds, round === 0));
+    }
+  }
+  return targets.map((target, index) => {
+    const measured = results[index] ?? [];
+    const completed = measured.reduce((sum, round) => sum + round.completed, 0);
+    const row: Row = {
+      k,
+      target: target.name,
+      rps: median(measured.map((round) => round.rps)),
+      p50: median(measured.map((round) => round.p50)),
+      p99: median(measured.map((round) => round.p99)),
+      errors: measured.reduce((sum, round) => sum + round.errors, 0),
+      commandsPerRequest:
+        target.countCommands && completed > 0 ? measured.reduce((sum, round) => sum + round.commands, 0) / completed : undefined,
+      bytes: completed > 0 ? measured.reduce((sum, round) => sum + round.bytes, 0) / completed : 0,
+    };
+    log(
+      `  ${target.name.padEnd(32)} ${row.rps.toFixed(0).padStart(7)} req/s (${measured.map((round) => round.rps.toFixed(0)).join(', ')})  p50 ${row.p50} ms  p99 ${row.p99} ms  errors ${row.errors}` +
+        (row.commandsPerRequest !== undefined ? `  redis ${row.commandsPerRequest.toFixed(2)}/req` : ''),
+    );
+    return row;
+  });
 }
 
 function cycle<T>(items: readonly T[]): () => T {
@@ -217,47 +264,69 @@ async function main() {
     const bytesBaselineUrl = `http://127.0.0.1:${bytesBaselinePort}`;
 
     const rows: Row[] = [];
-    const withCeiling = async (k: string, bodyBytes: number) => {
+    /** A ceiling server answering a fixed body of the given size, as one more interleaved target. */
+    const startCeiling = async (bodyBytes: number) => {
       const port = await freePort();
       const ceiling = fork('scripts/bench/ceiling-server.mjs', { env: { ...process.env, PORT: String(port), BODY_BYTES: String(Math.round(bodyBytes)) } });
       await waitForHttp(`http://127.0.0.1:${port}/`, ceiling);
-      rows.push(await measure({ name: 'ceiling (fixed body)', url: `http://127.0.0.1:${port}`, next: () => ({ path: '/' }), countCommands: false }, k, admin));
-      await stop(ceiling);
+      const target: Target = { name: 'ceiling (fixed body)', url: `http://127.0.0.1:${port}`, next: () => ({ path: '/' }), countCommands: false };
+      return { target, stop: () => stop(ceiling) };
     };
 
     for (const k of ks) {
       log(`K = ${k}`);
       const ids = notesByK.get(k) ?? [];
       const sample = await fetch(`${serviceUrl}/event?id=${ids[0]}`).then((response) => response.text());
-      await withCeiling(String(k), Buffer.byteLength(sample));
+      const ceiling = await startCeiling(Buffer.byteLength(sample));
       const nextId = cycle(ids);
-      rows.push(await measure({ name: 'baseline /event', url: baselineUrl, next: () => ({ path: `/event?id=${nextId()}` }), countCommands: true }, String(k), admin));
-      rows.push(await measure({ name: 'baseline /event (bytes)', url: bytesBaselineUrl, next: () => ({ path: `/event?id=${nextId()}` }), countCommands: true }, String(k), admin));
-      rows.push(await measure({ name: 'service /event', url: serviceUrl, next: () => ({ path: `/event?id=${nextId()}` }), countCommands: true }, String(k), admin));
-      rows.push(await measure({ name: 'service, embedded store /event', url: embeddedUrl, next: () => ({ path: `/event?id=${nextId()}` }), countCommands: false }, String(k), admin));
+      const event = (name: string, url: string, countCommands: boolean): Target => ({ name, url, next: () => ({ path: `/event?id=${nextId()}` }), countCommands });
       rows.push(
-        await measure(
-          {
-            name: 'service POST /graphql (event)',
-            url: serviceUrl,
-            next: () => ({ path: '/graphql', method: 'POST', body: JSON.stringify({ query: EVENT_QUERY, variables: { id: nextId() } }) }),
-            countCommands: true,
-          },
+        ...(await measureInterleaved(
+          [
+            ceiling.target,
+            event('baseline /event', baselineUrl, true),
+            event('baseline /event (bytes)', bytesBaselineUrl, true),
+            event('service /event', serviceUrl, true),
+            event('service, embedded store /event', embeddedUrl, false),
+            {
+              name: 'service POST /graphql (event)',
+              url: serviceUrl,
+              next: () => ({ path: '/graphql', method: 'POST', body: JSON.stringify({ query: EVENT_QUERY, variables: { id: nextId() } }) }),
+              countCommands: true,
+            },
+          ],
           String(k),
           admin,
-        ),
+        )),
       );
+      await ceiling.stop();
     }
 
     log('profiles');
     const pubkeys = identities.map((who) => who.pubkey);
     const profileSample = await fetch(`${serviceUrl}/user-profile?pubkey=${pubkeys[0]}`).then((response) => response.text());
-    await withCeiling('-', Buffer.byteLength(profileSample));
+    const ceiling = await startCeiling(Buffer.byteLength(profileSample));
     const nextPubkey = cycle(pubkeys);
-    rows.push(await measure({ name: 'baseline /user-profile', url: baselineUrl, next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }), countCommands: true }, '-', admin));
-    rows.push(await measure({ name: 'baseline /user-profile (bytes)', url: bytesBaselineUrl, next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }), countCommands: true }, '-', admin));
-    rows.push(await measure({ name: 'service /user-profile', url: serviceUrl, next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }), countCommands: true }, '-', admin));
-    rows.push(await measure({ name: 'service, embedded store /user-profile', url: embeddedUrl, next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }), countCommands: false }, '-', admin));
+    const profile = (name: string, url: string, countCommands: boolean): Target => ({
+      name,
+      url,
+      next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }),
+      countCommands,
+    });
+    rows.push(
+      ...(await measureInterleaved(
+        [
+          ceiling.target,
+          profile('baseline /user-profile', baselineUrl, true),
+          profile('baseline /user-profile (bytes)', bytesBaselineUrl, true),
+          profile('service /user-profile', serviceUrl, true),
+          profile('service, embedded store /user-profile', embeddedUrl, false),
+        ],
+        '-',
+        admin,
+      )),
+    );
+    await ceiling.stop();
 
     const peak = { redis: peakRssMiB(service.pid ?? 0), embedded: peakRssMiB(embeddedService.pid ?? 0) };
     writeReport(rows, peak);
@@ -292,14 +361,17 @@ function writeReport(rows: Row[], peakRss: { redis: number | undefined; embedded
     );
   }
   const cpu = cpus();
-  const command = `npm run bench -- --k ${options.k} --profiles ${profileCount} --notes ${noteCount} --duration ${duration} --connections ${connections}`;
+  const command = `npm run bench -- --k ${options.k} --profiles ${profileCount} --notes ${noteCount} --duration ${duration} --connections ${connections} --rounds ${rounds}`;
   const report = `# Benchmarks
 
 Measured by \`${command}\` on ${new Date().toISOString().slice(0, 10)}.
 
 Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}.
-Load generator: autocannon in the harness process, ${connections} connections, ${duration} s per row after a 2 s warm-up,
-on the same machine as the servers and Redis (everything shares the ${cpu.length} cores).
+Load generator: autocannon in the harness process, ${connections} connections, on the same machine as the
+servers and Redis (everything shares the ${cpu.length} cores). The targets of each group are measured in
+${rounds} interleaved rounds of ${(duration / rounds).toFixed(1)} s (A, B, C, A, B, C, …; a 2 s warm-up before each
+target's first round), and each row gives the median round: this machine's speed drifts over minutes,
+and interleaving makes every target see the same drift.
 
 Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes with K relevant pubkeys
 (the author plus K-1 p-tagged pubkeys, all with profiles). Requests cycle through all ids.
