@@ -10,13 +10,12 @@ const ID_AT = '{"id":"'.length;
 const PUBKEY_AT = ID_AT + 64 + '","pubkey":"'.length;
 const CREATED_AT_AT = PUBKEY_AT + 64 + '","created_at":'.length;
 const SIG_TAIL = ',"sig":"'.length + 128 + '"}'.length;
-const KIND_KEY = ',"kind":';
 
 const ascii = (text: string) => Buffer.from(text, 'latin1');
 const ID_OPEN = ascii('{"id":"');
 const PUBKEY_OPEN = ascii('","pubkey":"');
 const CREATED_AT_OPEN = ascii('","created_at":');
-const KIND_OPEN = ascii(KIND_KEY);
+const KIND_OPEN = ascii(',"kind":');
 const SIG_OPEN = ascii(',"sig":"');
 const CLOSE = ascii('"}');
 const COMMA = 0x2c;
@@ -40,6 +39,10 @@ function hasWireShape(bytes: Buffer): boolean {
     holdsAt(bytes, CLOSE, bytes.length - CLOSE.length)
   );
 }
+
+/** The id and pubkey at their fixed offsets (hex: one byte per character). */
+const wireId = (bytes: Buffer) => bytes.toString('latin1', ID_AT, ID_AT + 64);
+const wirePubkey = (bytes: Buffer) => bytes.toString('latin1', PUBKEY_AT, PUBKEY_AT + 64);
 
 const isDigit = (byte: number | undefined) => byte !== undefined && byte >= 0x30 && byte <= 0x39;
 
@@ -88,12 +91,8 @@ class StoredWireEvent implements StoredEvent {
 
 export function readStoredEvent(bytes: Buffer, expect: { id?: string; pubkey?: string; kind?: number }): StoredEvent {
   if (!hasWireShape(bytes)) throw new CorruptDataError('not an event we wrote');
-  if (expect.id !== undefined && bytes.toString('latin1', ID_AT, ID_AT + 64) !== expect.id) {
-    throw new CorruptDataError('id mismatch');
-  }
-  if (expect.pubkey !== undefined && bytes.toString('latin1', PUBKEY_AT, PUBKEY_AT + 64) !== expect.pubkey) {
-    throw new CorruptDataError('pubkey mismatch');
-  }
+  if (expect.id !== undefined && wireId(bytes) !== expect.id) throw new CorruptDataError('id mismatch');
+  if (expect.pubkey !== undefined && wirePubkey(bytes) !== expect.pubkey) throw new CorruptDataError('pubkey mismatch');
   if (expect.kind !== undefined && wireKind(bytes) !== expect.kind) throw new CorruptDataError('kind mismatch');
   // What we write is valid UTF-8 (JSON.stringify escapes lone surrogates); the bytes go out as they are.
   if (!isUtf8(bytes)) throw new CorruptDataError('not UTF-8');
@@ -107,10 +106,10 @@ export function toStoredEvent(event: NostrEvent): StoredEvent {
 
 /** The id of a stored event, read from its fixed offset without decoding or parsing. */
 export function storedEventId(stored: StoredEvent): string {
-  return stored.json.bytes.toString('latin1', ID_AT, ID_AT + 64);
+  return wireId(stored.json.bytes);
 }
 
 /** The pubkey of a stored event, read from its fixed offset without decoding or parsing. */
 export function storedEventPubkey(stored: StoredEvent): string {
-  return stored.json.bytes.toString('latin1', PUBKEY_AT, PUBKEY_AT + 64);
+  return wirePubkey(stored.json.bytes);
 }
