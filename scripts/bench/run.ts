@@ -264,69 +264,59 @@ async function main() {
     const bytesBaselineUrl = `http://127.0.0.1:${bytesBaselinePort}`;
 
     const rows: Row[] = [];
-    /** A ceiling server answering a fixed body of the given size, as one more interleaved target. */
-    const startCeiling = async (bodyBytes: number) => {
+    /**
+     * One group: a ceiling server answering a fixed body the size of the service's answer at
+     * `samplePath`, measured interleaved with the group's targets, then stopped.
+     */
+    const measureGroup = async (k: string, samplePath: string, targets: Target[]) => {
+      const sample = await fetch(`${serviceUrl}${samplePath}`).then((response) => response.text());
       const port = await freePort();
-      const ceiling = fork('scripts/bench/ceiling-server.mjs', { env: { ...process.env, PORT: String(port), BODY_BYTES: String(Math.round(bodyBytes)) } });
+      const ceiling = fork('scripts/bench/ceiling-server.mjs', {
+        env: { ...process.env, PORT: String(port), BODY_BYTES: String(Buffer.byteLength(sample)) },
+      });
       await waitForHttp(`http://127.0.0.1:${port}/`, ceiling);
-      const target: Target = { name: 'ceiling (fixed body)', url: `http://127.0.0.1:${port}`, next: () => ({ path: '/' }), countCommands: false };
-      return { target, stop: () => stop(ceiling) };
+      const ceilingTarget: Target = { name: 'ceiling (fixed body)', url: `http://127.0.0.1:${port}`, next: () => ({ path: '/' }), countCommands: false };
+      rows.push(...(await measureInterleaved([ceilingTarget, ...targets], k, admin)));
+      await stop(ceiling);
     };
+    /** A GET target whose path ends with the next key of `nextKey`. */
+    const getTarget = (name: string, url: string, pathPrefix: string, nextKey: () => string, countCommands: boolean): Target => ({
+      name,
+      url,
+      next: () => ({ path: `${pathPrefix}${nextKey()}` }),
+      countCommands,
+    });
 
     for (const k of ks) {
       log(`K = ${k}`);
       const ids = notesByK.get(k) ?? [];
-      const sample = await fetch(`${serviceUrl}/event?id=${ids[0]}`).then((response) => response.text());
-      const ceiling = await startCeiling(Buffer.byteLength(sample));
       const nextId = cycle(ids);
-      const event = (name: string, url: string, countCommands: boolean): Target => ({ name, url, next: () => ({ path: `/event?id=${nextId()}` }), countCommands });
-      rows.push(
-        ...(await measureInterleaved(
-          [
-            ceiling.target,
-            event('baseline /event', baselineUrl, true),
-            event('baseline /event (bytes)', bytesBaselineUrl, true),
-            event('service /event', serviceUrl, true),
-            event('service, embedded store /event', embeddedUrl, false),
-            {
-              name: 'service POST /graphql (event)',
-              url: serviceUrl,
-              next: () => ({ path: '/graphql', method: 'POST', body: JSON.stringify({ query: EVENT_QUERY, variables: { id: nextId() } }) }),
-              countCommands: true,
-            },
-          ],
-          String(k),
-          admin,
-        )),
-      );
-      await ceiling.stop();
+      const event = (name: string, url: string, countCommands: boolean) => getTarget(name, url, '/event?id=', nextId, countCommands);
+      await measureGroup(String(k), `/event?id=${ids[0]}`, [
+        event('baseline /event', baselineUrl, true),
+        event('baseline /event (bytes)', bytesBaselineUrl, true),
+        event('service /event', serviceUrl, true),
+        event('service, embedded store /event', embeddedUrl, false),
+        {
+          name: 'service POST /graphql (event)',
+          url: serviceUrl,
+          next: () => ({ path: '/graphql', method: 'POST', body: JSON.stringify({ query: EVENT_QUERY, variables: { id: nextId() } }) }),
+          countCommands: true,
+        },
+      ]);
     }
 
     log('profiles');
     const pubkeys = identities.map((who) => who.pubkey);
-    const profileSample = await fetch(`${serviceUrl}/user-profile?pubkey=${pubkeys[0]}`).then((response) => response.text());
-    const ceiling = await startCeiling(Buffer.byteLength(profileSample));
     const nextPubkey = cycle(pubkeys);
-    const profile = (name: string, url: string, countCommands: boolean): Target => ({
-      name,
-      url,
-      next: () => ({ path: `/user-profile?pubkey=${nextPubkey()}` }),
-      countCommands,
-    });
-    rows.push(
-      ...(await measureInterleaved(
-        [
-          ceiling.target,
-          profile('baseline /user-profile', baselineUrl, true),
-          profile('baseline /user-profile (bytes)', bytesBaselineUrl, true),
-          profile('service /user-profile', serviceUrl, true),
-          profile('service, embedded store /user-profile', embeddedUrl, false),
-        ],
-        '-',
-        admin,
-      )),
-    );
-    await ceiling.stop();
+    const profile = (name: string, url: string, countCommands: boolean) =>
+      getTarget(name, url, '/user-profile?pubkey=', nextPubkey, countCommands);
+    await measureGroup('-', `/user-profile?pubkey=${pubkeys[0]}`, [
+      profile('baseline /user-profile', baselineUrl, true),
+      profile('baseline /user-profile (bytes)', bytesBaselineUrl, true),
+      profile('service /user-profile', serviceUrl, true),
+      profile('service, embedded store /user-profile', embeddedUrl, false),
+    ]);
 
     const peak = { redis: peakRssMiB(service.pid ?? 0), embedded: peakRssMiB(embeddedService.pid ?? 0) };
     writeReport(rows, peak);
