@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { neventEncode, noteEncode, nprofileEncode, npubEncode, nsecEncode } from 'nostr-tools/nip19';
 import { describe, expect, it } from 'vitest';
 import { LookupError } from '../src/errors.js';
-import { isLowerHex64, parseEventId, parsePubkey, pubkeyOfMention } from '../src/nostr/identifiers.js';
+import { isHex64, isLowerHex64, parseEventId, parsePubkey, pubkeyOfMention } from '../src/nostr/identifiers.js';
 
 interface Vectors {
   positive: {
@@ -221,5 +221,24 @@ describe('properties', () => {
     );
     expect(isLowerHex64(HEX)).toBe(true);
     expect(isLowerHex64(HEX.toUpperCase())).toBe(false);
+  });
+
+  it('isHex64 accepts exactly 64 hex characters in any case, never a character whose low byte is a hex digit', () => {
+    // Node's hex decoder reads the low byte of each UTF-16 unit: U+0130 looks like '0', U+0161 like 'a',
+    // U+0441 like 'A', U+D830 (a lone surrogate) like '0'.
+    const unit = fc.oneof(
+      { arbitrary: fc.constantFrom(...'0123456789abcdefABCDEF'), weight: 200 },
+      { arbitrary: fc.constantFrom('\u0130', '\u0161', '\u0441', '\ud830', 'g', ' ', '\u0000', 'é'), weight: 1 },
+    );
+    const nearHex = fc.string({ unit, minLength: 62, maxLength: 66 });
+    fc.assert(
+      fc.property(fc.oneof(nearHex, fc.string(), fc.string({ unit: 'binary', minLength: 64, maxLength: 64 })), (value) => {
+        expect(isHex64(value)).toBe(/^[0-9a-fA-F]{64}$/.test(value));
+      }),
+      { numRuns: 5000 },
+    );
+    expect(isHex64('\u0130'.repeat(64))).toBe(false);
+    expect(isHex64(`${HEX.slice(0, 63)}\u0161`)).toBe(false);
+    expect(isHex64(HEX.toUpperCase())).toBe(true);
   });
 });

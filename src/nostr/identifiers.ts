@@ -19,21 +19,24 @@ export interface EventPointer {
   author?: string;
 }
 
-const HEX64_ANY_CASE = /^[0-9a-fA-F]{64}$/;
-const LOWER_HEX_DIGIT = new Uint8Array(128);
-for (const digit of '0123456789abcdef') LOWER_HEX_DIGIT[digit.charCodeAt(0)] = 1;
+/** Node's hex decoder writes into this and stops at the first pair that is not hex (synchronous use only). */
+const HEX_SCRATCH = Buffer.allocUnsafe(32);
 
 /**
- * True for a pubkey or event id in canonical form (64 lowercase hex characters). A table lookup per
- * character, which runs for every tag of every `/event` (relevant-pubkeys.ts): ~130 ns against 150 ns
- * for the anchored regular expression on strings from JSON.parse (345 ns on a repeated literal).
+ * True for 64 hex characters in any case: 32 bytes decoded means 64 hex digits. Node's decoder reads
+ * only the low byte of each UTF-16 unit (`\u0130` would pass as `0`), hence the UTF-8 length check:
+ * 64 bytes for 64 units means all ASCII. Native decoding runs for every tag of every `/event`
+ * (relevant-pubkeys.ts): ~100 ns per value, against ~240–290 ns for a regular expression and
+ * ~410 ns for a per-character table lookup in JavaScript (strings from JSON.parse, 2 × AMD EPYC).
  */
+export function isHex64(value: string): boolean {
+  return value.length === 64 && HEX_SCRATCH.write(value, 'hex') === 32 && Buffer.byteLength(value, 'utf8') === 64;
+}
+
+/** True for a pubkey or event id in canonical form (64 lowercase hex characters). */
 export function isLowerHex64(value: string): boolean {
-  if (value.length !== 64) return false;
-  for (let index = 0; index < 64; index++) {
-    if (LOWER_HEX_DIGIT[value.charCodeAt(index)] !== 1) return false;
-  }
-  return true;
+  // toLowerCase of a string with nothing to lower returns it unchanged, cheaply.
+  return isHex64(value) && value.toLowerCase() === value;
 }
 
 /** Trims and removes the NIP-21 scheme (URI schemes are case-insensitive). */
@@ -67,7 +70,7 @@ function decodeBech32(candidate: string): Decoded | undefined {
 export function parsePubkey(raw: string): PubkeyPointer {
   const candidate = stripScheme(raw);
   refuseSecretKey(candidate);
-  if (HEX64_ANY_CASE.test(candidate)) return { pubkey: candidate.toLowerCase(), relays: [] };
+  if (isHex64(candidate)) return { pubkey: candidate.toLowerCase(), relays: [] };
   const decoded = decodeBech32(candidate);
   // nostr-tools does not check the length of npub/note payloads: we do.
   if (decoded?.type === 'npub' && isLowerHex64(decoded.data)) return { pubkey: decoded.data, relays: [] };
@@ -81,7 +84,7 @@ export function parsePubkey(raw: string): PubkeyPointer {
 export function parseEventId(raw: string): EventPointer {
   const candidate = stripScheme(raw);
   refuseSecretKey(candidate);
-  if (HEX64_ANY_CASE.test(candidate)) return { id: candidate.toLowerCase(), relays: [] };
+  if (isHex64(candidate)) return { id: candidate.toLowerCase(), relays: [] };
   const decoded = decodeBech32(candidate);
   if (decoded?.type === 'note' && isLowerHex64(decoded.data)) return { id: decoded.data, relays: [] };
   if (decoded?.type === 'nevent' && isLowerHex64(decoded.data.id)) {

@@ -1,5 +1,5 @@
 import type { NostrEvent } from './event.js';
-import { isLowerHex64, pubkeyOfMention } from './identifiers.js';
+import { isHex64, pubkeyOfMention } from './identifiers.js';
 import { verifyNostrEvent } from './verify-event.js';
 
 // NIP-21/NIP-27 mentions in content, in the lowercase form NIP-19 uses (see identifiers.ts).
@@ -9,10 +9,8 @@ const REPOST_KINDS = new Set([6, 16]); // NIP-18: repost, generic repost
 
 /** A tag value that names a pubkey, normalised to lowercase hex, or undefined. */
 function pubkeyValue(value: string | undefined): string | undefined {
-  if (value === undefined || value.length !== 64) return undefined;
-  if (isLowerHex64(value)) return value; // the usual case: no copy
-  const lower = value.toLowerCase();
-  return isLowerHex64(lower) ? lower : undefined;
+  // toLowerCase returns an already-lowercase value as it is: the usual case costs no copy.
+  return typeof value === 'string' && isHex64(value) ? value.toLowerCase() : undefined;
 }
 
 /**
