@@ -137,6 +137,17 @@ describe('fetch on miss: /event', () => {
     expect((await getJson(`${server.url}/user-profile?pubkey=${bob.pubkey}`)).status).toBe(200);
   });
 
+  it('every relay down: an event the index holds is 200, with the profiles the index holds and no others', async () => {
+    const a = await relay();
+    await a.stop();
+    const { server } = await service({ urls: [a.url] }, [note, bob]);
+    // alice, carol and fill-nobody are not in the index, and no relay can be asked: relays_unavailable
+    // for each of them, which leaves them out of the map instead of failing the request.
+    const response = await getJson(`${server.url}/event?id=${note.id}`);
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ event: note, profiles: { [bob.pubkey]: bob } });
+  });
+
   it('an event with a bad signature is never returned nor stored; the valid version from another relay is', async () => {
     const forged: NostrEvent = { ...note, content: `${note.content} (edited by the relay)` };
     const forgedProfile: NostrEvent = { ...bob, content: JSON.stringify({ name: 'Mallory' }) };

@@ -98,23 +98,27 @@ export function createLoaders(store: EventStore, relays?: RequestFill): Loaders 
   return { events, profiles };
 }
 
-/** loadMany reports failures as Error values; a request fails as a whole if any read failed. */
-export async function loadAll<V>(loader: DataLoader<string, V>, keys: readonly string[]): Promise<V[]> {
-  const values = await loader.loadMany(keys);
-  const failure = values.find((value): value is Error => value instanceof Error);
-  if (failure) throw failure;
-  return values as V[];
+/** A request fails as a whole if any read failed. */
+export function loadAll<V>(loader: DataLoader<string, V>, keys: readonly string[]): Promise<V[]> {
+  return Promise.all(keys.map((key) => loader.load(key)));
 }
 
 /**
  * For profiles that accompany something else (an event's author and mentions): a profile the
  * relays could not deliver in time is simply absent; a store failure still fails the request.
+ * (Not `loadMany`, which adds a promise per key to catch failures that are rare: the failures are
+ * sorted out only when there is one.)
  */
 export async function loadAvailable<V>(loader: DataLoader<string, V>, keys: readonly string[]): Promise<(V | null)[]> {
-  const values = await loader.loadMany(keys);
-  return values.map((value) => {
-    if (!(value instanceof Error)) return value;
-    if (errorCodeOf(value) === 'relays_unavailable') return null;
-    throw value;
-  });
+  const loads = keys.map((key) => loader.load(key));
+  try {
+    return await Promise.all(loads);
+  } catch {
+    const settled = await Promise.allSettled(loads);
+    return settled.map((outcome) => {
+      if (outcome.status === 'fulfilled') return outcome.value;
+      if (errorCodeOf(outcome.reason) === 'relays_unavailable') return null;
+      throw outcome.reason;
+    });
+  }
 }
