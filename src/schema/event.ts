@@ -28,10 +28,10 @@ EventRef.implement({
       description: 'Schnorr signature: 128 lowercase hex.',
       resolve: ({ event }) => event.sig,
     }),
-    json: t.string({
+    // Exposed (a property read, no resolver): see withPropertyFieldsInline in index.ts.
+    json: t.exposeString('json', {
       description:
         'The event as NIP-01 JSON: exactly the seven fields, in NIP-01 order, with the values as signed.',
-      resolve: ({ json }) => json,
     }),
     author: t.field({
       type: ProfileRef,
