@@ -31,6 +31,9 @@ describe('stored events: read back from the store as bytes', () => {
         expect(stored.event).toEqual(JSON.parse(serializeEvent(event)));
         expect(storedEventId(stored)).toBe(event.id);
         expect(storedEventPubkey(stored)).toBe(event.pubkey);
+        // Read without an expected pubkey (an event by id), and as a relay's event: the same pubkey.
+        expect(storedEventPubkey(readStoredEvent(bytes, {}))).toBe(event.pubkey);
+        expect(storedEventPubkey(toStoredEvent(event))).toBe(event.pubkey);
       }),
     );
   });

@@ -69,12 +69,21 @@ function wireKind(bytes: Buffer): number {
  */
 class StoredWireEvent implements StoredEvent {
   #event: NostrEvent | undefined;
+  #pubkey: string | undefined;
 
   constructor(
     readonly json: JsonText,
     event?: NostrEvent,
+    pubkey?: string,
   ) {
     this.#event = event;
+    this.#pubkey = pubkey;
+  }
+
+  /** Read once at its fixed offset, or known already: a profile read was checked against it. */
+  get pubkey(): string {
+    this.#pubkey ??= wirePubkey(this.json.bytes);
+    return this.#pubkey;
   }
 
   get event(): NostrEvent {
@@ -96,12 +105,12 @@ export function readStoredEvent(bytes: Buffer, expect: { id?: string; pubkey?: s
   if (expect.kind !== undefined && wireKind(bytes) !== expect.kind) throw new CorruptDataError('kind mismatch');
   // What we write is valid UTF-8 (JSON.stringify escapes lone surrogates); the bytes go out as they are.
   if (!isUtf8(bytes)) throw new CorruptDataError('not UTF-8');
-  return new StoredWireEvent(new JsonText(bytes));
+  return new StoredWireEvent(new JsonText(bytes), undefined, expect.pubkey);
 }
 
 /** A verified event as the index would hold it (for events that arrive from relays, not from the store). */
 export function toStoredEvent(event: NostrEvent): StoredEvent {
-  return new StoredWireEvent(JsonText.of(serializeEvent(event)), event);
+  return new StoredWireEvent(JsonText.of(serializeEvent(event)), event, event.pubkey);
 }
 
 /** The id of a stored event, read from its fixed offset without decoding or parsing. */
@@ -111,5 +120,5 @@ export function storedEventId(stored: StoredEvent): string {
 
 /** The pubkey of a stored event, read from its fixed offset without decoding or parsing. */
 export function storedEventPubkey(stored: StoredEvent): string {
-  return wirePubkey(stored.json.bytes);
+  return stored instanceof StoredWireEvent ? stored.pubkey : wirePubkey(stored.json.bytes);
 }
