@@ -6,12 +6,13 @@ export type { Logger };
 const SERVICE = 'nostr-lookup';
 
 /**
- * Stdout, written asynchronously in pieces of at least 8 KiB, and at least every 250 ms. Each
- * asynchronous write costs ~30 µs of CPU (a thread-pool round trip); written as they came, the request
- * lines of a loaded service took ~5% of its CPU (/user-profile, CPU profile). A crash can lose the last 250 ms.
+ * Stdout, written asynchronously, each piece as it comes. The request lines, nearly all of what is
+ * logged, arrive already gathered into large pieces (createRequestLog). sonic-boom's own gathering
+ * (`minLength`) measures its whole pending buffer on every write, which cost ~5 µs per request at
+ * 6,000 requests/s (BENCHMARKS.md).
  */
 function bufferedStdout(): pino.DestinationStream {
-  return pino.destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: 250 });
+  return pino.destination({ dest: 1, sync: false });
 }
 
 /** Structured JSON logs on stdout (pino): one line per event, fit for any log shipper. */
@@ -43,8 +44,10 @@ export interface RequestLog {
   flush(): void;
 }
 
-/** Lines gathered in one event-loop turn are handed to the destination together, up to this size. */
+/** Request lines are handed to the destination in pieces of this size, */
 const REQUEST_LOG_BATCH_BYTES = 16 * 1024;
+/** or this long after the first line of a piece, whichever comes first. */
+export const REQUEST_LOG_MAX_DELAY_MS = 250;
 
 /** `new Date().toISOString()`, made once per millisecond: at load, several requests share one. */
 let isoMillisecond = Number.NaN;
@@ -61,20 +64,22 @@ function isoNow(): string {
 /**
  * The one line logged per request, at info: exactly what
  * `logger.child({ reqId }).info({ method, url, status, ms }, 'request')` writes (a test holds the
- * two equal), built as one template. The lines of one event-loop turn go to the logger's
- * destination in one write, at the end of the turn: pino's asynchronous destination costs ~3 µs per
- * write call whatever its size, and generic pino serialisation of this line was ~6% of the CPU of an
- * `/event` (BENCHMARKS.md). `flush()` hands over what is pending (the service calls it at close).
+ * two equal), built as one template. Lines go to the logger's destination in pieces of 16 KiB, or
+ * 250 ms after the first line of a piece: every write to the destination has a cost of its own
+ * (pino's asynchronous destination ~3 µs per call and more as its buffer grows, a thread-pool round
+ * trip ~30 µs per file write), and generic pino serialisation of this line was ~6% of the CPU of an
+ * `/event` (BENCHMARKS.md). So a line can appear up to 250 ms late, and a crash can lose the last
+ * 250 ms. `flush()` hands over what is pending (the service calls it at close).
  */
 export function createRequestLog(logger: Logger): RequestLog {
   const destination = (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym];
   if (!destination) throw new Error('logger has no destination');
   let pending: string[] = [];
   let pendingBytes = 0;
-  let scheduled: NodeJS.Immediate | undefined;
+  let timer: NodeJS.Timeout | undefined;
   const flush = () => {
-    if (scheduled) clearImmediate(scheduled);
-    scheduled = undefined;
+    clearTimeout(timer);
+    timer = undefined;
     if (pending.length === 0) return;
     const lines = pending.join('');
     pending = [];
@@ -89,7 +94,8 @@ export function createRequestLog(logger: Logger): RequestLog {
     pending.push(line);
     pendingBytes += line.length;
     if (pendingBytes >= REQUEST_LOG_BATCH_BYTES) flush();
-    else scheduled ??= setImmediate(flush);
+    // Unref'd: pending lines never keep a process alive; a service that stops flushes them first.
+    else timer ??= setTimeout(flush, REQUEST_LOG_MAX_DELAY_MS).unref();
   };
   return Object.assign(write, { flush });
 }

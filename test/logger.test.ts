@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { createRequestLog, loggableUrl, type RequestLogEntry } from '../src/logger.js';
+import { describe, expect, it, vi } from 'vitest';
+import { createRequestLog, loggableUrl, REQUEST_LOG_MAX_DELAY_MS, type RequestLogEntry } from '../src/logger.js';
 import { captureLogs } from './support/logs.js';
 
 function capture(level: 'info' | 'warn' = 'info') {
@@ -63,20 +63,31 @@ describe('the request log line', () => {
     expect(lines()).toEqual([]);
   });
 
-  it('the lines of one event-loop turn reach the destination in one write, in order, at the end of the turn', async () => {
-    const { chunks, logger } = captureLogs();
-    const log = createRequestLog(logger);
-    for (const reqId of ['r1', 'r2', 'r3']) log({ reqId, method: 'GET', url: '/', status: 200, ms: 1 });
-    expect(chunks).toEqual([]);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(chunks).toHaveLength(1);
-    expect(chunks[0]?.split('\n').filter(Boolean).map((line) => JSON.parse(line).reqId)).toEqual(['r1', 'r2', 'r3']);
-    log({ reqId: 'r4', method: 'GET', url: '/', status: 200, ms: 1 });
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(chunks).toHaveLength(2);
+  it('lines reach the destination together, in order, 250 ms after the first of them', () => {
+    vi.useFakeTimers();
+    try {
+      const { chunks, logger } = captureLogs();
+      const log = createRequestLog(logger);
+      log({ reqId: 'r1', method: 'GET', url: '/', status: 200, ms: 1 });
+      vi.advanceTimersByTime(REQUEST_LOG_MAX_DELAY_MS - 1);
+      for (const reqId of ['r2', 'r3']) log({ reqId, method: 'GET', url: '/', status: 200, ms: 1 });
+      expect(chunks).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(chunks).toHaveLength(1);
+      expect(chunks[0]?.split('\n').filter(Boolean).map((line) => JSON.parse(line).reqId)).toEqual(['r1', 'r2', 'r3']);
+      // The next line starts a new piece, with its own 250 ms.
+      log({ reqId: 'r4', method: 'GET', url: '/', status: 200, ms: 1 });
+      vi.advanceTimersByTime(REQUEST_LOG_MAX_DELAY_MS - 1);
+      expect(chunks).toHaveLength(1);
+      vi.advanceTimersByTime(1);
+      expect(chunks).toHaveLength(2);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
-  it('a busy turn is written in pieces of about 16 KiB, and flush() writes what is pending at once', () => {
+  it('a busy service writes in pieces of about 16 KiB, without waiting, and flush() writes what is pending at once', () => {
     const { chunks, logger } = captureLogs();
     const log = createRequestLog(logger);
     const url = `/event?id=${'a'.repeat(64)}`;
