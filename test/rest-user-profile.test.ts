@@ -1,5 +1,6 @@
 import { nprofileEncode, npubEncode, nsecEncode } from 'nostr-tools/nip19';
 import { describe, expect, it } from 'vitest';
+import { REQUEST_LOG_MAX_DELAY_MS } from '../src/logger.js';
 import { serializeEvent } from '../src/nostr/event.js';
 import { profile, pubkeyOf, realEvents } from './support/events.js';
 import { getJson, useTestServer } from './support/test-server.js';
@@ -117,7 +118,8 @@ describe('GET /user-profile (spec §4.1, DESIGN §1)', () => {
       expect(response.text).not.toContain(nsec);
       expect(response.text).not.toContain(nsec.slice(5, 30));
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Request lines are handed to the log's destination at most REQUEST_LOG_MAX_DELAY_MS after they are made.
+    await new Promise((resolve) => setTimeout(resolve, REQUEST_LOG_MAX_DELAY_MS + 50));
     const logs = context.server.logs.join('');
     expect(logs).toContain('[redacted]');
     expect(logs).not.toContain(nsec.slice(5, 30));
