@@ -11,12 +11,12 @@ const SERVICE = 'nostr-lookup';
  * (`minLength`) measures its whole pending buffer on every write, which cost ~5 µs per request at
  * 6,000 requests/s (BENCHMARKS.md).
  */
-function bufferedStdout(): pino.DestinationStream {
+function asyncStdout(): pino.DestinationStream {
   return pino.destination({ dest: 1, sync: false });
 }
 
 /** Structured JSON logs on stdout (pino): one line per event, fit for any log shipper. */
-export function createLogger(config: LogConfig, destination: pino.DestinationStream = bufferedStdout()): Logger {
+export function createLogger(config: LogConfig, destination: pino.DestinationStream = asyncStdout()): Logger {
   return pino(
     {
       level: config.level,
