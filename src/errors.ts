@@ -28,6 +28,30 @@ export const ERRORS = {
       'That is a secret key (nsec). Secret keys must never be sent to any service; it was not logged or stored. Treat it as compromised.',
   },
   list_too_long: { status: 400, message: 'Too many identifiers in one request.' },
+  query_too_costly: {
+    status: 400,
+    message:
+      'The query asks for too much: its cost (objects it may return, multiplied through lists and relevantProfiles) is over the limit. Ask for fewer ids or nest less.',
+  },
+  response_too_large: {
+    status: 400,
+    message: 'The answer would be larger than MAX_RESPONSE_BYTES. Ask for fewer ids or fewer fields.',
+  },
+  invalid_graphql_request: {
+    status: 400,
+    message: 'The GraphQL request is malformed: "variables" and "extensions" must be JSON objects.',
+  },
+  not_acceptable: {
+    status: 406,
+    message:
+      'GraphiQL is off here. Send GraphQL as JSON: POST /graphql with {"query": "…"}, or GET /graphql?query=… with accept: application/json.',
+  },
+  too_many_connections: { status: 503, message: 'Too many connections from this client. Try again shortly.' },
+  too_many_misses: {
+    status: 429,
+    message: 'Too many lookups of unknown events or profiles from this client at once. Try again shortly.',
+  },
+  shutting_down: { status: 503, message: 'The service is restarting. Try again shortly.' },
   profile_not_found: { status: 404, message: 'No profile (kind 0 event) is known for this pubkey.' },
   event_not_found: { status: 404, message: 'No event with this id is known.' },
   route_not_found: { status: 404, message: 'There is no such route.' },
@@ -69,6 +93,11 @@ export interface ErrorBody {
 
 export function errorBody(code: ErrorCode, message: string = ERRORS[code].message): ErrorBody {
   return { error: { status: ERRORS[code].status, code, message } };
+}
+
+/** The same error for GraphQL clients: `{"errors": [{"message", "extensions": {"code"}}]}`. */
+export function graphqlErrorBody(code: ErrorCode, message: string = ERRORS[code].message) {
+  return { errors: [{ message, extensions: { code } }] };
 }
 
 /** Finds the table code carried by an error, wherever GraphQL execution wrapped it. */

@@ -1,5 +1,6 @@
 import { type Logger, pino } from 'pino';
 import type { LogConfig } from './config/env.js';
+import { redactSecretKeys } from './nostr/secret-keys.js';
 
 export type { Logger };
 
@@ -15,23 +16,33 @@ function asyncStdout(): pino.DestinationStream {
   return pino.destination({ dest: 1, sync: false });
 }
 
-/** Structured JSON logs on stdout (pino): one line per event, fit for any log shipper. */
+/** Where each logger made by createLogger writes, for the request log (which writes there in pieces). */
+const destinations = new WeakMap<Logger, pino.DestinationStream>();
+
+/**
+ * Structured JSON logs on stdout (pino): one line per event, fit for any log shipper. Every line,
+ * whatever logged it (our code, Fastify, yoga, an error's message or stack), passes through the one
+ * secret-key redaction (nostr/secret-keys.ts) on its way out; so do the request log's pieces.
+ */
 export function createLogger(config: LogConfig, destination: pino.DestinationStream = asyncStdout()): Logger {
-  return pino(
+  const logger = pino(
     {
       level: config.level,
       base: { service: SERVICE },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      hooks: { streamWrite: redactSecretKeys },
     },
     destination,
   );
+  destinations.set(logger, destination);
+  return logger;
 }
 
 export interface RequestLogEntry {
   reqId: string;
   method: string;
-  /** Already made safe to log (loggableUrl). */
+  /** As received: the request log redacts secret keys like every other line. */
   url: string;
   status: number;
   ms: number;
@@ -72,8 +83,8 @@ function isoNow(): string {
  * 250 ms. `flush()` hands over what is pending (the service calls it at close).
  */
 export function createRequestLog(logger: Logger): RequestLog {
-  const destination = (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym];
-  if (!destination) throw new Error('logger has no destination');
+  const destination = destinations.get(logger);
+  if (!destination) throw new Error('the request log needs a logger made by createLogger');
   let pending: string[] = [];
   let pendingBytes = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -84,7 +95,7 @@ export function createRequestLog(logger: Logger): RequestLog {
     const lines = pending.join('');
     pending = [];
     pendingBytes = 0;
-    destination.write(lines);
+    destination.write(redactSecretKeys(lines));
   };
   const write = ({ reqId, method, url, status, ms }: RequestLogEntry) => {
     if (!logger.isLevelEnabled('info')) return;
@@ -98,25 +109,4 @@ export function createRequestLog(logger: Logger): RequestLog {
     else timer ??= setTimeout(flush, REQUEST_LOG_MAX_DELAY_MS).unref();
   };
   return Object.assign(write, { flush });
-}
-
-const NSEC = /nsec1/i;
-
-/**
- * A URL safe to log. A secret key pasted into a query must never reach the logs (DESIGN §1), in
- * any encoding, so a query that decodes to anything containing `nsec1` is dropped whole.
- */
-export function loggableUrl(url: string): string {
-  const queryStart = url.indexOf('?');
-  if (queryStart === -1) return url;
-  // Only percent-encoding can hide the text from the test (decoding costs ~1 µs per request).
-  return NSEC.test(url.includes('%') ? decoded(url) : url) ? `${url.slice(0, queryStart)}?[redacted]` : url;
-}
-
-function decoded(url: string): string {
-  try {
-    return decodeURIComponent(url.replace(/\+/g, ' '));
-  } catch {
-    return url;
-  }
 }

@@ -12,11 +12,13 @@ import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config/env.js';
 import { ERRORS, type ErrorCode, errorBody, rootCause } from '../errors.js';
 import type { RelayFill } from '../fill/relay-fill.js';
-import { createRequestLog, type Logger, loggableUrl } from '../logger.js';
+import { createRequestLog, type Logger } from '../logger.js';
+import { containsSecretKey } from '../nostr/secret-keys.js';
 import { createContext, type GraphQLContext } from '../schema/context.js';
 import { schema } from '../schema/index.js';
 import type { EventStore } from '../store/event-store.js';
 import { createLookupYoga } from './graphql/create-yoga.js';
+import { registerGraphqlRoute } from './graphql/graphql-route.js';
 import { errorResponse, type RestResponse } from './rest-response.js';
 import { eventLookup } from './routes/event.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -85,10 +87,11 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
     loggerInstance: logger as FastifyBaseLogger,
     // Fastify's two lines per request are replaced by one of ours (onResponse below).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
-    // Trust a caller's request id only if it is short and plain; otherwise make one.
+    // Trust a caller's request id only if it is short and plain, and not a secret key (it is echoed
+    // and logged); otherwise make one.
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      return typeof given === 'string' && REQUEST_ID.test(given) && !containsSecretKey(given) ? given : randomUUID();
     },
     clientErrorHandler: answerClientError,
     // A URL Fastify cannot decode (`/%`) would get Fastify's own body, which echoes the input.
@@ -105,8 +108,8 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
     reply.header('access-control-allow-origin', '*');
     done();
   });
-  // One log line per request; the URL is redacted if it could hold a secret key. Lines still pending
-  // at close are written before the process exits.
+  // One log line per request (secret keys in the URL are redacted with every other log line). Lines
+  // still pending at close are written before the process exits.
   const logRequest = createRequestLog(logger);
   app.addHook('onClose', (_app, done) => {
     logRequest.flush();
@@ -116,7 +119,7 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
     logRequest({
       reqId: request.id,
       method: request.method,
-      url: loggableUrl(request.url),
+      url: request.url,
       status: reply.statusCode,
       ms: reply.elapsedTime,
     });
@@ -129,23 +132,7 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
   registerHealthRoutes(app, store);
 
   const yoga = createLookupYoga({ schema, config: config.graphql, logger, createContext: newContext });
-  app.register(async (graphqlScope) => {
-    // yoga reads and parses request bodies itself, as GraphQL over HTTP prescribes.
-    graphqlScope.removeAllContentTypeParsers();
-    graphqlScope.addContentTypeParser('*', (_request, _payload, done) => done(null));
-    graphqlScope.route({
-      url: yoga.graphqlEndpoint,
-      method: ['GET', 'POST', 'OPTIONS'],
-      handler: async (request, reply) => {
-        const response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
-        response.headers.forEach((value, key) => {
-          reply.header(key, value);
-        });
-        reply.status(response.status);
-        return reply.send(response.body);
-      },
-    });
-  });
+  registerGraphqlRoute(app, yoga);
 
   const restPaths = new Set([userProfileLookup.path, eventLookup.path]);
   app.setNotFoundHandler((request, reply) => {
@@ -156,7 +143,8 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
       return reply
         .status(204)
         .header('access-control-allow-methods', REST_ALLOW)
-        .header('access-control-allow-headers', request.headers['access-control-request-headers'] ?? '*')
+        // Not the requested headers echoed back: a response never repeats what a client sent.
+        .header('access-control-allow-headers', '*')
         .header('access-control-max-age', '86400')
         .send();
     }

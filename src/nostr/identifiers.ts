@@ -1,5 +1,6 @@
 import { decode } from 'nostr-tools/nip19';
 import { LookupError } from '../errors.js';
+import { containsSecretKey } from './secret-keys.js';
 
 /**
  * The one parser for identifiers that reach us from outside (REST parameters, GraphQL arguments):
@@ -45,9 +46,9 @@ function stripScheme(raw: string): string {
   return /^nostr:/i.test(trimmed) ? trimmed.slice('nostr:'.length) : trimmed;
 }
 
-/** Secret keys are refused on sight, whether or not their checksum is valid. */
+/** Secret keys are refused on sight, whether or not their checksum is valid, in any spelling. */
 function refuseSecretKey(candidate: string): void {
-  if (/^nsec1/i.test(candidate)) throw new LookupError('secret_key_refused');
+  if (containsSecretKey(candidate)) throw new LookupError('secret_key_refused');
 }
 
 type Decoded = ReturnType<typeof decode>;

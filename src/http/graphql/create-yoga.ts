@@ -6,6 +6,7 @@ import type { GraphqlConfig } from '../../config/env.js';
 import type { Logger } from '../../logger.js';
 import type { GraphQLContext } from '../../schema/context.js';
 import { useLogServerErrors } from './use-log-server-errors.js';
+import { useRedactSecretKeys } from './use-redact-secret-keys.js';
 
 export interface YogaOptions {
   schema: GraphQLSchema;
@@ -15,6 +16,30 @@ export interface YogaOptions {
 }
 
 export type LookupYoga = YogaServerInstance<{ req: FastifyRequest; reply: FastifyReply }, GraphQLContext>;
+
+type Level = 'debug' | 'info' | 'warn' | 'error';
+
+/** yoga logs `(message)` or `(error)` or several values: each becomes one pino line with a message. */
+function yogaLogger(logger: Logger): Record<Level, (...args: unknown[]) => void> {
+  const at =
+    (level: Level) =>
+    (...args: unknown[]) => {
+      const error = args.find((arg): arg is Error => arg instanceof Error);
+      const words = args.filter((arg) => arg !== error).map((arg) => (typeof arg === 'string' ? arg : safeJson(arg)));
+      const message = words.join(' ') || error?.message || 'graphql-yoga';
+      if (error) logger[level]({ err: error }, message);
+      else logger[level](message);
+    };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
 
 /**
  * GraphQL over HTTP at /graphql (GET and POST). Unexpected errors are masked (yoga's default);
@@ -28,13 +53,10 @@ export function createLookupYoga({ schema, config, logger, createContext }: Yoga
     graphiql: config.graphiql ? { title: 'Nostr lookup' } : false,
     landingPage: false,
     maskedErrors: true,
-    cors: { origin: '*', methods: ['GET', 'POST'] },
-    logging: {
-      debug: (...args) => logger.debug(args),
-      info: (...args) => logger.info(args),
-      warn: (...args) => logger.warn(args),
-      error: (...args) => logger.error(args),
-    },
+    // CORS is answered by the HTTP layer (graphql-route.ts): yoga's reflects any Origin with
+    // credentials allowed, where this public read-only API wants `*` and no credentials.
+    cors: false,
+    logging: yogaLogger(logger),
     context: () => createContext(),
     plugins: [
       EnvelopArmorPlugin({
@@ -44,6 +66,7 @@ export function createLookupYoga({ schema, config, logger, createContext }: Yoga
         costLimit: { maxCost: 5000 },
       }),
       useLogServerErrors(logger),
+      useRedactSecretKeys(),
     ],
   });
 }

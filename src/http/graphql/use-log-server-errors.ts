@@ -1,10 +1,22 @@
+import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { ERRORS, errorCodeOf, rootCause } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 
 /**
- * Logs every GraphQL error that is the server's fault (a 5xx code, or no code at all) with its cause,
- * since the client sees only the table message or a masked one.
+ * Whether a GraphQL error is the server's fault: a table code with a 5xx status, or no code and an
+ * unexpected exception behind it. Syntax, validation and coercion errors are GraphQLErrors all the
+ * way down: the client's mistake, logged at info, never at error.
+ */
+export function isServerFault(error: GraphQLError): boolean {
+  const code = errorCodeOf(error);
+  if (code !== undefined) return ERRORS[code].status >= 500;
+  return !(rootCause(error) instanceof GraphQLError);
+}
+
+/**
+ * Logs every GraphQL error that is the server's fault with its cause, since the client sees only the
+ * table message or a masked one; client errors are logged at debug.
  */
 export function useLogServerErrors(logger: Logger): Plugin {
   return {
@@ -12,9 +24,10 @@ export function useLogServerErrors(logger: Logger): Plugin {
       const results = Array.isArray(result) ? result : [result];
       for (const { errors } of results) {
         for (const error of errors ?? []) {
-          const code = errorCodeOf(error);
-          if (code === undefined || ERRORS[code].status >= 500) {
-            logger.error({ err: rootCause(error), code, path: error.path }, 'graphql error');
+          if (isServerFault(error)) {
+            logger.error({ err: rootCause(error), code: errorCodeOf(error), path: error.path }, 'graphql error');
+          } else {
+            logger.debug({ code: errorCodeOf(error) ?? error.extensions?.code, message: error.message }, 'graphql client error');
           }
         }
       }

@@ -1,0 +1,67 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { type ErrorCode, ERRORS, graphqlErrorBody } from '../../errors.js';
+import type { LookupYoga } from './create-yoga.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function sendGraphqlError(reply: FastifyReply, code: ErrorCode): FastifyReply {
+  return reply
+    .status(ERRORS[code].status)
+    .header('content-type', JSON_TYPE)
+    .header('cache-control', 'no-store')
+    .send(JSON.stringify(graphqlErrorBody(code)));
+}
+
+/** GET parameters that GraphQL over HTTP carries as JSON: yoga answers 500 when they do not parse. */
+function hasMalformedJsonParameter(query: unknown): boolean {
+  const parameters = query as Record<string, unknown>;
+  return ['variables', 'extensions'].some((name) => {
+    const value = parameters[name];
+    if (value === undefined) return false;
+    if (typeof value !== 'string') return true; // repeated
+    try {
+      const parsed: unknown = JSON.parse(value);
+      return parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed));
+    } catch {
+      return true;
+    }
+  });
+}
+
+/**
+ * /graphql: GraphQL over HTTP (GET and POST) by graphql-yoga, inside Fastify. CORS is ours (open `*`,
+ * no credentials, DESIGN §1), and the cases yoga would answer badly are answered here in the
+ * GraphQL error shape with a code from the table: malformed JSON parameters (yoga: 500) and a
+ * browser's `accept: text/html` while GraphiQL is off (yoga: 406 with the body `null`).
+ */
+export function registerGraphqlRoute(app: FastifyInstance, yoga: LookupYoga): void {
+  app.register(async (graphqlScope) => {
+    // yoga reads and parses request bodies itself, as GraphQL over HTTP prescribes.
+    graphqlScope.removeAllContentTypeParsers();
+    graphqlScope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    graphqlScope.route({
+      url: yoga.graphqlEndpoint,
+      method: ['GET', 'POST', 'OPTIONS'],
+      handler: async (request, reply) => {
+        if (request.method === 'OPTIONS') {
+          return reply
+            .status(204)
+            .header('access-control-allow-methods', 'GET, POST')
+            .header('access-control-allow-headers', '*')
+            .header('access-control-max-age', '86400')
+            .send();
+        }
+        if (request.method === 'GET' && hasMalformedJsonParameter(request.query)) {
+          return sendGraphqlError(reply, 'invalid_graphql_request');
+        }
+        const response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
+        if (response.status === 406) return sendGraphqlError(reply, 'not_acceptable');
+        response.headers.forEach((value, key) => {
+          reply.header(key, value);
+        });
+        reply.status(response.status);
+        return reply.send(response.body);
+      },
+    });
+  });
+}
