@@ -130,6 +130,11 @@ const RelayModel = z.object({
 const GraphqlModel = z.object({
   NODE_ENV: z.string().optional(),
   GRAPHIQL: z.preprocess(emptyAsUnset, booleanFlag('GRAPHIQL')),
+  GRAPHQL_MAX_COST: z.preprocess(emptyAsUnset, integer('GRAPHQL_MAX_COST', 1, 10_000_000, 20_000)),
+  MAX_RESPONSE_BYTES: z.preprocess(
+    emptyAsUnset,
+    integer('MAX_RESPONSE_BYTES', 1024, 1024 * 1024 * 1024, 8 * 1024 * 1024),
+  ),
 });
 
 export interface HttpConfig {
@@ -169,6 +174,10 @@ export interface RelayConfig {
 export interface GraphqlConfig {
   /** GraphiQL is on in development, off when NODE_ENV=production unless GRAPHIQL=true. */
   graphiql: boolean;
+  /** The most objects one GraphQL operation may return, lists multiplied through (schema/query-cost.ts). */
+  maxCost: number;
+  /** The largest GraphQL answer, in bytes (about); a larger one is refused before it is serialised. */
+  maxResponseBytes: number;
 }
 
 export interface Config {
@@ -226,6 +235,10 @@ export function loadConfig(env: Env = process.env): Config {
       allowPrivateHints: relays.RELAY_ALLOW_PRIVATE ?? false,
       syncKinds: relays.SYNC_KINDS,
     },
-    graphql: { graphiql: graphql.GRAPHIQL ?? graphql.NODE_ENV !== 'production' },
+    graphql: {
+      graphiql: graphql.GRAPHIQL ?? graphql.NODE_ENV !== 'production',
+      maxCost: graphql.GRAPHQL_MAX_COST,
+      maxResponseBytes: graphql.MAX_RESPONSE_BYTES,
+    },
   };
 }

@@ -131,7 +131,13 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
 
   registerHealthRoutes(app, store);
 
-  const yoga = createLookupYoga({ schema, config: config.graphql, logger, createContext: newContext });
+  const yoga = createLookupYoga({
+    schema,
+    config: config.graphql,
+    limits: config.lookup,
+    logger,
+    createContext: newContext,
+  });
   registerGraphqlRoute(app, yoga);
 
   const restPaths = new Set([userProfileLookup.path, eventLookup.path]);

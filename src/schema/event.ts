@@ -77,16 +77,15 @@ builder.queryFields((t) => ({
   events: t.field({
     type: [EventRef],
     nullable: { list: false, items: true },
-    description: 'Events by id, in the order given; null where unknown. At most MAX_LIST_LENGTH ids.',
+    description:
+      'Events by id, in the order given, one entry per distinct event (a repeated id is answered once, at its first place); null where unknown. At most MAX_LIST_LENGTH ids.',
     args: { ids: t.arg.stringList({ required: true }) },
     resolve: (_root, { ids }, { loaders, limits, relays }) => {
       if (ids.length > limits.maxListLength) throw new LookupError('list_too_long');
       const pointers = ids.map(parseEventId);
       for (const pointer of pointers) relays?.request.addHints(pointer.relays);
-      return loadAll(
-        loaders.events,
-        pointers.map((pointer) => pointer.id),
-      );
+      // Distinct ids only: the same id a hundred times must not cost a hundred answers.
+      return loadAll(loaders.events, [...new Set(pointers.map((pointer) => pointer.id))]);
     },
   }),
 }));

@@ -81,16 +81,14 @@ builder.queryFields((t) => ({
     type: [ProfileRef],
     nullable: { list: false, items: true },
     description:
-      'Latest profiles of pubkeys, in the order given; null where none. At most MAX_LIST_LENGTH pubkeys.',
+      'Latest profiles of pubkeys, in the order given, one entry per distinct pubkey (a repeated pubkey is answered once, at its first place); null where none. At most MAX_LIST_LENGTH pubkeys.',
     args: { pubkeys: t.arg.stringList({ required: true }) },
     resolve: async (_root, { pubkeys }, { loaders, limits, relays }) => {
       if (pubkeys.length > limits.maxListLength) throw new LookupError('list_too_long');
       const pointers = pubkeys.map(parsePubkey);
       for (const pointer of pointers) relays?.request.addHints(pointer.relays);
-      const found = await loadAll(
-        loaders.profiles,
-        pointers.map((pointer) => pointer.pubkey),
-      );
+      // Distinct pubkeys only: the same pubkey a hundred times must not cost a hundred answers.
+      const found = await loadAll(loaders.profiles, [...new Set(pointers.map((pointer) => pointer.pubkey))]);
       return found.map(toProfile);
     },
   }),

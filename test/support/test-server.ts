@@ -49,7 +49,7 @@ export async function startTestServer(
     logger,
     config: {
       lookup: { maxProfiles: 100, maxListLength: 100, ...options.lookup },
-      graphql: { graphiql: false, ...options.graphql },
+      graphql: { graphiql: false, maxCost: 20_000, maxResponseBytes: 8 * 1024 * 1024, ...options.graphql },
     },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });

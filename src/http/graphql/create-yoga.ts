@@ -2,15 +2,17 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { GraphqlConfig } from '../../config/env.js';
+import type { GraphqlConfig, LookupConfig } from '../../config/env.js';
 import type { Logger } from '../../logger.js';
 import type { GraphQLContext } from '../../schema/context.js';
 import { useLogServerErrors } from './use-log-server-errors.js';
+import { useQueryLimits } from './use-query-limits.js';
 import { useRedactSecretKeys } from './use-redact-secret-keys.js';
 
 export interface YogaOptions {
   schema: GraphQLSchema;
   config: GraphqlConfig;
+  limits: LookupConfig;
   logger: Logger;
   createContext(): GraphQLContext;
 }
@@ -46,7 +48,7 @@ function safeJson(value: unknown): string {
  * table errors (errors.ts) reach clients with `extensions.code`. graphql-armor bounds depth, aliases,
  * directives, tokens and cost, and hides field suggestions.
  */
-export function createLookupYoga({ schema, config, logger, createContext }: YogaOptions): LookupYoga {
+export function createLookupYoga({ schema, config, limits, logger, createContext }: YogaOptions): LookupYoga {
   return createYoga({
     schema,
     graphqlEndpoint: '/graphql',
@@ -63,8 +65,10 @@ export function createLookupYoga({ schema, config, logger, createContext }: Yoga
         maxDepth: { n: 8 },
         maxAliases: { n: 15 },
         maxTokens: { n: 2000 },
-        costLimit: { maxCost: 5000 },
+        // Cost is ours (use-query-limits.ts): armor's does not multiply by list sizes.
+        costLimit: { enabled: false },
       }),
+      useQueryLimits({ limits, config }),
       useLogServerErrors(logger),
       useRedactSecretKeys(),
     ],
