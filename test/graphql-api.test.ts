@@ -204,6 +204,7 @@ describe('unexpected failures are masked', () => {
       putEvents: async () => [],
       setMarks: async () => {},
       hasMarks: async () => [],
+      writesFailing: () => false,
       claimMarks: async () => [],
       getProfilesWithMarks: async () => {
         throw new TypeError(secret);

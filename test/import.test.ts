@@ -128,6 +128,7 @@ describe('importEvents against Redis', () => {
       replaced: 0,
       superseded: 1,
       duplicate: 1,
+      rejected: 0,
       ephemeral: 1,
       invalid: { bad_signature: 1, bad_id: 1, 'bad_field:id': 1, not_an_object: 1 },
       unreadableLines: 1,

@@ -88,3 +88,54 @@ describe('LMDB negative cache', () => {
     }
   });
 });
+
+describe('LMDB housekeeping (issue 18 §4)', () => {
+  it('expired marks are swept without being read again, in bounded runs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-lmdb-'));
+    const store = new LmdbEventStore(dir, { sweepIntervalMs: 100, sweepBatch: 50 });
+    try {
+      const keys = Array.from({ length: 200 }, (_, index) => `event:${index.toString(16).padStart(64, '0')}`);
+      await store.setMarks(keys, 1);
+      await store.setMarks(['event:kept'], 60);
+      expect(store.markCount()).toBe(201);
+      // Never read again: after the TTL, the sweeper (50 per run, every 100 ms) removes them all.
+      await expect.poll(() => store.markCount(), { timeout: 3000, interval: 100 }).toBe(1);
+      expect(await store.hasMarks(['event:kept'])).toEqual([true]);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('one sweep run looks at no more than its batch', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-lmdb-'));
+    const store = new LmdbEventStore(dir, { sweepIntervalMs: 60_000 });
+    try {
+      await store.setMarks(Array.from({ length: 30 }, (_, index) => `event:${index}`), 1);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      expect(await store.sweepExpiredMarks(10)).toBe(10);
+      expect(store.markCount()).toBe(20);
+      expect(await store.sweepExpiredMarks(100)).toBe(20);
+      expect(store.markCount()).toBe(0);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a DATA_DIR whose name has a dot (mktemp gives tmp.XXXX) opens as a directory', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'nostr-lookup-lmdb-'));
+    const dir = join(parent, 'tmp.Ab3dE');
+    try {
+      const event = signed('dotted', { content: 'in a dotted directory' });
+      const store = new LmdbEventStore(dir);
+      expect(await store.putEvents([event])).toEqual(['stored']);
+      await store.close();
+      const again = new LmdbEventStore(dir);
+      expect((await again.getEvents([event.id]))[0]?.event).toEqual(event);
+      await again.close();
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+});

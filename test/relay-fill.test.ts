@@ -368,6 +368,54 @@ describe('relay hints (nevent/nprofile) are untrusted', () => {
   });
 });
 
+describe('poisoned misses: only trusted relays decide a shared miss (issue 18 §3)', () => {
+  const hinted = signed('fill-poison', { content: 'only on the hinted relay' });
+  const hintedProfile = profile('fill-poison-profile', { name: 'only on a hinted relay' });
+
+  it('a plain-id miss does not hide a hinted relay: the nevent that names it answers 200', async () => {
+    const configured = await relay({ events: [] });
+    const hintRelay = await relay({ events: [hinted] });
+    const { server } = await service({ urls: [configured.url], allowPrivateHints: true });
+    expect((await getJson(`${server.url}/event?id=${hinted.id}`)).status).toBe(404);
+    const nevent = nip19.neventEncode({ id: hinted.id, relays: [hintRelay.url] });
+    const response = await getJson(`${server.url}/event?id=${nevent}`);
+    expect(response.status).toBe(200);
+    expect((response.body as { event: NostrEvent }).event).toEqual(hinted);
+    // The trusted relay was not asked for the id again within NEGATIVE_TTL (only for the author's
+    // profile, which no mark covers); the hint was asked once for the id.
+    expect(configured.requests.filter(([filter]) => 'ids' in (filter ?? {}))).toEqual([[{ ids: [hinted.id] }]]);
+    expect(hintRelay.requests[0]).toEqual([{ ids: [hinted.id] }]);
+  });
+
+  it('the same for profiles: a marked miss does not hide an nprofile hint', async () => {
+    const configured = await relay({ events: [] });
+    const hintRelay = await relay({ events: [hintedProfile] });
+    const { server } = await service({ urls: [configured.url], allowPrivateHints: true });
+    expect((await getJson(`${server.url}/user-profile?pubkey=${hintedProfile.pubkey}`)).status).toBe(404);
+    const nprofile = nip19.nprofileEncode({ pubkey: hintedProfile.pubkey, relays: [hintRelay.url] });
+    expect((await getJson(`${server.url}/user-profile?pubkey=${nprofile}`)).body).toEqual({ profile: hintedProfile });
+  });
+
+  it('an untrusted hint that answers EOSE while the trusted relays are down leaves no shared 404', async () => {
+    const configured = await relay({ events: [] });
+    await configured.stop();
+    const hintRelay = await relay({ events: [] });
+    const { server, store } = await service({ urls: [configured.url], allowPrivateHints: true });
+    const nevent = nip19.neventEncode({ id: UNKNOWN_ID, relays: [hintRelay.url] });
+    // For its own request, the hinted relay's answer counts: it had nothing.
+    expect((await getJson(`${server.url}/event?id=${nevent}`)).status).toBe(404);
+    expect(hintRelay.requests).toHaveLength(1);
+    // For everyone else, nothing was decided: no mark, and a plain lookup is still "unavailable".
+    expect(await store.store.hasMarks([`event:${UNKNOWN_ID}`])).toEqual([false]);
+    const plain = await getJson(`${server.url}/event?id=${UNKNOWN_ID}`);
+    expect(plain.status).toBe(500);
+    expect((plain.body as { error: { code: string } }).error.code).toBe('relays_unavailable');
+    const nprofile = nip19.nprofileEncode({ pubkey: pubkeyOf('fill-nobody'), relays: [hintRelay.url] });
+    expect((await getJson(`${server.url}/user-profile?pubkey=${nprofile}`)).status).toBe(404);
+    expect(await store.store.hasMarks([`profile:${pubkeyOf('fill-nobody')}`])).toEqual([false]);
+  });
+});
+
 describe('RELAYS empty', () => {
   it('no relay traffic at all: a miss is a plain 404', async () => {
     const { server } = await service({ urls: [] });

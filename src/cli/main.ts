@@ -2,7 +2,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { type Config, ConfigError, loadConfig } from '../config/env.js';
 import { createLogger } from '../logger.js';
-import { closeOnSignals, startService } from '../service.js';
+import { closeOnSignals, keepServingOnStrayRejections, startService } from '../service.js';
 import { runImport } from './import-command.js';
 import { runSync } from './sync-command.js';
 
@@ -53,6 +53,7 @@ program
   .action(async () => {
     const config = configOrExit();
     const logger = createLogger(config.log);
+    keepServingOnStrayRejections(logger);
     try {
       closeOnSignals(await startService(config, logger), logger);
     } catch (error) {

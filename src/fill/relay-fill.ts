@@ -12,7 +12,8 @@ import { toStoredEvent } from '../store/stored-event.js';
  * - `absent`: at least one relay answered in full (EOSE) and none had it;
  * - `unavailable`: no relay could be reached or answered before the deadline.
  */
-export type Fetched = { kind: 'found'; stored: StoredEvent } | { kind: 'absent' } | { kind: 'unavailable' };
+export type Fetched = Found | { kind: 'absent' } | { kind: 'unavailable' };
+type Found = { kind: 'found'; stored: StoredEvent };
 
 const JOINABLE_AFTER_SETTLED_MS = 1000;
 /**
@@ -66,17 +67,34 @@ export class RelayFill {
     return request.deadline - Math.min(100, this.deps.config.timeoutMs / 10);
   }
 
-  /** Events by id, for ids the index lacks and no mark covers: one subscription per relay for all. */
-  fetchEvents(ids: readonly string[], request: FetchRequest): Promise<Fetched[]> {
-    return this.coalesced(ids.map(eventMarkKey), request, (keys) =>
+  /**
+   * Events by id, for ids the index lacks: one subscription per relay for all. The configured
+   * relays (trusted) are asked for the ids no mark covers, coalesced with other requests and
+   * instances, and only their answer is remembered (a miss mark for every instance). The request's
+   * own relay hints (untrusted) are asked, in parallel, for every id, marked or not: their answer
+   * counts for this request only (issue 18 §3), so a hint can neither be hidden by a miss another
+   * request left nor leave one for others.
+   */
+  fetchEvents(ids: readonly string[], request: FetchRequest, knownMisses: ReadonlySet<string> = NO_KEYS): Promise<Fetched[]> {
+    const unmarked = ids.filter((id) => !knownMisses.has(id));
+    const trusted = this.coalesced(unmarked.map(eventMarkKey), request, (keys) =>
       this.acrossInstances(keys, request, (mine) => this.queryEvents(mine.map(keyTail), request)),
     );
+    const hints = this.untrustedHints(request);
+    const hinted = hints.length > 0 ? this.queryEventsOnHints(ids, hints, request) : undefined;
+    return combineAnswers(ids, unmarked, trusted, hinted, (first) => first);
   }
 
-  /** The newest profiles of pubkeys the index lacks: one `{kinds:[0], authors:[…]}` per relay for all. */
-  fetchProfiles(pubkeys: readonly string[], request: FetchRequest): Promise<Fetched[]> {
-    return this.coalesced(pubkeys.map(profileMarkKey), request, (keys) =>
+  /** The newest profiles of pubkeys the index lacks: one `{kinds:[0], authors:[…]}` per relay for all; trusted and hinted relays as for fetchEvents. */
+  fetchProfiles(pubkeys: readonly string[], request: FetchRequest, knownMisses: ReadonlySet<string> = NO_KEYS): Promise<Fetched[]> {
+    const unmarked = pubkeys.filter((pubkey) => !knownMisses.has(pubkey));
+    const trusted = this.coalesced(unmarked.map(profileMarkKey), request, (keys) =>
       this.acrossInstances(keys, request, (mine) => this.queryProfiles(mine.map(keyTail), request, { markResults: true })),
+    );
+    const hints = this.untrustedHints(request);
+    const hinted = hints.length > 0 ? this.queryProfilesOnHints(pubkeys, hints, request) : undefined;
+    return combineAnswers(pubkeys, unmarked, trusted, hinted, (a, b) =>
+      supersedes(b.stored.event, a.stored.event) ? b : a,
     );
   }
 
@@ -111,7 +129,6 @@ export class RelayFill {
     const found = new Map<string, NostrEvent>();
     const { answered } = await this.ask({
       relays: this.deps.config.urls,
-      hints: request.hints,
       filters: chunks(ids, MAX_VALUES_PER_FILTER).map((part) => ({ ids: part })),
       deadline: this.queryDeadline(request),
       onEvent: (event) => {
@@ -121,10 +138,13 @@ export class RelayFill {
       },
     });
     const absent = answered ? ids.filter((id) => !found.has(id)) : [];
-    await Promise.all([
+    // An event found but not kept (ephemeral, or an old version of a replaceable event) is answered
+    // now and then remembered like a miss: otherwise every request for it would ask the relays again.
+    const [notKept] = await Promise.all([
       this.store([...found.values()]),
       this.mark(absent.map(eventMarkKey), this.deps.config.negativeTtlSeconds),
     ]);
+    await this.mark(notKept.map(eventMarkKey), this.deps.config.negativeTtlSeconds);
     return new Map(ids.map((id) => [eventMarkKey(id), result(found.get(id), answered)]));
   }
 
@@ -136,7 +156,6 @@ export class RelayFill {
     const newest = new Map<string, NostrEvent>();
     const { answered } = await this.ask({
       relays: this.deps.config.urls,
-      hints: request.hints,
       filters: chunks(pubkeys, MAX_VALUES_PER_FILTER).map((part) => ({ kinds: [PROFILE_KIND], authors: part })),
       deadline: this.queryDeadline(request),
       // Relays may hold different versions: wait for every EOSE (or the deadline), keep the newest.
@@ -156,6 +175,46 @@ export class RelayFill {
       this.mark(absent.map(profileMarkKey), this.deps.config.negativeTtlSeconds),
     ]);
     return new Map(pubkeys.map((pubkey) => [profileMarkKey(pubkey), result(newest.get(pubkey), answered)]));
+  }
+
+  /** A request's hints that are not configured relays (those are asked as trusted already). */
+  private untrustedHints(request: FetchRequest): string[] {
+    return request.hints.filter((url) => !this.deps.config.urls.includes(url));
+  }
+
+  /** The request's hinted relays alone, for this request only: what verifies is stored, nothing is marked. */
+  private async queryEventsOnHints(ids: readonly string[], hints: string[], request: FetchRequest): Promise<Fetched[]> {
+    const wanted = new Set(ids);
+    const found = new Map<string, NostrEvent>();
+    const { answered } = await this.ask({
+      relays: [],
+      hints,
+      filters: chunks([...wanted], MAX_VALUES_PER_FILTER).map((part) => ({ ids: part })),
+      deadline: this.queryDeadline(request),
+      onEvent: (event) => {
+        if (wanted.has(event.id)) found.set(event.id, event);
+        return found.size === wanted.size;
+      },
+    });
+    await this.store([...found.values()]);
+    return ids.map((id) => result(found.get(id), answered));
+  }
+
+  private async queryProfilesOnHints(pubkeys: readonly string[], hints: string[], request: FetchRequest): Promise<Fetched[]> {
+    const newest = new Map<string, NostrEvent>();
+    const { answered } = await this.ask({
+      relays: [],
+      hints,
+      filters: chunks([...new Set(pubkeys)], MAX_VALUES_PER_FILTER).map((part) => ({ kinds: [PROFILE_KIND], authors: part })),
+      deadline: this.queryDeadline(request),
+      onEvent: (event) => {
+        const held = newest.get(event.pubkey);
+        if (!held || supersedes(event, held)) newest.set(event.pubkey, event);
+        return false;
+      },
+    });
+    await this.store([...newest.values()]);
+    return pubkeys.map((pubkey) => result(newest.get(pubkey), answered));
   }
 
   /**
@@ -261,15 +320,20 @@ export class RelayFill {
     return result;
   }
 
-  /** Writes verified events to the index. A store failure loses the write, not the answer. */
-  private async store(events: NostrEvent[]): Promise<void> {
+  /** Writes verified events to the index; returns the ids of those it does not keep (ephemeral, superseded). */
+  private async store(events: NostrEvent[]): Promise<string[]> {
+    const notKept = events.filter((event) => isEphemeralKind(event.kind)).map((event) => event.id);
     const storable = events.filter((event) => !isEphemeralKind(event.kind));
-    if (storable.length === 0) return;
+    if (storable.length === 0) return notKept;
     try {
-      await this.deps.store.putEvents(storable);
+      const outcomes = await this.deps.store.putEvents(storable);
+      storable.forEach((event, index) => {
+        if (outcomes[index] === 'superseded' || outcomes[index] === 'rejected') notKept.push(event.id);
+      });
     } catch (error) {
       this.deps.logger.warn({ err: error }, 'could not store events fetched from relays');
     }
+    return notKept;
   }
 
   private async mark(keys: string[], ttlSeconds: number): Promise<void> {
@@ -300,6 +364,30 @@ function keyTail(markKey: string): string {
 function result(event: NostrEvent | undefined, answered: boolean): Fetched {
   if (event) return { kind: 'found', stored: toStoredEvent(event) };
   return answered ? ABSENT : UNAVAILABLE;
+}
+
+const NO_KEYS: ReadonlySet<string> = new Set();
+
+/**
+ * One answer per key from the trusted query (for `unmarked` keys) and the hinted one (for all, if
+ * any): found by either (both: `pick`), else absent if either answered in full, else absent if a
+ * mark already said so (the key was not asked of the trusted relays), else unavailable.
+ */
+async function combineAnswers(
+  keys: readonly string[],
+  unmarked: readonly string[],
+  trusted: Promise<Fetched[]>,
+  hinted: Promise<Fetched[]> | undefined,
+  pick: (a: Found, b: Found) => Found,
+): Promise<Fetched[]> {
+  const [fromTrusted, fromHints] = await Promise.all([trusted, hinted]);
+  const trustedByKey = new Map(unmarked.map((key, index) => [key, fromTrusted[index] as Fetched]));
+  return keys.map((key, index) => {
+    const answers = [trustedByKey.get(key) ?? ABSENT, fromHints?.[index]].filter((answer): answer is Fetched => !!answer);
+    const found = answers.filter((answer): answer is Found => answer.kind === 'found');
+    if (found.length > 0) return found.reduce(pick);
+    return answers.some((answer) => answer.kind === 'absent') ? ABSENT : UNAVAILABLE;
+  });
 }
 
 /** The fetched value, or `unavailable` if the deadline comes first. */

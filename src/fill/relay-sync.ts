@@ -23,6 +23,7 @@ export interface SyncCounts {
   replaced: number;
   superseded: number;
   duplicate: number;
+  rejected: number;
   ephemeral: number;
 }
 
@@ -52,7 +53,7 @@ export function syncCursorName(relay: string, kinds: readonly number[]): string 
  * the relay's backfill ended with EOSE), reconnects with backoff, and stops cleanly.
  */
 export class RelaySync {
-  readonly counts: SyncCounts = { received: 0, invalid: 0, stored: 0, replaced: 0, superseded: 0, duplicate: 0, ephemeral: 0 };
+  readonly counts: SyncCounts = { received: 0, invalid: 0, stored: 0, replaced: 0, superseded: 0, duplicate: 0, rejected: 0, ephemeral: 0 };
   private readonly followers: RelayFollower[];
   private progressTimer: NodeJS.Timeout | undefined;
 

@@ -12,6 +12,8 @@ export interface ImportSummary {
   replaced: number;
   superseded: number;
   duplicate: number;
+  /** Valid events the store refused one by one (counted and skipped; the log says why). */
+  rejected: number;
   /** Ephemeral kinds (NIP-01, 20000–29999) are valid but not meant to be stored. */
   ephemeral: number;
   /** Events refused by verification, by reason (`bad_signature`, `bad_id`, `bad_field:sig`…). */
@@ -38,6 +40,7 @@ export function emptySummary(): ImportSummary {
     replaced: 0,
     superseded: 0,
     duplicate: 0,
+    rejected: 0,
     ephemeral: 0,
     invalid: {},
     unreadableLines: 0,
@@ -121,6 +124,7 @@ export function formatSummary(summary: ImportSummary): string {
     `replaced:    ${summary.replaced} (newer version of a replaceable event)`,
     `superseded:  ${summary.superseded} (older than the version held; not stored)`,
     `duplicate:   ${summary.duplicate}`,
+    `rejected:    ${summary.rejected}${summary.rejected > 0 ? ' (refused by the store; not stored)' : ''}`,
     `ephemeral:   ${summary.ephemeral} (kinds 20000-29999; not stored)`,
     `invalid:     ${invalidTotal}${invalidTotal > 0 ? ' (not stored)' : ''}`,
     ...reasons,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { NostrEvent } from './event.js';
 
 // Kind ranges from NIP-01 ("Kinds").
@@ -27,9 +28,22 @@ export function replaceableAddress(event: NostrEvent): string | undefined {
   if (isAddressableKind(event.kind)) {
     // NIP-01: the first `d` tag's value; a missing d tag counts as "".
     const dTag = event.tags.find((tag) => tag[0] === 'd');
-    return `${event.kind}:${event.pubkey}:${dTag?.[1] ?? ''}`;
+    return addressableAddress(event.kind, event.pubkey, dTag?.[1] ?? '');
   }
   return undefined;
+}
+
+/** Longest `d` value kept as it is in an address; longer ones are hashed. */
+const MAX_PLAIN_D_BYTES = 256;
+
+/**
+ * `kind:pubkey:d`. A `d` tag may be as long as an event (relays accept ~MiB): a store key must not
+ * be, LMDB refuses keys over ~1.9 KB. A longer `d` is named by its SHA-256 instead, after `#` where
+ * a plain address has `:`, so the two forms can never name the same address.
+ */
+export function addressableAddress(kind: number, pubkey: string, d: string): string {
+  if (Buffer.byteLength(d, 'utf8') <= MAX_PLAIN_D_BYTES) return `${kind}:${pubkey}:${d}`;
+  return `${kind}:${pubkey}#${createHash('sha256').update(d, 'utf8').digest('hex')}`;
 }
 
 export function profileAddress(pubkey: string): string {

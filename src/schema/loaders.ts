@@ -73,9 +73,12 @@ export function createLoaders(store: EventStore, relays?: RequestFill): Loaders 
     const stale = pubkeys.filter((_, index) => read[index]?.profile && !read[index].marked);
     if (stale.length > 0) relays.fill.refreshProfiles(stale);
     const found = read.map(({ profile }) => profile);
-    const missing = pubkeys.filter((_, index) => !read[index]?.profile && !read[index]?.marked);
+    // Marked misses are asked again only of this request's own relay hints, if it has any.
+    const hinted = relays.request.hints.length > 0;
+    const missing = pubkeys.filter((_, index) => !read[index]?.profile && (hinted || !read[index]?.marked));
     if (missing.length === 0) return found;
-    return merge(pubkeys, found, missing, await relays.fill.fetchProfiles(missing, relays.request));
+    const knownMisses = new Set(pubkeys.filter((_, index) => !read[index]?.profile && read[index]?.marked));
+    return merge(pubkeys, found, missing, await relays.fill.fetchProfiles(missing, relays.request, knownMisses));
   });
   const events = new DataLoader<string, StoredEvent | null>(async (ids) => {
     const stored = await guarded(() => store.getEvents(ids));
@@ -84,8 +87,10 @@ export function createLoaders(store: EventStore, relays?: RequestFill): Loaders 
     if (relays && missing.length > 0) {
       // Only on a miss: a second store call for the negative cache.
       const known = await guarded(() => store.hasMarks(missing.map(eventMarkKey)));
-      const ask = missing.filter((_, index) => !known[index]);
-      if (ask.length > 0) found = merge(ids, stored, ask, await relays.fill.fetchEvents(ask, relays.request));
+      const knownMisses = new Set(missing.filter((_, index) => known[index]));
+      // Marked misses are asked again only of this request's own relay hints, if it has any.
+      const ask = relays.request.hints.length > 0 ? missing : missing.filter((id) => !knownMisses.has(id));
+      if (ask.length > 0) found = merge(ids, stored, ask, await relays.fill.fetchEvents(ask, relays.request, knownMisses));
     }
     // A kind-0 event the index holds is its author's latest profile (older versions are not kept):
     // priming saves the profile read when the response also wants the author. Not so for one a

@@ -22,9 +22,10 @@ export interface ProfileWithMark {
  * - `stored`: new;
  * - `replaced`: a replaceable event that superseded an older version (NIP-01);
  * - `superseded`: a replaceable event older than the one held (or equal and with a higher id), not stored;
- * - `duplicate`: already held.
+ * - `duplicate`: already held;
+ * - `rejected`: the store refused this one event (it is skipped; the rest of the batch is written).
  */
-export type WriteOutcome = 'stored' | 'replaced' | 'superseded' | 'duplicate';
+export type WriteOutcome = 'stored' | 'replaced' | 'superseded' | 'duplicate' | 'rejected';
 
 /**
  * The event index. Every event given to `putEvents` must already have been verified
@@ -58,6 +59,8 @@ export interface EventStore {
   setCursor(name: string, value: string): Promise<void>;
   /** Resolves while the store answers; rejects otherwise. */
   ping(): Promise<void>;
+  /** True while writes fail and reads still answer (the embedded store on a full or read-only disk). */
+  writesFailing(): boolean;
   close(): Promise<void>;
 }
 

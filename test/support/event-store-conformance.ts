@@ -41,6 +41,28 @@ export function describeEventStoreConformance(name: string, open: () => Promise<
     );
 
     it(
+      'an addressable event whose d tag is longer than any store key is stored, found by id, and replaced (issue 18 §4)',
+      withStore(async (store) => {
+        const d = 'd'.repeat(4096);
+        const first = signed('long-d', { kind: 30023, created_at: 1_700_000_000, tags: [['d', d]], content: 'v1' });
+        const second = signed('long-d', { kind: 30023, created_at: 1_700_000_001, tags: [['d', d]], content: 'v2' });
+        const other = signed('long-d', { kind: 30023, tags: [['d', `${d}x`]], content: 'another address' });
+        const plain = signed('long-d', { content: 'in the same batch' });
+        expect(await store.putEvents([first, other, plain])).toEqual(['stored', 'stored', 'stored']);
+        expect((await store.getEvents([first.id, other.id, plain.id])).map((stored) => stored?.event)).toEqual([
+          first,
+          other,
+          plain,
+        ]);
+        expect(await store.putEvents([second])).toEqual(['replaced']);
+        expect((await store.getEvents([first.id, second.id])).map((stored) => stored?.event ?? null)).toEqual([
+          null,
+          second,
+        ]);
+      }),
+    );
+
+    it(
       'reads many ids in one call, in order, null where unknown',
       withStore(async (store) => {
         const a = signed('alice', { content: 'a' });

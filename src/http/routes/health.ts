@@ -17,6 +17,8 @@ export function registerHealthRoutes(app: FastifyInstance, store: EventStore): v
     reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store');
     try {
       await store.ping();
+      // Still ready (reads answer), but an operator must know that nothing new is being stored.
+      if (store.writesFailing()) return reply.send('{"status":"ready","writes":"failing"}');
       return reply.send('{"status":"ready"}');
     } catch (error) {
       request.log.warn({ err: error }, 'store not ready');

@@ -14,6 +14,23 @@ import {
 import { markerFor, resolveEventValues } from '../replaceable-markers.js';
 import { readStoredEvent } from '../stored-event.js';
 
+/** Marks are swept every second, at most this many looked at per run (issue 18 §4: bounded work). */
+const SWEEP_INTERVAL_MS = 1000;
+const SWEEP_BATCH = 2000;
+/** A write that failed this recently, with none succeeding since, makes /readyz say writes are failing. */
+const WRITE_FAILURE_WINDOW_MS = 30_000;
+
+export interface LmdbEventStoreOptions {
+  /** How often the mark sweeper runs (tests shorten it). */
+  sweepIntervalMs?: number;
+  sweepBatch?: number;
+}
+
+/** Inside a write transaction a put's promise only reports the commit, which `transaction()` reports too. */
+function inTransaction(written: Promise<unknown>): void {
+  written.catch(() => {});
+}
+
 /**
  * The embedded event index: LMDB in a directory (DATA_DIR), for one box without Redis. The same
  * layout as Redis (replaceable-markers.ts): `events` maps an id to its wire JSON or to a marker,
@@ -28,15 +45,26 @@ export class LmdbEventStore implements EventStore {
   /** Marks: key → expiry time in ms since the epoch, as text; expired entries are ignored, then removed. */
   private readonly marks;
   private readonly cursors;
+  private readonly sweeper: NodeJS.Timeout;
+  /** Where the mark sweeper goes on from (a rolling scan: every mark is looked at once per lap). */
+  private sweepFrom: string | undefined;
+  private lastWriteFailure = 0;
+  private closed = false;
 
-  constructor(readonly dataDir: string) {
+  constructor(
+    readonly dataDir: string,
+    { sweepIntervalMs = SWEEP_INTERVAL_MS, sweepBatch = SWEEP_BATCH }: LmdbEventStoreOptions = {},
+  ) {
     mkdirSync(dataDir, { recursive: true });
-    this.root = open<string, string>({ path: dataDir, encoding: 'string', compression: false });
+    // noSubdir: false whatever the name: lmdb-js takes a path with an extension (`tmp.X1y2`) for a file.
+    this.root = open<string, string>({ path: dataDir, noSubdir: false, encoding: 'string', compression: false });
     // Events as bytes (UTF-8, as the 'string' encoding of earlier versions wrote them): responses embed them as they are.
     this.events = this.root.openDB<Buffer, string>({ name: 'events', encoding: 'binary' });
     this.replaceable = this.root.openDB<Buffer, string>({ name: 'replaceable', encoding: 'binary' });
     this.marks = this.root.openDB<string, string>({ name: 'marks', encoding: 'string' });
     this.cursors = this.root.openDB<string, string>({ name: 'cursors', encoding: 'string' });
+    this.sweeper = setInterval(() => void this.sweepExpiredMarks(sweepBatch).catch(() => {}), sweepIntervalMs);
+    this.sweeper.unref();
   }
 
   async getEvents(ids: readonly string[]): Promise<(StoredEvent | null)[]> {
@@ -57,7 +85,16 @@ export class LmdbEventStore implements EventStore {
   }
 
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
-    return this.write(() => events.map((event) => this.putEvent(event)));
+    return this.write(() =>
+      events.map((event) => {
+        // One event the store refuses is skipped, never the whole batch (issue 18 §4).
+        try {
+          return this.putEvent(event);
+        } catch {
+          return 'rejected';
+        }
+      }),
+    );
   }
 
   /**
@@ -70,18 +107,18 @@ export class LmdbEventStore implements EventStore {
     const address = replaceableAddress(event);
     if (address === undefined) {
       if (this.events.get(event.id) !== undefined) return 'duplicate';
-      void this.events.put(event.id, json);
+      inTransaction(this.events.put(event.id, json));
       return 'stored';
     }
     const held = this.heldVersion(address);
     if (held?.id === event.id) {
-      void this.events.put(event.id, Buffer.from(markerFor(address))); // heal a missing marker
+      inTransaction(this.events.put(event.id, Buffer.from(markerFor(address)))); // heal a missing marker
       return 'duplicate';
     }
     if (held && !supersedes(event, held)) return 'superseded';
-    void this.replaceable.put(address, json);
-    void this.events.put(event.id, Buffer.from(markerFor(address)));
-    if (held?.id) void this.events.remove(held.id);
+    inTransaction(this.replaceable.put(address, json));
+    inTransaction(this.events.put(event.id, Buffer.from(markerFor(address))));
+    if (held?.id) inTransaction(this.events.remove(held.id));
     return held ? 'replaced' : 'stored';
   }
 
@@ -101,7 +138,7 @@ export class LmdbEventStore implements EventStore {
   async setMarks(keys: readonly string[], ttlSeconds: number): Promise<void> {
     const expires = String(Date.now() + ttlSeconds * 1000);
     await this.write(() => {
-      for (const key of keys) void this.marks.put(key, expires);
+      for (const key of keys) inTransaction(this.marks.put(key, expires));
     });
   }
 
@@ -122,7 +159,7 @@ export class LmdbEventStore implements EventStore {
       const now = Date.now();
       for (const key of keys) {
         const expires = this.marks.get(key);
-        if (expires !== undefined && Number(expires) <= now) void this.marks.remove(key);
+        if (expires !== undefined && Number(expires) <= now) inTransaction(this.marks.remove(key));
       }
     });
   }
@@ -135,7 +172,7 @@ export class LmdbEventStore implements EventStore {
       return keys.map((key) => {
         const held = this.marks.get(key);
         if (held !== undefined && Number(held) > now) return false;
-        void this.marks.put(key, expires);
+        inTransaction(this.marks.put(key, expires));
         return true;
       });
     });
@@ -143,7 +180,7 @@ export class LmdbEventStore implements EventStore {
 
   async clearMarks(keys: readonly string[]): Promise<void> {
     await this.write(() => {
-      for (const key of keys) void this.marks.remove(key);
+      for (const key of keys) inTransaction(this.marks.remove(key));
     });
   }
 
@@ -153,7 +190,7 @@ export class LmdbEventStore implements EventStore {
 
   async setCursor(name: string, value: string): Promise<void> {
     await this.write(() => {
-      void this.cursors.put(name, value);
+      inTransaction(this.cursors.put(name, value));
     });
   }
 
@@ -161,15 +198,55 @@ export class LmdbEventStore implements EventStore {
     await this.read(async () => this.root.get('ping'));
   }
 
+  /** How many marks the directory holds, expired or not (for tests and the soak run). */
+  markCount(): number {
+    return this.marks.getKeysCount();
+  }
+
+  /** True while writes fail (a full or read-only disk) and reads go on: /readyz says so. */
+  writesFailing(): boolean {
+    return Date.now() - this.lastWriteFailure < WRITE_FAILURE_WINDOW_MS;
+  }
+
+  /**
+   * The mark sweeper: expired marks are removed even if nobody reads them again, so the directory
+   * does not grow with every distinct id ever asked (issue 18 §4). A rolling scan of at most `batch`
+   * marks per run, the removal in one write transaction that checks each mark is still expired.
+   * Returns how many were removed.
+   */
+  async sweepExpiredMarks(batch: number = SWEEP_BATCH): Promise<number> {
+    if (this.closed) return 0;
+    const now = Date.now();
+    const expired: string[] = [];
+    let last: string | undefined;
+    let seen = 0;
+    for (const { key, value } of this.marks.getRange({ start: this.sweepFrom, limit: batch })) {
+      seen += 1;
+      last = key;
+      if (Number(value) <= now) expired.push(key);
+    }
+    // A short page means the end was reached: the next lap starts from the first mark.
+    this.sweepFrom = seen < batch || last === undefined ? undefined : `${last}\u0000`;
+    if (expired.length > 0) await this.removeExpiredMarks(expired);
+    return expired.length;
+  }
+
   async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
     await this.root.close();
   }
 
   /** One LMDB write transaction: atomic, and serialised with every other writer of the directory. */
   private async write<T>(action: () => T): Promise<T> {
     try {
-      return await this.root.transaction(action);
+      const result = await this.root.transaction(action);
+      this.lastWriteFailure = 0;
+      return result;
     } catch (error) {
+      this.lastWriteFailure = Date.now();
+      // lmdb-js rejects a second promise with the cause of a failed commit, which nobody else awaits.
+      (error as { commitError?: Promise<unknown> }).commitError?.catch(() => {});
       throw new StoreUnavailableError({ cause: error });
     }
   }
