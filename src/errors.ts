@@ -47,9 +47,10 @@ export const ERRORS = {
       'GraphiQL is off here. Send GraphQL as JSON: POST /graphql with {"query": "…"}, or GET /graphql?query=… with accept: application/json.',
   },
   too_many_connections: { status: 503, message: 'Too many connections from this client. Try again shortly.' },
-  too_many_misses: {
+  too_many_requests: {
     status: 429,
-    message: 'Too many lookups of unknown events or profiles from this client at once. Try again shortly.',
+    message:
+      'Too many requests at once from this client (lookups that go to relays) or on this connection (pipelined). Try again shortly.',
   },
   shutting_down: { status: 503, message: 'The service is restarting. Try again shortly.' },
   profile_not_found: { status: 404, message: 'No profile (kind 0 event) is known for this pubkey.' },

@@ -27,9 +27,48 @@ const booleanFlag = (name: string) =>
 
 const emptyAsUnset = (value: unknown) => (value === '' ? undefined : value);
 
+/** What one client or connection may hold of the HTTP server (issue 18 §7). */
+export interface HttpLimits {
+  /** The whole request (headers and body) must arrive within this (slowloris). */
+  requestTimeoutMs: number;
+  /** A connection with no traffic either way for this long is closed (keep-alive, slow readers). */
+  idleTimeoutMs: number;
+  /** Open connections, at most; the excess is closed at once. */
+  maxConnections: number;
+  /** Open connections per client address, at most (0: no cap, e.g. behind a proxy). */
+  maxConnectionsPerClient: number;
+  /** Requests in progress on one connection (pipelined), at most; the excess is answered 429. */
+  maxRequestsPerConnection: number;
+}
+
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  requestTimeoutMs: 10_000,
+  idleTimeoutMs: 5_000,
+  maxConnections: 4096,
+  maxConnectionsPerClient: 256,
+  maxRequestsPerConnection: 8,
+};
+
 const HttpModel = z.object({
   PORT: z.preprocess(emptyAsUnset, integer('PORT', 0, 65535, 8080)),
   HOST: z.preprocess(emptyAsUnset, z.string().trim().min(1).default('127.0.0.1')),
+  HTTP_REQUEST_TIMEOUT_MS: z.preprocess(
+    emptyAsUnset,
+    integer('HTTP_REQUEST_TIMEOUT_MS', 1000, 600_000, DEFAULT_HTTP_LIMITS.requestTimeoutMs),
+  ),
+  HTTP_IDLE_TIMEOUT_MS: z.preprocess(
+    emptyAsUnset,
+    integer('HTTP_IDLE_TIMEOUT_MS', 1000, 600_000, DEFAULT_HTTP_LIMITS.idleTimeoutMs),
+  ),
+  MAX_CONNECTIONS: z.preprocess(emptyAsUnset, integer('MAX_CONNECTIONS', 1, 1_000_000, DEFAULT_HTTP_LIMITS.maxConnections)),
+  MAX_CONNECTIONS_PER_CLIENT: z.preprocess(
+    emptyAsUnset,
+    integer('MAX_CONNECTIONS_PER_CLIENT', 0, 1_000_000, DEFAULT_HTTP_LIMITS.maxConnectionsPerClient),
+  ),
+  MAX_REQUESTS_PER_CONNECTION: z.preprocess(
+    emptyAsUnset,
+    integer('MAX_REQUESTS_PER_CONNECTION', 1, 10_000, DEFAULT_HTTP_LIMITS.maxRequestsPerConnection),
+  ),
 });
 
 const StoreModel = z.object({
@@ -140,6 +179,7 @@ const GraphqlModel = z.object({
 export interface HttpConfig {
   port: number;
   host: string;
+  limits: HttpLimits;
 }
 export interface RedisConfig {
   url: string;
@@ -221,7 +261,17 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(problems);
   }
   return {
-    http: { port: http.PORT, host: http.HOST },
+    http: {
+      port: http.PORT,
+      host: http.HOST,
+      limits: {
+        requestTimeoutMs: http.HTTP_REQUEST_TIMEOUT_MS,
+        idleTimeoutMs: http.HTTP_IDLE_TIMEOUT_MS,
+        maxConnections: http.MAX_CONNECTIONS,
+        maxConnectionsPerClient: http.MAX_CONNECTIONS_PER_CLIENT,
+        maxRequestsPerConnection: http.MAX_REQUESTS_PER_CONNECTION,
+      },
+    },
     store: store.REDIS_URL
       ? { kind: 'redis', url: store.REDIS_URL, keyPrefix: store.REDIS_KEY_PREFIX, timeoutMs: store.REDIS_TIMEOUT_MS }
       : { kind: 'embedded', dataDir: resolve(store.DATA_DIR) },

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, {
   type FastifyBaseLogger,
@@ -9,14 +8,22 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
-import type { Config } from '../config/env.js';
-import { ERRORS, type ErrorCode, errorBody, rootCause } from '../errors.js';
+import { type Config, DEFAULT_HTTP_LIMITS, type HttpLimits } from '../config/env.js';
+import { type ErrorCode, rootCause } from '../errors.js';
 import type { RelayFill } from '../fill/relay-fill.js';
 import { createRequestLog, type Logger } from '../logger.js';
 import { containsSecretKey } from '../nostr/secret-keys.js';
 import { createContext, type GraphQLContext } from '../schema/context.js';
 import { schema } from '../schema/index.js';
 import type { EventStore } from '../store/event-store.js';
+import {
+  CONNECTIONS_CHECKING_INTERVAL_MS,
+  closeConnectionsOnShutdown,
+  limitConnections,
+  limitRequestsPerConnection,
+  rawErrorResponse,
+  SOCKET_INACTIVITY_MS,
+} from './connection-limits.js';
 import { createLookupYoga } from './graphql/create-yoga.js';
 import { registerGraphqlRoute } from './graphql/graphql-route.js';
 import { errorResponse, type RestResponse } from './rest-response.js';
@@ -29,7 +36,7 @@ export interface AppDependencies {
   store: EventStore;
   /** Fetch on miss from relays; without it the index alone answers (RELAYS empty). */
   fill?: RelayFill;
-  config: Pick<Config, 'lookup' | 'graphql'>;
+  config: Pick<Config, 'lookup' | 'graphql'> & { http?: { limits: HttpLimits } };
   logger: Logger;
 }
 
@@ -74,16 +81,21 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? 'request_timeout'
         : 'bad_request';
-  const { status } = ERRORS[code];
-  const body = JSON.stringify(errorBody(code));
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n${body}`,
-  );
+  socket.end(rawErrorResponse(code));
 }
 
 /** The HTTP service: the two REST lookups, /graphql, health probes, JSON errors for everything else. */
 export function buildApp({ store, fill, config, logger }: AppDependencies): FastifyInstance {
+  const limits = config.http?.limits ?? DEFAULT_HTTP_LIMITS;
   const app = Fastify({
+    // Timeouts and caps (issue 18 §7; connection-limits.ts): a request must arrive within
+    // requestTimeoutMs, checked every second; a socket with nothing moving is closed.
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.idleTimeoutMs,
+    connectionTimeout: SOCKET_INACTIVITY_MS,
+    http: { connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
+    // Requests during shutdown get our 503 (closeConnectionsOnShutdown), not Fastify's own body.
+    return503OnClosing: false,
     loggerInstance: logger as FastifyBaseLogger,
     // Fastify's two lines per request are replaced by one of ours (onResponse below).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
@@ -101,6 +113,9 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
     },
   });
   const newContext = () => createContext({ store, fill, limits: config.lookup });
+  limitConnections(app.server, limits);
+  closeConnectionsOnShutdown(app);
+  limitRequestsPerConnection(app, limits.maxRequestsPerConnection);
 
   // Callback-style hooks: an async hook costs a promise per request.
   app.addHook('onRequest', (request, reply, done) => {

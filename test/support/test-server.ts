@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
-import type { Config, RelayConfig } from '../../src/config/env.js';
+import type { Config, HttpLimits, RelayConfig } from '../../src/config/env.js';
 import { RelayFill } from '../../src/fill/relay-fill.js';
 import { buildApp } from '../../src/http/app.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
@@ -20,6 +20,8 @@ export interface TestServer {
 export interface TestServerOptions {
   lookup?: Partial<Config['lookup']>;
   graphql?: Partial<Config['graphql']>;
+  /** HTTP timeouts and caps; the defaults of `serve` when absent. */
+  http?: HttpLimits;
   /** Relay fill, as `serve` sets it up from RELAYS; off when absent or when `urls` is empty. */
   relays?: Partial<RelayConfig>;
 }
@@ -50,6 +52,7 @@ export async function startTestServer(
     config: {
       lookup: { maxProfiles: 100, maxListLength: 100, ...options.lookup },
       graphql: { graphiql: false, maxCost: 20_000, maxResponseBytes: 8 * 1024 * 1024, ...options.graphql },
+      ...(options.http ? { http: { limits: options.http } } : {}),
     },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });

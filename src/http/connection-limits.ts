@@ -1,0 +1,121 @@
+import type { IncomingMessage, Server } from 'node:http';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { HttpLimits } from '../config/env.js';
+import { ERRORS, type ErrorCode, errorBody } from '../errors.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A socket with nothing moving either way for this long is closed, whatever it is waiting for. */
+export const SOCKET_INACTIVITY_MS = 30_000;
+/** How often Node checks requestTimeout (its default, 30 s, would let a slow request live 40 s). */
+export const CONNECTIONS_CHECKING_INTERVAL_MS = 1000;
+
+/** A whole HTTP response in the error shape, for a socket no request has reached yet. */
+export function rawErrorResponse(code: ErrorCode): string {
+  const { status } = ERRORS[code];
+  const body = JSON.stringify(errorBody(code));
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${JSON_TYPE}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n${body}`
+  );
+}
+
+/**
+ * Caps on what one client holds of the server (issue 18 §7): connections in total (Node closes the
+ * excess at once) and per client address (the excess gets a 503 in the error shape and is closed),
+ * the time a request may take to arrive, and an idle keep-alive socket's life.
+ */
+export function limitConnections(server: Server, limits: HttpLimits): void {
+  server.maxConnections = limits.maxConnections;
+  server.requestTimeout = limits.requestTimeoutMs;
+  server.headersTimeout = limits.requestTimeoutMs;
+  server.keepAliveTimeout = limits.idleTimeoutMs;
+  if (limits.maxConnectionsPerClient === 0) return;
+  const perClient = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const client = socket.remoteAddress ?? '';
+    const open = (perClient.get(client) ?? 0) + 1;
+    perClient.set(client, open);
+    socket.once('close', () => {
+      const left = (perClient.get(client) ?? 1) - 1;
+      if (left <= 0) perClient.delete(client);
+      else perClient.set(client, left);
+    });
+    if (open > limits.maxConnectionsPerClient) {
+      // Answered before any request of it is read, then closed: nothing of it reaches a route.
+      socket.pause();
+      socket.end(rawErrorResponse('too_many_connections'));
+      setTimeout(() => socket.destroy(), 1000).unref();
+    }
+  });
+}
+
+/**
+ * Pipelining: a client may send many requests on one connection without reading the answers;
+ * Node starts them all. At most `max` run at once per connection; the excess is answered 429.
+ */
+export function limitRequestsPerConnection(app: FastifyInstance, max: number): void {
+  const inProgress = new WeakMap<Socket, Set<IncomingMessage>>();
+  const done = (raw: IncomingMessage) => inProgress.get(raw.socket)?.delete(raw);
+  app.addHook('onRequest', (request, reply, next) => {
+    const { socket } = request.raw;
+    let running = inProgress.get(socket);
+    if (!running) {
+      running = new Set();
+      inProgress.set(socket, running);
+    }
+    if (running.size >= max) {
+      const { status } = ERRORS.too_many_requests;
+      reply
+        .status(status)
+        .header('content-type', JSON_TYPE)
+        .header('cache-control', 'no-store')
+        .header('retry-after', '1')
+        .send(JSON.stringify(errorBody('too_many_requests')));
+      return;
+    }
+    running.add(request.raw);
+    next();
+  });
+  app.addHook('onResponse', (request, _reply, next) => {
+    done(request.raw);
+    next();
+  });
+  app.addHook('onRequestAbort', (request, next) => {
+    done(request.raw);
+    next();
+  });
+}
+
+/**
+ * Shutdown (issue 18 §7): from the moment `close()` starts, requests that reach the app (pipelined
+ * behind one in flight) get a 503 in the error shape (`shutting_down`) that closes their
+ * connection, and keep-alive sockets are closed as soon as they are idle: in-flight requests
+ * finish, and the server closes right after them instead of waiting for keep-alive timeouts.
+ */
+export function closeConnectionsOnShutdown(app: FastifyInstance): void {
+  let closing = false;
+  const closeIdle = () => setImmediate(() => app.server.closeIdleConnections());
+  app.addHook('preClose', (next) => {
+    closing = true;
+    closeIdle();
+    next();
+  });
+  app.addHook('onRequest', (_request, reply, next) => {
+    if (!closing) return next();
+    const { status } = ERRORS.shutting_down;
+    reply
+      .status(status)
+      .header('content-type', JSON_TYPE)
+      .header('cache-control', 'no-store')
+      .header('retry-after', '1')
+      .header('connection', 'close')
+      .send(JSON.stringify(errorBody('shutting_down')));
+  });
+  app.addHook('onResponse', (_request, _reply, next) => {
+    if (closing) closeIdle();
+    next();
+  });
+}

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnCli } from '../support/cli.js';
+import { profile, signed } from '../support/events.js';
+import { startLoopbackRelay, type LoopbackRelay } from '../support/loopback-relay.js';
+import { get, openRaw, statusesOf } from '../support/raw-http.js';
+import { freePort } from '../support/redis-server.js';
+import { createTestStore, type TestStore } from '../support/test-store.js';
+
+// SIGTERM under load, as an orchestrator sends it (issue 18 §7).
+const alice = profile('shutdown-alice', { name: 'alice' });
+const slowNote = signed('shutdown-alice', { content: 'the relay takes 800 ms to send this' });
+let testStore: TestStore;
+let relay: LoopbackRelay;
+
+beforeAll(async () => {
+  testStore = await createTestStore();
+  await testStore.store.putEvents([alice]);
+  relay = await startLoopbackRelay({ events: [slowNote], delayMs: 800 });
+});
+afterAll(async () => {
+  await relay.stop();
+  await testStore.cleanup();
+});
+
+describe('SIGTERM', () => {
+  it('finishes the request in flight on a keep-alive connection, answers the one pipelined behind it 503 shutting_down, closes the socket, exits 0 at once', async () => {
+    const port = await freePort();
+    const served = spawnCli(['serve'], {
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      REDIS_URL: testStore.url,
+      REDIS_KEY_PREFIX: testStore.prefix,
+      RELAYS: relay.url,
+      RELAY_TIMEOUT_MS: '3000',
+      LOG_LEVEL: 'info',
+    });
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          if ((await fetch(`${url}/healthz`)).ok) break;
+        } catch {
+          if (attempt > 150) throw new Error(`service did not start:\n${served.output()}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const connection = await openRaw(url);
+      // A keep-alive request answered before the signal: the socket stays open, idle.
+      connection.write(get(`/user-profile?pubkey=${alice.pubkey}`));
+      await expect.poll(() => statusesOf(connection.received()), { timeout: 3000 }).toEqual([200]);
+      // A slow request (the relay waits 800 ms), then SIGTERM while it is in flight.
+      connection.write(get(`/event?id=${slowNote.id}`));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const signalled = Date.now();
+      served.child.kill('SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Pipelined behind it, during shutdown.
+      connection.write(get(`/user-profile?pubkey=${alice.pubkey}`));
+      const stream = await connection.closed;
+      const code = await served.exited;
+      const elapsed = Date.now() - signalled;
+      expect(statusesOf(stream)).toEqual([200, 200, 503]);
+      expect(stream).toContain(`"id":"${slowNote.id}"`);
+      const shuttingDown = stream.split('HTTP/1.1 ')[3] ?? '';
+      expect(shuttingDown).toContain('{"error":{"status":503,"code":"shutting_down","message":"The service is restarting. Try again shortly."}}');
+      expect(shuttingDown.toLowerCase()).toContain('connection: close');
+      expect(shuttingDown.toLowerCase()).toContain('content-type: application/json; charset=utf-8');
+      expect(code).toBe(0);
+      // The in-flight request took ~600 ms more; nothing waited for a keep-alive timeout or the 10 s force.
+      expect(elapsed).toBeLessThan(3000);
+    } finally {
+      served.child.kill('SIGKILL');
+    }
+  });
+});
