@@ -22,6 +22,10 @@ const spellings = (char: string): string[] => {
     `\\\\u00${code.toUpperCase()}`,
     `&#${char.charCodeAt(0)};`,
     `&#x${code};`,
+    // Escapes inside percent-encoding, as a URL carries a JSON string: \u006e as %5Cu006e, or every character encoded.
+    `%5Cu00${code}`,
+    [...`\\u00${code}`].map((c) => `%${c.charCodeAt(0).toString(16)}`).join(''),
+    `%255C%2575%2530%2530${[...code].map((c) => `%25${c.charCodeAt(0).toString(16)}`).join('')}`,
   ];
 };
 
@@ -68,12 +72,29 @@ describe('secret-key redaction (DESIGN §1: an nsec is never logged or echoed)',
 
   it('cuts the key out of URLs, JSON and stack text, keeping what surrounds it', () => {
     expect(redactSecretKeys(`/user-profile/${NSEC}`)).toBe('/user-profile/[redacted]');
-    expect(redactSecretKeys(`/user-profile?pubkey=${NSEC}&x=%zz`)).toBe('/user-profile?pubkey=[redacted]&x=%zz');
+    // A neighbour joined by `&` goes with the key (over-redaction, never under).
+    expect(redactSecretKeys(`/user-profile?pubkey=${NSEC}&x=%zz`)).toBe('/user-profile?pubkey=[redacted]=%zz');
+    expect(redactSecretKeys(`/user-profile?x=1&pubkey=${NSEC}`)).toBe('/user-profile?x=1&pubkey=[redacted]');
     expect(redactSecretKeys(`{"query":"{ profile(pubkey: \\"\\\\u006e${NSEC.slice(1)}\\") }"}`)).toBe(
       '{"query":"{ profile(pubkey: \\"[redacted]\\") }"}',
     );
     expect(redactSecretKeys(`URIError: URI malformed: /${NSEC.toUpperCase()}%zz\n    at decode`)).toBe(
-      'URIError: URI malformed: /[redacted]%zz\n    at decode',
+      'URIError: URI malformed: /[redacted]\n    at decode',
+    );
+  });
+
+  it('never breaks the JSON of a log line, whatever surrounds the key (property)', () => {
+    const { chunks, logger } = captureLogs();
+    fc.assert(
+      fc.property(fc.array(fc.nat(), { minLength: NSEC.length, maxLength: NSEC.length }), fc.string(), fc.string(), (picks, before, after) => {
+        chunks.length = 0;
+        logger.info({ url: `${before}"\\${spelled(picks).join('')}\\"${after}` }, `${after}\\${NSEC}"`);
+        for (const line of chunks.join('').split('\n').filter(Boolean)) {
+          const parsed = JSON.parse(line) as { url: string; msg: string };
+          expect(parsed.msg.toLowerCase()).not.toContain(DATA.slice(0, 12));
+        }
+      }),
+      { numRuns: 500 },
     );
   });
 

@@ -93,7 +93,8 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.idleTimeoutMs,
     connectionTimeout: SOCKET_INACTIVITY_MS,
-    http: { connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
+    // requireHostHeader: off, so a request without Host gets our answer, not Node's empty 400.
+    http: { connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS, requireHostHeader: false },
     // Requests during shutdown get our 503 (closeConnectionsOnShutdown), not Fastify's own body.
     return503OnClosing: false,
     loggerInstance: logger as FastifyBaseLogger,

@@ -1,44 +1,122 @@
 /**
  * Secret keys (NIP-19 `nsec1…`) pasted by mistake must never be echoed, logged or stored (DESIGN §1).
- * This is the one rule that finds them in text, whatever the encoding a client or a layer of the
- * stack gave them: any case, percent-encoding (also double, `%256E`), JSON/JavaScript `\u` escapes
- * (also escaped again, `\\u006e`) and HTML character references, per character and mixed.
+ * This is the one rule that finds them in text, whatever the layers of encoding a client or the
+ * stack put around them: any case, percent-encoding (also of the `%` and of the hex digits of a
+ * layer below, `%25%36%45`), JSON/JavaScript `\u` escapes (also escaped again), HTML character
+ * references, per character and mixed.
  *
- * It errs on the side of removing too much: `nsec1` in any of these spellings and everything that
- * follows it that could be part of a bech32 string (letters, digits, escapes) is replaced.
+ * How: around every `nsec1` and every escape, the run of characters a key and its escapes are
+ * written with (letters, digits, `%`, `&`, `#`, `;`, and the backslashes of `\u` escapes) is taken;
+ * a run that holds `nsec1` once its escapes are undone, layer by layer, is replaced whole. It errs
+ * on the side of removing too much (a neighbour joined to the key by `&` goes with it), never too
+ * little, and never breaks the JSON of a log line (other backslashes stay).
  */
-
-const hex2 = (code: number) => code.toString(16).padStart(2, '0');
-
-/** One character in any of the spellings above (`letter` is lowercase). */
-function anySpelling(letter: string): string {
-  const codes = letter === '1' ? [0x31] : [letter.charCodeAt(0), letter.toUpperCase().charCodeAt(0)];
-  const hexCodes = codes.map(hex2).join('|');
-  const literal = letter === '1' ? '1' : `[${letter}${letter.toUpperCase()}]`;
-  return (
-    `(?:${literal}` +
-    `|%(?:25)*(?:${hexCodes})` +
-    `|\\\\+u00(?:${hexCodes})` +
-    `|&#(?:x0*(?:${hexCodes})|0*(?:${codes.join('|')}));?)`
-  );
-}
-
-/** A character that may continue a bech32 string, in any spelling (over-matching on purpose). */
-const CONTINUATION = '(?:[A-Za-z0-9]|%(?:25)*[0-9A-Fa-f]{2}|\\\\+u[0-9A-Fa-f]{4}|&#x?[0-9A-Fa-f]{1,6};?)';
-
-const SECRET_KEY_PATTERN = `${[...'nsec1'].map(anySpelling).join('')}${CONTINUATION}*`;
-const SECRET_KEY = new RegExp(SECRET_KEY_PATTERN, 'gi');
-const HAS_SECRET_KEY = new RegExp(SECRET_KEY_PATTERN, 'i');
 
 export const REDACTED = '[redacted]';
 
-/** True if the text holds `nsec1` in any spelling (see above). */
-export function containsSecretKey(text: string): boolean {
-  return HAS_SECRET_KEY.test(text);
+/** Where a key or an escape that may hide one starts. */
+const TRIGGER = /nsec1|%[0-9a-f]{2}|\\u|&#/gi;
+const NSEC = /nsec1/i;
+/** Text with none of these cannot hide a key behind an escape. */
+const ESCAPE = /%[0-9a-f]{2}|\\u|&#/i;
+/** More layers than any real client or framework adds; each one shortens the text. */
+const MAX_LAYERS = 8;
+
+/** The characters a key and its escapes are written with: letters, digits, `%`, `&`, `#`, `;`. */
+function isRunCharacter(code: number): boolean {
+  return (
+    (code >= 0x30 && code <= 0x39) ||
+    (code >= 0x41 && code <= 0x5a) ||
+    (code >= 0x61 && code <= 0x7a) ||
+    code === 0x25 ||
+    code === 0x26 ||
+    code === 0x23 ||
+    code === 0x3b
+  );
 }
 
-/** The text with every secret key, in any spelling, replaced by `[redacted]`. */
+const BACKSLASH = 0x5c;
+const isU = (code: number) => code === 0x75 || code === 0x55;
+
+/**
+ * Backslashes belong to a run only as the start of a `\u` escape: any other backslash (the one of
+ * an escaped quote in a JSON log line) stays, so redacting never breaks the line's JSON.
+ */
+function backslashesOfEscapeAt(text: string, at: number): number {
+  let end = at;
+  while (text.charCodeAt(end) === BACKSLASH) end++;
+  return end > at && isU(text.charCodeAt(end)) ? end - at : 0;
+}
+
+/**
+ * The [start, end) of every run that spells a key. Only runs around a trigger are decoded, so a log
+ * line without `%`, `\u`, `&#` or `nsec1` costs one regular-expression scan.
+ */
+function secretRuns(text: string): [number, number][] {
+  const runs: [number, number][] = [];
+  TRIGGER.lastIndex = 0;
+  for (let match = TRIGGER.exec(text); match !== null; match = TRIGGER.exec(text)) {
+    let start = match.index;
+    let end = start + match[0].length;
+    for (;;) {
+      const code = text.charCodeAt(start - 1);
+      if (start > 0 && isRunCharacter(code)) start--;
+      else if (start > 0 && code === BACKSLASH && (isU(text.charCodeAt(start)) || text.charCodeAt(start) === BACKSLASH)) start--;
+      else break;
+    }
+    for (;;) {
+      if (end < text.length && isRunCharacter(text.charCodeAt(end))) end++;
+      else if (backslashesOfEscapeAt(text, end) > 0) end += backslashesOfEscapeAt(text, end);
+      else break;
+    }
+    if (end - start >= 5 && revealsSecretKey(text.slice(start, end))) runs.push([start, end]);
+    TRIGGER.lastIndex = end;
+  }
+  return runs;
+}
+
+/** Undoes one layer of every escape: `%XX`, `\uXXXX` (with its backslashes), `&#…;`. */
+function decodeLayer(text: string): string {
+  // unescape (native, and in every JavaScript engine) undoes %XX and %uXXXX; nothing else does that fast.
+  let decoded = text.includes('%') ? unescape(text) : text;
+  if (decoded.includes('\\')) {
+    decoded = decoded.replace(/\\+u([0-9a-f]{4})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  }
+  if (decoded.includes('&#')) {
+    decoded = decoded
+      .replace(/&#x([0-9a-f]{1,6});?/gi, (_, hex: string) => String.fromCodePoint(Math.min(Number.parseInt(hex, 16), 0x10ffff)))
+      .replace(/&#([0-9]{1,7});?/g, (_, decimal: string) => String.fromCodePoint(Math.min(Number(decimal), 0x10ffff)));
+  }
+  return decoded;
+}
+
+/** True if the run spells `nsec1` once its escapes are undone. */
+function revealsSecretKey(run: string): boolean {
+  let text = run;
+  for (let layer = 0; layer <= MAX_LAYERS; layer++) {
+    if (NSEC.test(text)) return true;
+    if (!ESCAPE.test(text)) return false;
+    const next = decodeLayer(text);
+    if (next === text) return false;
+    text = next;
+  }
+  return false;
+}
+
+/** True if the text holds `nsec1` in any spelling (see above). */
+export function containsSecretKey(text: string): boolean {
+  return secretRuns(text).length > 0;
+}
+
+/** The text with every run that spells a secret key replaced by `[redacted]`. */
 export function redactSecretKeys(text: string): string {
-  // test() first: most text has none, and replace() would copy it.
-  return HAS_SECRET_KEY.test(text) ? text.replace(SECRET_KEY, REDACTED) : text;
+  const runs = secretRuns(text);
+  if (runs.length === 0) return text;
+  let redacted = '';
+  let from = 0;
+  for (const [start, end] of runs) {
+    redacted += `${text.slice(from, start)}${REDACTED}`;
+    from = end;
+  }
+  return redacted + text.slice(from);
 }

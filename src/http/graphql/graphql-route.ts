@@ -51,6 +51,9 @@ export function registerGraphqlRoute(app: FastifyInstance, yoga: LookupYoga): vo
             .header('access-control-max-age', '86400')
             .send();
         }
+        // An absolute URL as the request target (`GET http://host/graphql`) is valid HTTP that yoga
+        // cannot parse (500); GraphQL over HTTP needs only the path.
+        if (!request.raw.url?.startsWith('/')) return sendGraphqlError(reply, 'bad_request');
         if (request.method === 'GET' && hasMalformedJsonParameter(request.query)) {
           return sendGraphqlError(reply, 'invalid_graphql_request');
         }
