@@ -38,16 +38,6 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   return { app, close };
 }
 
-/**
- * A failed write must never stop `serve` (issue 18 §8): lmdb-js rejects internal promises that no
- * caller can await when a commit fails (a full disk). Such stray rejections are logged, and the
- * service goes on: reads still answer, /readyz says writes are failing.
- */
-export function keepServingOnStrayRejections(logger: Logger): void {
-  process.on('unhandledRejection', (reason) => {
-    logger.error({ err: reason }, 'unhandled rejection; still serving');
-  });
-}
 
 /** Stops the service cleanly on SIGTERM/SIGINT, or forcibly if that takes more than 10 seconds. */
 export function closeOnSignals(service: RunningService, logger: Logger): void {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ImportSummary, importEvents } from '../src/import/import-events.js';
 import { type InputItem, readEventInput } from '../src/import/read-event-input.js';
 import { serializeEvent } from '../src/nostr/event.js';
+import { type EventStore, StoreUnavailableError } from '../src/store/event-store.js';
 import { profile, realEvents, signed } from './support/events.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
 
@@ -150,10 +151,34 @@ describe('importEvents against Redis', () => {
     expect(summary.stored + summary.replaced + summary.superseded + summary.duplicate).toBe(events.length);
   });
 
-  it('fails when the store fails', async () => {
+  it('fails when the store stays unavailable, after retrying with backoff', async () => {
     const broken = await createTestStore();
     await broken.store.close();
-    await expect(importEvents(Readable.from([serializeEvent(a)]), broken.store)).rejects.toThrow();
+    const retries: number[] = [];
+    await expect(
+      importEvents(Readable.from([serializeEvent(a)]), broken.store, {
+        writeAttempts: 2,
+        onRetry: (attempt, waitMs) => retries.push(attempt, waitMs),
+      }),
+    ).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(retries).toEqual([1, 1000]);
+  });
+
+  it('a batch the store refuses for a moment (a command timeout) is retried, and nothing is lost (issue 18 §8)', async () => {
+    let failures = 2;
+    const flaky: EventStore = Object.create(testStore.store) as EventStore;
+    flaky.putEvents = (events) => {
+      if (failures-- > 0) return Promise.reject(new StoreUnavailableError({ cause: new Error('Command timed out') }));
+      return testStore.store.putEvents(events);
+    };
+    const retries: number[] = [];
+    const events = [signed('retry', { content: '1' }), signed('retry', { content: '2' })];
+    const summary = await importEvents(Readable.from([events.map(serializeEvent).join('\n')]), flaky, {
+      onRetry: (attempt, waitMs) => retries.push(attempt, waitMs),
+    });
+    expect(retries).toEqual([1, 1000, 2, 2000]);
+    expect(summary.stored).toBe(2);
+    expect((await testStore.store.getEvents(events.map((event) => event.id))).map((stored) => stored?.event)).toEqual(events);
   });
 });
 

@@ -10,6 +10,8 @@ import { openCommandStore } from './open-command-store.js';
 export interface ImportCommandOptions {
   batchSize: number;
   json: boolean;
+  /** Retries per batch while the store is unavailable. */
+  retries: number;
 }
 
 /** Opens the input before anything else, so an unreadable input fails fast with a clear message. */
@@ -23,6 +25,13 @@ async function openInput(source: string): Promise<{ stream: Readable; size?: num
     stream.once('error', reject);
   });
   return { stream, size: info.size };
+}
+
+/** A failure in one line: the error and its cause's message (a full disk, a timeout), no stack. */
+function describeFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${message}${cause}`.replace(/\s+/g, ' ').slice(0, 300);
 }
 
 /** `nostr-lookup import <file|->`; returns the process exit code. */
@@ -59,16 +68,31 @@ export async function runImport(
   const onProgress = (summary: Readonly<ImportSummary>) =>
     bar?.update(bytesRead, { read: summary.read, stored: summary.stored + summary.replaced });
 
+  const onRetry = (attempt: number, waitMs: number, error: unknown) =>
+    process.stderr.write(
+      `nostr-lookup import: the store did not take a batch (${describeFailure(error)}); attempt ${attempt + 1} in ${waitMs / 1000} s\n`,
+    );
+  let progress: Readonly<ImportSummary> | undefined;
   try {
-    const summary = await importEvents(input.stream, store, { batchSize: options.batchSize, onProgress });
+    const summary = await importEvents(input.stream, store, {
+      batchSize: options.batchSize,
+      onProgress: (running) => {
+        progress = running;
+        onProgress(running);
+      },
+      onRetry,
+      writeAttempts: options.retries + 1,
+    });
     bar?.update(input.size ?? 0);
     bar?.stop();
     process.stdout.write(`${options.json ? JSON.stringify(summary) : formatSummary(summary)}\n`);
     return 0;
   } catch (error) {
     bar?.stop();
-    logger.error({ err: error }, 'import failed');
-    process.stderr.write(`nostr-lookup import: failed: ${(error as Error).message}\n`);
+    // One line that says why, and what was written before: never a stack (the log has the cause at debug).
+    logger.debug({ err: error }, 'import failed');
+    const written = progress ? `; written before it: ${progress.stored + progress.replaced} events (importing again is safe)` : '';
+    process.stderr.write(`nostr-lookup import: failed: ${describeFailure(error)}${written}\n`);
     return 1;
   } finally {
     await store.close();

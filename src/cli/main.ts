@@ -2,7 +2,8 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { type Config, ConfigError, loadConfig } from '../config/env.js';
 import { createLogger } from '../logger.js';
-import { closeOnSignals, keepServingOnStrayRejections, startService } from '../service.js';
+import { closeOnSignals, startService } from '../service.js';
+import { guardProcess } from './process-guards.js';
 import { runImport } from './import-command.js';
 import { runSync } from './sync-command.js';
 
@@ -17,6 +18,12 @@ function configOrExit(): Config {
     }
     throw error;
   }
+}
+
+function retryCount(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 20) throw new InvalidArgumentError('must be a whole number from 0 to 20');
+  return parsed;
 }
 
 function positiveInteger(value: string): number {
@@ -53,7 +60,7 @@ program
   .action(async () => {
     const config = configOrExit();
     const logger = createLogger(config.log);
-    keepServingOnStrayRejections(logger);
+    guardProcess(logger);
     try {
       closeOnSignals(await startService(config, logger), logger);
     } catch (error) {
@@ -74,6 +81,7 @@ program
   .action(async (options: { since?: number }) => {
     const config = configOrExit();
     const logger = createLogger(config.log);
+    guardProcess(logger);
     const code = await runSync(options, config, logger);
     // Exit explicitly: closed relay connections may leave nostr-tools timers behind.
     logger.flush(() => process.exit(code));
@@ -85,13 +93,15 @@ program
   .argument('<file>', 'file to read, or - for standard input')
   .option('--batch-size <n>', 'events written per batch', positiveInteger, 500)
   .option('--json', 'print the summary as JSON', false)
-  .action(async (file: string, options: { batchSize: number; json: boolean }) => {
+  .option('--retries <n>', 'times a batch is retried while the store is unavailable (waits 1 s, doubling)', retryCount, 5)
+  .action(async (file: string, options: { batchSize: number; json: boolean; retries: number }) => {
     const config = configOrExit();
     // Logs go to stderr, so stdout holds only the summary.
     const logger = createLogger(
       { level: config.log.level === 'info' ? 'warn' : config.log.level },
       process.stderr,
     );
+    guardProcess(logger);
     process.exitCode = await runImport(file, options, config, logger);
   });
 

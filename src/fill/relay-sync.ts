@@ -1,4 +1,5 @@
 import type { AbstractRelay, Subscription } from 'nostr-tools/abstract-relay';
+import { backoffMs } from '../backoff.js';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { isEphemeralKind } from '../nostr/kinds.js';
@@ -34,8 +35,7 @@ export const FIRST_SYNC_LOOKBACK_SECONDS = 3600;
 /** Events arrive in batches written together: at most this many, or whatever came within FLUSH_MS. */
 const BATCH_SIZE = 500;
 const FLUSH_MS = 1000;
-/** Reconnection waits 1 s, doubling up to 60 s; a connection that held 60 s resets it. */
-const FIRST_BACKOFF_MS = 1000;
+/** Reconnection waits 1 s, doubling up to 60 s (backoff.ts); a connection that held 60 s resets it. */
 const LONGEST_BACKOFF_MS = 60_000;
 /** nostr-tools treats a missing EOSE as one after this long; a large backfill may take a while. */
 const EOSE_PATIENCE_MS = 10 * 60_000;
@@ -173,8 +173,8 @@ class RelayFollower {
   private retry(reason: string): void {
     void this.flush();
     if (this.stopped) return;
-    const wait = Math.min(FIRST_BACKOFF_MS * 2 ** this.failures, LONGEST_BACKOFF_MS);
     this.failures += 1;
+    const wait = backoffMs(this.failures, LONGEST_BACKOFF_MS);
     this.options.logger.warn({ relay: this.url, reason, retryInMs: wait }, 'sync connection lost; reconnecting');
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => void this.connect(), wait);

@@ -2,7 +2,8 @@ import type { Readable } from 'node:stream';
 import type { NostrEvent } from '../nostr/event.js';
 import { isEphemeralKind } from '../nostr/kinds.js';
 import { verifyNostrEvent } from '../nostr/verify-event.js';
-import type { EventStore, WriteOutcome } from '../store/event-store.js';
+import { backoffMs, sleep } from '../backoff.js';
+import { type EventStore, StoreUnavailableError, type WriteOutcome } from '../store/event-store.js';
 import { readEventInput } from './read-event-input.js';
 
 export interface ImportSummary {
@@ -29,6 +30,10 @@ export interface ImportSummary {
 export interface ImportOptions {
   /** Events written per store call. */
   batchSize?: number;
+  /** Attempts per batch while the store is unavailable (a timeout, a full disk), with backoff. */
+  writeAttempts?: number;
+  /** Told of each failed attempt that will be retried. */
+  onRetry?(attempt: number, waitMs: number, error: unknown): void;
   /** Called after each batch is written, with the running summary. */
   onProgress?(summary: Readonly<ImportSummary>): void;
 }
@@ -58,7 +63,7 @@ export function emptySummary(): ImportSummary {
 export async function importEvents(
   input: Readable,
   store: EventStore,
-  { batchSize = 500, onProgress }: ImportOptions = {},
+  { batchSize = 500, onProgress, writeAttempts = WRITE_ATTEMPTS, onRetry }: ImportOptions = {},
 ): Promise<ImportSummary> {
   const summary = emptySummary();
   let batch: NostrEvent[] = [];
@@ -78,7 +83,7 @@ export async function importEvents(
     const events = batch;
     batch = [];
     await waitForWrites(); // at most one batch in flight: bounded memory, ordered writes
-    writing = store.putEvents(events).then(count, (error: unknown) => {
+    writing = withRetries(() => store.putEvents(events), writeAttempts, onRetry).then(count, (error: unknown) => {
       writeFailure = { error };
     });
   };
@@ -110,6 +115,32 @@ export async function importEvents(
   if (batch.length > 0) await flush();
   await waitForWrites();
   return summary;
+}
+
+/** A batch is tried this many times while the store is unavailable: 1+2+4+8+16 s of waiting. */
+const WRITE_ATTEMPTS = 6;
+const LONGEST_WAIT_MS = 16_000;
+
+/**
+ * A write retried with backoff while the store is unavailable (transient: a command timeout under
+ * load, Redis restarting, a disk briefly full). Writes are idempotent (NIP-01 rule, duplicates), so
+ * a retry after a write that did land changes nothing.
+ */
+async function withRetries<T>(
+  write: () => Promise<T>,
+  attempts: number,
+  onRetry?: (attempt: number, waitMs: number, error: unknown) => void,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || attempt >= attempts) throw error;
+      const wait = backoffMs(attempt, LONGEST_WAIT_MS);
+      onRetry?.(attempt, wait, error);
+      await sleep(wait);
+    }
+  }
 }
 
 /** The summary as people read it. */

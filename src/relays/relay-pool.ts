@@ -1,5 +1,6 @@
 import type { AbstractRelay } from 'nostr-tools/abstract-relay';
 import type { Filter } from 'nostr-tools/filter';
+import { backoffMs } from '../backoff.js';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { openRelay, VerifiedEvents } from './open-relay.js';
@@ -50,8 +51,7 @@ export interface RelayPoolOptions {
  */
 export const MAX_SUBSCRIPTIONS_PER_RELAY = 10;
 
-/** A relay that failed to connect rests before the next attempt: 1 s, doubling up to 30 s. */
-const FIRST_REST_MS = 1000;
+/** A relay that failed to connect rests before the next attempt: 1 s, doubling up to 30 s (backoff.ts). */
 const LONGEST_REST_MS = 30_000;
 
 /**
@@ -120,7 +120,7 @@ export class RelayPool {
     }
     if (outcome === 'failed') {
       const failures = (rest?.failures ?? 0) + 1;
-      const wait = Math.min(FIRST_REST_MS * 2 ** (failures - 1), LONGEST_REST_MS);
+      const wait = backoffMs(failures, LONGEST_REST_MS);
       this.resting.set(url, { until: Date.now() + wait, failures });
     } else if (outcome !== 'stopped') {
       this.resting.delete(url);

@@ -17,6 +17,8 @@ import { readStoredEvent } from '../stored-event.js';
 /** Marks are swept every second, at most this many looked at per run (issue 18 §4: bounded work). */
 const SWEEP_INTERVAL_MS = 1000;
 const SWEEP_BATCH = 2000;
+/** How long close() waits for lmdb-js, which never settles after a failed commit. */
+const CLOSE_PATIENCE_MS = 2000;
 /** A write that failed this recently, with none succeeding since, makes /readyz say writes are failing. */
 const WRITE_FAILURE_WINDOW_MS = 30_000;
 
@@ -234,7 +236,15 @@ export class LmdbEventStore implements EventStore {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
-    await this.root.close();
+    // After a failed commit (a full disk) lmdb-js' close never settles: give it a moment, then go.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.root.close().catch(() => {}),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, CLOSE_PATIENCE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 
   /** One LMDB write transaction: atomic, and serialised with every other writer of the directory. */

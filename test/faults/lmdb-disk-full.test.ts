@@ -1,0 +1,112 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serializeEvent } from '../../src/nostr/event.js';
+import { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
+import { spawnCli } from '../support/cli.js';
+import { profile, signed } from '../support/events.js';
+import { startLoopbackRelay, type LoopbackRelay } from '../support/loopback-relay.js';
+import { freePort } from '../support/redis-server.js';
+import { getJson } from '../support/test-server.js';
+
+// The embedded store on a full disk (issue 18 §8): a small tmpfs, filled up. Mounting needs root,
+// which CI has; without it this file fails saying so (it is never skipped).
+let disk: string;
+let relay: LoopbackRelay;
+const held = profile('full-alice', { name: 'stored before the disk filled' });
+const onRelay = signed('full-bob', { content: 'only on the relay' });
+
+function fillUp(path: string): void {
+  const fd = openSync(path, 'w');
+  const block = Buffer.alloc(64 * 1024, 1);
+  try {
+    for (;;) writeSync(fd, block);
+  } catch {
+    // ENOSPC: full
+  } finally {
+    closeSync(fd);
+  }
+}
+
+beforeAll(async () => {
+  disk = mkdtempSync(join(tmpdir(), 'nostr-lookup-full-'));
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', disk], { encoding: 'utf8' });
+  if (mounted.status !== 0) {
+    throw new Error(`these tests mount a 2 MiB tmpfs and need root: ${mounted.stderr.trim()}`);
+  }
+  relay = await startLoopbackRelay({ events: [onRelay] });
+});
+
+afterAll(async () => {
+  await relay?.stop();
+  spawnSync('umount', [disk]);
+  rmSync(disk, { recursive: true, force: true });
+});
+
+describe('a full disk under the embedded store', () => {
+  it('import: retries, then exits 1 with one line saying why and what was written, never a stack', async () => {
+    const dataDir = join(disk, 'import');
+    const input = join(tmpdir(), `nostr-lookup-full-${process.pid}.jsonl`);
+    // ~3 MB of valid events for a 2 MiB disk.
+    const events = Array.from({ length: 1500 }, (_, index) => signed(`full-${index % 50}`, { content: `${index} ${'x'.repeat(2000)}` }));
+    writeFileSync(input, events.map(serializeEvent).join('\n'));
+    const run = spawnCli(['import', input, '--retries', '1', '--batch-size', '100'], { DATA_DIR: dataDir, REDIS_URL: '' });
+    const code = await run.exited;
+    rmSync(input, { force: true });
+    rmSync(dataDir, { recursive: true, force: true });
+    const output = run.output();
+    expect(code).toBe(1);
+    expect(output).toMatch(/nostr-lookup import: the store did not take a batch \(event store unavailable: .+\); attempt 2 in 1 s/);
+    expect(output).toMatch(/nostr-lookup import: failed: event store unavailable: .+; written before it: \d+ events \(importing again is safe\)/);
+    expect(output).not.toMatch(/^\s+at /m);
+  }, 60_000);
+
+  it('serve: a write that fails never stops it; reads go on, misses still answer, /readyz says writes are failing', async () => {
+    const dataDir = join(disk, 'serve');
+    const store = new LmdbEventStore(dataDir);
+    await store.putEvents([held]);
+    await store.close();
+    fillUp(join(disk, 'filler'));
+    const port = await freePort();
+    const served = spawnCli(['serve'], {
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      REDIS_URL: '',
+      RELAYS: relay.url,
+      LOG_LEVEL: 'info',
+    });
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          if ((await fetch(`${url}/healthz`)).ok) break;
+        } catch {
+          if (attempt > 150) throw new Error(`service did not start:\n${served.output()}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      // Misses: the relay answers, the index cannot take the marks or the events.
+      for (let index = 0; index < 20; index++) {
+        const missing = await getJson(`${url}/event?id=${index.toString(16).padStart(64, '0')}`);
+        expect(missing.status).toBe(404);
+      }
+      const fetched = await getJson(`${url}/event?id=${onRelay.id}`);
+      expect(fetched.status).toBe(200);
+      expect((fetched.body as { event: unknown }).event).toEqual(onRelay);
+      // What the index held is still served.
+      expect((await getJson(`${url}/user-profile?pubkey=${held.pubkey}`)).body).toEqual({ profile: held });
+      const ready = await getJson(`${url}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(ready.body).toEqual({ status: 'ready', writes: 'failing' });
+      expect(served.child.exitCode).toBeNull();
+      served.child.kill('SIGTERM');
+      expect(await served.exited).toBe(0);
+    } finally {
+      served.child.kill('SIGKILL');
+      rmSync(join(disk, 'filler'), { force: true });
+    }
+  }, 60_000);
+});
