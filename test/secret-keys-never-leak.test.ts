@@ -99,7 +99,7 @@ describe('/graphql answers what yoga answered badly (issue 18 §5, §6)', () => 
     expect(preflight.headers['access-control-allow-credentials']).toBeUndefined();
   });
 
-  it.each(['%25', '%7B', '[1]', '1', 'null%20x'])('malformed variables=%s is 400 invalid_graphql_request, not 500', async (value) => {
+  it.each(['%25', '%7B', 'null%20x', '%7B%22a%22%3A1%7Dx'])('malformed variables=%s is 400 invalid_graphql_request, not 500', async (value) => {
     for (const parameter of ['variables', 'extensions']) {
       const response = await raw('GET', `/graphql?query=%7B__typename%7D&${parameter}=${value}`);
       expect(response.status).toBe(400);
@@ -108,6 +108,14 @@ describe('/graphql answers what yoga answered badly (issue 18 §5, §6)', () => 
         errors: [{ message: expect.any(String), extensions: { code: 'invalid_graphql_request' } }],
       });
     }
+  });
+
+  it('JSON that is not an object is yoga\'s own 400', async () => {
+    const response = await raw('GET', '/graphql?query=%7B__typename%7D&variables=%5B1%5D');
+    expect(response.status).toBe(400);
+    expect(JSON.parse(response.body)).toEqual({
+      errors: [{ message: 'Expected "variables" param to be empty or an object, but given array.', extensions: { code: 'BAD_REQUEST' } }],
+    });
   });
 
   it('a browser GET with GraphiQL off gets a JSON answer saying how to ask, not null', async () => {

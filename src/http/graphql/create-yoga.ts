@@ -7,6 +7,7 @@ import type { Logger } from '../../logger.js';
 import type { GraphQLContext } from '../../schema/context.js';
 import { useLogServerErrors } from './use-log-server-errors.js';
 import { useQueryLimits } from './use-query-limits.js';
+import { useRequestParseErrors } from './use-request-parse-errors.js';
 import { useRedactSecretKeys } from './use-redact-secret-keys.js';
 
 export interface YogaOptions {
@@ -69,6 +70,7 @@ export function createLookupYoga({ schema, config, limits, logger, createContext
         costLimit: { enabled: false },
       }),
       useQueryLimits({ limits, config }),
+      useRequestParseErrors(),
       useLogServerErrors(logger),
       useRedactSecretKeys(),
     ],

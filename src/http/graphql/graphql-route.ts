@@ -12,27 +12,12 @@ function sendGraphqlError(reply: FastifyReply, code: ErrorCode): FastifyReply {
     .send(JSON.stringify(graphqlErrorBody(code)));
 }
 
-/** GET parameters that GraphQL over HTTP carries as JSON: yoga answers 500 when they do not parse. */
-function hasMalformedJsonParameter(query: unknown): boolean {
-  const parameters = query as Record<string, unknown>;
-  return ['variables', 'extensions'].some((name) => {
-    const value = parameters[name];
-    if (value === undefined) return false;
-    if (typeof value !== 'string') return true; // repeated
-    try {
-      const parsed: unknown = JSON.parse(value);
-      return parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed));
-    } catch {
-      return true;
-    }
-  });
-}
-
 /**
  * /graphql: GraphQL over HTTP (GET and POST) by graphql-yoga, inside Fastify. CORS is ours (open `*`,
  * no credentials, DESIGN §1), and the cases yoga would answer badly are answered here in the
- * GraphQL error shape with a code from the table: malformed JSON parameters (yoga: 500) and a
- * browser's `accept: text/html` while GraphiQL is off (yoga: 406 with the body `null`).
+ * GraphQL error shape with a code from the table: an absolute request target (yoga: 500) and a
+ * browser's `accept: text/html` while GraphiQL is off (yoga: 406 with the body `null`). Malformed
+ * JSON parameters are answered inside yoga (use-request-parse-errors.ts).
  */
 export function registerGraphqlRoute(app: FastifyInstance, yoga: LookupYoga): void {
   app.register(async (graphqlScope) => {
@@ -54,9 +39,6 @@ export function registerGraphqlRoute(app: FastifyInstance, yoga: LookupYoga): vo
         // An absolute URL as the request target (`GET http://host/graphql`) is valid HTTP that yoga
         // cannot parse (500); GraphQL over HTTP needs only the path.
         if (!request.raw.url?.startsWith('/')) return sendGraphqlError(reply, 'bad_request');
-        if (request.method === 'GET' && hasMalformedJsonParameter(request.query)) {
-          return sendGraphqlError(reply, 'invalid_graphql_request');
-        }
         const response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
         if (response.status === 406) return sendGraphqlError(reply, 'not_acceptable');
         response.headers.forEach((value, key) => {
