@@ -264,6 +264,8 @@ describe('isPublicAddress (the relay-hint address policy)', () => {
     ['127.0.0.1'], ['127.1.2.3'], ['10.0.0.1'], ['172.16.5.4'], ['192.168.1.1'], ['169.254.169.254'],
     ['100.100.100.200'], ['0.0.0.0'], ['255.255.255.255'], ['224.0.0.1'], ['::1'], ['::'], ['fe80::1'],
     ['fd00:ec2::254'], ['fc00::1'], ['::ffff:127.0.0.1'], ['::ffff:169.254.169.254'], ['2002:7f00:1::'],
+    // IPv4-compatible IPv6 (::/96, deprecated): ::7f00:1 is 127.0.0.1 (issue 18 §5); other non-global IPv6.
+    ['::7f00:1'], ['::a00:1'], ['::a9fe:a9fe'], ['64:ff9b::7f00:1'], ['5f00::1'], ['3fff::1'], ['100::1'],
     ['not-an-address'], [''],
   ])('refuses %s', (address) => {
     expect(isPublicAddress(address)).toBe(false);
@@ -276,6 +278,7 @@ describe('isPublicAddress (the relay-hint address policy)', () => {
   it.each([
     ['ws://2130706433/'], ['ws://0x7f000001/'], ['ws://127.1/'], ['ws://0177.0.0.1/'], ['ws://[::1]/'],
     ['ws://[::ffff:127.0.0.1]/'], ['wss://169.254.169.254/latest'], ['ws://10.0.0.1:7777/'], ['ws://0.0.0.0/'],
+    ['ws://[::7f00:1]/'], ['ws://[::127.0.0.1]/'],
   ])('refuses the IP-literal hint %s, however it is spelled', (url) => {
     expect(hintHostAllowed(url)).toBe(false);
   });

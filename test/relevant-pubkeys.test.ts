@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { nprofileEncode, npubEncode } from 'nostr-tools/nip19';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
 import { relevantPubkeys } from '../src/nostr/relevant-pubkeys.js';
 import { pubkeyOf, signed } from './support/events.js';
@@ -60,6 +60,19 @@ describe('relevant pubkeys of an event (DESIGN §1)', () => {
     expect(relevantPubkeys(signed('author', { kind: 1, content: serializeEvent(original) }), 100)).toEqual([
       author,
     ]);
+  });
+
+  it('5. a repost is verified once, not on every read (issue 18 §5)', async () => {
+    const verify = await import('../src/nostr/verify-event.js');
+    const original = signed('alice', { content: 'verified once' });
+    const repost = signed('author', { kind: 6, content: serializeEvent(original) });
+    const spy = vi.spyOn(verify, 'verifyNostrEvent');
+    try {
+      for (let read = 0; read < 5; read++) expect(relevantPubkeys(repost, 100)).toEqual([author, alice]);
+      expect(spy).toHaveBeenCalledTimes(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('first-seen order across sources, deduplicated', () => {

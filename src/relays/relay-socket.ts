@@ -16,8 +16,14 @@ export const MAX_RELAY_MESSAGE_BYTES = 2 * 1024 * 1024;
  */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
+  const parsed = ipaddr.process(address);
+  if (parsed.range() !== 'unicast') return false;
+  // IPv6: only global unicast (2000::/3). ipaddr.js calls everything it has no name for "unicast",
+  // including the deprecated IPv4-compatible ::/96 (`::7f00:1` is 127.0.0.1; issue 18 §5).
+  return parsed.kind() === 'ipv4' || (parsed as ipaddr.IPv6).match(GLOBAL_UNICAST_V6);
 }
+
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number];
 
 /** Refused because the hint's host is (or resolves to) an address that is not public. */
 export class NonPublicAddressError extends Error {
