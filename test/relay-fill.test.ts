@@ -416,6 +416,30 @@ describe('poisoned misses: only trusted relays decide a shared miss (issue 18 §
   });
 });
 
+describe('misses per client are capped (issue 18: a client must not make us flood relays)', () => {
+  it('past MISS_CONCURRENCY_PER_CLIENT lookups at the relays at once, the next is 429 with Retry-After; later ones are admitted again', async () => {
+    const silent = await relay({ silent: true });
+    const { server } = await service({ urls: [silent.url], timeoutMs: 1000, missesPerClient: 2 });
+    const ids = ['1', '2', '3'].map((digit) => digit.repeat(64));
+    const started = Date.now();
+    const [first, second, third] = await Promise.all(
+      ids.map(async (id, index) => {
+        await sleep(index * 50);
+        const response = await getJson(`${server.url}/event?id=${id}`);
+        return { ...response, ms: Date.now() - started };
+      }),
+    );
+    expect([first?.status, second?.status]).toEqual([500, 500]);
+    expect(third?.status).toBe(429);
+    expect(third?.headers.get('retry-after')).toBe('1');
+    expect(third?.body).toEqual({ error: { status: 429, code: 'too_many_requests', message: expect.any(String) } });
+    expect(third?.ms).toBeLessThan(500);
+    // The relays were asked twice, not three times; once those ended, the client is admitted again.
+    expect(silent.requests).toHaveLength(2);
+    expect((await getJson(`${server.url}/event?id=${'4'.repeat(64)}`)).status).toBe(500);
+  });
+});
+
 describe('RELAYS empty', () => {
   it('no relay traffic at all: a miss is a plain 404', async () => {
     const { server } = await service({ urls: [] });

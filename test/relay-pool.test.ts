@@ -22,9 +22,9 @@ async function relay(options: Parameters<typeof startLoopbackRelay>[0] = {}) {
   return started;
 }
 
-function pool(allowPrivateHints = false) {
+function pool(allowPrivateHints = false, maxHintConnections?: number) {
   const { chunks: logs, logger } = captureLogs('debug');
-  const created = new RelayPool({ logger, allowPrivateHints });
+  const created = new RelayPool({ logger, allowPrivateHints, maxHintConnections });
   pools.push(created);
   return { pool: created, logs };
 }
@@ -166,6 +166,17 @@ describe('RelayPool', () => {
     const allowing = pool(true).pool;
     expect((await query(allowing)).outcomes.get(hinted.url)).toBe('stopped');
     expect(hinted.requests).toHaveLength(1);
+  });
+
+  it('holds at most RELAY_MAX_HINT_CONNECTIONS hint connections at once; past it, hints are skipped', async () => {
+    const silent = await relay({ silent: true });
+    const subject = pool(true, 2).pool;
+    const query = () =>
+      subject.query({ relays: [], hints: [silent.url], filters: [{ ids: [note.id] }], deadline: Date.now() + 500, onEvent: () => true });
+    const outcomes = await Promise.all([query(), query(), query()]);
+    expect(outcomes.map((result) => result.outcomes.get(silent.url)).sort()).toEqual(['skipped', 'timeout', 'timeout']);
+    // Once they are closed, hints are dialled again.
+    expect((await query()).outcomes.get(silent.url)).toBe('timeout');
   });
 
   it('refuses a hint whose name resolves to loopback (the resolved address is checked, not the name)', async () => {

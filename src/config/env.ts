@@ -163,6 +163,8 @@ const RelayModel = z.object({
   NEGATIVE_TTL: z.preprocess(emptyAsUnset, integer('NEGATIVE_TTL', 1, 86400 * 30, 60)),
   PROFILE_TTL: z.preprocess(emptyAsUnset, integer('PROFILE_TTL', 1, 86400 * 30, 300)),
   RELAY_ALLOW_PRIVATE: z.preprocess(emptyAsUnset, booleanFlag('RELAY_ALLOW_PRIVATE')),
+  MISS_CONCURRENCY_PER_CLIENT: z.preprocess(emptyAsUnset, integer('MISS_CONCURRENCY_PER_CLIENT', 1, 10_000, 8)),
+  RELAY_MAX_HINT_CONNECTIONS: z.preprocess(emptyAsUnset, integer('RELAY_MAX_HINT_CONNECTIONS', 0, 10_000, 64)),
   SYNC_KINDS: kindList,
 });
 
@@ -210,6 +212,10 @@ export interface RelayConfig {
   allowPrivateHints: boolean;
   /** The kinds `sync` subscribes to. */
   syncKinds: number[];
+  /** Lookups at the relays in progress per client address, at most; past it, 429. */
+  missesPerClient: number;
+  /** One-off connections to relay hints open at once in the process, at most; past it, hints are skipped. */
+  maxHintConnections: number;
 }
 export interface GraphqlConfig {
   /** GraphiQL is on in development, off when NODE_ENV=production unless GRAPHIQL=true. */
@@ -284,6 +290,8 @@ export function loadConfig(env: Env = process.env): Config {
       profileTtlSeconds: relays.PROFILE_TTL,
       allowPrivateHints: relays.RELAY_ALLOW_PRIVATE ?? false,
       syncKinds: relays.SYNC_KINDS,
+      missesPerClient: relays.MISS_CONCURRENCY_PER_CLIENT,
+      maxHintConnections: relays.RELAY_MAX_HINT_CONNECTIONS,
     },
     graphql: {
       graphiql: graphql.GRAPHIQL ?? graphql.NODE_ENV !== 'production',

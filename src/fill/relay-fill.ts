@@ -10,9 +10,10 @@ import { toStoredEvent } from '../store/stored-event.js';
  * What the relays said about one key:
  * - `found`: a verified event, already written to the index;
  * - `absent`: at least one relay answered in full (EOSE) and none had it;
- * - `unavailable`: no relay could be reached or answered before the deadline.
+ * - `unavailable`: no relay could be reached or answered before the deadline;
+ * - `throttled`: not asked: the client already has MISS_CONCURRENCY_PER_CLIENT lookups at the relays.
  */
-export type Fetched = Found | { kind: 'absent' } | { kind: 'unavailable' };
+export type Fetched = Found | { kind: 'absent' } | { kind: 'unavailable' } | { kind: 'throttled' };
 type Found = { kind: 'found'; stored: StoredEvent };
 
 const JOINABLE_AFTER_SETTLED_MS = 1000;
@@ -26,10 +27,13 @@ const MAX_VALUES_PER_FILTER = 500;
 const OTHER_INSTANCE_POLL_MS = 50;
 const ABSENT: Fetched = { kind: 'absent' };
 const UNAVAILABLE: Fetched = { kind: 'unavailable' };
+const THROTTLED: Fetched = { kind: 'throttled' };
 
 export interface FetchRequest {
   /** Relay hints that came with the request (already limited to a few; the pool applies the address policy). */
   hints: readonly string[];
+  /** Who asks (the client's address), for the per-client cap on lookups at the relays. */
+  client: string;
   /** Epoch milliseconds: the request's deadline, shared by all of its relay queries. */
   deadline: number;
 }
@@ -51,6 +55,8 @@ export interface RelayFillDependencies {
 export class RelayFill {
   private readonly inflight = new Map<string, Promise<Fetched>>();
   private readonly claiming = new Set<string>();
+  /** Lookups at the relays in progress, per client. */
+  private readonly missesByClient = new Map<string, number>();
 
   constructor(private readonly deps: RelayFillDependencies) {}
 
@@ -76,6 +82,10 @@ export class RelayFill {
    * request left nor leave one for others.
    */
   fetchEvents(ids: readonly string[], request: FetchRequest, knownMisses: ReadonlySet<string> = NO_KEYS): Promise<Fetched[]> {
+    return this.perClient(request, ids, () => this.fetchEventsNow(ids, request, knownMisses));
+  }
+
+  private fetchEventsNow(ids: readonly string[], request: FetchRequest, knownMisses: ReadonlySet<string>): Promise<Fetched[]> {
     const unmarked = ids.filter((id) => !knownMisses.has(id));
     const trusted = this.coalesced(unmarked.map(eventMarkKey), request, (keys) =>
       this.acrossInstances(keys, request, (mine) => this.queryEvents(mine.map(keyTail), request)),
@@ -87,6 +97,28 @@ export class RelayFill {
 
   /** The newest profiles of pubkeys the index lacks: one `{kinds:[0], authors:[…]}` per relay for all; trusted and hinted relays as for fetchEvents. */
   fetchProfiles(pubkeys: readonly string[], request: FetchRequest, knownMisses: ReadonlySet<string> = NO_KEYS): Promise<Fetched[]> {
+    return this.perClient(request, pubkeys, () => this.fetchProfilesNow(pubkeys, request, knownMisses));
+  }
+
+  /**
+   * Every lookup that goes to relays fans out to every relay: one client sending random ids must not
+   * be able to make us flood them (issue 18). At most `missesPerClient` at once per client; past
+   * that, the keys are `throttled` (429 for the thing asked, absent from a profiles map).
+   */
+  private async perClient(request: FetchRequest, keys: readonly string[], fetch: () => Promise<Fetched[]>): Promise<Fetched[]> {
+    const running = this.missesByClient.get(request.client) ?? 0;
+    if (running >= this.deps.config.missesPerClient) return keys.map(() => THROTTLED);
+    this.missesByClient.set(request.client, running + 1);
+    try {
+      return await fetch();
+    } finally {
+      const left = (this.missesByClient.get(request.client) ?? 1) - 1;
+      if (left <= 0) this.missesByClient.delete(request.client);
+      else this.missesByClient.set(request.client, left);
+    }
+  }
+
+  private fetchProfilesNow(pubkeys: readonly string[], request: FetchRequest, knownMisses: ReadonlySet<string>): Promise<Fetched[]> {
     const unmarked = pubkeys.filter((pubkey) => !knownMisses.has(pubkey));
     const trusted = this.coalesced(unmarked.map(profileMarkKey), request, (keys) =>
       this.acrossInstances(keys, request, (mine) => this.queryProfiles(mine.map(keyTail), request, { markResults: true })),
@@ -111,7 +143,7 @@ export class RelayFill {
       const claimed = await this.deps.store.claimMarks(wanted.map(profileMarkKey), this.deps.config.profileTtlSeconds);
       const mine = wanted.filter((_, index) => claimed[index]);
       if (mine.length === 0) return;
-      const request = { hints: [], deadline: this.deadlineFromNow() };
+      const request = { hints: [], client: '', deadline: this.deadlineFromNow() };
       // Coalesced with cold fetches of the same pubkeys; the claimed marks stand as they are.
       await this.coalesced(mine.map(profileMarkKey), request, (keys) =>
         this.queryProfiles(keys.map(keyTail), request, { markResults: false }),

@@ -11,7 +11,11 @@ export const MAX_HINTS_PER_REQUEST = 3;
 export class RelayRequest implements FetchRequest {
   readonly hints: string[] = [];
 
-  constructor(readonly deadline: number) {}
+  constructor(
+    readonly deadline: number,
+    /** The client's address: its lookups that go to relays are capped (RelayConfig.missesPerClient). */
+    readonly client: string = '',
+  ) {}
 
   /** Keeps the first few hints that are ws(s) URLs; the address policy is applied when dialling. */
   addHints(urls: readonly string[]): void {

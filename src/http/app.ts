@@ -48,6 +48,7 @@ function send(reply: FastifyReply, { status, body }: RestResponse): FastifyReply
   // Successes may be cached briefly (a profile can change); a 404 only very briefly; failures not at all.
   const cacheControl =
     status === 200 ? 'public, max-age=60' : status === 404 ? 'public, max-age=10' : 'no-store';
+  if (status === 429) reply.header('retry-after', '1');
   return reply
     .status(status)
     .header('content-type', JSON_TYPE)
@@ -59,11 +60,11 @@ function registerRestLookup<TResult, TVariables extends Record<string, unknown>>
   app: FastifyInstance,
   schema: GraphQLSchema,
   lookup: RestLookup<TResult, TVariables>,
-  newContext: () => GraphQLContext,
+  newContext: (client: string) => GraphQLContext,
 ): void {
   const handle = restLookupHandler(schema, lookup);
   app.get(lookup.path, async (request, reply) => {
-    const response = await handle(request.query, newContext());
+    const response = await handle(request.query, newContext(request.ip));
     if (response.failure) request.log.error({ err: rootCause(response.failure) }, 'lookup failed');
     return send(reply, response);
   });
@@ -113,7 +114,7 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
       return send(reply.header('access-control-allow-origin', '*'), errorResponse('bad_request'));
     },
   });
-  const newContext = () => createContext({ store, fill, limits: config.lookup });
+  const newContext = (client: string) => createContext({ store, fill, limits: config.lookup, client });
   limitConnections(app.server, limits);
   closeConnectionsOnShutdown(app);
   limitRequestsPerConnection(app, limits.maxRequestsPerConnection);

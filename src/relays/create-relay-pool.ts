@@ -9,5 +9,5 @@ export function createRelayPool(config: RelayConfig, logger: Logger): RelayPool 
     return undefined;
   }
   logger.info({ relays: config.urls, timeoutMs: config.timeoutMs }, 'fetching misses from relays');
-  return new RelayPool({ logger, allowPrivateHints: config.allowPrivateHints });
+  return new RelayPool({ logger, allowPrivateHints: config.allowPrivateHints, maxHintConnections: config.maxHintConnections });
 }

@@ -43,6 +43,8 @@ export interface RelayPoolOptions {
   logger: Logger;
   /** Whether hints may point at loopback, private or link-local addresses (RELAY_ALLOW_PRIVATE). */
   allowPrivateHints: boolean;
+  /** One-off hint connections open at once, at most (RELAY_MAX_HINT_CONNECTIONS); past it, hints are skipped. */
+  maxHintConnections?: number;
 }
 
 /**
@@ -65,6 +67,7 @@ export class RelayPool {
   private readonly slots = new Map<string, SubscriptionSlots>();
   private readonly verified = new VerifiedEvents();
   private closed = false;
+  private openHints = 0;
 
   constructor(private readonly options: RelayPoolOptions) {}
 
@@ -131,11 +134,15 @@ export class RelayPool {
   private async askHint(url: string, asked: Asked): Promise<RelayOutcome> {
     const allowPrivate = this.options.allowPrivateHints;
     if (!allowPrivate && !hintHostAllowed(url)) return 'refused';
+    // Every hint is a new connection a client chose: the process holds a bounded number at once.
+    if (this.openHints >= (this.options.maxHintConnections ?? 64)) return 'skipped';
+    this.openHints += 1;
     // One-off: a hint never joins the pool, so a stranger's URL cannot hold a connection open.
     const relay = this.newRelay(url, allowPrivate ? RelaySocket : PublicOnlyRelaySocket);
     try {
       return await this.ask(relay, asked);
     } finally {
+      this.openHints -= 1;
       relay.close();
     }
   }

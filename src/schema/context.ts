@@ -17,11 +17,13 @@ export interface ContextDependencies {
   limits: LookupConfig;
   /** Fetch on miss from relays; absent when RELAYS is empty (the index alone answers). */
   fill?: RelayFill;
+  /** Who asks (the client's address): lookups that go to relays are capped per client. */
+  client?: string;
 }
 
-export function createContext({ store, limits, fill }: ContextDependencies): GraphQLContext {
+export function createContext({ store, limits, fill, client = '' }: ContextDependencies): GraphQLContext {
   if (!fill) return { loaders: createLoaders(store), limits };
   // The deadline runs from the start of the request, across all of its relay queries.
-  const relays = { fill, request: new RelayRequest(fill.deadlineFromNow()) };
+  const relays = { fill, request: new RelayRequest(fill.deadlineFromNow(), client) };
   return { loaders: createLoaders(store, relays), limits, relays };
 }

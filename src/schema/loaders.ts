@@ -43,6 +43,7 @@ async function guarded<T>(read: () => Promise<T>): Promise<T> {
 function fromRelays(fetched: Fetched): StoredEvent | null | LookupError {
   if (fetched.kind === 'found') return fetched.stored;
   if (fetched.kind === 'absent') return null;
+  if (fetched.kind === 'throttled') return new LookupError('too_many_requests');
   return new LookupError('relays_unavailable');
 }
 
@@ -122,7 +123,8 @@ export async function loadAvailable<V>(loader: DataLoader<string, V>, keys: read
     const settled = await Promise.allSettled(loads);
     return settled.map((outcome) => {
       if (outcome.status === 'fulfilled') return outcome.value;
-      if (errorCodeOf(outcome.reason) === 'relays_unavailable') return null;
+      const code = errorCodeOf(outcome.reason);
+      if (code === 'relays_unavailable' || code === 'too_many_requests') return null;
       throw outcome.reason;
     });
   }

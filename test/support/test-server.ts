@@ -34,6 +34,8 @@ export const TEST_RELAY_CONFIG: RelayConfig = {
   profileTtlSeconds: 300,
   allowPrivateHints: false,
   syncKinds: [0, 1],
+  missesPerClient: 8,
+  maxHintConnections: 64,
 };
 
 /** The real HTTP app on a real loopback port (port 0: the OS picks a free one). */

@@ -15,7 +15,7 @@ export interface YogaOptions {
   config: GraphqlConfig;
   limits: LookupConfig;
   logger: Logger;
-  createContext(): GraphQLContext;
+  createContext(client: string): GraphQLContext;
 }
 
 export type LookupYoga = YogaServerInstance<{ req: FastifyRequest; reply: FastifyReply }, GraphQLContext>;
@@ -60,7 +60,7 @@ export function createLookupYoga({ schema, config, limits, logger, createContext
     // credentials allowed, where this public read-only API wants `*` and no credentials.
     cors: false,
     logging: yogaLogger(logger),
-    context: () => createContext(),
+    context: ({ req }) => createContext(req.ip),
     plugins: [
       EnvelopArmorPlugin({
         maxDepth: { n: 8 },
