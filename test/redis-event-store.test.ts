@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
 import { CorruptDataError } from '../src/store/event-store.js';
@@ -42,7 +43,44 @@ describe('Redis specifics', () => {
       await store.putEvents([newer]);
       await client.set(`${prefix}e:${old.id}`, `@0:${old.pubkey}`);
       expect(await store.getEvents([old.id, newer.id])).toMatchObject([null, { event: newer }]);
+      // …and is removed when met (read repair): a crashed writer's marker does not stay.
+      await expect.poll(() => client.exists(`${prefix}e:${old.id}`), { timeout: 1000 }).toBe(0);
+      expect(await client.get(`${prefix}e:${newer.id}`)).toBe(`@0:${newer.pubkey}`);
     } finally {
+      await cleanup();
+    }
+  });
+
+  it('a writer whose marker lands after a newer version replaced its own leaves no dangling marker (issue 18 §8)', async () => {
+    const { store, client, prefix, cleanup, reopen } = await createTestStore();
+    const other = await reopen();
+    const admin = new Redis(client.options);
+    try {
+      const older = profile('race', { v: 1 }, 1_700_000_001);
+      const newer = profile('race', { v: 2 }, 1_700_000_002);
+      // Writer A's commands after its script are held back (in their order) until writer B is done:
+      // the interleaving that left markers behind.
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      for (const name of ['set', 'del', 'getBuffer'] as const) {
+        const original = (client[name] as (...args: unknown[]) => Promise<unknown>).bind(client);
+        (client as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
+          await gate;
+          return original(...args);
+        };
+      }
+      const writingA = store.putEvents([older]);
+      await expect.poll(() => admin.get(`${prefix}r:0:${older.pubkey}`)).not.toBeNull();
+      expect(await other.putEvents([newer])).toEqual(['replaced']);
+      release();
+      expect(await writingA).toEqual(['stored']);
+      expect(await admin.exists(`${prefix}e:${older.id}`)).toBe(0);
+      expect(await admin.get(`${prefix}e:${newer.id}`)).toBe(`@0:${newer.pubkey}`);
+    } finally {
+      admin.disconnect();
+      await other.close();
       await cleanup();
     }
   });

@@ -22,6 +22,8 @@ export async function resolveEventValues(
   ids: readonly string[],
   values: readonly (Buffer | null | undefined)[],
   readAddresses: (addresses: string[]) => Promise<readonly (Buffer | null | undefined)[]>,
+  /** Told of markers whose address holds another version (a store may remove them). */
+  onStaleMarker?: (id: string, marker: string) => void,
 ): Promise<(StoredEvent | null)[]> {
   const results: (StoredEvent | null)[] = [];
   const markers: { index: number; address: string }[] = [];
@@ -37,11 +39,11 @@ export async function resolveEventValues(
   });
   if (markers.length === 0) return results;
   const held = await readAddresses(markers.map(({ address }) => address));
-  markers.forEach(({ index }, position) => {
+  markers.forEach(({ index, address }, position) => {
     const bytes = held[position];
-    if (bytes == null) return;
-    const stored = readStoredEvent(bytes, {});
-    if (storedEventId(stored) === ids[index]) results[index] = stored;
+    const stored = bytes == null ? undefined : readStoredEvent(bytes, {});
+    if (stored && storedEventId(stored) === ids[index]) results[index] = stored;
+    else onStaleMarker?.(ids[index] as string, markerFor(address));
   });
   return results;
 }

@@ -113,6 +113,11 @@ export function toStoredEvent(event: NostrEvent): StoredEvent {
   return new StoredWireEvent(JsonText.of(serializeEvent(event)), event, event.pubkey);
 }
 
+/** The id at its fixed offset in bytes a store holds (what serializeEvent wrote), without parsing. */
+export function wireIdOf(bytes: Buffer): string {
+  return wireId(bytes);
+}
+
 /** The id of a stored event, read from its fixed offset without decoding or parsing. */
 export function storedEventId(stored: StoredEvent): string {
   return wireId(stored.json.bytes);

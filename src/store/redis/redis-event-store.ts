@@ -12,10 +12,10 @@ import {
   type WriteOutcome,
 } from '../event-store.js';
 import { markerFor, resolveEventValues } from '../replaceable-markers.js';
-import { readStoredEvent } from '../stored-event.js';
+import { readStoredEvent, wireIdOf } from '../stored-event.js';
 import { type RedisKeys, redisKeys } from './keys.js';
 import { mgetBySlot, type RedisClient } from './mget-by-slot.js';
-import { REPLACE_SCRIPT } from './replace-script.js';
+import { DELETE_IF_SCRIPT, REPLACE_SCRIPT } from './replace-script.js';
 import { CoalescedWrites } from './coalesced-writes.js';
 
 declare module 'ioredis' {
@@ -26,6 +26,7 @@ declare module 'ioredis' {
       id: string,
       createdAt: string,
     ): Result<[WriteOutcome, string], Context>;
+    nostrDeleteIf(key: string, value: string): Result<number, Context>;
   }
 }
 
@@ -76,12 +77,17 @@ export class RedisEventStore implements EventStore {
     // On a single Redis; a Cluster client spreads commands over several sockets.
     this.writes = client instanceof Redis ? new CoalescedWrites(client) : undefined;
     client.defineCommand('nostrReplaceEvent', { numberOfKeys: 1, lua: REPLACE_SCRIPT });
+    client.defineCommand('nostrDeleteIf', { numberOfKeys: 1, lua: DELETE_IF_SCRIPT });
   }
 
   async getEvents(ids: readonly string[]): Promise<(StoredEvent | null)[]> {
     const values = await this.command(() => mgetBySlot(this.client, ids.map(this.keys.event)));
-    return resolveEventValues(ids, values, (addresses) =>
-      this.command(() => mgetBySlot(this.client, addresses.map(this.keys.replaceable))),
+    return resolveEventValues(
+      ids,
+      values,
+      (addresses) => this.command(() => mgetBySlot(this.client, addresses.map(this.keys.replaceable))),
+      // Read repair: a marker left by a writer that stopped between its two steps goes when met.
+      (id, marker) => void this.client.nostrDeleteIf(this.keys.event(id), marker).catch(() => {}),
     );
   }
 
@@ -129,9 +135,20 @@ export class RedisEventStore implements EventStore {
     // The marker makes the event findable by id. Written after the slot (they may sit on different
     // cluster nodes), so a reader can meet a marker whose version was replaced meanwhile: getEvents
     // checks the id. Rewritten on `duplicate` to heal a write that stopped between the two steps.
-    const marker = this.client.set(this.keys.event(event.id), markerFor(address));
+    const marker = markerFor(address);
+    const eventKey = this.keys.event(event.id);
+    const slotKey = this.keys.replaceable(address);
+    const written = this.client.set(eventKey, marker);
     const cleanup = outcome === 'replaced' ? this.client.del(this.keys.event(previousId)) : undefined;
-    await Promise.all([marker, cleanup]);
+    // Then the slot is read again. A newer version written meanwhile by another writer, whose
+    // clean-up ran before this marker landed, would leave it dangling (issue 18 §8): seeing the newer
+    // version, this writer removes its own marker. On one connection the three commands travel in
+    // order, in one round trip; on a cluster the read waits for the marker.
+    const heldAfter = this.client instanceof Redis ? this.client.getBuffer(slotKey) : written.then(() => this.client.getBuffer(slotKey));
+    const [, , held] = await Promise.all([written, cleanup, heldAfter]);
+    if (held === null || wireIdOf(held) !== event.id) {
+      await this.client.nostrDeleteIf(eventKey, marker);
+    }
     return outcome;
   }
 

@@ -1,4 +1,15 @@
 /**
+ * Deletes a key only if it still holds the given value (a stale marker, not one rewritten since).
+ * KEYS[1] the key; ARGV[1] the value.
+ */
+export const DELETE_IF_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`;
+
+/**
  * The NIP-01 replaceable-event rule (nostr/kinds.ts `supersedes`, mirrored here in Lua) as one
  * atomic Redis script over one key (the address's slot): the newest `created_at` wins; on a tie the
  * lowest id wins. Running inside Redis makes concurrent or
