@@ -202,16 +202,12 @@ describe('unexpected failures are masked', () => {
         throw new TypeError(secret);
       },
       putEvents: async () => [],
-      setMarks: async () => {},
-      hasMarks: async () => [],
+      marks: { set: async () => {}, has: async () => [], claim: async () => [], clear: async () => {} },
+      cursors: { get: async () => undefined, set: async () => {} },
       writesFailing: () => false,
-      claimMarks: async () => [],
       getProfilesWithMarks: async () => {
         throw new TypeError(secret);
       },
-      clearMarks: async () => {},
-      getCursor: async () => undefined,
-      setCursor: async () => {},
       ping: async () => {},
       close: async () => {},
     };

@@ -77,12 +77,12 @@ describe('LMDB negative cache', () => {
   it('clean-up of an expired miss never removes a miss remembered again meanwhile', async () => {
     const { store, cleanup } = openTemporary();
     try {
-      await store.setMarks(['event:x'], 0); // expires at once
-      const reading = store.hasMarks(['event:x']); // finds it expired, schedules clean-up
-      await store.setMarks(['event:x'], 60); // remembered again before the clean-up runs
+      await store.marks.set(['event:x'], 0); // expires at once
+      const reading = store.marks.has(['event:x']); // finds it expired, schedules clean-up
+      await store.marks.set(['event:x'], 60); // remembered again before the clean-up runs
       expect(await reading).toEqual([false]);
       await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(await store.hasMarks(['event:x'])).toEqual([true]);
+      expect(await store.marks.has(['event:x'])).toEqual([true]);
     } finally {
       await cleanup();
     }
@@ -95,12 +95,12 @@ describe('LMDB housekeeping (issue 18 §4)', () => {
     const store = new LmdbEventStore(dir, { sweepIntervalMs: 100, sweepBatch: 50 });
     try {
       const keys = Array.from({ length: 200 }, (_, index) => `event:${index.toString(16).padStart(64, '0')}`);
-      await store.setMarks(keys, 1);
-      await store.setMarks(['event:kept'], 60);
-      expect(store.markCount()).toBe(201);
+      await store.marks.set(keys, 1);
+      await store.marks.set(['event:kept'], 60);
+      expect(store.marks.count()).toBe(201);
       // Never read again: after the TTL, the sweeper (50 per run, every 100 ms) removes them all.
-      await expect.poll(() => store.markCount(), { timeout: 3000, interval: 100 }).toBe(1);
-      expect(await store.hasMarks(['event:kept'])).toEqual([true]);
+      await expect.poll(() => store.marks.count(), { timeout: 3000, interval: 100 }).toBe(1);
+      expect(await store.marks.has(['event:kept'])).toEqual([true]);
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
@@ -111,12 +111,12 @@ describe('LMDB housekeeping (issue 18 §4)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-lmdb-'));
     const store = new LmdbEventStore(dir, { sweepIntervalMs: 60_000 });
     try {
-      await store.setMarks(Array.from({ length: 30 }, (_, index) => `event:${index}`), 1);
+      await store.marks.set(Array.from({ length: 30 }, (_, index) => `event:${index}`), 1);
       await new Promise((resolve) => setTimeout(resolve, 1100));
-      expect(await store.sweepExpiredMarks(10)).toBe(10);
-      expect(store.markCount()).toBe(20);
-      expect(await store.sweepExpiredMarks(100)).toBe(20);
-      expect(store.markCount()).toBe(0);
+      expect(await store.marks.sweep(10)).toBe(10);
+      expect(store.marks.count()).toBe(20);
+      expect(await store.marks.sweep(100)).toBe(20);
+      expect(store.marks.count()).toBe(0);
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });

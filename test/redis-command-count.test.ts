@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { profileMarkKey } from '../src/store/event-store.js';
+import { profileMarkKey } from '../src/store/mark-store.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
 import { type PrivateRedis, startPrivateRedis } from './support/redis-server.js';
@@ -115,7 +115,7 @@ describe('with relays configured, cached reads cost the same', () => {
   });
 
   it('fresh profiles: /user-profile is 1 command and /event 2, the freshness marks ride in the same MGET', async () => {
-    await testStore.store.setMarks(everyone.map(profileMarkKey), 300);
+    await testStore.store.marks.set(everyone.map(profileMarkKey), 300);
     const profileCounts = await commandsDuring(async () => {
       expect((await getJson(`${withRelays.url}/user-profile?pubkey=${pubkeyOf('author')}`)).status).toBe(200);
     });
@@ -129,7 +129,7 @@ describe('with relays configured, cached reads cost the same', () => {
   });
 
   it('a stale profile is served from that one MGET; its refresh is claimed with one SET NX, then asked of the relays', async () => {
-    await testStore.store.clearMarks([profileMarkKey(pubkeyOf('author'))]);
+    await testStore.store.marks.clear([profileMarkKey(pubkeyOf('author'))]);
     const counts = await commandsDuring(async () => {
       expect((await getJson(`${withRelays.url}/user-profile?pubkey=${pubkeyOf('author')}`)).body).toEqual({ profile: authorProfile });
       await expect.poll(() => relay.requests.length, { timeout: 2000, interval: 20 }).toBe(1);

@@ -118,7 +118,7 @@ describe('fetch on miss: /event', () => {
         message: 'Not in the index, and no relay could be reached or answered in time. Try again shortly.',
       },
     });
-    expect(await store.store.hasMarks([`event:${UNKNOWN_ID}`])).toEqual([false]);
+    expect(await store.store.marks.has([`event:${UNKNOWN_ID}`])).toEqual([false]);
   });
 
   it('500 when every relay is down, for /event and /user-profile; 200 for what the index holds', async () => {
@@ -180,7 +180,7 @@ describe('fetch on miss: /event', () => {
     const current = profile('fill-gina', { name: 'Gina' }, 1_700_000_900);
     const a = await relay({ events: [old] });
     const { server, store } = await service({ urls: [a.url] }, [current]);
-    await store.store.setMarks([`profile:${current.pubkey}`], 300); // fresh: no refresh in the way
+    await store.store.marks.set([`profile:${current.pubkey}`], 300); // fresh: no refresh in the way
     const response = await getJson(`${server.url}/event?id=${old.id}`);
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ event: old, profiles: { [current.pubkey]: current } });
@@ -406,13 +406,13 @@ describe('poisoned misses: only trusted relays decide a shared miss (issue 18 §
     expect((await getJson(`${server.url}/event?id=${nevent}`)).status).toBe(404);
     expect(hintRelay.requests).toHaveLength(1);
     // For everyone else, nothing was decided: no mark, and a plain lookup is still "unavailable".
-    expect(await store.store.hasMarks([`event:${UNKNOWN_ID}`])).toEqual([false]);
+    expect(await store.store.marks.has([`event:${UNKNOWN_ID}`])).toEqual([false]);
     const plain = await getJson(`${server.url}/event?id=${UNKNOWN_ID}`);
     expect(plain.status).toBe(500);
     expect((plain.body as { error: { code: string } }).error.code).toBe('relays_unavailable');
     const nprofile = nip19.nprofileEncode({ pubkey: pubkeyOf('fill-nobody'), relays: [hintRelay.url] });
     expect((await getJson(`${server.url}/user-profile?pubkey=${nprofile}`)).status).toBe(404);
-    expect(await store.store.hasMarks([`profile:${pubkeyOf('fill-nobody')}`])).toEqual([false]);
+    expect(await store.store.marks.has([`profile:${pubkeyOf('fill-nobody')}`])).toEqual([false]);
   });
 });
 

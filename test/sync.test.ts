@@ -65,7 +65,7 @@ describe('nostr-lookup sync', () => {
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     expect(first.output()).toContain('sync stopped');
-    const cursor = await testStore.store.getCursor(syncCursorName(source.url, [0, 1]));
+    const cursor = await testStore.store.cursors.get(syncCursorName(source.url, [0, 1]));
     expect(Number(cursor)).toBe(live.created_at);
 
     // While it was stopped, more was published; the restart asks from the cursor (with overlap) and gets it.
@@ -142,6 +142,6 @@ describe('RelaySync', () => {
     source.add(signed('sync-d', { created_at: now() }));
     await new Promise((resolve) => setTimeout(resolve, 1300));
     await subject.stop();
-    expect(await testStore.store.getCursor(syncCursorName(source.url, [1]))).toBeUndefined();
+    expect(await testStore.store.cursors.get(syncCursorName(source.url, [1]))).toBeUndefined();
   });
 });

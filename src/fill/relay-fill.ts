@@ -3,7 +3,11 @@ import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { isEphemeralKind, PROFILE_KIND, supersedes } from '../nostr/kinds.js';
 import type { RelayPool, RelayQuery, RelayQueryResult } from '../relays/relay-pool.js';
-import { type EventStore, eventMarkKey, profileMarkKey, type StoredEvent } from '../store/event-store.js';
+import {
+  type EventStore,
+  type StoredEvent,
+} from '../store/event-store.js';
+import { eventMarkKey, profileMarkKey } from '../store/mark-store.js';
 import { toStoredEvent } from '../store/stored-event.js';
 
 /**
@@ -47,7 +51,7 @@ export interface RelayFillDependencies {
 
 /**
  * Fetch on miss: asks the relays for what the index lacks, stores what verifies, and keeps the
- * marks (EventStore.setMarks) that make up the negative cache and profile freshness.
+ * marks (store/mark-store.ts) that make up the negative cache and profile freshness.
  *
  * Concurrent requests for the same key share one relay query: within a process through a map of
  * queries in flight, across processes sharing the store through claims (see acrossInstances).
@@ -140,7 +144,7 @@ export class RelayFill {
     if (wanted.length === 0) return;
     for (const pubkey of wanted) this.claiming.add(pubkey);
     const refresh = async () => {
-      const claimed = await this.deps.store.claimMarks(wanted.map(profileMarkKey), this.deps.config.profileTtlSeconds);
+      const claimed = await this.deps.store.marks.claim(wanted.map(profileMarkKey), this.deps.config.profileTtlSeconds);
       const mine = wanted.filter((_, index) => claimed[index]);
       if (mine.length === 0) return;
       const request = { hints: [], client: '', deadline: this.deadlineFromNow() };
@@ -293,14 +297,14 @@ export class RelayFill {
     const claims = keys.map(fetchingKey);
     let claimed: boolean[];
     try {
-      claimed = await this.deps.store.claimMarks(claims, Math.ceil(this.deps.config.timeoutMs / 1000));
+      claimed = await this.deps.store.marks.claim(claims, Math.ceil(this.deps.config.timeoutMs / 1000));
     } catch (error) {
       this.deps.logger.warn({ err: error }, 'could not claim relay lookups in the store; asking the relays anyway');
       claimed = keys.map(() => true);
     }
     const mine = keys.filter((_, index) => claimed[index]);
     const theirs = keys.filter((_, index) => !claimed[index]);
-    const release = () => this.deps.store.clearMarks(mine.map(fetchingKey)).catch(() => {});
+    const release = () => this.deps.store.marks.clear(mine.map(fetchingKey)).catch(() => {});
     const [own, others] = await Promise.all([
       mine.length > 0 ? query(mine).finally(() => void release()) : new Map<string, Fetched>(),
       theirs.length > 0 ? this.awaitOtherInstance(theirs, request) : new Map<string, Fetched>(),
@@ -339,7 +343,7 @@ export class RelayFill {
         profile ? { kind: 'found', stored: profile } : marked ? ABSENT : undefined,
       );
     }
-    const [events, marked] = await Promise.all([store.getEvents(keys.map(keyTail)), store.hasMarks(keys)]);
+    const [events, marked] = await Promise.all([store.getEvents(keys.map(keyTail)), store.marks.has(keys)]);
     return events.map((stored, index) => (stored ? { kind: 'found', stored } : marked[index] ? ABSENT : undefined));
   }
 
@@ -371,7 +375,7 @@ export class RelayFill {
   private async mark(keys: string[], ttlSeconds: number): Promise<void> {
     if (keys.length === 0) return;
     try {
-      await this.deps.store.setMarks(keys, ttlSeconds);
+      await this.deps.store.marks.set(keys, ttlSeconds);
     } catch (error) {
       this.deps.logger.warn({ err: error }, 'could not record relay lookups in the store');
     }

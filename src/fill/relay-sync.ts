@@ -128,7 +128,7 @@ class RelayFollower {
     const logger = this.options.logger;
     try {
       if (this.cursor === undefined) {
-        const saved = await this.options.store.getCursor(this.cursorName);
+        const saved = await this.options.store.cursors.get(this.cursorName);
         const parsed = saved === undefined ? Number.NaN : Number(saved);
         this.cursor = Number.isSafeInteger(parsed) && parsed >= 0 ? parsed : undefined;
       }
@@ -208,7 +208,7 @@ class RelayFollower {
         if (batch.length > 0) this.tally(await this.options.store.putEvents(batch));
         // Before EOSE the relay is still sending history, newest first: a restart then must redo it.
         if (eosed && !this.lostWrites && newest > (this.cursor ?? 0)) {
-          await this.options.store.setCursor(this.cursorName, String(newest));
+          await this.options.store.cursors.set(this.cursorName, String(newest));
           this.cursor = newest;
         }
       } catch (error) {

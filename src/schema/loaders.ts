@@ -6,10 +6,10 @@ import { PROFILE_KIND } from '../nostr/kinds.js';
 import {
   CorruptDataError,
   type EventStore,
-  eventMarkKey,
   type StoredEvent,
   StoreUnavailableError,
 } from '../store/event-store.js';
+import { eventMarkKey } from '../store/mark-store.js';
 
 export interface Loaders {
   /** Events by id. */
@@ -87,7 +87,7 @@ export function createLoaders(store: EventStore, relays?: RequestFill): Loaders 
     const missing = ids.filter((_, index) => stored[index] === null);
     if (relays && missing.length > 0) {
       // Only on a miss: a second store call for the negative cache.
-      const known = await guarded(() => store.hasMarks(missing.map(eventMarkKey)));
+      const known = await guarded(() => store.marks.has(missing.map(eventMarkKey)));
       const knownMisses = new Set(missing.filter((_, index) => known[index]));
       // Marked misses are asked again only of this request's own relay hints, if it has any.
       const ask = relays.request.hints.length > 0 ? missing : missing.filter((id) => !knownMisses.has(id));

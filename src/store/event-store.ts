@@ -1,5 +1,7 @@
 import type { NostrEvent } from '../nostr/event.js';
+import type { CursorStore } from './cursor-store.js';
 import type { JsonText } from './json-text.js';
+import type { MarkStore } from './mark-store.js';
 
 /**
  * An event as the index holds it: the exact wire text it was stored as (the seven NIP-01 fields in
@@ -31,32 +33,27 @@ export type WriteOutcome = 'stored' | 'replaced' | 'superseded' | 'duplicate' | 
  * The event index. Every event given to `putEvents` must already have been verified
  * (nostr/verify-event.ts): the store trusts its callers, never its clients.
  */
-export interface EventStore {
+export interface EventIndex {
   /** Events by id (lowercase hex), in the order asked; null where unknown. One round trip. */
   getEvents(ids: readonly string[]): Promise<(StoredEvent | null)[]>;
   /** The latest kind-0 event of each pubkey, in the order asked; null where none. One store command. */
   getProfiles(pubkeys: readonly string[]): Promise<(StoredEvent | null)[]>;
   /** Writes verified events, applying the NIP-01 replaceable rule atomically. */
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]>;
+}
+
+/**
+ * A store as the service uses it: the event index, its marks and its cursors, one concern each
+ * (each with its own conformance suite), on one connection or directory.
+ */
+export interface EventStore extends EventIndex {
+  readonly marks: MarkStore;
+  readonly cursors: CursorStore;
   /**
-   * Marks say "the relays were asked about <key> recently" (`event:<id>`, `profile:<pubkey>`) and expire
-   * after their TTL. They keep the negative cache (a marked key that the index lacks is a known miss)
-   * and profile freshness (a stored profile whose mark expired is stale). See fill/README in the README.
+   * Profiles as getProfiles, each with whether its `profile:<pubkey>` mark is in force: the one read
+   * across two concerns, so that a cached profile with its freshness costs one store command.
    */
-  setMarks(keys: readonly string[], ttlSeconds: number): Promise<void>;
-  /** For each key, whether its mark is in force. One store call. */
-  hasMarks(keys: readonly string[]): Promise<boolean[]>;
-  /**
-   * Sets each mark that is not in force, atomically per key; true where this call set it. Lets one
-   * caller (in any process sharing the store) win the right to refresh a key once per TTL.
-   */
-  claimMarks(keys: readonly string[], ttlSeconds: number): Promise<boolean[]>;
-  clearMarks(keys: readonly string[]): Promise<void>;
-  /** Profiles as getProfiles, each with whether its `profile:<pubkey>` mark is in force. One store command. */
   getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]>;
-  /** A named cursor (e.g. a relay sync position), or undefined if never set. */
-  getCursor(name: string): Promise<string | undefined>;
-  setCursor(name: string, value: string): Promise<void>;
   /** Resolves while the store answers; rejects otherwise. */
   ping(): Promise<void>;
   /** True while writes fail and reads still answer (the embedded store on a full or read-only disk). */
@@ -78,14 +75,4 @@ export class CorruptDataError extends Error {
     super(`corrupt data in event store: ${detail}`);
     this.name = 'CorruptDataError';
   }
-}
-
-/** The mark of a pubkey's profile lookup (see EventStore.setMarks). */
-export function profileMarkKey(pubkey: string): string {
-  return `profile:${pubkey}`;
-}
-
-/** The mark of an event lookup by id. */
-export function eventMarkKey(id: string): string {
-  return `event:${id}`;
 }

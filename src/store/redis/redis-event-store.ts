@@ -3,20 +3,21 @@ import type { RedisConfig } from '../../config/env.js';
 import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
 import { PROFILE_KIND, profileAddress, replaceableAddress } from '../../nostr/kinds.js';
 import {
-  CorruptDataError,
   type EventStore,
   type ProfileWithMark,
-  profileMarkKey,
   type StoredEvent,
   StoreUnavailableError,
   type WriteOutcome,
 } from '../event-store.js';
+import { profileMarkKey } from '../mark-store.js';
 import { markerFor, resolveEventValues } from '../replaceable-markers.js';
 import { readStoredEvent, wireIdOf } from '../stored-event.js';
 import { type RedisKeys, redisKeys } from './keys.js';
 import { mgetBySlot, type RedisClient } from './mget-by-slot.js';
 import { DELETE_IF_SCRIPT, REPLACE_SCRIPT } from './replace-script.js';
-import { CoalescedWrites } from './coalesced-writes.js';
+import { RedisCommands } from './redis-commands.js';
+import { RedisCursorStore } from './redis-cursor-store.js';
+import { RedisMarkStore } from './redis-mark-store.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -66,16 +67,19 @@ export function waitUntilReady(client: Redis, timeoutMs: number): Promise<void> 
 
 /** The production EventStore: the key layout of keys.ts, the replaceable rule of replace-script.ts. */
 export class RedisEventStore implements EventStore {
+  readonly marks: RedisMarkStore;
+  readonly cursors: RedisCursorStore;
   private readonly keys: RedisKeys;
-  private readonly writes: CoalescedWrites | undefined;
+  private readonly commands: RedisCommands;
 
   constructor(
     private readonly client: RedisClient,
     keyPrefix: string,
   ) {
     this.keys = redisKeys(keyPrefix);
-    // On a single Redis; a Cluster client spreads commands over several sockets.
-    this.writes = client instanceof Redis ? new CoalescedWrites(client) : undefined;
+    this.commands = new RedisCommands(client);
+    this.marks = new RedisMarkStore(this.commands, this.keys);
+    this.cursors = new RedisCursorStore(this.commands, this.keys);
     client.defineCommand('nostrReplaceEvent', { numberOfKeys: 1, lua: REPLACE_SCRIPT });
     client.defineCommand('nostrDeleteIf', { numberOfKeys: 1, lua: DELETE_IF_SCRIPT });
   }
@@ -152,35 +156,6 @@ export class RedisEventStore implements EventStore {
     return outcome;
   }
 
-  async setMarks(keys: readonly string[], ttlSeconds: number): Promise<void> {
-    await this.command(() => Promise.all(keys.map((key) => this.client.set(this.keys.mark(key), '1', 'EX', ttlSeconds))));
-  }
-
-  async hasMarks(keys: readonly string[]): Promise<boolean[]> {
-    const values = await this.command(() => mgetBySlot(this.client, keys.map(this.keys.mark)));
-    return values.map((value) => value !== null);
-  }
-
-  async claimMarks(keys: readonly string[], ttlSeconds: number): Promise<boolean[]> {
-    const replies = await this.command(() =>
-      Promise.all(keys.map((key) => this.client.set(this.keys.mark(key), '1', 'EX', ttlSeconds, 'NX'))),
-    );
-    return replies.map((reply) => reply === 'OK');
-  }
-
-  async clearMarks(keys: readonly string[]): Promise<void> {
-    if (keys.length === 0) return;
-    await this.command(() => Promise.all(keys.map((key) => this.client.del(this.keys.mark(key)))));
-  }
-
-  async getCursor(name: string): Promise<string | undefined> {
-    return (await this.command(() => this.client.get(this.keys.cursor(name)))) ?? undefined;
-  }
-
-  async setCursor(name: string, value: string): Promise<void> {
-    await this.command(() => this.client.set(this.keys.cursor(name), value));
-  }
-
   /** Redis fails reads and writes together: ping() tells. */
   writesFailing(): boolean {
     return false;
@@ -198,14 +173,7 @@ export class RedisEventStore implements EventStore {
     }
   }
 
-  /** Any failure of Redis itself becomes StoreUnavailableError; corrupt data stays what it is. */
-  private async command<T>(run: () => Promise<T>): Promise<T> {
-    this.writes?.beforeCommand();
-    try {
-      return await run();
-    } catch (error) {
-      if (error instanceof CorruptDataError) throw error;
-      throw new StoreUnavailableError({ cause: error });
-    }
+  private command<T>(send: () => Promise<T>): Promise<T> {
+    return this.commands.run(send);
   }
 }

@@ -1,0 +1,107 @@
+import type { Database } from 'lmdb';
+import type { MarkStore } from '../mark-store.js';
+import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
+
+/** Marks are swept every second, at most this many looked at per run (issue 18 §4: bounded work). */
+const SWEEP_INTERVAL_MS = 1000;
+const SWEEP_BATCH = 2000;
+
+export interface LmdbMarkStoreOptions {
+  /** How often the sweeper runs (tests shorten it). */
+  sweepIntervalMs?: number;
+  /** Marks looked at per run, at most. */
+  sweepBatch?: number;
+}
+
+/**
+ * Marks in LMDB: key → expiry time (ms since the epoch, as text). Expired marks read as absent at
+ * once, and a sweeper removes them even if nobody reads them again, so the directory does not grow
+ * with every distinct id ever asked (issue 18 §4).
+ */
+export class LmdbMarkStore implements MarkStore {
+  private readonly sweeper: NodeJS.Timeout;
+  /** Where the sweeper goes on from (a rolling scan: every mark is looked at once per lap). */
+  private sweepFrom: string | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Database<string, string>,
+    private readonly transactions: LmdbTransactions,
+    { sweepIntervalMs = SWEEP_INTERVAL_MS, sweepBatch = SWEEP_BATCH }: LmdbMarkStoreOptions = {},
+  ) {
+    this.sweeper = setInterval(() => void this.sweep(sweepBatch).catch(() => {}), sweepIntervalMs);
+    this.sweeper.unref();
+  }
+
+  async set(keys: readonly string[], ttlSeconds: number): Promise<void> {
+    const expires = String(Date.now() + ttlSeconds * 1000);
+    await this.transactions.write(() => {
+      for (const key of keys) inTransaction(this.db.put(key, expires));
+    });
+  }
+
+  async has(keys: readonly string[]): Promise<boolean[]> {
+    const now = Date.now();
+    const values = await this.transactions.read(() => this.db.getMany([...keys]));
+    return values.map((value) => value != null && Number(value) > now);
+  }
+
+  async claim(keys: readonly string[], ttlSeconds: number): Promise<boolean[]> {
+    // Read and set in one write transaction: LMDB serialises writers, across processes too.
+    return this.transactions.write(() => {
+      const now = Date.now();
+      const expires = String(now + ttlSeconds * 1000);
+      return keys.map((key) => {
+        const held = this.db.get(key);
+        if (held !== undefined && Number(held) > now) return false;
+        inTransaction(this.db.put(key, expires));
+        return true;
+      });
+    });
+  }
+
+  async clear(keys: readonly string[]): Promise<void> {
+    await this.transactions.write(() => {
+      for (const key of keys) inTransaction(this.db.remove(key));
+    });
+  }
+
+  /**
+   * One run of the sweeper: a rolling scan of at most `batch` marks, the expired ones removed in one
+   * write transaction that checks each is still expired (another writer may have renewed it since
+   * it was read). Returns how many were removed.
+   */
+  async sweep(batch: number = SWEEP_BATCH): Promise<number> {
+    if (this.stopped) return 0;
+    const now = Date.now();
+    const expired: string[] = [];
+    let last: string | undefined;
+    let seen = 0;
+    for (const { key, value } of this.db.getRange({ start: this.sweepFrom, limit: batch })) {
+      seen += 1;
+      last = key;
+      if (Number(value) <= now) expired.push(key);
+    }
+    // A short page means the end was reached: the next lap starts from the first mark.
+    this.sweepFrom = seen < batch || last === undefined ? undefined : `${last}\u0000`;
+    if (expired.length === 0) return 0;
+    await this.transactions.write(() => {
+      const at = Date.now();
+      for (const key of expired) {
+        const expires = this.db.get(key);
+        if (expires !== undefined && Number(expires) <= at) inTransaction(this.db.remove(key));
+      }
+    });
+    return expired.length;
+  }
+
+  /** How many marks the directory holds, expired or not (for tests and the soak run). */
+  count(): number {
+    return this.db.getKeysCount();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.sweeper);
+  }
+}

@@ -1,0 +1,48 @@
+import type { RootDatabase } from 'lmdb';
+import { StoreUnavailableError } from '../event-store.js';
+
+/** A write that failed this recently, with none succeeding since, makes /readyz say writes are failing. */
+const WRITE_FAILURE_WINDOW_MS = 30_000;
+
+/** Inside a write transaction a put's promise only reports the commit, which `transaction()` reports too. */
+export function inTransaction(written: Promise<unknown>): void {
+  written.catch(() => {});
+}
+
+/**
+ * Reads and write transactions on one LMDB directory, for every concern stored there (events,
+ * marks, cursors): failures become StoreUnavailableError, and failed writes are remembered so that
+ * /readyz can say writes are failing while reads go on.
+ */
+export class LmdbTransactions {
+  private lastWriteFailure = 0;
+
+  constructor(private readonly root: RootDatabase<string, string>) {}
+
+  /** One LMDB write transaction: atomic, and serialised with every other writer of the directory. */
+  async write<T>(action: () => T): Promise<T> {
+    try {
+      const result = await this.root.transaction(action);
+      this.lastWriteFailure = 0;
+      return result;
+    } catch (error) {
+      this.lastWriteFailure = Date.now();
+      // lmdb-js rejects a second promise with the cause of a failed commit, which nobody else awaits.
+      (error as { commitError?: Promise<unknown> }).commitError?.catch(() => {});
+      throw new StoreUnavailableError({ cause: error });
+    }
+  }
+
+  async read<T>(run: () => Promise<T> | T): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw new StoreUnavailableError({ cause: error });
+    }
+  }
+
+  /** True while writes fail (a full or read-only disk): a write failed within the window, none succeeded since. */
+  writesFailing(): boolean {
+    return Date.now() - this.lastWriteFailure < WRITE_FAILURE_WINDOW_MS;
+  }
+}

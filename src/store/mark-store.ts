@@ -1,0 +1,28 @@
+/**
+ * Marks say "the relays were asked about <key> recently" (`event:<id>`, `profile:<pubkey>`, and
+ * claims `fetching:<key>`) and expire after their TTL. They keep the negative cache (a marked key
+ * that the index lacks is a known miss) and profile freshness (a stored profile whose mark expired
+ * is stale). The mark store owns their expiry: Redis by TTL, the embedded store by a sweeper.
+ */
+export interface MarkStore {
+  /** Sets (or renews) each mark for `ttlSeconds`. */
+  set(keys: readonly string[], ttlSeconds: number): Promise<void>;
+  /** For each key, whether its mark is in force. One store call. */
+  has(keys: readonly string[]): Promise<boolean[]>;
+  /**
+   * Sets each mark that is not in force, atomically per key; true where this call set it. Lets one
+   * caller (in any process sharing the store) win the right to refresh a key once per TTL.
+   */
+  claim(keys: readonly string[], ttlSeconds: number): Promise<boolean[]>;
+  clear(keys: readonly string[]): Promise<void>;
+}
+
+/** The mark of a pubkey's profile lookup. */
+export function profileMarkKey(pubkey: string): string {
+  return `profile:${pubkey}`;
+}
+
+/** The mark of an event lookup by id. */
+export function eventMarkKey(id: string): string {
+  return `event:${id}`;
+}

@@ -1,0 +1,36 @@
+import type { MarkStore } from '../mark-store.js';
+import type { RedisKeys } from './keys.js';
+import { mgetBySlot } from './mget-by-slot.js';
+import type { RedisCommands } from './redis-commands.js';
+
+/** Marks in Redis: `<prefix>m:<key>`, expired by Redis itself (SET … EX): nothing to sweep. */
+export class RedisMarkStore implements MarkStore {
+  constructor(
+    private readonly commands: RedisCommands,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  async set(keys: readonly string[], ttlSeconds: number): Promise<void> {
+    const { client } = this.commands;
+    await this.commands.run(() => Promise.all(keys.map((key) => client.set(this.keys.mark(key), '1', 'EX', ttlSeconds))));
+  }
+
+  async has(keys: readonly string[]): Promise<boolean[]> {
+    const values = await this.commands.run(() => mgetBySlot(this.commands.client, keys.map(this.keys.mark)));
+    return values.map((value) => value !== null);
+  }
+
+  async claim(keys: readonly string[], ttlSeconds: number): Promise<boolean[]> {
+    const { client } = this.commands;
+    const replies = await this.commands.run(() =>
+      Promise.all(keys.map((key) => client.set(this.keys.mark(key), '1', 'EX', ttlSeconds, 'NX'))),
+    );
+    return replies.map((reply) => reply === 'OK');
+  }
+
+  async clear(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    const { client } = this.commands;
+    await this.commands.run(() => Promise.all(keys.map((key) => client.del(this.keys.mark(key)))));
+  }
+}

@@ -1,0 +1,22 @@
+import type { EventStore } from '../../src/store/event-store.js';
+
+export interface StoreUnderTest {
+  store: EventStore;
+  /** Another store on the same data, as a restarted process would open it. */
+  reopen(): EventStore | Promise<EventStore>;
+  cleanup(): Promise<void>;
+}
+
+export type OpenStore = () => Promise<StoreUnderTest>;
+
+/** Runs a test against a fresh store, cleaned up after. */
+export function withStoreFrom(open: OpenStore) {
+  return (test: (store: EventStore, subject: StoreUnderTest) => Promise<void>) => async () => {
+    const subject = await open();
+    try {
+      await test(subject.store, subject);
+    } finally {
+      await subject.cleanup();
+    }
+  };
+}
