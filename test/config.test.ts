@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_RELAYS, loadConfig } from '../src/config/env.js';
+import { ConfigError, DEFAULT_HTTP_LIMITS, DEFAULT_RELAYS, loadConfig } from '../src/config/env.js';
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -16,7 +16,7 @@ function problems(env: Record<string, string>): string[] {
 describe('configuration from the environment', () => {
   it('has working defaults: without REDIS_URL, the embedded store in ./data', () => {
     expect(loadConfig({})).toEqual({
-      http: { port: 8080, host: '127.0.0.1' },
+      http: { port: 8080, host: '127.0.0.1', limits: DEFAULT_HTTP_LIMITS },
       store: { kind: 'embedded', dataDir: resolve('data') },
       log: { level: 'info' },
       lookup: { maxProfiles: 100, maxListLength: 100 },
@@ -27,8 +27,17 @@ describe('configuration from the environment', () => {
         profileTtlSeconds: 300,
         allowPrivateHints: false,
         syncKinds: [0, 1],
+        missesPerClient: 8,
+        maxHintConnections: 64,
       },
-      graphql: { graphiql: true },
+      graphql: { graphiql: true, maxCost: 20_000, maxResponseBytes: 8 * 1024 * 1024 },
+    });
+    expect(DEFAULT_HTTP_LIMITS).toEqual({
+      requestTimeoutMs: 10_000,
+      idleTimeoutMs: 5_000,
+      maxConnections: 4096,
+      maxConnectionsPerClient: 256,
+      maxRequestsPerConnection: 8,
     });
   });
 
@@ -51,9 +60,28 @@ describe('configuration from the environment', () => {
         PROFILE_TTL: '600',
         RELAY_ALLOW_PRIVATE: 'true',
         SYNC_KINDS: '0, 1,30023',
+        MISS_CONCURRENCY_PER_CLIENT: '3',
+        RELAY_MAX_HINT_CONNECTIONS: '0',
+        GRAPHQL_MAX_COST: '5000',
+        MAX_RESPONSE_BYTES: '65536',
+        HTTP_REQUEST_TIMEOUT_MS: '2000',
+        HTTP_IDLE_TIMEOUT_MS: '1000',
+        MAX_CONNECTIONS: '100',
+        MAX_CONNECTIONS_PER_CLIENT: '0',
+        MAX_REQUESTS_PER_CONNECTION: '2',
       }),
     ).toEqual({
-      http: { port: 9000, host: '0.0.0.0' },
+      http: {
+        port: 9000,
+        host: '0.0.0.0',
+        limits: {
+          requestTimeoutMs: 2000,
+          idleTimeoutMs: 1000,
+          maxConnections: 100,
+          maxConnectionsPerClient: 0,
+          maxRequestsPerConnection: 2,
+        },
+      },
       store: { kind: 'redis', url: 'rediss://:pw@cache.internal:6380/2', keyPrefix: '{nostr}:', timeoutMs: 250 },
       log: { level: 'debug' },
       lookup: { maxProfiles: 20, maxListLength: 10 },
@@ -64,8 +92,10 @@ describe('configuration from the environment', () => {
         profileTtlSeconds: 600,
         allowPrivateHints: true,
         syncKinds: [0, 1, 30023],
+        missesPerClient: 3,
+        maxHintConnections: 0,
       },
-      graphql: { graphiql: true },
+      graphql: { graphiql: true, maxCost: 5000, maxResponseBytes: 65536 },
     });
   });
 
@@ -104,6 +134,26 @@ describe('configuration from the environment', () => {
       'SYNC_KINDS: not an event kind (0–65535): "70000"',
     ]);
     expect(problems({ SYNC_KINDS: '1,-2' })).toEqual(['SYNC_KINDS: not an event kind (0–65535): "-2"']);
+  });
+
+  it('refuses hostile limits, saying which and why', () => {
+    expect(
+      problems({
+        GRAPHQL_MAX_COST: '0',
+        MAX_RESPONSE_BYTES: '1e9',
+        HTTP_REQUEST_TIMEOUT_MS: '-1',
+        MAX_CONNECTIONS: '99999999999',
+        MAX_REQUESTS_PER_CONNECTION: ' ',
+        MISS_CONCURRENCY_PER_CLIENT: '0x10',
+      }),
+    ).toEqual([
+      'HTTP_REQUEST_TIMEOUT_MS must be a whole number',
+      'MAX_CONNECTIONS must be at most 1000000',
+      'MAX_REQUESTS_PER_CONNECTION must be a whole number',
+      'MISS_CONCURRENCY_PER_CLIENT must be a whole number',
+      'GRAPHQL_MAX_COST must be at least 1',
+      'MAX_RESPONSE_BYTES must be a whole number',
+    ]);
   });
 
   it('GraphiQL is off in production unless asked for', () => {

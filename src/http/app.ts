@@ -11,7 +11,7 @@ import type { GraphQLSchema } from 'graphql';
 import { type Config, DEFAULT_HTTP_LIMITS, type HttpLimits } from '../config/env.js';
 import { type ErrorCode, rootCause } from '../errors.js';
 import type { RelayFill } from '../fill/relay-fill.js';
-import { createRequestLog, type Logger } from '../logger.js';
+import type { Logger } from '../logger.js';
 import { containsSecretKey } from '../nostr/secret-keys.js';
 import { createContext, type GraphQLContext } from '../schema/context.js';
 import { schema } from '../schema/index.js';
@@ -26,6 +26,7 @@ import {
 } from './connection-limits.js';
 import { createLookupYoga } from './graphql/create-yoga.js';
 import { registerGraphqlRoute } from './graphql/graphql-route.js';
+import { registerRequestLog } from './request-log.js';
 import { errorResponse, type RestResponse } from './rest-response.js';
 import { eventLookup } from './routes/event.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -125,23 +126,7 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
     reply.header('access-control-allow-origin', '*');
     done();
   });
-  // One log line per request (secret keys in the URL are redacted with every other log line). Lines
-  // still pending at close are written before the process exits.
-  const logRequest = createRequestLog(logger);
-  app.addHook('onClose', (_app, done) => {
-    logRequest.flush();
-    done();
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    logRequest({
-      reqId: request.id,
-      method: request.method,
-      url: request.url,
-      status: reply.statusCode,
-      ms: reply.elapsedTime,
-    });
-    done();
-  });
+  registerRequestLog(app, logger);
 
   registerRestLookup(app, schema, userProfileLookup, newContext);
   registerRestLookup(app, schema, eventLookup, newContext);

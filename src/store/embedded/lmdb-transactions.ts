@@ -1,7 +1,10 @@
 import type { RootDatabase } from 'lmdb';
 import { StoreUnavailableError } from '../event-store.js';
 
-/** A write that failed this recently, with none succeeding since, makes /readyz say writes are failing. */
+/**
+ * A write that failed this recently makes /readyz say writes are failing. Successes do not clear
+ * it: on a nearly full disk small writes still land while larger ones fail.
+ */
 const WRITE_FAILURE_WINDOW_MS = 30_000;
 
 /** Inside a write transaction a put's promise only reports the commit, which `transaction()` reports too. */
@@ -22,9 +25,7 @@ export class LmdbTransactions {
   /** One LMDB write transaction: atomic, and serialised with every other writer of the directory. */
   async write<T>(action: () => T): Promise<T> {
     try {
-      const result = await this.root.transaction(action);
-      this.lastWriteFailure = 0;
-      return result;
+      return await this.root.transaction(action);
     } catch (error) {
       this.lastWriteFailure = Date.now();
       // lmdb-js rejects a second promise with the cause of a failed commit, which nobody else awaits.
@@ -41,7 +42,7 @@ export class LmdbTransactions {
     }
   }
 
-  /** True while writes fail (a full or read-only disk): a write failed within the window, none succeeded since. */
+  /** True while writes fail (a full or read-only disk): a write failed within the last 30 s. */
   writesFailing(): boolean {
     return Date.now() - this.lastWriteFailure < WRITE_FAILURE_WINDOW_MS;
   }
