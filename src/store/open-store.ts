@@ -38,6 +38,7 @@ export function openStore(config: StoreConfig, logger: Logger): OpenedStore {
       throw new StoreOpenError(`cannot open the embedded store in ${config.dataDir}: ${(error as Error).message}`);
     }
     logger.info({ store: 'embedded', engine: 'lmdb', dataDir: config.dataDir }, 'event store: embedded');
+    if (store.readOnly) logger.warn({ dataDir: config.dataDir }, 'DATA_DIR is on a read-only disk: serving what it holds, storing nothing');
     return { store, description: `the embedded store in ${config.dataDir}`, ready: () => store.ping() };
   }
   const client = connectRedis(config);

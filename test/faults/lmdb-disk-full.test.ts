@@ -45,6 +45,28 @@ afterAll(async () => {
   rmSync(disk, { recursive: true, force: true });
 });
 
+async function serveOn(dataDir: string) {
+  const port = await freePort();
+  const served = spawnCli(['serve'], {
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    REDIS_URL: '',
+    RELAYS: relay.url,
+    LOG_LEVEL: 'info',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {
+      if (attempt > 150 || served.child.exitCode !== null) throw new Error(`service did not start:\n${served.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { served, url };
+}
+
 describe('a full disk under the embedded store', () => {
   it('import: retries, then exits 1 with one line saying why and what was written, never a stack', async () => {
     const dataDir = join(disk, 'import');
@@ -69,25 +91,8 @@ describe('a full disk under the embedded store', () => {
     await store.putEvents([held]);
     await store.close();
     fillUp(join(disk, 'filler'));
-    const port = await freePort();
-    const served = spawnCli(['serve'], {
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      REDIS_URL: '',
-      RELAYS: relay.url,
-      LOG_LEVEL: 'info',
-    });
-    const url = `http://127.0.0.1:${port}`;
+    const { served, url } = await serveOn(dataDir);
     try {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          if ((await fetch(`${url}/healthz`)).ok) break;
-        } catch {
-          if (attempt > 150) throw new Error(`service did not start:\n${served.output()}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
       // Misses: the relay answers, the index cannot take the marks or the events.
       for (let index = 0; index < 20; index++) {
         const missing = await getJson(`${url}/event?id=${index.toString(16).padStart(64, '0')}`);
@@ -108,5 +113,47 @@ describe('a full disk under the embedded store', () => {
       served.child.kill('SIGKILL');
       rmSync(join(disk, 'filler'), { force: true });
     }
+  }, 60_000);
+});
+
+describe('a read-only disk under the embedded store', () => {
+  let readOnly: string;
+  beforeAll(() => {
+    readOnly = mkdtempSync(join(tmpdir(), 'nostr-lookup-ro-'));
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', readOnly], { encoding: 'utf8' });
+    if (mounted.status !== 0) throw new Error(`these tests mount a tmpfs and need root: ${mounted.stderr.trim()}`);
+  });
+  afterAll(() => {
+    spawnSync('umount', [readOnly]);
+    rmSync(readOnly, { recursive: true, force: true });
+  });
+
+  it('serve opens it read-only: what it holds is served, misses answered, /readyz says writes are failing; import exits 1 in one line', async () => {
+    const dataDir = join(readOnly, 'data');
+    const store = new LmdbEventStore(dataDir);
+    await store.putEvents([held]);
+    await store.close();
+    expect(spawnSync('mount', ['-o', 'remount,ro', readOnly]).status).toBe(0);
+    const { served, url } = await serveOn(dataDir);
+    try {
+      expect((await getJson(`${url}/user-profile?pubkey=${held.pubkey}`)).body).toEqual({ profile: held });
+      expect((await getJson(`${url}/event?id=${'e'.repeat(64)}`)).status).toBe(404);
+      const fetched = await getJson(`${url}/event?id=${onRelay.id}`);
+      expect(fetched.status).toBe(200);
+      expect((await getJson(`${url}/readyz`)).body).toEqual({ status: 'ready', writes: 'failing' });
+      expect(served.output()).toContain('DATA_DIR is on a read-only disk');
+      served.child.kill('SIGTERM');
+      expect(await served.exited).toBe(0);
+    } finally {
+      served.child.kill('SIGKILL');
+    }
+    const input = join(tmpdir(), `nostr-lookup-ro-${process.pid}.jsonl`);
+    writeFileSync(input, serializeEvent(onRelay));
+    const run = spawnCli(['import', input, '--retries', '0'], { DATA_DIR: dataDir, REDIS_URL: '' });
+    const code = await run.exited;
+    rmSync(input, { force: true });
+    expect(code).toBe(1);
+    expect(run.output()).toMatch(/nostr-lookup import: failed: event store unavailable/);
+    expect(run.output()).not.toMatch(/^\s+at /m);
   }, 60_000);
 });

@@ -16,6 +16,21 @@ import { LmdbCursorStore } from './lmdb-cursor-store.js';
 import { LmdbMarkStore, type LmdbMarkStoreOptions } from './lmdb-mark-store.js';
 import { inTransaction, LmdbTransactions } from './lmdb-transactions.js';
 
+/**
+ * The LMDB environment of a directory. noSubdir: false whatever the name (lmdb-js takes a path with
+ * an extension, `tmp.X1y2`, for a file). On a read-only disk LMDB cannot even set up its lock file:
+ * the directory is then opened read-only, so that what it holds is still served (issue 18 §8).
+ */
+function openEnvironment(dataDir: string): { root: RootDatabase<string, string>; readOnly: boolean } {
+  const options = { path: dataDir, noSubdir: false, encoding: 'string', compression: false } as const;
+  try {
+    return { root: open<string, string>(options), readOnly: false };
+  } catch (error) {
+    if (!/read-only file system|EROFS|EACCES|permission denied/i.test((error as Error).message)) throw error;
+    return { root: open<string, string>({ ...options, readOnly: true }), readOnly: true };
+  }
+}
+
 /** How long close() waits for lmdb-js, which never settles after a failed commit. */
 const CLOSE_PATIENCE_MS = 2000;
 
@@ -32,6 +47,8 @@ export type LmdbEventStoreOptions = LmdbMarkStoreOptions;
 export class LmdbEventStore implements EventStore {
   readonly marks: LmdbMarkStore;
   readonly cursors: LmdbCursorStore;
+  /** Opened read-only: the directory is on a read-only disk (reads answer, every write fails). */
+  readonly readOnly: boolean;
   private readonly root: RootDatabase<string, string>;
   private readonly events;
   private readonly replaceable;
@@ -42,9 +59,8 @@ export class LmdbEventStore implements EventStore {
     options: LmdbEventStoreOptions = {},
   ) {
     mkdirSync(dataDir, { recursive: true });
-    // noSubdir: false whatever the name: lmdb-js takes a path with an extension (`tmp.X1y2`) for a file.
-    this.root = open<string, string>({ path: dataDir, noSubdir: false, encoding: 'string', compression: false });
-    this.transactions = new LmdbTransactions(this.root);
+    ({ root: this.root, readOnly: this.readOnly } = openEnvironment(dataDir));
+    this.transactions = new LmdbTransactions(this.root, this.readOnly);
     // Events as bytes (UTF-8, as the 'string' encoding of earlier versions wrote them): responses embed them as they are.
     this.events = this.root.openDB<Buffer, string>({ name: 'events', encoding: 'binary' });
     this.replaceable = this.root.openDB<Buffer, string>({ name: 'replaceable', encoding: 'binary' });

@@ -20,7 +20,11 @@ export function inTransaction(written: Promise<unknown>): void {
 export class LmdbTransactions {
   private lastWriteFailure = 0;
 
-  constructor(private readonly root: RootDatabase<string, string>) {}
+  constructor(
+    private readonly root: RootDatabase<string, string>,
+    /** Opened read-only (a read-only disk): every write fails, and writesFailing says so for good. */
+    private readonly readOnly = false,
+  ) {}
 
   /** One LMDB write transaction: atomic, and serialised with every other writer of the directory. */
   async write<T>(action: () => T): Promise<T> {
@@ -44,6 +48,6 @@ export class LmdbTransactions {
 
   /** True while writes fail (a full or read-only disk): a write failed within the last 30 s. */
   writesFailing(): boolean {
-    return Date.now() - this.lastWriteFailure < WRITE_FAILURE_WINDOW_MS;
+    return this.readOnly || Date.now() - this.lastWriteFailure < WRITE_FAILURE_WINDOW_MS;
   }
 }
