@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
 import { pubkeyOf, signed } from './support/events.js';
@@ -13,6 +14,8 @@ const NOTE = signed('user0', { content: 'hello all', tags: P_TAGS });
 
 const context = useTestServer([...PROFILES, NOTE]);
 const small = useTestServer([...PROFILES, NOTE], { graphql: { maxResponseBytes: 16 * 1024 } });
+const CAP = 64 * 1024;
+const capped = useTestServer([...PROFILES, NOTE], { graphql: { maxResponseBytes: CAP } });
 
 interface GraphQLBody {
   data?: Record<string, unknown> | null;
@@ -96,4 +99,61 @@ describe('GraphQL output is bounded by what is asked (issue 18 §1)', () => {
       errors: [{ message: expect.stringContaining('MAX_RESPONSE_BYTES'), extensions: { code: 'response_too_large' } }],
     });
   });
+
+  it('no query of at most 10 KB answers more than MAX_RESPONSE_BYTES, whatever it nests, aliases or repeats (property)', async () => {
+    const scalar = fc.constantFrom('json', 'content', 'id', 'pubkey', 'kind', 'createdAt', 'tags', 'relevantPubkeys');
+    const profileScalar = fc.constantFrom('pubkey', 'name', 'about', 'displayName');
+    const alias = fc.option(fc.constantFrom('a', 'b', 'c', 'd'), { nil: undefined });
+    const named = (name: string, as: string | undefined, index: number) => (as ? `${as}${index}: ${name}` : name);
+    const { eventSelection } = fc.letrec((tie) => ({
+      eventSelection: fc
+        .array(
+          fc.oneof(
+            { depthSize: 'small' },
+            fc.tuple(alias, scalar).map(([as, name]) => ({ as, text: name })),
+            fc.tuple(alias, tie('profileSelection')).map(([as, inner]) => ({ as, text: `relevantProfiles { ${inner as string} }` })),
+            fc.tuple(alias, tie('profileSelection')).map(([as, inner]) => ({ as, text: `author { ${inner as string} }` })),
+          ),
+          { minLength: 1, maxLength: 4 },
+        )
+        .map((fields) => fields.map(({ as, text }, index) => named(text, as, index)).join(' ')),
+      profileSelection: fc
+        .array(
+          fc.oneof(
+            { depthSize: 'small' },
+            fc.tuple(alias, profileScalar).map(([as, name]) => ({ as, text: name })),
+            fc.tuple(alias, tie('eventSelection')).map(([as, inner]) => ({ as, text: `event { ${inner as string} }` })),
+          ),
+          { minLength: 1, maxLength: 4 },
+        )
+        .map((fields) => fields.map(({ as, text }, index) => named(text, as, index)).join(' ')),
+    }));
+    // Ids of what the store holds (the note, the profiles), repeated or not, and unknown ones.
+    const known = [NOTE.id, ...PROFILES.map((event) => event.id)];
+    const id = fc.oneof(fc.constantFrom(...known), fc.nat({ max: 1000 }).map((n) => n.toString(16).padStart(64, '0')));
+    const root = fc
+      .tuple(fc.array(id, { minLength: 1, maxLength: 60 }), eventSelection)
+      .map(([ids, selection]) => `{ events(ids: ${JSON.stringify(ids)}) { ${selection} } }`);
+    const seen = { answered: 0, tooCostly: 0, tooLarge: 0, largest: 0 };
+    await fc.assert(
+      fc.asyncProperty(root, async (query) => {
+        fc.pre(query.length <= 10_000);
+        const response = await graphql(query, capped.server.url);
+        seen.largest = Math.max(seen.largest, response.text.length);
+        if (response.body.data) seen.answered += 1;
+        if (response.text.includes('query_too_costly')) seen.tooCostly += 1;
+        if (response.text.includes('response_too_large')) seen.tooLarge += 1;
+        expect([200, 400]).toContain(response.status);
+        expect(response.text.length).toBeLessThanOrEqual(CAP + 1024);
+        const codes = (response.body.errors ?? []).map((error) => error.extensions?.code);
+        for (const code of codes) expect(['query_too_costly', 'response_too_large', 'GRAPHQL_VALIDATION_FAILED', undefined]).toContain(code);
+      }),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 150), seed: Number(process.env.FUZZ_SEED ?? 42) },
+    );
+    // Not vacuous: the generated queries reach every outcome, and answers near the cap.
+    expect(seen.answered).toBeGreaterThan(0);
+    expect(seen.tooCostly).toBeGreaterThan(0);
+    expect(seen.tooLarge).toBeGreaterThan(0);
+    expect(seen.largest).toBeGreaterThan(CAP / 4);
+  }, 120_000);
 });
