@@ -9,7 +9,7 @@ import Fastify, {
 } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import { type Config, DEFAULT_HTTP_LIMITS, type HttpLimits } from '../config/env.js';
-import { type ErrorCode, rootCause } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
 import type { RelayFill } from '../fill/relay-fill.js';
 import type { Logger } from '../logger.js';
 import { containsSecretKey } from '../nostr/secret-keys.js';
@@ -26,6 +26,7 @@ import {
 } from './connection-limits.js';
 import { createLookupYoga } from './graphql/create-yoga.js';
 import { registerGraphqlRoute } from './graphql/graphql-route.js';
+import { createFailureLog, type FailureLog } from './failure-log.js';
 import { registerRequestLog } from './request-log.js';
 import { errorResponse, type RestResponse } from './rest-response.js';
 import { eventLookup } from './routes/event.js';
@@ -62,11 +63,12 @@ function registerRestLookup<TResult, TVariables extends Record<string, unknown>>
   schema: GraphQLSchema,
   lookup: RestLookup<TResult, TVariables>,
   newContext: (client: string) => GraphQLContext,
+  logFailure: FailureLog,
 ): void {
   const handle = restLookupHandler(schema, lookup);
   app.get(lookup.path, async (request, reply) => {
     const response = await handle(request.query, newContext(request.ip));
-    if (response.failure) request.log.error({ err: rootCause(response.failure) }, 'lookup failed');
+    if (response.failure) logFailure(request.log, response.failure, 'lookup failed');
     return send(reply, response);
   });
 }
@@ -128,8 +130,9 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
   });
   registerRequestLog(app, logger);
 
-  registerRestLookup(app, schema, userProfileLookup, newContext);
-  registerRestLookup(app, schema, eventLookup, newContext);
+  const logFailure = createFailureLog();
+  registerRestLookup(app, schema, userProfileLookup, newContext, logFailure);
+  registerRestLookup(app, schema, eventLookup, newContext, logFailure);
 
   registerHealthRoutes(app, store);
 
@@ -138,6 +141,7 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
     config: config.graphql,
     limits: config.lookup,
     logger,
+    logFailure,
     createContext: newContext,
   });
   registerGraphqlRoute(app, yoga);

@@ -4,6 +4,7 @@ import type { GraphQLSchema } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphqlConfig, LookupConfig } from '../../config/env.js';
 import type { Logger } from '../../logger.js';
+import type { FailureLog } from '../failure-log.js';
 import type { GraphQLContext } from '../../schema/context.js';
 import { useLogServerErrors } from './use-log-server-errors.js';
 import { useQueryLimits } from './use-query-limits.js';
@@ -15,6 +16,8 @@ export interface YogaOptions {
   config: GraphqlConfig;
   limits: LookupConfig;
   logger: Logger;
+  /** Logs server failures, at most once a second per code (failure-log.ts). */
+  logFailure: FailureLog;
   createContext(client: string): GraphQLContext;
 }
 
@@ -49,7 +52,7 @@ function safeJson(value: unknown): string {
  * table errors (errors.ts) reach clients with `extensions.code`. graphql-armor bounds depth, aliases,
  * directives, tokens and cost, and hides field suggestions.
  */
-export function createLookupYoga({ schema, config, limits, logger, createContext }: YogaOptions): LookupYoga {
+export function createLookupYoga({ schema, config, limits, logger, logFailure, createContext }: YogaOptions): LookupYoga {
   return createYoga({
     schema,
     graphqlEndpoint: '/graphql',
@@ -71,7 +74,7 @@ export function createLookupYoga({ schema, config, limits, logger, createContext
       }),
       useQueryLimits({ limits, config }),
       useRequestParseErrors(),
-      useLogServerErrors(logger),
+      useLogServerErrors(logger, logFailure),
       useRedactSecretKeys(),
     ],
   });

@@ -2,6 +2,7 @@ import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { ERRORS, errorCodeOf, rootCause } from '../../errors.js';
 import type { Logger } from '../../logger.js';
+import type { FailureLog } from '../failure-log.js';
 
 /**
  * Whether a GraphQL error is the server's fault: a table code with a 5xx status, or no code and an
@@ -15,17 +16,18 @@ export function isServerFault(error: GraphQLError): boolean {
 }
 
 /**
- * Logs every GraphQL error that is the server's fault with its cause, since the client sees only the
- * table message or a masked one; client errors are logged at debug.
+ * Logs every GraphQL error that is the server's fault with its cause (at most once a second per
+ * code, failure-log.ts), since the client sees only the table message or a masked one; client
+ * errors are logged at debug.
  */
-export function useLogServerErrors(logger: Logger): Plugin {
+export function useLogServerErrors(logger: Logger, logFailure: FailureLog): Plugin {
   return {
     onExecutionResult({ result }) {
       const results = Array.isArray(result) ? result : [result];
       for (const { errors } of results) {
         for (const error of errors ?? []) {
           if (isServerFault(error)) {
-            logger.error({ err: rootCause(error), code: errorCodeOf(error), path: error.path }, 'graphql error');
+            logFailure(logger, error, 'graphql error');
           } else {
             logger.debug({ code: errorCodeOf(error) ?? error.extensions?.code, message: error.message }, 'graphql client error');
           }

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { profile } from './support/events.js';
+import { getJson, startTestServer } from './support/test-server.js';
+import { createTestStore } from './support/test-store.js';
+
+const alice = profile('failure-alice', { name: 'alice' });
+
+describe('server failures are logged with their cause, but not once per request (a store outage must not flood the log)', () => {
+  it('while the store is down, "lookup failed" is written at most once a second per code, saying how many were left out', async () => {
+    const store = await createTestStore();
+    await store.store.putEvents([alice]);
+    const server = await startTestServer(store.store);
+    try {
+      await store.store.close(); // every lookup now fails with store_unavailable
+      const first = await Promise.all(
+        Array.from({ length: 40 }, () => getJson(`${server.url}/user-profile?pubkey=${alice.pubkey}`)),
+      );
+      expect(first.every((response) => response.status === 500)).toBe(true);
+      const failed = () =>
+        server.logs
+          .join('')
+          .split('\n')
+          .filter((line) => line.includes('"msg":"lookup failed"'))
+          .map((line) => JSON.parse(line) as { level: string; code: string; suppressed?: number; err: { message: string } });
+      expect(failed()).toHaveLength(1);
+      expect(failed()[0]).toMatchObject({ level: 'error', code: 'store_unavailable', err: { message: 'Connection is closed.' } });
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      expect((await getJson(`${server.url}/user-profile?pubkey=${alice.pubkey}`)).status).toBe(500);
+      expect(failed()).toHaveLength(2);
+      expect(failed()[1]).toMatchObject({ code: 'store_unavailable', suppressed: 39 });
+    } finally {
+      await server.close();
+      await store.cleanup();
+    }
+  });
+});
