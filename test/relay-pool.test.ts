@@ -41,7 +41,7 @@ describe('RelayPool', () => {
     const result = await subject.query({
       relays: [a.url, b.url],
       filters: [{ ids: [note.id, forged.id] }],
-      deadline: Date.now() + 2000,
+      signal: AbortSignal.timeout(2000),
       onEvent: (event, from) => {
         seen.push(`${event.id}@${from}`);
         return false;
@@ -62,7 +62,7 @@ describe('RelayPool', () => {
     const result = await subject.query({
       relays: [fast.url, silent.url],
       filters: [{ ids: [note.id] }],
-      deadline: Date.now() + 5000,
+      signal: AbortSignal.timeout(5000),
       onEvent: () => true,
     });
     expect(Date.now() - started).toBeLessThan(2000);
@@ -76,7 +76,7 @@ describe('RelayPool', () => {
     const result = await subject.query({
       relays: [silent.url],
       filters: [{ ids: [note.id] }],
-      deadline: Date.now() + 400,
+      signal: AbortSignal.timeout(400),
       onEvent: () => false,
     });
     const took = Date.now() - started;
@@ -89,7 +89,7 @@ describe('RelayPool', () => {
     const down = await relay();
     await down.stop();
     const { pool: subject } = pool();
-    const ask = () => subject.query({ relays: [down.url], filters: [{ ids: [note.id] }], deadline: Date.now() + 1000, onEvent: () => false });
+    const ask = () => subject.query({ relays: [down.url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(1000), onEvent: () => false });
     expect((await ask()).outcomes.get(down.url)).toBe('failed');
     expect((await ask()).outcomes.get(down.url)).toBe('skipped');
     await down.start();
@@ -106,10 +106,10 @@ describe('RelayPool', () => {
     try {
       const { pool: subject } = pool();
       const started = Date.now();
-      const result = await subject.query({ relays: [url], filters: [{ ids: [note.id] }], deadline: Date.now() + 400, onEvent: () => false });
+      const result = await subject.query({ relays: [url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(400), onEvent: () => false });
       expect(Date.now() - started).toBeLessThan(1000);
       expect(result).toEqual({ outcomes: new Map([[url, 'failed']]), answered: false });
-      const again = await subject.query({ relays: [url], filters: [{ ids: [note.id] }], deadline: Date.now() + 400, onEvent: () => false });
+      const again = await subject.query({ relays: [url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(400), onEvent: () => false });
       expect(again.outcomes.get(url)).toBe('skipped');
     } finally {
       for (const socket of sockets) socket.destroy();
@@ -121,7 +121,7 @@ describe('RelayPool', () => {
     const silent = await relay({ silent: true });
     const { pool: subject } = pool();
     const queries = Array.from({ length: 25 }, (_, n) =>
-      subject.query({ relays: [silent.url], filters: [{ ids: [n.toString(16).padStart(64, '0')] }], deadline: Date.now() + 300, onEvent: () => false }),
+      subject.query({ relays: [silent.url], filters: [{ ids: [n.toString(16).padStart(64, '0')] }], signal: AbortSignal.timeout(300), onEvent: () => false }),
     );
     const outcomes = (await Promise.all(queries)).map((result) => result.outcomes.get(silent.url));
     expect(outcomes).toEqual(Array(25).fill('timeout'));
@@ -133,7 +133,7 @@ describe('RelayPool', () => {
     const answering = await relay({ events: [note] });
     const many = await Promise.all(
       Array.from({ length: 25 }, () =>
-        subject.query({ relays: [answering.url], filters: [{ ids: [note.id] }], deadline: Date.now() + 2000, onEvent: () => false }),
+        subject.query({ relays: [answering.url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(2000), onEvent: () => false }),
       ),
     );
     expect(many.every((result) => result.outcomes.get(answering.url) === 'eose')).toBe(true);
@@ -147,11 +147,11 @@ describe('RelayPool', () => {
     const { pool: subject } = pool();
     // Fill every slot of the busy relay with queries that will wait for their (long) deadline.
     const filling = Array.from({ length: MAX_SUBSCRIPTIONS_PER_RELAY }, (_, n) =>
-      subject.query({ relays: [busy.url], filters: [{ ids: [n.toString(16).padStart(64, '0')] }], deadline: Date.now() + 1500, onEvent: () => false }),
+      subject.query({ relays: [busy.url], filters: [{ ids: [n.toString(16).padStart(64, '0')] }], signal: AbortSignal.timeout(1500), onEvent: () => false }),
     );
     await expect.poll(() => busy.requests.length, { timeout: 1000, interval: 10 }).toBe(MAX_SUBSCRIPTIONS_PER_RELAY);
     const started = Date.now();
-    const result = await subject.query({ relays: [busy.url, fast.url], filters: [{ ids: [note.id] }], deadline: Date.now() + 1400, onEvent: () => true });
+    const result = await subject.query({ relays: [busy.url, fast.url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(1400), onEvent: () => true });
     expect(Date.now() - started).toBeLessThan(500);
     expect(Object.fromEntries(result.outcomes)).toEqual({ [busy.url]: 'stopped', [fast.url]: 'stopped' });
     await Promise.all(filling);
@@ -160,7 +160,7 @@ describe('RelayPool', () => {
   it('refuses relay hints to loopback unless private addresses are allowed, and never pools them', async () => {
     const hinted = await relay({ events: [note] });
     const query = (subject: RelayPool) =>
-      subject.query({ relays: [], hints: [hinted.url], filters: [{ ids: [note.id] }], deadline: Date.now() + 1000, onEvent: () => true });
+      subject.query({ relays: [], hints: [hinted.url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(1000), onEvent: () => true });
     expect((await query(pool(false).pool)).outcomes.get(hinted.url)).toBe('refused');
     expect(hinted.requests).toHaveLength(0);
     const allowing = pool(true).pool;
@@ -172,7 +172,7 @@ describe('RelayPool', () => {
     const silent = await relay({ silent: true });
     const subject = pool(true, 2).pool;
     const query = () =>
-      subject.query({ relays: [], hints: [silent.url], filters: [{ ids: [note.id] }], deadline: Date.now() + 500, onEvent: () => true });
+      subject.query({ relays: [], hints: [silent.url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(500), onEvent: () => true });
     const outcomes = await Promise.all([query(), query(), query()]);
     expect(outcomes.map((result) => result.outcomes.get(silent.url)).sort()).toEqual(['skipped', 'timeout', 'timeout']);
     // Once they are closed, hints are dialled again.
@@ -186,7 +186,7 @@ describe('RelayPool', () => {
       relays: [],
       hints: [byName],
       filters: [{ ids: [note.id] }],
-      deadline: Date.now() + 1000,
+      signal: AbortSignal.timeout(1000),
       onEvent: () => true,
     });
     expect(result.answered).toBe(false);
@@ -236,7 +236,7 @@ describe('hostile relay messages', () => {
       const result = await subject.query({
         relays: [url],
         filters: [{ ids: [note.id, forged.id] }],
-        deadline: Date.now() + 2000,
+        signal: AbortSignal.timeout(2000),
         onEvent: (event) => {
           seen.push(event);
           return false;
@@ -261,7 +261,7 @@ describe('hostile relay messages', () => {
     });
     const url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/`;
     try {
-      const result = await pool().pool.query({ relays: [url], filters: [{ ids: [note.id] }], deadline: Date.now() + 2000, onEvent: () => false });
+      const result = await pool().pool.query({ relays: [url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(2000), onEvent: () => false });
       expect(result).toEqual({ outcomes: new Map([[url, 'closed']]), answered: false });
     } finally {
       for (const client of wss.clients) client.terminate();

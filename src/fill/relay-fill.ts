@@ -1,3 +1,4 @@
+import { pause, untilAborted } from '../abortable.js';
 import type { RelayConfig } from '../config/env.js';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
@@ -9,6 +10,7 @@ import {
 } from '../store/event-store.js';
 import { eventMarkKey, profileMarkKey } from '../store/mark-store.js';
 import { toStoredEvent } from '../store/stored-event.js';
+import { RelayRequest } from './relay-request.js';
 
 /**
  * What the relays said about one key:
@@ -38,8 +40,13 @@ export interface FetchRequest {
   hints: readonly string[];
   /** Who asks (the client's address), for the per-client cap on lookups at the relays. */
   client: string;
-  /** Epoch milliseconds: the request's deadline, shared by all of its relay queries. */
-  deadline: number;
+  /** Aborts at the request's deadline, shared by all of its relay lookups. */
+  signal: AbortSignal;
+  /**
+   * Aborts when its relay queries must end: a little before the deadline, so that what arrived can
+   * still be stored and returned in time.
+   */
+  querySignal: AbortSignal;
 }
 
 export interface RelayFillDependencies {
@@ -64,17 +71,9 @@ export class RelayFill {
 
   constructor(private readonly deps: RelayFillDependencies) {}
 
-  /** A deadline for a request starting now. */
-  deadlineFromNow(): number {
-    return Date.now() + this.deps.config.timeoutMs;
-  }
-
-  /**
-   * When relay queries of a request must end: a little before its deadline, so that what arrived
-   * can still be stored and returned in time.
-   */
-  private queryDeadline(request: FetchRequest): number {
-    return request.deadline - Math.min(100, this.deps.config.timeoutMs / 10);
+  /** A request starting now: its deadline is RELAY_TIMEOUT_MS away. */
+  newRequest(client = ''): RelayRequest {
+    return new RelayRequest(this.deps.config.timeoutMs, client);
   }
 
   /**
@@ -147,7 +146,7 @@ export class RelayFill {
       const claimed = await this.deps.store.marks.claim(wanted.map(profileMarkKey), this.deps.config.profileTtlSeconds);
       const mine = wanted.filter((_, index) => claimed[index]);
       if (mine.length === 0) return;
-      const request = { hints: [], client: '', deadline: this.deadlineFromNow() };
+      const request = this.newRequest();
       // Coalesced with cold fetches of the same pubkeys; the claimed marks stand as they are.
       await this.coalesced(mine.map(profileMarkKey), request, (keys) =>
         this.queryProfiles(keys.map(keyTail), request, { markResults: false }),
@@ -166,7 +165,7 @@ export class RelayFill {
     const { answered } = await this.ask({
       relays: this.deps.config.urls,
       filters: chunks(ids, MAX_VALUES_PER_FILTER).map((part) => ({ ids: part })),
-      deadline: this.queryDeadline(request),
+      signal: request.querySignal,
       onEvent: (event) => {
         if (wanted.has(event.id)) found.set(event.id, event);
         // An id names one event: the first that verifies is the answer (NIP-01).
@@ -193,7 +192,7 @@ export class RelayFill {
     const { answered } = await this.ask({
       relays: this.deps.config.urls,
       filters: chunks(pubkeys, MAX_VALUES_PER_FILTER).map((part) => ({ kinds: [PROFILE_KIND], authors: part })),
-      deadline: this.queryDeadline(request),
+      signal: request.querySignal,
       // Relays may hold different versions: wait for every EOSE (or the deadline), keep the newest.
       onEvent: (event) => {
         const held = newest.get(event.pubkey);
@@ -226,7 +225,7 @@ export class RelayFill {
       relays: [],
       hints,
       filters: chunks([...wanted], MAX_VALUES_PER_FILTER).map((part) => ({ ids: part })),
-      deadline: this.queryDeadline(request),
+      signal: request.querySignal,
       onEvent: (event) => {
         if (wanted.has(event.id)) found.set(event.id, event);
         return found.size === wanted.size;
@@ -242,7 +241,7 @@ export class RelayFill {
       relays: [],
       hints,
       filters: chunks([...new Set(pubkeys)], MAX_VALUES_PER_FILTER).map((part) => ({ kinds: [PROFILE_KIND], authors: part })),
-      deadline: this.queryDeadline(request),
+      signal: request.querySignal,
       onEvent: (event) => {
         const held = newest.get(event.pubkey);
         if (!held || supersedes(event, held)) newest.set(event.pubkey, event);
@@ -257,7 +256,7 @@ export class RelayFill {
    * One relay query for the keys nobody is fetching yet; keys already in flight join that query.
    * Each caller stops waiting at its own deadline, whatever the query it joined does.
    */
-  private coalesced(
+  private async coalesced(
     keys: readonly string[],
     request: FetchRequest,
     query: (keys: string[]) => Promise<Map<string, Fetched>>,
@@ -280,14 +279,19 @@ export class RelayFill {
         });
       }
     }
-    return Promise.all(keys.map((key) => byDeadline(this.inflight.get(key) ?? Promise.resolve(UNAVAILABLE), request.deadline)));
+    // One listener on the request's signal for all keys: what has settled by then is the answer.
+    const answers: Fetched[] = keys.map(() => UNAVAILABLE);
+    const all = Promise.all(
+      keys.map((key, index) => (this.inflight.get(key) ?? Promise.resolve(UNAVAILABLE)).then((fetched) => (answers[index] = fetched))),
+    );
+    return (await untilAborted(all, request.signal, null)) ?? [...answers];
   }
 
   /**
    * Coalescing across instances that share the store: each key is claimed (`fetching:<key>`, a mark
    * that expires with the deadline) before asking the relays. Keys another instance has claimed are
    * not asked again: their result is awaited in the store, where that instance writes it (the event
-   * or profile, or the miss mark), polling until this request's deadline.
+   * or profile, or the miss mark), polling until this request's relay queries end.
    */
   private async acrossInstances(
     keys: string[],
@@ -312,12 +316,14 @@ export class RelayFill {
     return new Map([...own, ...others]);
   }
 
-  /** Polls the store for what another instance is fetching; `unavailable` for what is not settled by the deadline. */
+  /**
+   * Polls the store for what another instance is fetching; `unavailable` for what is not settled when
+   * this request's relay queries end (as its own would, so that both are returned in time).
+   */
   private async awaitOtherInstance(keys: string[], request: FetchRequest): Promise<Map<string, Fetched>> {
     const results = new Map<string, Fetched>();
     let pending = keys;
-    while (pending.length > 0 && Date.now() + OTHER_INSTANCE_POLL_MS < request.deadline) {
-      await new Promise((resolve) => setTimeout(resolve, OTHER_INSTANCE_POLL_MS));
+    while (pending.length > 0 && (await pause(OTHER_INSTANCE_POLL_MS, request.querySignal))) {
       let settled: (Fetched | undefined)[];
       try {
         settled = await this.readSettled(pending);
@@ -424,13 +430,4 @@ async function combineAnswers(
     if (found.length > 0) return found.reduce(pick);
     return answers.some((answer) => answer.kind === 'absent') ? ABSENT : UNAVAILABLE;
   });
-}
-
-/** The fetched value, or `unavailable` if the deadline comes first. */
-function byDeadline(pending: Promise<Fetched>, deadline: number): Promise<Fetched> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<Fetched>((resolve) => {
-    timer = setTimeout(() => resolve(UNAVAILABLE), Math.max(0, deadline - Date.now()));
-  });
-  return Promise.race([pending, late]).finally(() => clearTimeout(timer));
 }

@@ -10,12 +10,18 @@ export const MAX_HINTS_PER_REQUEST = 3;
  */
 export class RelayRequest implements FetchRequest {
   readonly hints: string[] = [];
+  readonly signal: AbortSignal;
+  readonly querySignal: AbortSignal;
 
   constructor(
-    readonly deadline: number,
+    /** RELAY_TIMEOUT_MS: how long the request may wait for relays, all of its lookups together. */
+    timeoutMs: number,
     /** The client's address: its lookups that go to relays are capped (RelayConfig.missesPerClient). */
     readonly client: string = '',
-  ) {}
+  ) {
+    this.signal = AbortSignal.timeout(timeoutMs);
+    this.querySignal = AbortSignal.timeout(Math.floor(timeoutMs - Math.min(100, timeoutMs / 10)));
+  }
 
   /** Keeps the first few hints that are ws(s) URLs; the address policy is applied when dialling. */
   addHints(urls: readonly string[]): void {

@@ -1,5 +1,6 @@
-import type { AbstractRelay } from 'nostr-tools/abstract-relay';
+import type { AbstractRelay, Subscription } from 'nostr-tools/abstract-relay';
 import type { Filter } from 'nostr-tools/filter';
+import { untilAborted } from '../abortable.js';
 import { backoffMs } from '../backoff.js';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
@@ -24,8 +25,8 @@ export interface RelayQuery {
   hints?: readonly string[];
   /** Sent together in one REQ (NIP-01 allows several filters per subscription). */
   filters: Filter[];
-  /** Epoch milliseconds after which nothing more is awaited. */
-  deadline: number;
+  /** Aborts when nothing more is awaited (the deadline). */
+  signal: AbortSignal;
   /**
    * Each event that matches a filter and verifies (NIP-01 id and signature), from any relay.
    * Returning true ends the query at once: the answer is complete.
@@ -56,6 +57,9 @@ export const MAX_SUBSCRIPTIONS_PER_RELAY = 10;
 /** A relay that failed to connect rests before the next attempt: 1 s, doubling up to 30 s (backoff.ts). */
 const LONGEST_REST_MS = 30_000;
 
+/** The longest timeout setTimeout takes: nostr-tools' EOSE timer, which the signal always beats. */
+const NEVER_MS = 2 ** 31 - 1;
+
 /**
  * The relay side of fetch-on-miss, over nostr-tools' relay primitives. It asks every relay of a query
  * in parallel, verifies every event before the caller sees it, and reports per relay whether it
@@ -65,6 +69,8 @@ export class RelayPool {
   private readonly connections = new Map<string, AbstractRelay>();
   private readonly resting = new Map<string, { until: number; failures: number }>();
   private readonly slots = new Map<string, SubscriptionSlots>();
+  /** Connection attempts under way: a query that finds one shares it. */
+  private readonly dialling = new Map<AbstractRelay, Promise<boolean>>();
   private readonly verified = new VerifiedEvents();
   private closed = false;
   private openHints = 0;
@@ -80,7 +86,11 @@ export class RelayPool {
       if (query.onEvent(event, relay)) complete.abort();
     };
     const hints = (query.hints ?? []).filter((url) => !query.relays.includes(url));
-    const asked = { query, onEvent, complete: complete.signal };
+    // Signals of the query's own (the caller's may serve several queries, and every relay listens):
+    // `deadline` when nothing more is awaited, `ended` also when the answer is complete.
+    const deadline = AbortSignal.any([query.signal]);
+    const ended = AbortSignal.any([query.signal, complete.signal]);
+    const asked = { query, onEvent, complete: complete.signal, deadline, ended };
     const runs = [
       ...query.relays.map((url) => this.askPooled(url, asked)),
       ...hints.map((url) => this.askHint(url, asked)),
@@ -113,8 +123,8 @@ export class RelayPool {
       slots = new SubscriptionSlots(MAX_SUBSCRIPTIONS_PER_RELAY);
       this.slots.set(url, slots);
     }
-    const slot = await slots.acquire(asked.query.deadline, asked.complete);
-    if (slot !== 'acquired') return slot;
+    if (asked.complete.aborted) return 'stopped';
+    if (!(await slots.acquire(asked.ended))) return endedAs(asked);
     let outcome: RelayOutcome;
     try {
       outcome = await this.ask(relay, asked);
@@ -155,52 +165,63 @@ export class RelayPool {
    * One relay, one subscription: resolves with how it took part, never later than the deadline, and
    * at once when the query's answer is complete.
    */
-  private async ask(relay: AbstractRelay, { query, onEvent, complete }: Asked): Promise<RelayOutcome> {
-    const remaining = query.deadline - Date.now();
-    if (remaining <= 0) return 'timeout';
+  private async ask(relay: AbstractRelay, asked: Asked): Promise<RelayOutcome> {
+    const { query, onEvent, complete, deadline, ended } = asked;
+    if (deadline.aborted) return 'timeout';
     if (complete.aborted) return 'stopped';
-    // The connection may be shared with a query that started earlier with a longer timeout: wait for
-    // it no longer than this query's own deadline.
-    const connection = await settleFirst(
-      relay.connect({ timeout: remaining }).then(
-        () => 'connected' as const,
-        () => 'failed' as const,
-      ),
-      remaining,
-      complete,
-    );
-    if (connection === 'aborted') return 'stopped';
+    // The connection may be shared with a query that started earlier with a later deadline: wait for
+    // it no longer than this query's own.
+    const connected = await untilAborted(this.dial(relay, deadline), ended, false);
+    if (complete.aborted) return 'stopped';
     // No connection by the deadline is a failure to connect (the relay rests), not a slow answer.
-    if (connection !== 'connected' || !relay.connected) return 'failed';
-    return new Promise<RelayOutcome>((resolve) => {
-      let settled = false;
-      let invalid = 0;
-      const finish = (outcome: RelayOutcome) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(deadlineTimer);
-        complete.removeEventListener('abort', onComplete);
-        if (invalid > 0) {
-          this.options.logger.warn({ relay: relay.url, invalid }, 'relay sent events that failed verification; ignored');
-        }
-        if (outcome !== 'closed') subscription.close();
-        resolve(outcome);
-      };
-      const onComplete = () => finish('stopped');
-      const subscription = relay.subscribe(query.filters, {
+    if (!connected || !relay.connected) return 'failed';
+    let invalid = 0;
+    let subscription: Subscription | undefined;
+    const answer = new Promise<RelayOutcome>((resolve) => {
+      subscription = relay.subscribe(query.filters, {
         onevent: (event) => onEvent(event, relay.url),
         oninvalidevent: () => {
           invalid += 1;
         },
-        oneose: () => finish('eose'),
-        onclose: () => finish('closed'),
-        // nostr-tools reports a missing EOSE as an EOSE after this long; keep that after our own
-        // deadline, so a relay that never answers counts as timed out, not as having nothing.
-        eoseTimeout: remaining + 1000,
+        oneose: () => resolve('eose'),
+        onclose: () => resolve('closed'),
+        // nostr-tools reports a missing EOSE as an EOSE after this long; never, here (the signal comes
+        // first), so a relay that never answers counts as timed out, not as having nothing.
+        eoseTimeout: NEVER_MS,
       });
-      const deadlineTimer = setTimeout(() => finish('timeout'), Math.max(0, query.deadline - Date.now()));
-      complete.addEventListener('abort', onComplete, { once: true });
     });
+    const outcome = (await untilAborted(answer, ended, null)) ?? endedAs(asked);
+    if (invalid > 0) {
+      this.options.logger.warn({ relay: relay.url, invalid }, 'relay sent events that failed verification; ignored');
+    }
+    if (subscription) {
+      if (outcome !== 'closed') subscription.close();
+      // close() leaves nostr-tools' EOSE timer running: marking the EOSE clears it (the answer is taken).
+      subscription.receivedEose();
+    }
+    return outcome;
+  }
+
+  /**
+   * Whether `relay` connects: an attempt under way is shared, as nostr-tools shares it. The attempt is
+   * given up at the deadline of the query that started it, its socket closed so that the next one
+   * dials afresh.
+   */
+  private dial(relay: AbstractRelay, deadline: AbortSignal): Promise<boolean> {
+    let attempt = this.dialling.get(relay);
+    if (!attempt) {
+      const connecting = relay.connect().then(
+        () => true,
+        () => false,
+      );
+      attempt = untilAborted(connecting, deadline, null).then((connected) => {
+        this.dialling.delete(relay);
+        if (connected === null && !relay.connected) relay.close();
+        return connected ?? false;
+      });
+      this.dialling.set(relay, attempt);
+    }
+    return attempt;
   }
 }
 
@@ -210,65 +231,44 @@ interface Asked {
   onEvent: (raw: unknown, relay: string) => void;
   /** Aborted when the query's answer is complete. */
   complete: AbortSignal;
+  /** Aborted at the query's deadline. */
+  deadline: AbortSignal;
+  /** Aborted at either. */
+  ended: AbortSignal;
 }
 
-/** The value of `pending`, or 'timeout' after `ms`, or 'aborted' when `signal` aborts; whichever comes first. */
-async function settleFirst<T>(pending: Promise<T>, ms: number, signal: AbortSignal): Promise<T | 'timeout' | 'aborted'> {
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  try {
-    return await Promise.race([
-      pending,
-      new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), ms);
-      }),
-      new Promise<'aborted'>((resolve) => {
-        onAbort = () => resolve('aborted');
-        signal.addEventListener('abort', onAbort, { once: true });
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-    if (onAbort) signal.removeEventListener('abort', onAbort);
-  }
+/** How a relay took part when its wait ended before it answered: the answer was complete, or the deadline came. */
+function endedAs({ complete }: Asked): 'stopped' | 'timeout' {
+  return complete.aborted ? 'stopped' : 'timeout';
 }
 
-/** A counting semaphore whose waiters give up at a deadline, or when their query is complete. */
+/** A counting semaphore whose waiters give up when their signal aborts. */
 class SubscriptionSlots {
   private active = 0;
   private readonly waiting: Array<() => boolean> = [];
 
   constructor(private readonly limit: number) {}
 
-  acquire(deadline: number, complete: AbortSignal): Promise<'acquired' | 'timeout' | 'stopped'> {
-    if (complete.aborted) return Promise.resolve('stopped');
+  /** Whether a slot was taken (then released by the caller), or the signal aborted first. */
+  async acquire(signal: AbortSignal): Promise<boolean> {
     if (this.active < this.limit) {
       this.active += 1;
-      return Promise.resolve('acquired');
+      return true;
     }
-    return new Promise((resolve) => {
-      let done = false;
-      const giveUp = (outcome: 'timeout' | 'stopped') => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        complete.removeEventListener('abort', onComplete);
-        resolve(outcome);
-      };
-      const onComplete = () => giveUp('stopped');
-      const timer = setTimeout(() => giveUp('timeout'), Math.max(0, deadline - Date.now()));
-      complete.addEventListener('abort', onComplete, { once: true });
-      // Called by release(): takes the slot unless this waiter already gave up.
+    let taken = false;
+    const granted = new Promise<void>((resolve) => {
+      // Called by release(): takes the slot unless this waiter has given up.
       this.waiting.push(() => {
-        if (done) return false;
-        done = true;
-        clearTimeout(timer);
-        complete.removeEventListener('abort', onComplete);
+        if (signal.aborted) return false;
+        taken = true;
         this.active += 1;
-        resolve('acquired');
+        resolve();
         return true;
       });
     });
+    await untilAborted(granted, signal, undefined);
+    // A slot taken just as the signal aborted is still the caller's to release.
+    return taken;
   }
 
   release(): void {

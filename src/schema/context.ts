@@ -1,6 +1,5 @@
 import type { LookupConfig } from '../config/env.js';
 import type { RelayFill } from '../fill/relay-fill.js';
-import { RelayRequest } from '../fill/relay-request.js';
 import type { EventStore } from '../store/event-store.js';
 import { createLoaders, type Loaders, type RequestFill } from './loaders.js';
 
@@ -24,6 +23,6 @@ export interface ContextDependencies {
 export function createContext({ store, limits, fill, client = '' }: ContextDependencies): GraphQLContext {
   if (!fill) return { loaders: createLoaders(store), limits };
   // The deadline runs from the start of the request, across all of its relay queries.
-  const relays = { fill, request: new RelayRequest(fill.deadlineFromNow(), client) };
+  const relays = { fill, request: fill.newRequest(client) };
   return { loaders: createLoaders(store, relays), limits, relays };
 }

@@ -1,4 +1,5 @@
 import { Redis, type Result } from 'ioredis';
+import { untilAborted } from '../../abortable.js';
 import type { RedisConfig } from '../../config/env.js';
 import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
 import { PROFILE_KIND, profileAddress, replaceableAddress } from '../../nostr/kinds.js';
@@ -50,19 +51,16 @@ export function connectRedis(config: RedisConfig): Redis {
 }
 
 /** Resolves when the client is ready, or rejects after `timeoutMs`. */
-export function waitUntilReady(client: Redis, timeoutMs: number): Promise<void> {
-  if (client.status === 'ready') return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      client.off('ready', onReady);
-      reject(new StoreUnavailableError());
-    }, timeoutMs);
-    const onReady = () => {
-      clearTimeout(timer);
-      resolve();
-    };
+export async function waitUntilReady(client: Redis, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') return;
+  let onReady!: () => void;
+  const ready = new Promise<boolean>((resolve) => {
+    onReady = () => resolve(true);
     client.once('ready', onReady);
   });
+  const inTime = await untilAborted(ready, AbortSignal.timeout(timeoutMs), false);
+  client.off('ready', onReady);
+  if (!inTime) throw new StoreUnavailableError();
 }
 
 /** The production EventStore: the key layout of keys.ts, the replaceable rule of replace-script.ts. */
