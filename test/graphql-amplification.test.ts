@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
+import { ObjectBudget } from '../src/schema/object-budget.js';
 import { pubkeyOf, signed } from './support/events.js';
 import { getJson, useTestServer } from './support/test-server.js';
 
@@ -13,7 +14,9 @@ const PROFILES = USERS.map((user) =>
 const NOTE = signed('user0', { content: 'hello all', tags: P_TAGS });
 
 const context = useTestServer([...PROFILES, NOTE]);
-const small = useTestServer([...PROFILES, NOTE], { graphql: { maxResponseBytes: 16 * 1024 } });
+// 5,000 characters that JSON writes as six bytes each (\u0001): 30 KB on the wire.
+const CONTROL = signed('user1', { content: '\u0001'.repeat(5000) });
+const small = useTestServer([...PROFILES, NOTE, CONTROL], { graphql: { maxResponseBytes: 16 * 1024 } });
 const CAP = 64 * 1024;
 const capped = useTestServer([...PROFILES, NOTE], { graphql: { maxResponseBytes: CAP } });
 
@@ -70,6 +73,20 @@ describe('GraphQL output is bounded by what is asked (issue 18 §1)', () => {
     expect(many.body.errors?.map((error) => error.extensions?.code)).toEqual(['query_too_costly']);
   });
 
+  it('a list given as a variable default is costed like a literal (found by review: it counted as 1)', async () => {
+    const distinct = JSON.stringify(Array.from({ length: 100 }, (_, index) => index.toString(16).padStart(64, '0')));
+    const query = `query Q($ids: [String!]! = ${distinct}) { events(ids: $ids) { relevantProfiles { event { relevantProfiles { pubkey } } } } }`;
+    const response = await graphql(query);
+    expect(response.body.errors?.map((error) => error.extensions?.code)).toEqual(['query_too_costly']);
+  });
+
+  it('while it runs, the objects handed back are counted too: past GRAPHQL_MAX_COST the request fails', () => {
+    const budget = new ObjectBudget(10);
+    budget.charge(6);
+    budget.charge(4);
+    expect(() => budget.charge(1)).toThrow(expect.objectContaining({ code: 'query_too_costly' }));
+  });
+
   it('a repeated id is answered once: events(ids: [note ×100]) is the answer for one note', async () => {
     const response = await graphql(`{ events(ids: ${ids(100)}) { json } profiles(pubkeys: ${JSON.stringify([NOTE.pubkey, NOTE.pubkey.toUpperCase()])}) { pubkey } }`);
     expect(response.status).toBe(200);
@@ -98,6 +115,12 @@ describe('GraphQL output is bounded by what is asked (issue 18 §1)', () => {
       data: null,
       errors: [{ message: expect.stringContaining('MAX_RESPONSE_BYTES'), extensions: { code: 'response_too_large' } }],
     });
+  });
+
+  it('the cap counts bytes as sent: escapes and UTF-8, not string length (found by review)', async () => {
+    const response = await graphql(`{ events(ids: ["${CONTROL.id}"]) { content } }`, small.server.url);
+    expect(response.body.errors?.map((error) => error.extensions?.code)).toEqual(['response_too_large']);
+    expect(response.text.length).toBeLessThan(1000);
   });
 
   it('no query of at most 10 KB answers more than MAX_RESPONSE_BYTES, whatever it nests, aliases or repeats (property)', async () => {

@@ -57,6 +57,10 @@ const LEAKS: [string, () => Promise<Raw>][] = [
     graphql({ query: 'query($p: Timestamp) { __typename }', variables: { p: NSEC } })],
   ['an nsec in a GET variables parameter', () => raw('GET', `/graphql?query=%7B__typename%7D&variables=${NSEC}`)],
   ['an nsec in the GraphQL GET query', () => raw('GET', `/graphql?query=${NSEC}`, { accept: 'application/json' })],
+  // Found by review: GraphQL's braced \u{6E} escape (also under @skip), and unescape's %u006E.
+  ['a braced-escape nsec in a GraphQL GET document', () =>
+    raw('GET', `/graphql?query=${encodeURIComponent(`{ profile(pubkey: "\\u{6E}${NSEC.slice(1)}") @skip(if: true) { name } }`)}`, { accept: 'application/json' })],
+  ['a %u-escaped nsec in the query and the path', () => raw('GET', `/user-profile/%u006E${NSEC.slice(1)}?pubkey=%u006E${NSEC.slice(1)}`)],
 ];
 
 describe('a secret key sent by mistake reaches no response and no log line (DESIGN §1, issue 18)', () => {

@@ -26,6 +26,11 @@ const spellings = (char: string): string[] => {
     `%5Cu00${code}`,
     [...`\\u00${code}`].map((c) => `%${c.charCodeAt(0).toString(16)}`).join(''),
     `%255C%2575%2530%2530${[...code].map((c) => `%25${c.charCodeAt(0).toString(16)}`).join('')}`,
+    // Found by review: GraphQL's braced escape (also percent-encoded), unescape's %u, zero-padded references.
+    `\\u{${code}}`,
+    `%5Cu%7B${code}%7D`,
+    `%u00${code}`,
+    `&#x0000${code};`,
   ];
 };
 
@@ -116,6 +121,8 @@ function decodeAll(text: string): string {
   let out = text;
   for (let round = 0; round < 3; round++) {
     out = out
+      .replace(/%u([0-9a-f]{4})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+      .replace(/\\+u\{([0-9a-f]{1,6})\}/gi, (_, hex: string) => String.fromCodePoint(Number.parseInt(hex, 16)))
       .replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
       .replace(/\\+u([0-9a-f]{4})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
       .replace(/&#x([0-9a-f]+);?/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))

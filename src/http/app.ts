@@ -117,7 +117,8 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
       return send(reply.header('access-control-allow-origin', '*'), errorResponse('bad_request'));
     },
   });
-  const newContext = (client: string) => createContext({ store, fill, limits: config.lookup, client });
+  const newContext = (client: string) =>
+    createContext({ store, fill, limits: config.lookup, client, maxObjects: config.graphql.maxCost });
   limitConnections(app.server, limits);
   closeConnectionsOnShutdown(app);
   limitRequestsPerConnection(app, limits.maxRequestsPerConnection);

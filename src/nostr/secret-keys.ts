@@ -15,14 +15,14 @@
 export const REDACTED = '[redacted]';
 
 /** Where a key or an escape that may hide one starts. */
-const TRIGGER = /nsec1|%[0-9a-f]{2}|\\u|&#/gi;
+const TRIGGER = /nsec1|%u?[0-9a-f]{2}|\\u|&#/gi;
 const NSEC = /nsec1/i;
 /** Text with none of these cannot hide a key behind an escape. */
-const ESCAPE = /%[0-9a-f]{2}|\\u|&#/i;
+const ESCAPE = /%u?[0-9a-f]{2}|\\u|&#/i;
 /** More layers than any real client or framework adds; each one shortens the text. */
 const MAX_LAYERS = 8;
 
-/** The characters a key and its escapes are written with: letters, digits, `%`, `&`, `#`, `;`. */
+/** The characters a key and its escapes are written with: letters, digits, `%`, `&`, `#`, `;`, `{`, `}`. */
 function isRunCharacter(code: number): boolean {
   return (
     (code >= 0x30 && code <= 0x39) ||
@@ -31,7 +31,9 @@ function isRunCharacter(code: number): boolean {
     code === 0x25 ||
     code === 0x26 ||
     code === 0x23 ||
-    code === 0x3b
+    code === 0x3b ||
+    code === 0x7b ||
+    code === 0x7d
   );
 }
 
@@ -80,12 +82,15 @@ function decodeLayer(text: string): string {
   // unescape (native, and in every JavaScript engine) undoes %XX and %uXXXX; nothing else does that fast.
   let decoded = text.includes('%') ? unescape(text) : text;
   if (decoded.includes('\\')) {
-    decoded = decoded.replace(/\\+u([0-9a-f]{4})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+    decoded = decoded
+      .replace(/\\+u([0-9a-f]{4})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+      // GraphQL and JavaScript also write \u{6E}.
+      .replace(/\\+u\{0*([0-9a-f]{1,6})\}/gi, (_, hex: string) => String.fromCodePoint(Math.min(Number.parseInt(hex, 16), 0x10ffff)));
   }
   if (decoded.includes('&#')) {
     decoded = decoded
-      .replace(/&#x([0-9a-f]{1,6});?/gi, (_, hex: string) => String.fromCodePoint(Math.min(Number.parseInt(hex, 16), 0x10ffff)))
-      .replace(/&#([0-9]{1,7});?/g, (_, decimal: string) => String.fromCodePoint(Math.min(Number(decimal), 0x10ffff)));
+      .replace(/&#x0*([0-9a-f]{1,6});?/gi, (_, hex: string) => String.fromCodePoint(Math.min(Number.parseInt(hex, 16), 0x10ffff)))
+      .replace(/&#0*([0-9]{1,7});?/g, (_, decimal: string) => String.fromCodePoint(Math.min(Number(decimal), 0x10ffff)));
   }
   return decoded;
 }

@@ -37,7 +37,8 @@ EventRef.implement({
       type: ProfileRef,
       nullable: true,
       description: "The author's latest profile, if known (or, with relays, if it arrived in time).",
-      resolve: async ({ event }, _args, { loaders }) => {
+      resolve: async ({ event }, _args, { loaders, budget }) => {
+        budget.charge(1);
         const [found] = await loadAvailable(loaders.profiles, [event.pubkey]);
         return toProfile(found ?? null);
       },
@@ -51,9 +52,11 @@ EventRef.implement({
       type: [ProfileRef],
       description:
         'The latest profiles of relevantPubkeys, in that order; pubkeys without a profile are left out.',
-      resolve: async ({ event }, _args, { loaders, limits }) => {
+      resolve: async ({ event }, _args, { loaders, limits, budget }) => {
+        const pubkeys = relevantPubkeys(event, limits.maxProfiles);
+        budget.charge(pubkeys.length);
         const profiles: Profile[] = [];
-        for (const stored of await loadAvailable(loaders.profiles, relevantPubkeys(event, limits.maxProfiles))) {
+        for (const stored of await loadAvailable(loaders.profiles, pubkeys)) {
           if (stored) profiles.push(new Profile(stored));
         }
         return profiles;
@@ -68,7 +71,8 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One event by id: hex, note1… or nevent1…, optionally prefixed nostr:. Null if unknown.',
     args: { id: t.arg.string({ required: true }) },
-    resolve: (_root, { id }, { loaders, relays }) => {
+    resolve: (_root, { id }, { loaders, relays, budget }) => {
+      budget.charge(1);
       const pointer = parseEventId(id);
       relays?.request.addHints(pointer.relays);
       return loaders.events.load(pointer.id);
@@ -80,12 +84,14 @@ builder.queryFields((t) => ({
     description:
       'Events by id, in the order given, one entry per distinct event (a repeated id is answered once, at its first place); null where unknown. At most MAX_LIST_LENGTH ids.',
     args: { ids: t.arg.stringList({ required: true }) },
-    resolve: (_root, { ids }, { loaders, limits, relays }) => {
+    resolve: (_root, { ids }, { loaders, limits, relays, budget }) => {
       if (ids.length > limits.maxListLength) throw new LookupError('list_too_long');
       const pointers = ids.map(parseEventId);
       for (const pointer of pointers) relays?.request.addHints(pointer.relays);
       // Distinct ids only: the same id a hundred times must not cost a hundred answers.
-      return loadAll(loaders.events, [...new Set(pointers.map((pointer) => pointer.id))]);
+      const distinct = [...new Set(pointers.map((pointer) => pointer.id))];
+      budget.charge(distinct.length);
+      return loadAll(loaders.events, distinct);
     },
   }),
 }));

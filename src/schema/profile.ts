@@ -71,7 +71,8 @@ builder.queryFields((t) => ({
     description:
       'The latest profile of a pubkey: hex, npub1… or nprofile1…, optionally prefixed nostr:. Null if none.',
     args: { pubkey: t.arg.string({ required: true }) },
-    resolve: async (_root, { pubkey }, { loaders, relays }) => {
+    resolve: async (_root, { pubkey }, { loaders, relays, budget }) => {
+      budget.charge(1);
       const pointer = parsePubkey(pubkey);
       relays?.request.addHints(pointer.relays);
       return toProfile(await loaders.profiles.load(pointer.pubkey));
@@ -83,12 +84,14 @@ builder.queryFields((t) => ({
     description:
       'Latest profiles of pubkeys, in the order given, one entry per distinct pubkey (a repeated pubkey is answered once, at its first place); null where none. At most MAX_LIST_LENGTH pubkeys.',
     args: { pubkeys: t.arg.stringList({ required: true }) },
-    resolve: async (_root, { pubkeys }, { loaders, limits, relays }) => {
+    resolve: async (_root, { pubkeys }, { loaders, limits, relays, budget }) => {
       if (pubkeys.length > limits.maxListLength) throw new LookupError('list_too_long');
       const pointers = pubkeys.map(parsePubkey);
       for (const pointer of pointers) relays?.request.addHints(pointer.relays);
       // Distinct pubkeys only: the same pubkey a hundred times must not cost a hundred answers.
-      const found = await loadAll(loaders.profiles, [...new Set(pointers.map((pointer) => pointer.pubkey))]);
+      const distinct = [...new Set(pointers.map((pointer) => pointer.pubkey))];
+      budget.charge(distinct.length);
+      const found = await loadAll(loaders.profiles, distinct);
       return found.map(toProfile);
     },
   }),

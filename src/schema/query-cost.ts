@@ -43,12 +43,18 @@ export function operationCost(
   }
   const root = schema.getQueryType();
   if (!operation || !root) return 0;
+  // A variable the request leaves out takes its default from the document: count that too.
+  const given: Record<string, unknown> = { ...variables };
+  for (const definition of operation.variableDefinitions ?? []) {
+    const name = definition.variable.name.value;
+    if (given[name] === undefined && definition.defaultValue) given[name] = literalValue(definition.defaultValue);
+  }
 
   const listSize = (field: FieldNode): number => {
     switch (field.name.value) {
       case 'events':
       case 'profiles':
-        return distinctItems(field.arguments?.find((argument) => LIST_ARGUMENTS.has(argument.name.value))?.value, variables);
+        return distinctItems(field.arguments?.find((argument) => LIST_ARGUMENTS.has(argument.name.value))?.value, given);
       case 'relevantProfiles':
       case 'relevantPubkeys':
         return limits.maxProfiles;
@@ -86,6 +92,13 @@ export function operationCost(
 }
 
 const LIST_ARGUMENTS = new Set(['ids', 'pubkeys']);
+
+/** A literal as a plain value (only lists and strings matter here). */
+function literalValue(value: ValueNode): unknown {
+  if (value.kind === Kind.LIST) return value.values.map(literalValue);
+  if (value.kind === Kind.STRING) return value.value;
+  return JSON.stringify(value);
+}
 
 /** Distinct strings of a list argument (a literal, or a variable), 1 for anything else. */
 function distinctItems(value: ValueNode | undefined, variables: Readonly<Record<string, unknown>> | null | undefined): number {

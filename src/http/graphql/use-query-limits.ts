@@ -11,15 +11,28 @@ export interface QueryLimitOptions {
 }
 
 /**
- * The JSON size of a result's data, approximately (strings by length, no escapes counted), stopping
- * as soon as it passes `limit`: the walk never costs more than the answer it spares.
+ * The bytes JSON.stringify writes for a string, at most: UTF-8, and escapes (`\u0001` is six bytes,
+ * `"` and `\` two). An upper bound: a lone surrogate counts three, as its escape would be six.
+ */
+function jsonStringBytes(text: string): number {
+  let bytes = 2;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    bytes += code < 0x20 ? 6 : code === 0x22 || code === 0x5c ? 2 : code < 0x80 ? 1 : code < 0x800 ? 2 : 3;
+  }
+  return bytes;
+}
+
+/**
+ * The JSON size of a result's data, in bytes, never less than what will be sent (escapes and UTF-8
+ * counted), stopping as soon as it passes `limit`: the walk never costs more than the answer it spares.
  */
 export function approximateJsonBytes(value: unknown, limit: number): number {
   let total = 0;
   const stack: unknown[] = [value];
   while (stack.length > 0 && total <= limit) {
     const item = stack.pop();
-    if (typeof item === 'string') total += item.length + 3;
+    if (typeof item === 'string') total += jsonStringBytes(item) + 1;
     else if (item === null || typeof item !== 'object') total += 8;
     else if (Array.isArray(item)) {
       total += 2 + item.length;
