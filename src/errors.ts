@@ -39,7 +39,13 @@ export const ERRORS = {
   },
   invalid_graphql_request: {
     status: 400,
-    message: 'The GraphQL request is malformed: "variables" and "extensions" must be JSON objects.',
+    message: 'The GraphQL request could not be parsed: a POST body, "variables" and "extensions" must be JSON.',
+  },
+  body_too_large: { status: 413, message: 'The request body is too large for a GraphQL request (128 KiB at most).' },
+  length_required: { status: 411, message: 'A POST to /graphql must say its length (Content-Length).' },
+  unsupported_media_type: {
+    status: 415,
+    message: 'POST a GraphQL request as application/json (or application/graphql+json).',
   },
   not_acceptable: {
     status: 406,

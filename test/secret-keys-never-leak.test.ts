@@ -122,6 +122,35 @@ describe('/graphql answers what yoga answered badly (issue 18 §5, §6)', () => 
     });
   });
 
+  it('a POST body that is not JSON is 400 invalid_graphql_request, never quoted back (found by review)', async () => {
+    const body = `not json ${'A'.repeat(50_000)} ${NSEC}`;
+    const response = await raw('POST', '/graphql', { 'content-type': 'application/json' }, body);
+    expect(response.status).toBe(400);
+    expect(JSON.parse(response.body)).toEqual({
+      errors: [{ message: expect.any(String), extensions: { code: 'invalid_graphql_request' } }],
+    });
+    expect(response.body.length).toBeLessThan(300);
+  });
+
+  it('a POST body over 128 KiB is 413, one of unknown length 411; yoga never reads them', async () => {
+    const big = await raw('POST', '/graphql', { 'content-type': 'application/json' }, JSON.stringify({ query: `{ __typename } #${'x'.repeat(140_000)}` }));
+    expect(big.status).toBe(413);
+    expect(JSON.parse(big.body).errors[0].extensions.code).toBe('body_too_large');
+    const chunked = await raw('POST', '/graphql', { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, '{"query":"{ __typename }"}');
+    expect(chunked.status).toBe(411);
+    expect(JSON.parse(chunked.body).errors[0].extensions.code).toBe('length_required');
+  });
+
+  it('other methods are 405 with Allow, an unknown content type 415, both in the error shape (not 404, not null)', async () => {
+    const put = await raw('PUT', '/graphql', { 'content-type': 'application/json' }, '{}');
+    expect(put.status).toBe(405);
+    expect(put.headers.allow).toBe('GET, POST');
+    expect(JSON.parse(put.body)).toEqual({ errors: [{ message: '/graphql answers GET and POST only.', extensions: { code: 'method_not_allowed' } }] });
+    const text = await raw('POST', '/graphql', { 'content-type': 'text/plain' }, '{ __typename }');
+    expect(text.status).toBe(415);
+    expect(JSON.parse(text.body).errors[0].extensions.code).toBe('unsupported_media_type');
+  });
+
   it('a browser GET with GraphiQL off gets a JSON answer saying how to ask, not null', async () => {
     const response = await raw('GET', '/graphql', { accept: 'text/html' });
     expect(response.status).toBe(406);

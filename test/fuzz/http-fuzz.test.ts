@@ -150,9 +150,9 @@ function pathOf(request: FuzzRequest): string {
   return path.replace(/%([0-9a-f]{2})/gi, (_, code: string) => String.fromCharCode(parseInt(code, 16)));
 }
 
-/** Requests yoga answers: /graphql with a method its route takes. Every other response is ours. */
+/** Requests the /graphql route answers (GraphQL error shape): the methods it takes, 405 for PUT/PATCH/DELETE. Every other response is REST-shaped. */
 function isGraphqlEndpoint(request: FuzzRequest): boolean {
-  return pathOf(request) === '/graphql' && ['GET', 'POST', 'OPTIONS', 'HEAD'].includes(request.method);
+  return pathOf(request) === '/graphql' && ['GET', 'POST', 'OPTIONS', 'HEAD', 'PUT', 'PATCH', 'DELETE'].includes(request.method);
 }
 
 function parseJson(text: string): { value?: unknown; error?: string } {

@@ -3,21 +3,34 @@ import { type ErrorCode, ERRORS, graphqlErrorBody } from '../../errors.js';
 import type { LookupYoga } from './create-yoga.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/**
+ * The largest POST body /graphql reads. yoga reads bodies itself, past Fastify's limit; a GraphQL
+ * request is a few KB (graphql-armor allows 2,000 tokens, MAX_LIST_LENGTH ids of ~70 bytes).
+ */
+export const GRAPHQL_MAX_BODY_BYTES = 128 * 1024;
+/** What yoga answers with no body, in the error shape. */
+const EMPTY_ANSWERS: Partial<Record<number, ErrorCode>> = {
+  405: 'method_not_allowed',
+  406: 'not_acceptable',
+  415: 'unsupported_media_type',
+};
 
-function sendGraphqlError(reply: FastifyReply, code: ErrorCode): FastifyReply {
+function sendGraphqlError(reply: FastifyReply, code: ErrorCode, message?: string): FastifyReply {
   return reply
     .status(ERRORS[code].status)
     .header('content-type', JSON_TYPE)
     .header('cache-control', 'no-store')
-    .send(JSON.stringify(graphqlErrorBody(code)));
+    .send(JSON.stringify(graphqlErrorBody(code, message)));
 }
 
 /**
  * /graphql: GraphQL over HTTP (GET and POST) by graphql-yoga, inside Fastify. CORS is ours (open `*`,
  * no credentials, DESIGN §1), and the cases yoga would answer badly are answered here in the
- * GraphQL error shape with a code from the table: an absolute request target (yoga: 500) and a
- * browser's `accept: text/html` while GraphiQL is off (yoga: 406 with the body `null`). Malformed
- * JSON parameters are answered inside yoga (use-request-parse-errors.ts).
+ * GraphQL error shape with a code from the table: an absolute request target (yoga: 500), a
+ * browser's `accept: text/html` while GraphiQL is off, a content type it does not read (yoga: 406
+ * and 415 with the body `null`), other methods (405, not 404), and POST bodies over
+ * GRAPHQL_MAX_BODY_BYTES or of unknown length (yoga would read any size). Requests that do not
+ * parse are answered inside yoga (use-request-parse-errors.ts).
  */
 export function registerGraphqlRoute(app: FastifyInstance, yoga: LookupYoga): void {
   app.register(async (graphqlScope) => {
@@ -26,8 +39,11 @@ export function registerGraphqlRoute(app: FastifyInstance, yoga: LookupYoga): vo
     graphqlScope.addContentTypeParser('*', (_request, _payload, done) => done(null));
     graphqlScope.route({
       url: yoga.graphqlEndpoint,
-      method: ['GET', 'POST', 'OPTIONS'],
+      method: ['GET', 'POST', 'OPTIONS', 'PUT', 'PATCH', 'DELETE'],
       handler: async (request, reply) => {
+        if (!['GET', 'HEAD', 'POST', 'OPTIONS'].includes(request.method)) {
+          return sendGraphqlError(reply.header('allow', 'GET, POST'), 'method_not_allowed', '/graphql answers GET and POST only.');
+        }
         if (request.method === 'OPTIONS') {
           return reply
             .status(204)
@@ -39,8 +55,15 @@ export function registerGraphqlRoute(app: FastifyInstance, yoga: LookupYoga): vo
         // An absolute URL as the request target (`GET http://host/graphql`) is valid HTTP that yoga
         // cannot parse (500); GraphQL over HTTP needs only the path.
         if (!request.raw.url?.startsWith('/')) return sendGraphqlError(reply, 'bad_request');
+        if (request.method === 'POST') {
+          // Read by yoga in full before anything checks it: the size is known first, or refused.
+          const length = request.headers['content-length'];
+          if (length === undefined) return sendGraphqlError(reply, 'length_required');
+          if (Number(length) > GRAPHQL_MAX_BODY_BYTES) return sendGraphqlError(reply, 'body_too_large');
+        }
         const response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
-        if (response.status === 406) return sendGraphqlError(reply, 'not_acceptable');
+        const empty = response.status >= 400 && response.body === null ? EMPTY_ANSWERS[response.status] : undefined;
+        if (empty) return sendGraphqlError(reply, empty);
         response.headers.forEach((value, key) => {
           reply.header(key, value);
         });
