@@ -9,6 +9,8 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** A socket with nothing moving either way for this long is closed, whatever it is waiting for. */
 export const SOCKET_INACTIVITY_MS = 30_000;
+/** At shutdown, requests still in flight after this are cut (the service's own force is at 10 s). */
+const SHUTDOWN_GRACE_MS = 8000;
 /** How often Node checks requestTimeout (its default, 30 s, would let a slow request live 40 s). */
 export const CONNECTIONS_CHECKING_INTERVAL_MS = 1000;
 
@@ -97,13 +99,29 @@ export function limitRequestsPerConnection(app: FastifyInstance, max: number): v
  */
 export function closeConnectionsOnShutdown(app: FastifyInstance): void {
   let closing = false;
-  const closeIdle = () => setImmediate(() => app.server.closeIdleConnections());
+  const inFlight = new Set<IncomingMessage>();
+  // Once nothing is in flight, every connection goes, idle or not: a client that connected and sent
+  // nothing, or half a request, would otherwise hold the close until the 10 s force (exit 1).
+  const closeAfterInFlight = () =>
+    setImmediate(() => (inFlight.size === 0 ? app.server.closeAllConnections() : app.server.closeIdleConnections()));
   app.addHook('preClose', (next) => {
     closing = true;
-    closeIdle();
+    closeAfterInFlight();
+    // In flight for longer than this (a relay wait is 3 s by default): closed anyway.
+    setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
     next();
   });
-  app.addHook('onRequest', (_request, reply, next) => {
+  // Both hooks may run for one request (an abort, then the answer): a set counts it once.
+  const settled = (raw: IncomingMessage) => {
+    inFlight.delete(raw);
+    if (closing) closeAfterInFlight();
+  };
+  app.addHook('onRequestAbort', (request, next) => {
+    settled(request.raw);
+    next();
+  });
+  app.addHook('onRequest', (request, reply, next) => {
+    inFlight.add(request.raw);
     if (!closing) return next();
     const { status } = ERRORS.shutting_down;
     reply
@@ -114,8 +132,8 @@ export function closeConnectionsOnShutdown(app: FastifyInstance): void {
       .header('connection', 'close')
       .send(JSON.stringify(errorBody('shutting_down')));
   });
-  app.addHook('onResponse', (_request, _reply, next) => {
-    if (closing) closeIdle();
+  app.addHook('onResponse', (request, _reply, next) => {
+    settled(request.raw);
     next();
   });
 }

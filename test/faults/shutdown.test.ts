@@ -73,3 +73,39 @@ describe('SIGTERM', () => {
     }
   });
 });
+
+describe('SIGTERM with idle and half-open connections (found by review: they held the close 10 s, exit 1)', () => {
+  it('a connection that sent nothing and one that sent half a request do not delay the exit', async () => {
+    const port = await freePort();
+    const served = spawnCli(['serve'], {
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      REDIS_URL: testStore.url,
+      REDIS_KEY_PREFIX: testStore.prefix,
+      RELAYS: '',
+      LOG_LEVEL: 'info',
+    });
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          if ((await fetch(`${url}/healthz`)).ok) break;
+        } catch {
+          if (attempt > 150) throw new Error(`service did not start:\n${served.output()}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const silent = await openRaw(url);
+      const half = await openRaw(url);
+      half.write('GET /user-profile?pubkey=');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const signalled = Date.now();
+      served.child.kill('SIGTERM');
+      expect(await served.exited).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(2000);
+      await Promise.all([silent.closed, half.closed]);
+    } finally {
+      served.child.kill('SIGKILL');
+    }
+  });
+});
