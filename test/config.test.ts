@@ -29,6 +29,7 @@ describe('configuration from the environment', () => {
         syncKinds: [0, 1],
         missesPerClient: 8,
         maxHintConnections: 64,
+        maxKeysPerRequest: 500,
       },
       graphql: { graphiql: true, maxCost: 20_000, maxResponseBytes: 8 * 1024 * 1024 },
     });
@@ -62,6 +63,7 @@ describe('configuration from the environment', () => {
         SYNC_KINDS: '0, 1,30023',
         MISS_CONCURRENCY_PER_CLIENT: '3',
         RELAY_MAX_HINT_CONNECTIONS: '0',
+        RELAY_MAX_KEYS_PER_REQUEST: '50',
         GRAPHQL_MAX_COST: '5000',
         MAX_RESPONSE_BYTES: '65536',
         HTTP_REQUEST_TIMEOUT_MS: '2000',
@@ -94,6 +96,7 @@ describe('configuration from the environment', () => {
         syncKinds: [0, 1, 30023],
         missesPerClient: 3,
         maxHintConnections: 0,
+        maxKeysPerRequest: 50,
       },
       graphql: { graphiql: true, maxCost: 5000, maxResponseBytes: 65536 },
     });

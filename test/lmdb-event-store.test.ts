@@ -107,6 +107,20 @@ describe('LMDB housekeeping (issue 18 §4)', () => {
     }
   });
 
+  it('a lap goes on run after run until it has looked at every mark: a flood of misses does not outrun it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-lmdb-'));
+    const store = new LmdbEventStore(dir, { sweepIntervalMs: 200, sweepBatch: 100 });
+    try {
+      await store.marks.set(Array.from({ length: 20_000 }, (_, index) => `event:${index}`), 1);
+      expect(store.marks.count()).toBe(20_000);
+      // 200 runs of 100 are needed; at one run per 200 ms that would take 40 s.
+      await expect.poll(() => store.marks.count(), { timeout: 5000, interval: 200 }).toBe(0);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('one sweep run looks at no more than its batch', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-lmdb-'));
     const store = new LmdbEventStore(dir, { sweepIntervalMs: 60_000 });

@@ -272,7 +272,7 @@ describe('large lookups', () => {
     const a = await relay({ events: [bob] });
     const store = await createTestStore();
     cleanups.push(() => store.cleanup());
-    const server = await startTestServer(store.store, { relays: { urls: [a.url] }, lookup: { maxListLength: 1000 } });
+    const server = await startTestServer(store.store, { relays: { urls: [a.url], maxKeysPerRequest: 1000 }, lookup: { maxListLength: 1000 } });
     cleanups.push(() => server.close());
     const pubkeys = [bob.pubkey, ...Array.from({ length: 999 }, (_, n) => `f${n.toString(16)}`.padStart(64, '0'))];
     const response = await getJson(`${server.url}/graphql`, {
@@ -286,6 +286,24 @@ describe('large lookups', () => {
     expect(profiles.filter(Boolean)).toHaveLength(1);
     expect(a.requests).toHaveLength(1);
     expect(a.requests[0]?.map((filter) => filter.authors?.length)).toEqual([500, 500]);
+  });
+});
+
+describe('keys asked of the relays per request are capped (RELAY_MAX_KEYS_PER_REQUEST; found by review)', () => {
+  it('past the cap, the rest is throttled: the relays hear of the first keys only, the list answers too_many_requests', async () => {
+    const a = await relay({ events: [bob] });
+    const { server } = await service({ urls: [a.url], maxKeysPerRequest: 10 });
+    const pubkeys = [bob.pubkey, ...Array.from({ length: 19 }, (_, n) => `e${n.toString(16)}`.padStart(64, '0'))];
+    const response = await getJson(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'query ($p: [String!]!) { profiles(pubkeys: $p) { name } }', variables: { p: pubkeys } }),
+    });
+    expect((response.body as { errors: { extensions: { code: string } }[] }).errors[0]?.extensions.code).toBe('too_many_requests');
+    expect(a.requests).toHaveLength(1);
+    expect(a.requests[0]?.[0]?.authors).toHaveLength(10);
+    // An /event with its profiles stays far below the cap (MAX_PROFILES + 1).
+    expect((await getJson(`${server.url}/user-profile?pubkey=${bob.pubkey}`)).body).toEqual({ profile: bob });
   });
 });
 

@@ -165,6 +165,7 @@ const RelayModel = z.object({
   RELAY_ALLOW_PRIVATE: z.preprocess(emptyAsUnset, booleanFlag('RELAY_ALLOW_PRIVATE')),
   MISS_CONCURRENCY_PER_CLIENT: z.preprocess(emptyAsUnset, integer('MISS_CONCURRENCY_PER_CLIENT', 1, 10_000, 8)),
   RELAY_MAX_HINT_CONNECTIONS: z.preprocess(emptyAsUnset, integer('RELAY_MAX_HINT_CONNECTIONS', 0, 10_000, 64)),
+  RELAY_MAX_KEYS_PER_REQUEST: z.preprocess(emptyAsUnset, integer('RELAY_MAX_KEYS_PER_REQUEST', 1, 100_000, 500)),
   SYNC_KINDS: kindList,
 });
 
@@ -216,6 +217,8 @@ export interface RelayConfig {
   missesPerClient: number;
   /** One-off connections to relay hints open at once in the process, at most; past it, hints are skipped. */
   maxHintConnections: number;
+  /** Ids and pubkeys one request may ask of the relays, at most; past it, they are throttled. */
+  maxKeysPerRequest: number;
 }
 export interface GraphqlConfig {
   /** GraphiQL is on in development, off when NODE_ENV=production unless GRAPHIQL=true. */
@@ -292,6 +295,7 @@ export function loadConfig(env: Env = process.env): Config {
       syncKinds: relays.SYNC_KINDS,
       missesPerClient: relays.MISS_CONCURRENCY_PER_CLIENT,
       maxHintConnections: relays.RELAY_MAX_HINT_CONNECTIONS,
+      maxKeysPerRequest: relays.RELAY_MAX_KEYS_PER_REQUEST,
     },
     graphql: {
       graphiql: graphql.GRAPHIQL ?? graphql.NODE_ENV !== 'production',

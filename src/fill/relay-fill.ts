@@ -42,6 +42,8 @@ export interface FetchRequest {
   client: string;
   /** Aborts at the request's deadline, shared by all of its relay lookups. */
   signal: AbortSignal;
+  /** Keys (ids, pubkeys) this request has asked of the relays so far, capped by RELAY_MAX_KEYS_PER_REQUEST. */
+  keysAsked: number;
   /**
    * Aborts when its relay queries must end: a little before the deadline, so that what arrived can
    * still be stored and returned in time.
@@ -85,7 +87,7 @@ export class RelayFill {
    * request left nor leave one for others.
    */
   fetchEvents(ids: readonly string[], request: FetchRequest, knownMisses: ReadonlySet<string> = NO_KEYS): Promise<Fetched[]> {
-    return this.perClient(request, ids, () => this.fetchEventsNow(ids, request, knownMisses));
+    return this.perClient(request, ids, (admitted) => this.fetchEventsNow(admitted, request, knownMisses));
   }
 
   private fetchEventsNow(ids: readonly string[], request: FetchRequest, knownMisses: ReadonlySet<string>): Promise<Fetched[]> {
@@ -100,20 +102,30 @@ export class RelayFill {
 
   /** The newest profiles of pubkeys the index lacks: one `{kinds:[0], authors:[…]}` per relay for all; trusted and hinted relays as for fetchEvents. */
   fetchProfiles(pubkeys: readonly string[], request: FetchRequest, knownMisses: ReadonlySet<string> = NO_KEYS): Promise<Fetched[]> {
-    return this.perClient(request, pubkeys, () => this.fetchProfilesNow(pubkeys, request, knownMisses));
+    return this.perClient(request, pubkeys, (admitted) => this.fetchProfilesNow(admitted, request, knownMisses));
   }
 
   /**
    * Every lookup that goes to relays fans out to every relay: one client sending random ids must not
-   * be able to make us flood them (issue 18). At most `missesPerClient` at once per client; past
-   * that, the keys are `throttled` (429 for the thing asked, absent from a profiles map).
+   * be able to make us flood them (issue 18). At most `missesPerClient` lookups at once per client,
+   * and at most `maxKeysPerRequest` keys asked per request (a GraphQL request can name thousands);
+   * past either, the keys are `throttled` (429 for the thing asked, absent from a profiles map).
    */
-  private async perClient(request: FetchRequest, keys: readonly string[], fetch: () => Promise<Fetched[]>): Promise<Fetched[]> {
+  private async perClient(
+    request: FetchRequest,
+    keys: readonly string[],
+    fetch: (admitted: readonly string[]) => Promise<Fetched[]>,
+  ): Promise<Fetched[]> {
     const running = this.missesByClient.get(request.client) ?? 0;
     if (running >= this.deps.config.missesPerClient) return keys.map(() => THROTTLED);
+    const room = Math.max(0, this.deps.config.maxKeysPerRequest - request.keysAsked);
+    const admitted = keys.slice(0, room);
+    if (admitted.length === 0) return keys.map(() => THROTTLED);
+    request.keysAsked += admitted.length;
     this.missesByClient.set(request.client, running + 1);
     try {
-      return await fetch();
+      const answers = await fetch(admitted);
+      return keys.map((_, index) => answers[index] ?? THROTTLED);
     } finally {
       const left = (this.missesByClient.get(request.client) ?? 1) - 1;
       if (left <= 0) this.missesByClient.delete(request.client);

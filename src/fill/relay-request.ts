@@ -10,6 +10,7 @@ export const MAX_HINTS_PER_REQUEST = 3;
  */
 export class RelayRequest implements FetchRequest {
   readonly hints: string[] = [];
+  keysAsked = 0;
   readonly signal: AbortSignal;
   readonly querySignal: AbortSignal;
 

@@ -36,6 +36,7 @@ export const TEST_RELAY_CONFIG: RelayConfig = {
   syncKinds: [0, 1],
   missesPerClient: 8,
   maxHintConnections: 64,
+  maxKeysPerRequest: 500,
 };
 
 /** The real HTTP app on a real loopback port (port 0: the OS picks a free one). */

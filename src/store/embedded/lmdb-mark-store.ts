@@ -2,7 +2,7 @@ import type { Database } from 'lmdb';
 import type { MarkStore } from '../mark-store.js';
 import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
 
-/** Marks are swept every second, at most this many looked at per run (issue 18 §4: bounded work). */
+/** A lap of the sweeper starts every second; each run looks at this many marks at most (issue 18 §4: bounded work). */
 const SWEEP_INTERVAL_MS = 1000;
 const SWEEP_BATCH = 2000;
 
@@ -19,7 +19,7 @@ export interface LmdbMarkStoreOptions {
  * with every distinct id ever asked (issue 18 §4).
  */
 export class LmdbMarkStore implements MarkStore {
-  private readonly sweeper: NodeJS.Timeout;
+  private sweeper: NodeJS.Timeout | undefined;
   /** Where the sweeper goes on from (a rolling scan: every mark is looked at once per lap). */
   private sweepFrom: string | undefined;
   private stopped = false;
@@ -29,8 +29,21 @@ export class LmdbMarkStore implements MarkStore {
     private readonly transactions: LmdbTransactions,
     { sweepIntervalMs = SWEEP_INTERVAL_MS, sweepBatch = SWEEP_BATCH }: LmdbMarkStoreOptions = {},
   ) {
-    this.sweeper = setInterval(() => void this.sweep(sweepBatch).catch(() => {}), sweepIntervalMs);
-    this.sweeper.unref();
+    // A lap of the rolling scan goes on run after run (each bounded to `sweepBatch`, with the event
+    // loop free in between) until it reaches the end, then rests `sweepIntervalMs`: however fast
+    // misses write marks, each is looked at within a lap (found by review: a fixed 2,000 a second
+    // fell behind 22,500 a second of random ids).
+    const next = (restMs: number) => {
+      if (this.stopped) return;
+      this.sweeper = setTimeout(() => {
+        this.sweep(sweepBatch).then(
+          () => next(this.sweepFrom === undefined ? sweepIntervalMs : 0),
+          () => next(sweepIntervalMs),
+        );
+      }, restMs);
+      this.sweeper.unref();
+    };
+    next(sweepIntervalMs);
   }
 
   async set(keys: readonly string[], ttlSeconds: number): Promise<void> {
@@ -102,6 +115,6 @@ export class LmdbMarkStore implements MarkStore {
 
   stop(): void {
     this.stopped = true;
-    clearInterval(this.sweeper);
+    clearTimeout(this.sweeper);
   }
 }
