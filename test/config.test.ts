@@ -31,13 +31,13 @@ describe('configuration from the environment', () => {
         maxHintConnections: 64,
         maxKeysPerRequest: 500,
       },
-      graphql: { graphiql: true, maxCost: 20_000, maxResponseBytes: 8 * 1024 * 1024 },
+      graphql: { graphiql: true, maxCost: 20_000, maxResponseBytes: 4 * 1024 * 1024 },
     });
     expect(DEFAULT_HTTP_LIMITS).toEqual({
       requestTimeoutMs: 10_000,
       idleTimeoutMs: 5_000,
       maxConnections: 4096,
-      maxConnectionsPerClient: 256,
+      maxConnectionsPerClient: 64,
       maxRequestsPerConnection: 8,
     });
   });

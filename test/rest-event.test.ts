@@ -184,3 +184,20 @@ describe('GET /event (spec §4.2, DESIGN §1)', () => {
     expect((response.body as { error: object }).error).toMatchObject({ status: 400, code });
   });
 });
+
+describe('the profiles map is bounded by MAX_RESPONSE_BYTES (found by review: 100 profiles of 800 KB made a 79 MB answer)', () => {
+  const fat = Array.from({ length: 10 }, (_, index) => profile(`fat-${index}`, { name: `fat ${index}`, about: 'x'.repeat(3000) }));
+  const fatNote = signed('fat-0', { content: 'names ten large profiles', tags: fat.map((event) => ['p', event.pubkey]) });
+  const capped = useTestServer([...fat, fatNote], { graphql: { maxResponseBytes: 10_000 } });
+
+  it('profiles past the cap are left out, in relevant-pubkey order; the event is always there', async () => {
+    const response = await getJson(`${capped.server.url}/event?id=${fatNote.id}`);
+    expect(response.status).toBe(200);
+    const body = response.body as { event: unknown; profiles: Record<string, unknown> };
+    expect(body.event).toEqual(fatNote);
+    // Each profile is ~3.3 KB and the event ~1.1 KB: two fit in 10,000 bytes, not a third.
+    expect(serializeEvent(fatNote).length + 2 * (serializeEvent(fat[0] as NostrEvent).length + 70)).toBeLessThan(10_000);
+    expect(Object.keys(body.profiles)).toEqual(fat.slice(0, 2).map((event) => event.pubkey));
+    expect(response.text.length).toBeLessThan(10_000 + 1000);
+  });
+});

@@ -45,7 +45,7 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   requestTimeoutMs: 10_000,
   idleTimeoutMs: 5_000,
   maxConnections: 4096,
-  maxConnectionsPerClient: 256,
+  maxConnectionsPerClient: 64,
   maxRequestsPerConnection: 8,
 };
 
@@ -175,7 +175,7 @@ const GraphqlModel = z.object({
   GRAPHQL_MAX_COST: z.preprocess(emptyAsUnset, integer('GRAPHQL_MAX_COST', 1, 10_000_000, 20_000)),
   MAX_RESPONSE_BYTES: z.preprocess(
     emptyAsUnset,
-    integer('MAX_RESPONSE_BYTES', 1024, 1024 * 1024 * 1024, 8 * 1024 * 1024),
+    integer('MAX_RESPONSE_BYTES', 1024, 1024 * 1024 * 1024, 4 * 1024 * 1024),
   ),
 });
 

@@ -26,12 +26,13 @@ import {
 } from './connection-limits.js';
 import { createLookupYoga } from './graphql/create-yoga.js';
 import { registerGraphqlRoute } from './graphql/graphql-route.js';
+import { clientKey } from './client-key.js';
 import { createFailureLog, type FailureLog } from './failure-log.js';
 import { registerRequestLog } from './request-log.js';
 import { errorResponse, type RestResponse } from './rest-response.js';
 import { eventLookup } from './routes/event.js';
 import { registerHealthRoutes } from './routes/health.js';
-import { type RestLookup, restLookupHandler } from './routes/rest-lookup.js';
+import { type RenderLimits, type RestLookup, restLookupHandler } from './routes/rest-lookup.js';
 import { userProfileLookup } from './routes/user-profile.js';
 
 export interface AppDependencies {
@@ -64,10 +65,11 @@ function registerRestLookup<TResult, TVariables extends Record<string, unknown>>
   lookup: RestLookup<TResult, TVariables>,
   newContext: (client: string) => GraphQLContext,
   logFailure: FailureLog,
+  limits: RenderLimits,
 ): void {
-  const handle = restLookupHandler(schema, lookup);
+  const handle = restLookupHandler(schema, lookup, limits);
   app.get(lookup.path, async (request, reply) => {
-    const response = await handle(request.query, newContext(request.ip));
+    const response = await handle(request.query, newContext(clientKey(request.ip)));
     if (response.failure) logFailure(request.log, response.failure, 'lookup failed');
     return send(reply, response);
   });
@@ -132,8 +134,9 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
   registerRequestLog(app, logger);
 
   const logFailure = createFailureLog();
-  registerRestLookup(app, schema, userProfileLookup, newContext, logFailure);
-  registerRestLookup(app, schema, eventLookup, newContext, logFailure);
+  const renderLimits = { maxResponseBytes: config.graphql.maxResponseBytes };
+  registerRestLookup(app, schema, userProfileLookup, newContext, logFailure, renderLimits);
+  registerRestLookup(app, schema, eventLookup, newContext, logFailure, renderLimits);
 
   registerHealthRoutes(app, store);
 

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { HttpLimits } from '../config/env.js';
 import { ERRORS, type ErrorCode, errorBody } from '../errors.js';
+import { clientKey } from './client-key.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -37,7 +38,7 @@ export function limitConnections(server: Server, limits: HttpLimits): void {
   if (limits.maxConnectionsPerClient === 0) return;
   const perClient = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
-    const client = socket.remoteAddress ?? '';
+    const client = clientKey(socket.remoteAddress);
     const open = (perClient.get(client) ?? 0) + 1;
     perClient.set(client, open);
     socket.once('close', () => {

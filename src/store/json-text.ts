@@ -33,13 +33,18 @@ export class JsonText {
 /** What a `String` field of a fixed operation (src/http/fixed-operation.ts) yields: event JSON stays bytes. */
 export type StringOutput = string | JsonText;
 
+/** The UTF-8 bytes a piece adds to a body. */
+export function byteLengthOf(part: StringOutput): number {
+  return typeof part === 'string' ? Buffer.byteLength(part) : part.bytes.length;
+}
+
 /**
  * JSON pieces (literal syntax, keys, stored JSON texts) joined into one response body: one allocation,
  * each stored text copied, never decoded.
  */
 export function joinJson(parts: readonly StringOutput[]): Buffer {
   let length = 0;
-  for (const part of parts) length += typeof part === 'string' ? Buffer.byteLength(part) : part.bytes.length;
+  for (const part of parts) length += byteLengthOf(part);
   const body = Buffer.allocUnsafe(length);
   let offset = 0;
   for (const part of parts) {

@@ -4,6 +4,7 @@ import type { GraphQLSchema } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphqlConfig, LookupConfig } from '../../config/env.js';
 import type { Logger } from '../../logger.js';
+import { clientKey } from '../client-key.js';
 import type { FailureLog } from '../failure-log.js';
 import type { GraphQLContext } from '../../schema/context.js';
 import { useLogServerErrors } from './use-log-server-errors.js';
@@ -33,10 +34,16 @@ function yogaLogger(logger: Logger): Record<Level, (...args: unknown[]) => void>
       const error = args.find((arg): arg is Error => arg instanceof Error);
       const words = args.filter((arg) => arg !== error).map((arg) => (typeof arg === 'string' ? arg : safeJson(arg)));
       const message = words.join(' ') || error?.message || 'graphql-yoga';
-      if (error) logger[level]({ err: error }, message);
+      // A client that went away while yoga read its body is not the server's fault.
+      if (error && isClientAbort(error)) logger.debug({ err: error }, message);
+      else if (error) logger[level]({ err: error }, message);
       else logger[level](message);
     };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+function isClientAbort(error: Error & { code?: string }): boolean {
+  return error.message === 'aborted' || error.code === 'ECONNRESET' || error.name === 'AbortError';
 }
 
 function safeJson(value: unknown): string {
@@ -63,7 +70,7 @@ export function createLookupYoga({ schema, config, limits, logger, logFailure, c
     // credentials allowed, where this public read-only API wants `*` and no credentials.
     cors: false,
     logging: yogaLogger(logger),
-    context: ({ req }) => createContext(req.ip),
+    context: ({ req }) => createContext(clientKey(req.ip)),
     plugins: [
       EnvelopArmorPlugin({
         maxDepth: { n: 8 },

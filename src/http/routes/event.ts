@@ -3,24 +3,29 @@ import {
   type RestEventQuery,
   type RestEventQueryVariables,
 } from '../../generated/operations.js';
-import { joinJson, type StringOutput } from '../../store/json-text.js';
+import { byteLengthOf, joinJson, type StringOutput } from '../../store/json-text.js';
 import type { RestLookup } from './rest-lookup.js';
 
 /**
  * GET /event?id=… → `{"event": …, "profiles": {pubkey: …}}` (spec §4.2). Events are embedded as the
  * stored wire JSON bytes, never decoded or re-encoded; profiles keep the relevant-pubkey order (author
- * first), and a pubkey without a profile is simply absent.
+ * first), and a pubkey without a profile is simply absent. The map stops before the profile that
+ * would take the body past MAX_RESPONSE_BYTES (profiles of ~800 KB made an 87-byte request a 79 MB
+ * answer): the event itself is always there.
  */
 export const eventLookup: RestLookup<RestEventQuery, RestEventQueryVariables> = {
   path: '/event',
   parameter: 'id',
   document: RestEventDocument,
   variables: (id) => ({ id }),
-  render: ({ event }) => {
+  render: ({ event }, { maxResponseBytes }) => {
     if (!event) return null;
     const parts: StringOutput[] = ['{"event":', event.json, ',"profiles":{'];
+    let bytes = byteLengthOf(event.json);
     let separator = '';
     for (const { pubkey, event: profile } of event.relevantProfiles) {
+      bytes += byteLengthOf(profile.json) + 70;
+      if (bytes > maxResponseBytes) break;
       // A pubkey is 64 lowercase hex characters (read from the stored event): nothing to escape.
       parts.push(`${separator}"${pubkey}":`, profile.json);
       separator = ',';

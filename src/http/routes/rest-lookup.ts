@@ -13,8 +13,13 @@ export interface RestLookup<TResult, TVariables extends Record<string, unknown>>
   document: TypedDocumentNode<TResult, TVariables>;
   variables(parameterValue: string): TVariables;
   /** The success body (JSON), or null when nothing was found. */
-  render(data: TResult): Buffer | null;
+  render(data: TResult, limits: RenderLimits): Buffer | null;
   notFound: ErrorCode;
+}
+
+export interface RenderLimits {
+  /** MAX_RESPONSE_BYTES: what a body may hold besides the thing asked. */
+  maxResponseBytes: number;
 }
 
 export type RestHandler = (query: unknown, context: GraphQLContext) => Promise<RestResponse>;
@@ -22,7 +27,9 @@ export type RestHandler = (query: unknown, context: GraphQLContext) => Promise<R
 export function restLookupHandler<TResult, TVariables extends Record<string, unknown>>(
   schema: GraphQLSchema,
   lookup: RestLookup<TResult, TVariables>,
+  limits: RenderLimits,
 ): RestHandler {
+  const render = (data: TResult) => lookup.render(data, limits);
   const run = prepareFixedOperation(schema, lookup.document);
   return async (query, context) => {
     let outcome: ExecutionResult<TResult> | LookupError;
@@ -32,6 +39,6 @@ export function restLookupHandler<TResult, TVariables extends Record<string, unk
       if (!(error instanceof LookupError)) throw error;
       outcome = error;
     }
-    return toRestResponse(outcome, lookup.render, lookup.notFound);
+    return toRestResponse(outcome, render, lookup.notFound);
   };
 }

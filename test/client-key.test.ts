@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { clientKey } from '../src/http/client-key.js';
+
+describe('clientKey: who a client is, for per-client caps', () => {
+  it.each([
+    ['127.0.0.1', '127.0.0.1'],
+    ['::ffff:10.1.2.3', '10.1.2.3'],
+    ['2001:db8:1:2:aaaa::1', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:db8:1:2::/64'],
+    ['2001:db8:1:3::1', '2001:db8:1:3::/64'],
+    ['not an address', 'not an address'],
+  ])('%s → %s', (address, key) => {
+    expect(clientKey(address)).toBe(key);
+  });
+
+  it('one IPv6 host cannot be many clients by changing the low 64 bits', () => {
+    const keys = new Set(Array.from({ length: 100 }, (_, n) => clientKey(`2001:db8:5:6::${n.toString(16)}`)));
+    expect(keys.size).toBe(1);
+  });
+});
