@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientKey } from '../src/http/client-key.js';
+import { clientKey } from '../src/client-key.js';
 
 describe('clientKey: who a client is, for per-client caps', () => {
   it.each([

@@ -456,6 +456,15 @@ describe('misses per client are capped (issue 18: a client must not make us floo
     expect(silent.requests).toHaveLength(2);
     expect((await getJson(`${server.url}/event?id=${'4'.repeat(64)}`)).status).toBe(500);
   });
+
+  it('MISS_CONCURRENCY_PER_CLIENT=0 turns the cap off (behind a proxy every client has its address)', async () => {
+    const silent = await relay({ silent: true });
+    const { server } = await service({ urls: [silent.url], timeoutMs: 500, missesPerClient: 0 });
+    const statuses = await Promise.all(
+      ['5', '6', '7', '8', '9', 'a', 'b', 'c', 'd', 'e'].map(async (digit) => (await getJson(`${server.url}/event?id=${digit.repeat(64)}`)).status),
+    );
+    expect(statuses).toEqual(statuses.map(() => 500));
+  });
 });
 
 describe('RELAYS empty', () => {

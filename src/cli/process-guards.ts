@@ -6,17 +6,27 @@ import type { Logger } from '../logger.js';
  * must end with its own one-line report, never a library's stack.
  * - lmdb-js rejects internal promises that no caller can await when a commit fails (a full disk);
  *   the failure also reaches the caller that awaited the write. Such stray rejections are logged
- *   (at warn, without a stack) and the process goes on.
+ *   at warn in one line; any other unhandled rejection at error with its stack; the process goes on.
  * - Libraries that print to the console (lmdb-js prints a failed commit's error with its stack)
  *   are sent to the log at debug, as one line.
  */
 export function guardProcess(logger: Logger): void {
   process.on('unhandledRejection', (reason) => {
-    logger.warn({ reason: oneLine(reason) }, 'unhandled rejection (a library promise nobody awaits); going on');
+    if (fromLmdb(reason)) {
+      logger.warn({ reason: oneLine(reason) }, 'unhandled rejection left by lmdb-js after a failed commit; going on');
+    } else {
+      // Anything else is a bug of ours or of a library: logged in full, at error; the process goes on.
+      logger.error({ err: reason }, 'unhandled rejection');
+    }
   });
   const toLog = (...args: unknown[]) => logger.debug({ console: oneLine(format(...args)) }, 'library console output');
   console.error = toLog;
   console.warn = toLog;
+}
+
+/** A failed commit's rejection: lmdb-js' own errors (their stack is in lmdb's code, or they carry commitError). */
+function fromLmdb(reason: unknown): boolean {
+  return reason instanceof Error && ('commitError' in reason || /[\\/]lmdb[\\/]/.test(reason.stack ?? ''));
 }
 
 function oneLine(value: unknown): string {

@@ -163,7 +163,7 @@ const RelayModel = z.object({
   NEGATIVE_TTL: z.preprocess(emptyAsUnset, integer('NEGATIVE_TTL', 1, 86400 * 30, 60)),
   PROFILE_TTL: z.preprocess(emptyAsUnset, integer('PROFILE_TTL', 1, 86400 * 30, 300)),
   RELAY_ALLOW_PRIVATE: z.preprocess(emptyAsUnset, booleanFlag('RELAY_ALLOW_PRIVATE')),
-  MISS_CONCURRENCY_PER_CLIENT: z.preprocess(emptyAsUnset, integer('MISS_CONCURRENCY_PER_CLIENT', 1, 10_000, 8)),
+  MISS_CONCURRENCY_PER_CLIENT: z.preprocess(emptyAsUnset, integer('MISS_CONCURRENCY_PER_CLIENT', 0, 10_000, 8)),
   RELAY_MAX_HINT_CONNECTIONS: z.preprocess(emptyAsUnset, integer('RELAY_MAX_HINT_CONNECTIONS', 0, 10_000, 64)),
   RELAY_MAX_KEYS_PER_REQUEST: z.preprocess(emptyAsUnset, integer('RELAY_MAX_KEYS_PER_REQUEST', 1, 100_000, 500)),
   SYNC_KINDS: kindList,
@@ -213,7 +213,7 @@ export interface RelayConfig {
   allowPrivateHints: boolean;
   /** The kinds `sync` subscribes to. */
   syncKinds: number[];
-  /** Lookups at the relays in progress per client address, at most; past it, 429. */
+  /** Lookups at the relays in progress per client address, at most; past it, 429 (0: no cap, e.g. behind a proxy). */
   missesPerClient: number;
   /** One-off connections to relay hints open at once in the process, at most; past it, hints are skipped. */
   maxHintConnections: number;

@@ -117,7 +117,8 @@ export class RelayFill {
     fetch: (admitted: readonly string[]) => Promise<Fetched[]>,
   ): Promise<Fetched[]> {
     const running = this.missesByClient.get(request.client) ?? 0;
-    if (running >= this.deps.config.missesPerClient) return keys.map(() => THROTTLED);
+    const cap = this.deps.config.missesPerClient;
+    if (cap > 0 && running >= cap) return keys.map(() => THROTTLED);
     const room = Math.max(0, this.deps.config.maxKeysPerRequest - request.keysAsked);
     const admitted = keys.slice(0, room);
     if (admitted.length === 0) return keys.map(() => THROTTLED);

@@ -1,3 +1,4 @@
+import { clientKey } from '../client-key.js';
 import { parseRelayUrl } from '../relays/relay-url.js';
 import type { FetchRequest } from './relay-fill.js';
 
@@ -11,17 +12,42 @@ export const MAX_HINTS_PER_REQUEST = 3;
 export class RelayRequest implements FetchRequest {
   readonly hints: string[] = [];
   keysAsked = 0;
-  readonly signal: AbortSignal;
-  readonly querySignal: AbortSignal;
+  private readonly startedAt = performance.now();
+  #signal: AbortSignal | undefined;
+  #querySignal: AbortSignal | undefined;
+  #client: string | undefined;
 
   constructor(
     /** RELAY_TIMEOUT_MS: how long the request may wait for relays, all of its lookups together. */
-    timeoutMs: number,
-    /** The client's address: its lookups that go to relays are capped (RelayConfig.missesPerClient). */
-    readonly client: string = '',
-  ) {
-    this.signal = AbortSignal.timeout(timeoutMs);
-    this.querySignal = AbortSignal.timeout(Math.floor(timeoutMs - Math.min(100, timeoutMs / 10)));
+    private readonly timeoutMs: number,
+    /** The client's address (request.ip): its lookups that go to relays are capped per client. */
+    private readonly address: string = '',
+  ) {}
+
+  // The signals and the client key are made when the first lookup goes to the relays, not per
+  // request: most requests are answered by the index, and two timers each cost a cached lookup
+  // several times its CPU (found by review). The deadline still runs from the request's start.
+
+  /** Aborts at the request's deadline, RELAY_TIMEOUT_MS after it started. */
+  get signal(): AbortSignal {
+    this.#signal ??= AbortSignal.timeout(this.remaining(this.timeoutMs));
+    return this.#signal;
+  }
+
+  /** Aborts a little before the deadline, so that what arrived can still be stored and returned. */
+  get querySignal(): AbortSignal {
+    this.#querySignal ??= AbortSignal.timeout(this.remaining(this.timeoutMs - Math.min(100, this.timeoutMs / 10)));
+    return this.#querySignal;
+  }
+
+  /** Who asks, for per-client caps: an IPv4 address or an IPv6 /64. */
+  get client(): string {
+    this.#client ??= clientKey(this.address);
+    return this.#client;
+  }
+
+  private remaining(afterStartMs: number): number {
+    return Math.max(0, Math.floor(afterStartMs - (performance.now() - this.startedAt)));
   }
 
   /** Keeps the first few hints that are ws(s) URLs; the address policy is applied when dialling. */

@@ -26,7 +26,6 @@ import {
 } from './connection-limits.js';
 import { createLookupYoga } from './graphql/create-yoga.js';
 import { registerGraphqlRoute } from './graphql/graphql-route.js';
-import { clientKey } from './client-key.js';
 import { createFailureLog, type FailureLog } from './failure-log.js';
 import { registerRequestLog } from './request-log.js';
 import { errorResponse, type RestResponse } from './rest-response.js';
@@ -69,7 +68,7 @@ function registerRestLookup<TResult, TVariables extends Record<string, unknown>>
 ): void {
   const handle = restLookupHandler(schema, lookup, limits);
   app.get(lookup.path, async (request, reply) => {
-    const response = await handle(request.query, newContext(clientKey(request.ip)));
+    const response = await handle(request.query, newContext(request.ip));
     if (response.failure) logFailure(request.log, response.failure, 'lookup failed');
     return send(reply, response);
   });
@@ -94,10 +93,8 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
 export function buildApp({ store, fill, config, logger }: AppDependencies): FastifyInstance {
   const limits = config.http?.limits ?? DEFAULT_HTTP_LIMITS;
   const app = Fastify({
-    // Timeouts and caps (issue 18 §7; connection-limits.ts): a request must arrive within
-    // requestTimeoutMs, checked every second; a socket with nothing moving is closed.
-    requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.idleTimeoutMs,
+    // Timeouts and caps: limitConnections (connection-limits.ts) sets them on the server; here only
+    // what Node takes at creation (how often requestTimeout is checked) and the idle socket's life.
     connectionTimeout: SOCKET_INACTIVITY_MS,
     // requireHostHeader: off, so a request without Host gets our answer, not Node's empty 400.
     http: { connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS, requireHostHeader: false },
@@ -121,16 +118,16 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
   });
   const newContext = (client: string) =>
     createContext({ store, fill, limits: config.lookup, client, maxObjects: config.graphql.maxCost });
-  limitConnections(app.server, limits);
-  closeConnectionsOnShutdown(app);
-  limitRequestsPerConnection(app, limits.maxRequestsPerConnection);
-
-  // Callback-style hooks: an async hook costs a promise per request.
+  // First of the hooks, so that every answer has them, those of the limits below included.
+  // (Callback-style hooks: an async hook costs a promise per request.)
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('access-control-allow-origin', '*');
     done();
   });
+  limitConnections(app.server, limits);
+  closeConnectionsOnShutdown(app);
+  limitRequestsPerConnection(app, limits.maxRequestsPerConnection);
   registerRequestLog(app, logger);
 
   const logFailure = createFailureLog();

@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { HttpLimits } from '../config/env.js';
 import { ERRORS, type ErrorCode, errorBody } from '../errors.js';
-import { clientKey } from './client-key.js';
+import { clientKey } from '../client-key.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

@@ -169,8 +169,9 @@ export class RelayPool {
     const { query, onEvent, complete, deadline, ended } = asked;
     if (deadline.aborted) return 'timeout';
     if (complete.aborted) return 'stopped';
-    // The connection may be shared with a query that started earlier with a later deadline: wait for
-    // it no longer than this query's own.
+    // The attempt may be shared with a query that started it earlier (and ends earlier): this query
+    // waits no longer than its own deadline, and a shared attempt given up at the first query's
+    // deadline counts as failed here too (a relay slower to connect than RELAY_TIMEOUT_MS rests).
     const connected = await untilAborted(this.dial(relay, deadline), ended, false);
     if (complete.aborted) return 'stopped';
     // No connection by the deadline is a failure to connect (the relay rests), not a slow answer.

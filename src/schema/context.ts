@@ -22,10 +22,10 @@ export interface ContextDependencies {
   /** Who asks (the client's address): lookups that go to relays are capped per client. */
   client?: string;
   /** The most objects one request may hand back (GRAPHQL_MAX_COST). */
-  maxObjects?: number;
+  maxObjects: number;
 }
 
-export function createContext({ store, limits, fill, client = '', maxObjects = 20_000 }: ContextDependencies): GraphQLContext {
+export function createContext({ store, limits, fill, client = '', maxObjects }: ContextDependencies): GraphQLContext {
   const budget = new ObjectBudget(maxObjects);
   if (!fill) return { loaders: createLoaders(store), limits, budget };
   // The deadline runs from the start of the request, across all of its relay queries.

@@ -20,7 +20,7 @@ import type { LookupConfig } from '../config/env.js';
  *   answered once, see event.ts and profile.ts), read from the literal or the variable;
  * - `relevantProfiles` (and `relevantPubkeys`): by MAX_PROFILES, the most it can hold.
  * Aliases and fragments count every time they select. Scalars cost nothing: their size is bounded by
- * the response-size cap (use-response-size-limit.ts), not here.
+ * the response-size cap (http/graphql/use-query-limits.ts), not here.
  *
  * So `events(ids: [100 ids]) { relevantProfiles { event { relevantProfiles { name } } } }` costs
  * about 100 × 100 × 100 and is refused before anything is read, while the REST-equivalent

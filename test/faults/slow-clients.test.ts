@@ -46,6 +46,12 @@ describe('slow and greedy clients do not hold the service (issue 18 §7)', () =>
     expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
     expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
     expect(connection.received()).toContain('{"error":{"status":429,"code":"too_many_requests"');
+    // Every answer has its request id and CORS, the 429s too (found by review: hooks ran before them).
+    const answers = connection.received().split('HTTP/1.1 ').slice(1);
+    for (const answer of answers) {
+      expect(answer.toLowerCase()).toContain('x-request-id: ');
+      expect(answer.toLowerCase()).toContain('access-control-allow-origin: *');
+    }
     connection.socket.destroy();
   });
 

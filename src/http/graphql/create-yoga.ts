@@ -4,7 +4,6 @@ import type { GraphQLSchema } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphqlConfig, LookupConfig } from '../../config/env.js';
 import type { Logger } from '../../logger.js';
-import { clientKey } from '../client-key.js';
 import type { FailureLog } from '../failure-log.js';
 import type { GraphQLContext } from '../../schema/context.js';
 import { useLogServerErrors } from './use-log-server-errors.js';
@@ -70,7 +69,7 @@ export function createLookupYoga({ schema, config, limits, logger, logFailure, c
     // credentials allowed, where this public read-only API wants `*` and no credentials.
     cors: false,
     logging: yogaLogger(logger),
-    context: ({ req }) => createContext(clientKey(req.ip)),
+    context: ({ req }) => createContext(req.ip),
     plugins: [
       EnvelopArmorPlugin({
         maxDepth: { n: 8 },

@@ -33,11 +33,12 @@ export function approximateJsonBytes(value: unknown, limit: number): number {
   while (stack.length > 0 && total <= limit) {
     const item = stack.pop();
     if (typeof item === 'string') total += jsonStringBytes(item) + 1;
-    else if (item === null || typeof item !== 'object') total += 8;
+    else if (item === null || typeof item !== 'object') total += String(item).length + 1;
     else if (Array.isArray(item)) {
       total += 2 + item.length;
       for (const element of item) stack.push(element);
     } else {
+      total += 2;
       for (const [key, element] of Object.entries(item)) {
         total += key.length + 4;
         stack.push(element);

@@ -10,8 +10,8 @@ import type { RestLookup } from './rest-lookup.js';
  * GET /event?id=… → `{"event": …, "profiles": {pubkey: …}}` (spec §4.2). Events are embedded as the
  * stored wire JSON bytes, never decoded or re-encoded; profiles keep the relevant-pubkey order (author
  * first), and a pubkey without a profile is simply absent. The map stops before the profile that
- * would take the body past MAX_RESPONSE_BYTES (profiles of ~800 KB made an 87-byte request a 79 MB
- * answer): the event itself is always there.
+ * would take it past MAX_RESPONSE_BYTES (profiles of ~800 KB made an 87-byte request a 79 MB
+ * answer); the event itself is always there, whatever its size.
  */
 export const eventLookup: RestLookup<RestEventQuery, RestEventQueryVariables> = {
   path: '/event',
@@ -21,7 +21,7 @@ export const eventLookup: RestLookup<RestEventQuery, RestEventQueryVariables> = 
   render: ({ event }, { maxResponseBytes }) => {
     if (!event) return null;
     const parts: StringOutput[] = ['{"event":', event.json, ',"profiles":{'];
-    let bytes = byteLengthOf(event.json);
+    let bytes = 0;
     let separator = '';
     for (const { pubkey, event: profile } of event.relevantProfiles) {
       bytes += byteLengthOf(profile.json) + 70;

@@ -18,7 +18,7 @@ export interface RestLookup<TResult, TVariables extends Record<string, unknown>>
 }
 
 export interface RenderLimits {
-  /** MAX_RESPONSE_BYTES: what a body may hold besides the thing asked. */
+  /** MAX_RESPONSE_BYTES: what a body may add to the thing asked (/event: the profiles map). */
   maxResponseBytes: number;
 }
 
