@@ -4,10 +4,7 @@ import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { isEphemeralKind, PROFILE_KIND, supersedes } from '../nostr/kinds.js';
 import type { RelayPool, RelayQuery, RelayQueryResult } from '../relays/relay-pool.js';
-import {
-  type EventStore,
-  type StoredEvent,
-} from '../store/event-store.js';
+import type { EventStore, StoredEvent } from '../store/event-store.js';
 import { eventMarkKey, profileMarkKey } from '../store/mark-store.js';
 import { toStoredEvent } from '../store/stored-event.js';
 import { RelayRequest } from './relay-request.js';
@@ -17,7 +14,8 @@ import { RelayRequest } from './relay-request.js';
  * - `found`: a verified event, already written to the index;
  * - `absent`: at least one relay answered in full (EOSE) and none had it;
  * - `unavailable`: no relay could be reached or answered before the deadline;
- * - `throttled`: not asked: the client already has MISS_CONCURRENCY_PER_CLIENT lookups at the relays.
+ * - `throttled`: not asked: the client already has MISS_CONCURRENCY_PER_CLIENT lookups at the relays,
+ *   or the request has asked RELAY_MAX_KEYS_PER_REQUEST keys.
  */
 export type Fetched = Found | { kind: 'absent' } | { kind: 'unavailable' } | { kind: 'throttled' };
 type Found = { kind: 'found'; stored: StoredEvent };
