@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serializeEvent } from '../../src/nostr/event.js';
 import { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
-import { spawnCli } from '../support/cli.js';
+import { serveCli, spawnCli } from '../support/cli.js';
 import { profile, signed } from '../support/events.js';
 import { startLoopbackRelay, type LoopbackRelay } from '../support/loopback-relay.js';
-import { freePort } from '../support/redis-server.js';
 import { getJson } from '../support/test-server.js';
 
 // The embedded store on a full disk (issue 18 §8): a small tmpfs, filled up. Mounting needs root,
@@ -45,26 +44,8 @@ afterAll(async () => {
   rmSync(disk, { recursive: true, force: true });
 });
 
-async function serveOn(dataDir: string) {
-  const port = await freePort();
-  const served = spawnCli(['serve'], {
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    REDIS_URL: '',
-    RELAYS: relay.url,
-    LOG_LEVEL: 'info',
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      if (attempt > 150 || served.child.exitCode !== null) throw new Error(`service did not start:\n${served.output()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { served, url };
+function serveOn(dataDir: string) {
+  return serveCli({ DATA_DIR: dataDir, REDIS_URL: '', RELAYS: relay.url });
 }
 
 describe('a full disk under the embedded store', () => {
@@ -91,7 +72,8 @@ describe('a full disk under the embedded store', () => {
     await store.putEvents([held]);
     await store.close();
     fillUp(join(disk, 'filler'));
-    const { served, url } = await serveOn(dataDir);
+    const served = await serveOn(dataDir);
+    const { url } = served;
     try {
       // Misses: the relay answers, the index cannot take the marks or the events.
       for (let index = 0; index < 20; index++) {
@@ -134,7 +116,8 @@ describe('a read-only disk under the embedded store', () => {
     await store.putEvents([held]);
     await store.close();
     expect(spawnSync('mount', ['-o', 'remount,ro', readOnly]).status).toBe(0);
-    const { served, url } = await serveOn(dataDir);
+    const served = await serveOn(dataDir);
+    const { url } = served;
     try {
       expect((await getJson(`${url}/user-profile?pubkey=${held.pubkey}`)).body).toEqual({ profile: held });
       expect((await getJson(`${url}/event?id=${'e'.repeat(64)}`)).status).toBe(404);

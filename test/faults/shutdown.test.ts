@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnCli } from '../support/cli.js';
+import { serveCli } from '../support/cli.js';
 import { profile, signed } from '../support/events.js';
 import { startLoopbackRelay, type LoopbackRelay } from '../support/loopback-relay.js';
 import { get, openRaw, statusesOf } from '../support/raw-http.js';
-import { freePort } from '../support/redis-server.js';
 import { createTestStore, type TestStore } from '../support/test-store.js';
 
 // SIGTERM under load, as an orchestrator sends it (issue 18 §7).
@@ -24,26 +23,14 @@ afterAll(async () => {
 
 describe('SIGTERM', () => {
   it('finishes the request in flight on a keep-alive connection, answers the one pipelined behind it 503 shutting_down, closes the socket, exits 0 at once', async () => {
-    const port = await freePort();
-    const served = spawnCli(['serve'], {
-      HOST: '127.0.0.1',
-      PORT: String(port),
+    const served = await serveCli({
       REDIS_URL: testStore.url,
       REDIS_KEY_PREFIX: testStore.prefix,
       RELAYS: relay.url,
       RELAY_TIMEOUT_MS: '3000',
-      LOG_LEVEL: 'info',
     });
-    const url = `http://127.0.0.1:${port}`;
+    const { url } = served;
     try {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          if ((await fetch(`${url}/healthz`)).ok) break;
-        } catch {
-          if (attempt > 150) throw new Error(`service did not start:\n${served.output()}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
       const connection = await openRaw(url);
       // A keep-alive request answered before the signal: the socket stays open, idle.
       connection.write(get(`/user-profile?pubkey=${alice.pubkey}`));
@@ -76,25 +63,9 @@ describe('SIGTERM', () => {
 
 describe('SIGTERM with idle and half-open connections (found by review: they held the close 10 s, exit 1)', () => {
   it('a connection that sent nothing and one that sent half a request do not delay the exit', async () => {
-    const port = await freePort();
-    const served = spawnCli(['serve'], {
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      REDIS_URL: testStore.url,
-      REDIS_KEY_PREFIX: testStore.prefix,
-      RELAYS: '',
-      LOG_LEVEL: 'info',
-    });
-    const url = `http://127.0.0.1:${port}`;
+    const served = await serveCli({ REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, RELAYS: '' });
+    const { url } = served;
     try {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          if ((await fetch(`${url}/healthz`)).ok) break;
-        } catch {
-          if (attempt > 150) throw new Error(`service did not start:\n${served.output()}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
       const silent = await openRaw(url);
       const half = await openRaw(url);
       half.write('GET /user-profile?pubkey=');

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { freePort } from './redis-server.js';
 
 export interface RunningCli {
   child: ChildProcess;
@@ -21,4 +22,29 @@ export function spawnCli(args: string[], env: Record<string, string | undefined>
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, output: () => output, exited };
+}
+
+export interface ServingCli extends RunningCli {
+  url: string;
+}
+
+/**
+ * `nostr-lookup serve` on a free loopback port, configured by `env`, resolved once /healthz answers
+ * (or rejected with what it printed, if it does not within 15 s).
+ */
+export async function serveCli(env: Record<string, string | undefined>): Promise<ServingCli> {
+  const port = await freePort();
+  const running = spawnCli(['serve'], { HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', ...env });
+  const url = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return { ...running, url };
+    } catch {
+      if (attempt > 150 || running.child.exitCode !== null) {
+        running.child.kill('SIGKILL');
+        throw new Error(`service did not start:\n${running.output()}`);
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
