@@ -40,7 +40,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await relay?.stop();
-  spawnSync('umount', [disk]);
+  // Lazy: detached even if a killed child still holds a file open there.
+  spawnSync('umount', ['-l', disk]);
   rmSync(disk, { recursive: true, force: true });
 });
 
@@ -106,7 +107,7 @@ describe('a read-only disk under the embedded store', () => {
     if (mounted.status !== 0) throw new Error(`these tests mount a tmpfs and need root: ${mounted.stderr.trim()}`);
   });
   afterAll(() => {
-    spawnSync('umount', [readOnly]);
+    spawnSync('umount', ['-l', readOnly]);
     rmSync(readOnly, { recursive: true, force: true });
   });
 
