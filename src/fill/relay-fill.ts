@@ -170,12 +170,21 @@ export class RelayFill {
       });
   }
 
-  private async queryEvents(ids: string[], request: FetchRequest): Promise<Map<string, Fetched>> {
+  /**
+   * Events by id from `relays` (trusted) or `hints` (untrusted), for queryEvents and
+   * queryEventsOnHints alike: what verified, and whether any of them answered in full.
+   */
+  private async collectEvents(
+    ids: readonly string[],
+    request: FetchRequest,
+    { relays, hints }: { relays: readonly string[]; hints?: readonly string[] },
+  ): Promise<{ found: Map<string, NostrEvent>; answered: boolean }> {
     const wanted = new Set(ids);
     const found = new Map<string, NostrEvent>();
     const { answered } = await this.ask({
-      relays: this.deps.config.urls,
-      filters: chunks(ids, MAX_VALUES_PER_FILTER).map((part) => ({ ids: part })),
+      relays,
+      hints,
+      filters: chunks([...wanted], MAX_VALUES_PER_FILTER).map((part) => ({ ids: part })),
       signal: request.querySignal,
       onEvent: (event) => {
         if (wanted.has(event.id)) found.set(event.id, event);
@@ -183,6 +192,33 @@ export class RelayFill {
         return found.size === wanted.size;
       },
     });
+    return { found, answered };
+  }
+
+  /** The newest profiles of pubkeys from `relays` or `hints`, as collectEvents. */
+  private async collectProfiles(
+    pubkeys: readonly string[],
+    request: FetchRequest,
+    { relays, hints }: { relays: readonly string[]; hints?: readonly string[] },
+  ): Promise<{ newest: Map<string, NostrEvent>; answered: boolean }> {
+    const newest = new Map<string, NostrEvent>();
+    const { answered } = await this.ask({
+      relays,
+      hints,
+      filters: chunks([...new Set(pubkeys)], MAX_VALUES_PER_FILTER).map((part) => ({ kinds: [PROFILE_KIND], authors: part })),
+      signal: request.querySignal,
+      // Relays may hold different versions: wait for every EOSE (or the deadline), keep the newest.
+      onEvent: (event) => {
+        const held = newest.get(event.pubkey);
+        if (!held || supersedes(event, held)) newest.set(event.pubkey, event);
+        return false;
+      },
+    });
+    return { newest, answered };
+  }
+
+  private async queryEvents(ids: string[], request: FetchRequest): Promise<Map<string, Fetched>> {
+    const { found, answered } = await this.collectEvents(ids, request, { relays: this.deps.config.urls });
     const absent = answered ? ids.filter((id) => !found.has(id)) : [];
     // An event found but not kept (ephemeral, or an old version of a replaceable event) is answered
     // now and then remembered like a miss: otherwise every request for it would ask the relays again.
@@ -199,18 +235,7 @@ export class RelayFill {
     request: FetchRequest,
     { markResults }: { markResults: boolean },
   ): Promise<Map<string, Fetched>> {
-    const newest = new Map<string, NostrEvent>();
-    const { answered } = await this.ask({
-      relays: this.deps.config.urls,
-      filters: chunks(pubkeys, MAX_VALUES_PER_FILTER).map((part) => ({ kinds: [PROFILE_KIND], authors: part })),
-      signal: request.querySignal,
-      // Relays may hold different versions: wait for every EOSE (or the deadline), keep the newest.
-      onEvent: (event) => {
-        const held = newest.get(event.pubkey);
-        if (!held || supersedes(event, held)) newest.set(event.pubkey, event);
-        return false;
-      },
-    });
+    const { newest, answered } = await this.collectProfiles(pubkeys, request, { relays: this.deps.config.urls });
     const absent = answered && markResults ? pubkeys.filter((pubkey) => !newest.has(pubkey)) : [];
     // A found profile is marked only once it is written: a reader that saw the mark without the
     // profile would take it for a known miss.
@@ -230,35 +255,13 @@ export class RelayFill {
 
   /** The request's hinted relays alone, for this request only: what verifies is stored, nothing is marked. */
   private async queryEventsOnHints(ids: readonly string[], hints: string[], request: FetchRequest): Promise<Fetched[]> {
-    const wanted = new Set(ids);
-    const found = new Map<string, NostrEvent>();
-    const { answered } = await this.ask({
-      relays: [],
-      hints,
-      filters: chunks([...wanted], MAX_VALUES_PER_FILTER).map((part) => ({ ids: part })),
-      signal: request.querySignal,
-      onEvent: (event) => {
-        if (wanted.has(event.id)) found.set(event.id, event);
-        return found.size === wanted.size;
-      },
-    });
+    const { found, answered } = await this.collectEvents(ids, request, { relays: [], hints });
     await this.store([...found.values()]);
     return ids.map((id) => result(found.get(id), answered));
   }
 
   private async queryProfilesOnHints(pubkeys: readonly string[], hints: string[], request: FetchRequest): Promise<Fetched[]> {
-    const newest = new Map<string, NostrEvent>();
-    const { answered } = await this.ask({
-      relays: [],
-      hints,
-      filters: chunks([...new Set(pubkeys)], MAX_VALUES_PER_FILTER).map((part) => ({ kinds: [PROFILE_KIND], authors: part })),
-      signal: request.querySignal,
-      onEvent: (event) => {
-        const held = newest.get(event.pubkey);
-        if (!held || supersedes(event, held)) newest.set(event.pubkey, event);
-        return false;
-      },
-    });
+    const { newest, answered } = await this.collectProfiles(pubkeys, request, { relays: [], hints });
     await this.store([...newest.values()]);
     return pubkeys.map((pubkey) => result(newest.get(pubkey), answered));
   }
