@@ -27,6 +27,7 @@ import {
 import { createLookupYoga } from './graphql/create-yoga.js';
 import { registerGraphqlRoute } from './graphql/graphql-route.js';
 import { createFailureLog, type FailureLog } from './failure-log.js';
+import { sendJson } from './reply.js';
 import { registerRequestLog } from './request-log.js';
 import { errorResponse, type RestResponse } from './rest-response.js';
 import { eventLookup } from './routes/event.js';
@@ -42,20 +43,11 @@ export interface AppDependencies {
   logger: Logger;
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 const REST_ALLOW = 'GET, HEAD';
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
 function send(reply: FastifyReply, { status, body }: RestResponse): FastifyReply {
-  // Successes may be cached briefly (a profile can change); a 404 only very briefly; failures not at all.
-  const cacheControl =
-    status === 200 ? 'public, max-age=60' : status === 404 ? 'public, max-age=10' : 'no-store';
-  if (status === 429) reply.header('retry-after', '1');
-  return reply
-    .status(status)
-    .header('content-type', JSON_TYPE)
-    .header('cache-control', cacheControl)
-    .send(body);
+  return sendJson(reply, status, body);
 }
 
 function registerRestLookup<TResult, TVariables extends Record<string, unknown>>(

@@ -5,8 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import type { HttpLimits } from '../config/env.js';
 import { ERRORS, type ErrorCode, errorBody } from '../errors.js';
 import { clientKey } from '../client-key.js';
+import { JSON_TYPE, sendError } from './reply.js';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** A socket with nothing moving either way for this long is closed, whatever it is waiting for. */
 export const SOCKET_INACTIVITY_MS = 30_000;
@@ -70,13 +70,7 @@ export function limitRequestsPerConnection(app: FastifyInstance, max: number): v
       inProgress.set(socket, running);
     }
     if (running.size >= max) {
-      const { status } = ERRORS.too_many_requests;
-      reply
-        .status(status)
-        .header('content-type', JSON_TYPE)
-        .header('cache-control', 'no-store')
-        .header('retry-after', '1')
-        .send(JSON.stringify(errorBody('too_many_requests')));
+      sendError(reply, 'too_many_requests');
       return;
     }
     running.add(request.raw);
@@ -124,14 +118,7 @@ export function closeConnectionsOnShutdown(app: FastifyInstance): void {
   app.addHook('onRequest', (request, reply, next) => {
     inFlight.add(request.raw);
     if (!closing) return next();
-    const { status } = ERRORS.shutting_down;
-    reply
-      .status(status)
-      .header('content-type', JSON_TYPE)
-      .header('cache-control', 'no-store')
-      .header('retry-after', '1')
-      .header('connection', 'close')
-      .send(JSON.stringify(errorBody('shutting_down')));
+    sendError(reply.header('connection', 'close'), 'shutting_down');
   });
   app.addHook('onResponse', (request, _reply, next) => {
     settled(request.raw);

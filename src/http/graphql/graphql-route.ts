@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { type ErrorCode, ERRORS, graphqlErrorBody } from '../../errors.js';
+import type { ErrorCode } from '../../errors.js';
+import { sendError } from '../reply.js';
 import type { LookupYoga } from './create-yoga.js';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 /**
  * The largest POST body /graphql reads. yoga reads bodies itself, past Fastify's limit; a GraphQL
  * request is a few KB (graphql-armor allows 2,000 tokens, MAX_LIST_LENGTH ids of ~70 bytes).
@@ -16,11 +16,7 @@ const EMPTY_ANSWERS: Partial<Record<number, ErrorCode>> = {
 };
 
 function sendGraphqlError(reply: FastifyReply, code: ErrorCode, message?: string): FastifyReply {
-  return reply
-    .status(ERRORS[code].status)
-    .header('content-type', JSON_TYPE)
-    .header('cache-control', 'no-store')
-    .send(JSON.stringify(graphqlErrorBody(code, message)));
+  return sendError(reply, code, { graphql: true, message });
 }
 
 /**

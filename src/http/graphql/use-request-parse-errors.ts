@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { ERRORS, graphqlErrorBody } from '../../errors.js';
+import { JSON_TYPE } from '../reply.js';
 
 /** yoga's own refusals of a request it could not parse: a 400 that quotes the body it could not read. */
 const isParseRefusal = (error: unknown) =>
@@ -24,7 +25,7 @@ export function useRequestParseErrors(): Plugin {
           if (!(error instanceof SyntaxError) && !isParseRefusal(error)) throw error;
           return new fetchAPI.Response(JSON.stringify(graphqlErrorBody('invalid_graphql_request')), {
             status: ERRORS.invalid_graphql_request.status,
-            headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+            headers: { 'content-type': JSON_TYPE, 'cache-control': 'no-store' },
           });
         }
       });

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { EventStore } from '../../store/event-store.js';
+import { JSON_TYPE } from '../reply.js';
 
 /**
  * Liveness and readiness for orchestrators: /healthz is 200 while the process serves; /readyz is 200
@@ -9,12 +10,12 @@ import type { EventStore } from '../../store/event-store.js';
 export function registerHealthRoutes(app: FastifyInstance, store: EventStore): void {
   app.get('/healthz', async (_request, reply) =>
     reply
-      .header('content-type', 'application/json; charset=utf-8')
+      .header('content-type', JSON_TYPE)
       .header('cache-control', 'no-store')
       .send('{"status":"ok"}'),
   );
   app.get('/readyz', async (request, reply) => {
-    reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store');
+    reply.header('content-type', JSON_TYPE).header('cache-control', 'no-store');
     try {
       await store.ping();
       // Still ready (reads answer), but an operator must know that nothing new is being stored.
