@@ -7,25 +7,29 @@ import { parseRelayUrl } from '../relays/relay-url.js';
  * concern, every problem reported at once (then the process exits 1, see cli/main.ts).
  */
 
+const emptyAsUnset = (value: unknown) => (value === '' ? undefined : value);
+
+/** A whole number between `min` and `max`; unset or empty: `fallback`. */
 const integer = (name: string, min: number, max: number, fallback: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d+$/, `${name} must be a whole number`)
-    .transform(Number)
-    .pipe(
-      z.number().int().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`),
-    )
-    .optional()
-    .transform((value) => value ?? fallback);
+  z.preprocess(
+    emptyAsUnset,
+    z
+      .string()
+      .trim()
+      .regex(/^\d+$/, `${name} must be a whole number`)
+      .transform(Number)
+      .pipe(
+        z.number().int().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`),
+      )
+      .optional()
+      .transform((value) => value ?? fallback),
+  );
 
 const booleanFlag = (name: string) =>
   z
     .enum(['true', 'false', '1', '0'], { message: `${name} must be true or false` })
     .transform((value) => value === 'true' || value === '1')
     .optional();
-
-const emptyAsUnset = (value: unknown) => (value === '' ? undefined : value);
 
 /** What one client or connection may hold of the HTTP server (issue 18 §7). */
 export interface HttpLimits {
@@ -50,25 +54,13 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
 };
 
 const HttpModel = z.object({
-  PORT: z.preprocess(emptyAsUnset, integer('PORT', 0, 65535, 8080)),
+  PORT: integer('PORT', 0, 65535, 8080),
   HOST: z.preprocess(emptyAsUnset, z.string().trim().min(1).default('127.0.0.1')),
-  HTTP_REQUEST_TIMEOUT_MS: z.preprocess(
-    emptyAsUnset,
-    integer('HTTP_REQUEST_TIMEOUT_MS', 1000, 600_000, DEFAULT_HTTP_LIMITS.requestTimeoutMs),
-  ),
-  HTTP_IDLE_TIMEOUT_MS: z.preprocess(
-    emptyAsUnset,
-    integer('HTTP_IDLE_TIMEOUT_MS', 1000, 600_000, DEFAULT_HTTP_LIMITS.idleTimeoutMs),
-  ),
-  MAX_CONNECTIONS: z.preprocess(emptyAsUnset, integer('MAX_CONNECTIONS', 1, 1_000_000, DEFAULT_HTTP_LIMITS.maxConnections)),
-  MAX_CONNECTIONS_PER_CLIENT: z.preprocess(
-    emptyAsUnset,
-    integer('MAX_CONNECTIONS_PER_CLIENT', 0, 1_000_000, DEFAULT_HTTP_LIMITS.maxConnectionsPerClient),
-  ),
-  MAX_REQUESTS_PER_CONNECTION: z.preprocess(
-    emptyAsUnset,
-    integer('MAX_REQUESTS_PER_CONNECTION', 1, 10_000, DEFAULT_HTTP_LIMITS.maxRequestsPerConnection),
-  ),
+  HTTP_REQUEST_TIMEOUT_MS: integer('HTTP_REQUEST_TIMEOUT_MS', 1000, 600_000, DEFAULT_HTTP_LIMITS.requestTimeoutMs),
+  HTTP_IDLE_TIMEOUT_MS: integer('HTTP_IDLE_TIMEOUT_MS', 1000, 600_000, DEFAULT_HTTP_LIMITS.idleTimeoutMs),
+  MAX_CONNECTIONS: integer('MAX_CONNECTIONS', 1, 1_000_000, DEFAULT_HTTP_LIMITS.maxConnections),
+  MAX_CONNECTIONS_PER_CLIENT: integer('MAX_CONNECTIONS_PER_CLIENT', 0, 1_000_000, DEFAULT_HTTP_LIMITS.maxConnectionsPerClient),
+  MAX_REQUESTS_PER_CONNECTION: integer('MAX_REQUESTS_PER_CONNECTION', 1, 10_000, DEFAULT_HTTP_LIMITS.maxRequestsPerConnection),
 });
 
 const StoreModel = z.object({
@@ -93,7 +85,7 @@ const StoreModel = z.object({
     .max(100, 'REDIS_KEY_PREFIX must be at most 100 characters')
     .regex(/^\S*$/, 'REDIS_KEY_PREFIX must not contain whitespace')
     .default('nostr:'),
-  REDIS_TIMEOUT_MS: z.preprocess(emptyAsUnset, integer('REDIS_TIMEOUT_MS', 50, 60000, 1000)),
+  REDIS_TIMEOUT_MS: integer('REDIS_TIMEOUT_MS', 50, 60000, 1000),
 });
 
 const LogModel = z.object({
@@ -108,8 +100,8 @@ const LogModel = z.object({
 });
 
 const LookupModel = z.object({
-  MAX_PROFILES: z.preprocess(emptyAsUnset, integer('MAX_PROFILES', 1, 1000, 100)),
-  MAX_LIST_LENGTH: z.preprocess(emptyAsUnset, integer('MAX_LIST_LENGTH', 1, 1000, 100)),
+  MAX_PROFILES: integer('MAX_PROFILES', 1, 1000, 100),
+  MAX_LIST_LENGTH: integer('MAX_LIST_LENGTH', 1, 1000, 100),
 });
 
 /** Well-known public relays with broad coverage; purplepag.es specialises in profiles (kind 0). */
@@ -159,24 +151,21 @@ const kindList = z
 
 const RelayModel = z.object({
   RELAYS: relayList,
-  RELAY_TIMEOUT_MS: z.preprocess(emptyAsUnset, integer('RELAY_TIMEOUT_MS', 100, 60000, 3000)),
-  NEGATIVE_TTL: z.preprocess(emptyAsUnset, integer('NEGATIVE_TTL', 1, 86400 * 30, 60)),
-  PROFILE_TTL: z.preprocess(emptyAsUnset, integer('PROFILE_TTL', 1, 86400 * 30, 300)),
+  RELAY_TIMEOUT_MS: integer('RELAY_TIMEOUT_MS', 100, 60000, 3000),
+  NEGATIVE_TTL: integer('NEGATIVE_TTL', 1, 86400 * 30, 60),
+  PROFILE_TTL: integer('PROFILE_TTL', 1, 86400 * 30, 300),
   RELAY_ALLOW_PRIVATE: z.preprocess(emptyAsUnset, booleanFlag('RELAY_ALLOW_PRIVATE')),
-  MISS_CONCURRENCY_PER_CLIENT: z.preprocess(emptyAsUnset, integer('MISS_CONCURRENCY_PER_CLIENT', 0, 10_000, 8)),
-  RELAY_MAX_HINT_CONNECTIONS: z.preprocess(emptyAsUnset, integer('RELAY_MAX_HINT_CONNECTIONS', 0, 10_000, 64)),
-  RELAY_MAX_KEYS_PER_REQUEST: z.preprocess(emptyAsUnset, integer('RELAY_MAX_KEYS_PER_REQUEST', 1, 100_000, 500)),
+  MISS_CONCURRENCY_PER_CLIENT: integer('MISS_CONCURRENCY_PER_CLIENT', 0, 10_000, 8),
+  RELAY_MAX_HINT_CONNECTIONS: integer('RELAY_MAX_HINT_CONNECTIONS', 0, 10_000, 64),
+  RELAY_MAX_KEYS_PER_REQUEST: integer('RELAY_MAX_KEYS_PER_REQUEST', 1, 100_000, 500),
   SYNC_KINDS: kindList,
 });
 
 const GraphqlModel = z.object({
   NODE_ENV: z.string().optional(),
   GRAPHIQL: z.preprocess(emptyAsUnset, booleanFlag('GRAPHIQL')),
-  GRAPHQL_MAX_COST: z.preprocess(emptyAsUnset, integer('GRAPHQL_MAX_COST', 1, 10_000_000, 20_000)),
-  MAX_RESPONSE_BYTES: z.preprocess(
-    emptyAsUnset,
-    integer('MAX_RESPONSE_BYTES', 1024, 1024 * 1024 * 1024, 4 * 1024 * 1024),
-  ),
+  GRAPHQL_MAX_COST: integer('GRAPHQL_MAX_COST', 1, 10_000_000, 20_000),
+  MAX_RESPONSE_BYTES: integer('MAX_RESPONSE_BYTES', 1024, 1024 * 1024 * 1024, 4 * 1024 * 1024),
 });
 
 export interface HttpConfig {
