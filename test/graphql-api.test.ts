@@ -201,8 +201,11 @@ describe('unexpected failures are masked', () => {
       getProfiles: async () => {
         throw new TypeError(secret);
       },
+      getReplaceable: async () => {
+        throw new TypeError(secret);
+      },
       putEvents: async () => [],
-      marks: { set: async () => {}, has: async () => [], claim: async () => [], clear: async () => {} },
+      marks: { set: async () => {}, has: async () => [], notes: async () => [], claim: async () => [], clear: async () => {} },
       cursors: { get: async () => undefined, set: async () => {} },
       writesFailing: () => false,
       getProfilesWithMarks: async () => {

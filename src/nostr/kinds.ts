@@ -24,7 +24,7 @@ export function isAddressableKind(kind: number): boolean {
  * (`kind:pubkey` or `kind:pubkey:d`), or undefined for a regular event.
  */
 export function replaceableAddress(event: NostrEvent): string | undefined {
-  if (isReplaceableKind(event.kind)) return `${event.kind}:${event.pubkey}`;
+  if (isReplaceableKind(event.kind)) return replaceableKindAddress(event.kind, event.pubkey);
   if (isAddressableKind(event.kind)) {
     // NIP-01: the first `d` tag's value; a missing d tag counts as "".
     const dTag = event.tags.find((tag) => tag[0] === 'd');
@@ -46,8 +46,13 @@ export function addressableAddress(kind: number, pubkey: string, d: string): str
   return `${kind}:${pubkey}#${createHash('sha256').update(d, 'utf8').digest('hex')}`;
 }
 
+/** `kind:pubkey`: the address of a replaceable kind's latest event (NIP-01). */
+export function replaceableKindAddress(kind: number, pubkey: string): string {
+  return `${kind}:${pubkey}`;
+}
+
 export function profileAddress(pubkey: string): string {
-  return `${PROFILE_KIND}:${pubkey}`;
+  return replaceableKindAddress(PROFILE_KIND, pubkey);
 }
 
 /**

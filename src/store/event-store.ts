@@ -17,6 +17,8 @@ export interface StoredEvent {
 export interface ProfileWithMark {
   readonly profile: StoredEvent | null;
   readonly marked: boolean;
+  /** The mark's note while it is in force (MarkStore.notes), else null. */
+  readonly note: string | null;
 }
 
 /**
@@ -38,6 +40,11 @@ export interface EventIndex {
   getEvents(ids: readonly string[]): Promise<(StoredEvent | null)[]>;
   /** The latest kind-0 event of each pubkey, in the order asked; null where none. One store command. */
   getProfiles(pubkeys: readonly string[]): Promise<(StoredEvent | null)[]>;
+  /**
+   * The latest event of a replaceable `kind` (NIP-01: 0, 3, 10000–19999) of each pubkey, in the
+   * order asked; null where none. One store command. (Relay lists, kind 10002, for outbox discovery.)
+   */
+  getReplaceable(kind: number, pubkeys: readonly string[]): Promise<(StoredEvent | null)[]>;
   /** Writes verified events, applying the NIP-01 replaceable rule atomically. */
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]>;
 }

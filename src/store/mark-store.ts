@@ -5,10 +5,15 @@
  * is stale). The mark store owns their expiry: Redis by TTL, the embedded store by a sweeper.
  */
 export interface MarkStore {
-  /** Sets (or renews) each mark for `ttlSeconds`. */
-  set(keys: readonly string[], ttlSeconds: number): Promise<void>;
+  /**
+   * Sets (or renews) each mark for `ttlSeconds`, with an optional note per key (in order; short
+   * text, no newline): the negative cache notes which learned relays were asked (fill/asked-relays.ts).
+   */
+  set(keys: readonly string[], ttlSeconds: number, notes?: readonly string[]): Promise<void>;
   /** For each key, whether its mark is in force. One store call. */
   has(keys: readonly string[]): Promise<boolean[]>;
+  /** For each key, its mark's note (`''` when it has none) while the mark is in force, else null. One store call. */
+  notes(keys: readonly string[]): Promise<(string | null)[]>;
   /**
    * Sets each mark that is not in force, atomically per key; true where this call set it. Lets one
    * caller (in any process sharing the store) win the right to refresh a key once per TTL.

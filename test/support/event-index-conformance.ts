@@ -49,6 +49,20 @@ export function describeEventIndexConformance(name: string, open: OpenStore): vo
     );
 
     it(
+      'reads the latest event of a replaceable kind per pubkey (relay lists, NIP-65), in order, null where none',
+      withStore(async (store) => {
+        const older = signed('lister', { kind: 10002, created_at: 1_700_000_000, tags: [['r', 'wss://old.example']] });
+        const newer = signed('lister', { kind: 10002, created_at: 1_700_000_001, tags: [['r', 'wss://new.example']] });
+        const contacts = signed('lister', { kind: 3, tags: [] });
+        await store.putEvents([newer, older, contacts]);
+        const read = await store.getReplaceable(10002, [pubkeyOf('nobody'), pubkeyOf('lister')]);
+        expect(read.map((stored) => stored?.event ?? null)).toEqual([null, newer]);
+        expect((await store.getReplaceable(3, [pubkeyOf('lister')]))[0]?.event).toEqual(contacts);
+        expect(await store.getReplaceable(10002, [])).toEqual([]);
+      }),
+    );
+
+    it(
       'reads many ids in one call, in order, null where unknown',
       withStore(async (store) => {
         const a = signed('alice', { content: 'a' });

@@ -21,6 +21,27 @@ export function describeMarkStoreConformance(name: string, open: OpenStore): voi
     );
 
     it(
+      'keeps a note per mark while it is in force: empty for a mark without one, null for none or expired',
+      withStore(async (store) => {
+        await store.marks.set(['event:noted', 'event:plain', 'profile:noted'], 1, ['ab12cd34 ef56ab78', '', 'x']);
+        await store.marks.set(['event:bare'], 60);
+        expect(await store.marks.notes(['event:noted', 'event:plain', 'profile:noted', 'event:bare', 'event:none'])).toEqual([
+          'ab12cd34 ef56ab78',
+          '',
+          'x',
+          '',
+          null,
+        ]);
+        expect(await store.marks.has(['event:noted', 'event:none'])).toEqual([true, false]);
+        const [withMark] = await store.getProfilesWithMarks(['noted']);
+        expect(withMark).toEqual({ profile: null, marked: true, note: 'x' });
+        await new Promise((resolve) => setTimeout(resolve, 1100));
+        expect(await store.marks.notes(['event:noted', 'event:bare'])).toEqual([null, '']);
+        expect(await store.marks.notes([])).toEqual([]);
+      }),
+    );
+
+    it(
       'claims a mark once while it is in force, whoever asks, and again once it expired',
       withStore(async (store) => {
         await store.marks.set(['profile:held'], 60);

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
 import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
-import { PROFILE_KIND, profileAddress, replaceableAddress, supersedes } from '../../nostr/kinds.js';
+import { PROFILE_KIND, profileAddress, replaceableAddress, replaceableKindAddress, supersedes } from '../../nostr/kinds.js';
 import {
   CorruptDataError,
   type EventStore,
@@ -77,16 +77,21 @@ export class LmdbEventStore implements EventStore {
     return resolveEventValues(ids, values, (addresses) => this.read(() => this.replaceable.getMany(addresses)));
   }
 
-  async getProfiles(pubkeys: readonly string[]): Promise<(StoredEvent | null)[]> {
-    const values = await this.read(() => this.replaceable.getMany(pubkeys.map(profileAddress)));
-    return values.map((value, index) =>
-      value == null ? null : readStoredEvent(value, { pubkey: pubkeys[index], kind: PROFILE_KIND }),
-    );
+  getProfiles(pubkeys: readonly string[]): Promise<(StoredEvent | null)[]> {
+    return this.getReplaceable(PROFILE_KIND, pubkeys);
+  }
+
+  async getReplaceable(kind: number, pubkeys: readonly string[]): Promise<(StoredEvent | null)[]> {
+    const values = await this.read(() => this.replaceable.getMany(pubkeys.map((pubkey) => replaceableKindAddress(kind, pubkey))));
+    return values.map((value, index) => (value == null ? null : readStoredEvent(value, { pubkey: pubkeys[index], kind })));
   }
 
   async getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]> {
-    const [profiles, marked] = await Promise.all([this.getProfiles(pubkeys), this.marks.has(pubkeys.map(profileMarkKey))]);
-    return profiles.map((profile, index) => ({ profile, marked: marked[index] === true }));
+    const [profiles, notes] = await Promise.all([this.getProfiles(pubkeys), this.marks.notes(pubkeys.map(profileMarkKey))]);
+    return profiles.map((profile, index) => {
+      const note = notes[index] ?? null;
+      return { profile, marked: note !== null, note };
+    });
   }
 
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {

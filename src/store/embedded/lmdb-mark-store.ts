@@ -14,7 +14,7 @@ export interface LmdbMarkStoreOptions {
 }
 
 /**
- * Marks in LMDB: key → expiry time (ms since the epoch, as text). Expired marks read as absent at
+ * Marks in LMDB: key → expiry time (ms since the epoch, as text), then a space and the note if any. Expired marks read as absent at
  * once, and a sweeper removes them even if nobody reads them again, so the directory does not grow
  * with every distinct id ever asked (issue 18 §4).
  */
@@ -46,17 +46,28 @@ export class LmdbMarkStore implements MarkStore {
     next(sweepIntervalMs);
   }
 
-  async set(keys: readonly string[], ttlSeconds: number): Promise<void> {
+  async set(keys: readonly string[], ttlSeconds: number, notes?: readonly string[]): Promise<void> {
     const expires = String(Date.now() + ttlSeconds * 1000);
     await this.transactions.write(() => {
-      for (const key of keys) inTransaction(this.db.put(key, expires));
+      keys.forEach((key, index) => {
+        const note = notes?.[index];
+        inTransaction(this.db.put(key, note ? `${expires} ${note}` : expires));
+      });
     });
   }
 
   async has(keys: readonly string[]): Promise<boolean[]> {
+    return (await this.notes(keys)).map((note) => note !== null);
+  }
+
+  async notes(keys: readonly string[]): Promise<(string | null)[]> {
     const now = Date.now();
     const values = await this.transactions.read(() => this.db.getMany([...keys]));
-    return values.map((value) => value != null && Number(value) > now);
+    return values.map((value) => {
+      if (value == null || expiryOf(value) <= now) return null;
+      const space = value.indexOf(' ');
+      return space < 0 ? '' : value.slice(space + 1);
+    });
   }
 
   async claim(keys: readonly string[], ttlSeconds: number): Promise<boolean[]> {
@@ -66,7 +77,7 @@ export class LmdbMarkStore implements MarkStore {
       const expires = String(now + ttlSeconds * 1000);
       return keys.map((key) => {
         const held = this.db.get(key);
-        if (held !== undefined && Number(held) > now) return false;
+        if (held !== undefined && expiryOf(held) > now) return false;
         inTransaction(this.db.put(key, expires));
         return true;
       });
@@ -93,7 +104,7 @@ export class LmdbMarkStore implements MarkStore {
     for (const { key, value } of this.db.getRange({ start: this.sweepFrom, limit: batch })) {
       seen += 1;
       last = key;
-      if (Number(value) <= now) expired.push(key);
+      if (expiryOf(value) <= now) expired.push(key);
     }
     // A short page means the end was reached: the next lap starts from the first mark.
     this.sweepFrom = seen < batch || last === undefined ? undefined : `${last}\u0000`;
@@ -102,7 +113,7 @@ export class LmdbMarkStore implements MarkStore {
       const at = Date.now();
       for (const key of expired) {
         const expires = this.db.get(key);
-        if (expires !== undefined && Number(expires) <= at) inTransaction(this.db.remove(key));
+        if (expires !== undefined && expiryOf(expires) <= at) inTransaction(this.db.remove(key));
       }
     });
     return expired.length;
@@ -117,4 +128,9 @@ export class LmdbMarkStore implements MarkStore {
     this.stopped = true;
     clearTimeout(this.sweeper);
   }
+}
+
+/** The expiry time at the start of a mark's value. */
+function expiryOf(value: string): number {
+  return Number.parseInt(value, 10);
 }

@@ -2,7 +2,7 @@ import { Redis, type Result } from 'ioredis';
 import { untilAborted } from '../../abortable.js';
 import type { RedisConfig } from '../../config/env.js';
 import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
-import { PROFILE_KIND, profileAddress, replaceableAddress } from '../../nostr/kinds.js';
+import { PROFILE_KIND, profileAddress, replaceableAddress, replaceableKindAddress } from '../../nostr/kinds.js';
 import {
   type EventStore,
   type ProfileWithMark,
@@ -18,7 +18,7 @@ import { mgetBySlot, type RedisClient } from './mget-by-slot.js';
 import { DELETE_IF_SCRIPT, REPLACE_SCRIPT } from './replace-script.js';
 import { RedisCommands } from './redis-commands.js';
 import { RedisCursorStore } from './redis-cursor-store.js';
-import { RedisMarkStore } from './redis-mark-store.js';
+import { markNote, RedisMarkStore } from './redis-mark-store.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -93,12 +93,14 @@ export class RedisEventStore implements EventStore {
     );
   }
 
-  async getProfiles(pubkeys: readonly string[]): Promise<(StoredEvent | null)[]> {
-    const keys = pubkeys.map((pubkey) => this.keys.replaceable(profileAddress(pubkey)));
+  getProfiles(pubkeys: readonly string[]): Promise<(StoredEvent | null)[]> {
+    return this.getReplaceable(PROFILE_KIND, pubkeys);
+  }
+
+  async getReplaceable(kind: number, pubkeys: readonly string[]): Promise<(StoredEvent | null)[]> {
+    const keys = pubkeys.map((pubkey) => this.keys.replaceable(replaceableKindAddress(kind, pubkey)));
     const values = await this.command(() => mgetBySlot(this.client, keys));
-    return values.map((value, index) =>
-      value === null ? null : readStoredEvent(value, { pubkey: pubkeys[index], kind: PROFILE_KIND }),
-    );
+    return values.map((value, index) => (value === null ? null : readStoredEvent(value, { pubkey: pubkeys[index], kind })));
   }
 
   async getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]> {
@@ -108,9 +110,11 @@ export class RedisEventStore implements EventStore {
     const values = await this.command(() => mgetBySlot(this.client, keys));
     return pubkeys.map((pubkey, index) => {
       const value = values[index];
+      const note = markNote(values[pubkeys.length + index]);
       return {
         profile: value == null ? null : readStoredEvent(value, { pubkey, kind: PROFILE_KIND }),
-        marked: values[pubkeys.length + index] != null,
+        marked: note !== null,
+        note,
       };
     });
   }

@@ -10,14 +10,21 @@ export class RedisMarkStore implements MarkStore {
     private readonly keys: RedisKeys,
   ) {}
 
-  async set(keys: readonly string[], ttlSeconds: number): Promise<void> {
+  async set(keys: readonly string[], ttlSeconds: number, notes?: readonly string[]): Promise<void> {
     const { client } = this.commands;
-    await this.commands.run(() => Promise.all(keys.map((key) => client.set(this.keys.mark(key), '1', 'EX', ttlSeconds))));
+    await this.commands.run(() =>
+      Promise.all(keys.map((key, index) => client.set(this.keys.mark(key), markValue(notes?.[index]), 'EX', ttlSeconds))),
+    );
   }
 
   async has(keys: readonly string[]): Promise<boolean[]> {
     const values = await this.commands.run(() => mgetBySlot(this.commands.client, keys.map(this.keys.mark)));
     return values.map((value) => value !== null);
+  }
+
+  async notes(keys: readonly string[]): Promise<(string | null)[]> {
+    const values = await this.commands.run(() => mgetBySlot(this.commands.client, keys.map(this.keys.mark)));
+    return values.map(markNote);
   }
 
   async claim(keys: readonly string[], ttlSeconds: number): Promise<boolean[]> {
@@ -33,4 +40,16 @@ export class RedisMarkStore implements MarkStore {
     const { client } = this.commands;
     await this.commands.run(() => Promise.all(keys.map((key) => client.del(this.keys.mark(key)))));
   }
+}
+
+/** A mark's value: `1`, or `=<note>` when it has one. */
+function markValue(note: string | undefined): string {
+  return note ? `=${note}` : '1';
+}
+
+/** The note a mark's value holds (`''` for none), or null for no mark. */
+export function markNote(value: Buffer | string | null | undefined): string | null {
+  if (value == null) return null;
+  const text = value.toString();
+  return text.startsWith('=') ? text.slice(1) : '';
 }
