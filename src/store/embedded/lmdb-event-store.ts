@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
 import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
-import { PROFILE_KIND, profileAddress, replaceableAddress, replaceableKindAddress, supersedes } from '../../nostr/kinds.js';
+import { PROFILE_KIND, replaceableAddress, replaceableKindAddress, supersedes } from '../../nostr/kinds.js';
 import {
   CorruptDataError,
   type EventStore,
