@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/env.js';
-import { RelayFill } from './fill/relay-fill.js';
+import { ReadThrough } from './fill/read-through.js';
 import { buildApp } from './http/app.js';
 import type { Logger } from './logger.js';
 import { createRelayPool } from './relays/create-relay-pool.js';
@@ -23,7 +23,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     logger.warn('event store not reachable yet: serving anyway; /readyz answers 503 until it is');
   }
   const pool = createRelayPool(config.relays, logger);
-  const fill = pool && new RelayFill({ pool, store, config: config.relays, logger });
+  const fill = pool && new ReadThrough({ pool, store, config: config.relays, logger });
   const app = buildApp({ store, fill, config, logger });
   await app.listen({ port: config.http.port, host: config.http.host });
   let closing: Promise<void> | undefined;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_HTTP_LIMITS, DEFAULT_RELAYS, loadConfig } from '../src/config/env.js';
+import { ConfigError, DEFAULT_HTTP_LIMITS, DEFAULT_INDEXER_RELAYS, DEFAULT_RELAYS, loadConfig } from '../src/config/env.js';
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -28,8 +28,10 @@ describe('configuration from the environment', () => {
         allowPrivateHints: false,
         syncKinds: [0, 1],
         missesPerClient: 8,
-        maxHintConnections: 64,
         maxKeysPerRequest: 500,
+        indexerUrls: DEFAULT_INDEXER_RELAYS,
+        outbox: { enabled: true, relaysPerPubkey: 2, maxRelays: 20 },
+        maxConnections: 50,
       },
       graphql: { graphiql: true, maxCost: 20_000, maxResponseBytes: 4 * 1024 * 1024 },
     });
@@ -62,7 +64,11 @@ describe('configuration from the environment', () => {
         RELAY_ALLOW_PRIVATE: 'true',
         SYNC_KINDS: '0, 1,30023',
         MISS_CONCURRENCY_PER_CLIENT: '3',
-        RELAY_MAX_HINT_CONNECTIONS: '0',
+        INDEXER_RELAYS: 'wss://Index.Example.com,',
+        OUTBOX: 'false',
+        OUTBOX_RELAYS_PER_PUBKEY: '3',
+        OUTBOX_MAX_RELAYS: '8',
+        MAX_RELAY_CONNECTIONS: '12',
         RELAY_MAX_KEYS_PER_REQUEST: '50',
         GRAPHQL_MAX_COST: '5000',
         MAX_RESPONSE_BYTES: '65536',
@@ -95,8 +101,10 @@ describe('configuration from the environment', () => {
         allowPrivateHints: true,
         syncKinds: [0, 1, 30023],
         missesPerClient: 3,
-        maxHintConnections: 0,
         maxKeysPerRequest: 50,
+        indexerUrls: ['wss://index.example.com/'],
+        outbox: { enabled: false, relaysPerPubkey: 3, maxRelays: 8 },
+        maxConnections: 12,
       },
       graphql: { graphiql: true, maxCost: 5000, maxResponseBytes: 65536 },
     });
@@ -124,6 +132,28 @@ describe('configuration from the environment', () => {
     ]);
     expect(refused.join()).not.toContain('hunter2');
     expect(problems({ RELAYS: `wss://${'a'.repeat(600)}.example` })).toHaveLength(1);
+  });
+
+  it('INDEXER_RELAYS unset means the default indexers, empty turns them off, and bad entries are refused by position', () => {
+    expect(loadConfig({}).relays.indexerUrls).toEqual(DEFAULT_INDEXER_RELAYS);
+    expect(loadConfig({ INDEXER_RELAYS: '' }).relays.indexerUrls).toEqual([]);
+    expect(problems({ INDEXER_RELAYS: 'wss://ok.example,http://x.example,wss://u:secret@x.example' })).toEqual([
+      'INDEXER_RELAYS: entry 2 is not a ws:// or wss:// URL with a host and no credentials',
+      'INDEXER_RELAYS: entry 3 is not a ws:// or wss:// URL with a host and no credentials',
+    ]);
+  });
+
+  it('refuses hostile outbox settings, and a connection cap that leaves no room beyond the configured relays', () => {
+    expect(problems({ OUTBOX: 'yes', OUTBOX_RELAYS_PER_PUBKEY: '0', OUTBOX_MAX_RELAYS: '100000', MAX_RELAY_CONNECTIONS: '-3' })).toEqual([
+      'OUTBOX must be true or false',
+      'OUTBOX_RELAYS_PER_PUBKEY must be at least 1',
+      'OUTBOX_MAX_RELAYS must be at most 200',
+      'MAX_RELAY_CONNECTIONS must be a whole number',
+    ]);
+    expect(problems({ RELAYS: 'wss://a.example,wss://b.example', INDEXER_RELAYS: 'wss://b.example', MAX_RELAY_CONNECTIONS: '2' })).toEqual([
+      'MAX_RELAY_CONNECTIONS (2) must be above the number of RELAYS and INDEXER_RELAYS (2), to leave room for hints and learned relays',
+    ]);
+    expect(loadConfig({ OUTBOX: '' }).relays.outbox.enabled).toBe(true);
   });
 
   it('refuses bad relay timings, flags and kinds', () => {
@@ -220,6 +250,11 @@ describe('configuration from the environment', () => {
       'PROFILE_TTL',
       'RELAY_ALLOW_PRIVATE',
       'SYNC_KINDS',
+      'INDEXER_RELAYS',
+      'OUTBOX',
+      'OUTBOX_RELAYS_PER_PUBKEY',
+      'OUTBOX_MAX_RELAYS',
+      'MAX_RELAY_CONNECTIONS',
     ];
     fc.assert(
       fc.property(fc.dictionary(fc.constantFrom(...names), fc.string()), (env) => {

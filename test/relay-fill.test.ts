@@ -53,9 +53,11 @@ describe('fetch on miss: /event', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.body).toEqual(expectedEventBody);
-    // Per relay: one REQ for the id, one for every relevant profile together.
-    const profileFilter = { kinds: [0], authors: [note.pubkey, pubkeyOf('fill-bob'), pubkeyOf('fill-nobody'), pubkeyOf('fill-carol')] };
-    for (const asked of [a, b]) expect(asked.requests).toEqual([[{ ids: [note.id] }], [profileFilter]]);
+    // Per relay: one REQ for the id, one for every relevant profile together, which also asks for
+    // the relay lists (kind 10002) the index lacks (outbox discovery, NIP-65).
+    const authors = [note.pubkey, pubkeyOf('fill-bob'), pubkeyOf('fill-nobody'), pubkeyOf('fill-carol')];
+    const profileFilters = [{ kinds: [0], authors }, { kinds: [10002], authors }];
+    for (const asked of [a, b]) expect(asked.requests).toEqual([[{ ids: [note.id] }], profileFilters]);
     // Stored: the index answers without the relays now.
     expect((await store.store.getEvents([note.id]))[0]?.event).toEqual(note);
     expect((await store.store.getProfiles([carol.pubkey]))[0]?.event).toEqual(carol);
@@ -261,7 +263,7 @@ describe('fetch on miss: /user-profile', () => {
     const pubkey = pubkeyOf('fill-ghost');
     const responses = await Promise.all(Array.from({ length: 6 }, () => getJson(`${server.url}/user-profile?pubkey=${pubkey}`)));
     expect(responses.map((response) => response.status)).toEqual([404, 404, 404, 404, 404, 404]);
-    expect(a.requests).toEqual([[{ kinds: [0], authors: [pubkey] }]]);
+    expect(a.requests).toEqual([[{ kinds: [0], authors: [pubkey] }, { kinds: [10002], authors: [pubkey] }]]);
     expect((await getJson(`${server.url}/user-profile?pubkey=${pubkey}`)).status).toBe(404);
     expect(a.requests).toHaveLength(1);
   });
@@ -285,7 +287,13 @@ describe('large lookups', () => {
     expect(profiles[0]).toEqual({ name: 'Bob' });
     expect(profiles.filter(Boolean)).toHaveLength(1);
     expect(a.requests).toHaveLength(1);
-    expect(a.requests[0]?.map((filter) => filter.authors?.length)).toEqual([500, 500]);
+    // Profiles and relay lists (outbox discovery), 500 authors per filter.
+    expect(a.requests[0]?.map((filter) => [filter.kinds, filter.authors?.length])).toEqual([
+      [[0], 500],
+      [[0], 500],
+      [[10002], 500],
+      [[10002], 500],
+    ]);
   });
 });
 

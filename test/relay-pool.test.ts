@@ -22,9 +22,9 @@ async function relay(options: Parameters<typeof startLoopbackRelay>[0] = {}) {
   return started;
 }
 
-function pool(allowPrivateHints = false, maxHintConnections?: number) {
+function pool(allowPrivateHints = false, caps: { maxConnections?: number; configuredCount?: number } = {}) {
   const { chunks: logs, logger } = captureLogs('debug');
-  const created = new RelayPool({ logger, allowPrivateHints, maxHintConnections });
+  const created = new RelayPool({ logger, allowPrivateHints, ...caps });
   pools.push(created);
   return { pool: created, logs };
 }
@@ -157,10 +157,10 @@ describe('RelayPool', () => {
     await Promise.all(filling);
   });
 
-  it('refuses relay hints to loopback unless private addresses are allowed, and never pools them', async () => {
+  it('refuses learned relays (hints, relay lists) at loopback unless private addresses are allowed', async () => {
     const hinted = await relay({ events: [note] });
     const query = (subject: RelayPool) =>
-      subject.query({ relays: [], hints: [hinted.url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(1000), onEvent: () => true });
+      subject.query({ relays: [], learned: [hinted.url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(1000), onEvent: () => true });
     expect((await query(pool(false).pool)).outcomes.get(hinted.url)).toBe('refused');
     expect(hinted.requests).toHaveLength(0);
     const allowing = pool(true).pool;
@@ -168,15 +168,24 @@ describe('RelayPool', () => {
     expect(hinted.requests).toHaveLength(1);
   });
 
-  it('holds at most RELAY_MAX_HINT_CONNECTIONS hint connections at once; past it, hints are skipped', async () => {
-    const silent = await relay({ silent: true });
-    const subject = pool(true, 2).pool;
-    const query = () =>
-      subject.query({ relays: [], hints: [silent.url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(500), onEvent: () => true });
-    const outcomes = await Promise.all([query(), query(), query()]);
-    expect(outcomes.map((result) => result.outcomes.get(silent.url)).sort()).toEqual(['skipped', 'timeout', 'timeout']);
-    // Once they are closed, hints are dialled again.
-    expect((await query()).outcomes.get(silent.url)).toBe('timeout');
+  it('holds at most MAX_RELAY_CONNECTIONS connections with room kept for configured relays; an idle learned one is closed for a new one, a busy one never', async () => {
+    const [a, b, c, configured] = await Promise.all([1, 2, 3, 4].map(() => relay({ silent: true })));
+    const subject = pool(true, { maxConnections: 3, configuredCount: 1 }).pool;
+    const ask = (relays: string[], learned: string[], ms = 500) =>
+      subject.query({ relays, learned, filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(ms), onEvent: () => false });
+    // Two learned relays take the two rooms that are not the configured relay's; a third is skipped
+    // while both are busy, and the configured relay still gets its connection.
+    const busy = ask([], [a!.url, b!.url], 600);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const [third, mine] = await Promise.all([ask([], [c!.url], 300), ask([configured!.url], [], 300)]);
+    expect(third.outcomes.get(c!.url)).toBe('skipped');
+    expect(mine.outcomes.get(configured!.url)).toBe('timeout');
+    expect(Object.fromEntries((await busy).outcomes)).toEqual({ [a!.url]: 'timeout', [b!.url]: 'timeout' });
+    // Idle now: the least recently used learned connection makes room for the new relay.
+    expect((await ask([], [c!.url], 300)).outcomes.get(c!.url)).toBe('timeout');
+    expect(subject.openConnections).toBe(3);
+    expect(subject.peakConnections).toBe(3);
+    expect(c!.requests).toHaveLength(1);
   });
 
   it('refuses a hint whose name resolves to loopback (the resolved address is checked, not the name)', async () => {
@@ -184,7 +193,7 @@ describe('RelayPool', () => {
     const byName = `ws://localhost:${hinted.port}/`;
     const result = await pool(false).pool.query({
       relays: [],
-      hints: [byName],
+      learned: [byName],
       filters: [{ ids: [note.id] }],
       signal: AbortSignal.timeout(1000),
       onEvent: () => true,

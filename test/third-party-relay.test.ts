@@ -48,8 +48,12 @@ describe('against @nostr-relay/core', () => {
     expect(response.body).toEqual({ event: note, profiles: { [author.pubkey]: author, [mentioned.pubkey]: mentioned } });
     expect(source.requests).toEqual([
       [{ ids: [note.id] }],
-      // Relevant-pubkey order: author, content mentions (NIP-27), then e-tag authors (NIP-10).
-      [{ kinds: [0], authors: [note.pubkey, pubkeyOf('third-mentioned'), pubkeyOf('third-quiet')] }],
+      // Relevant-pubkey order: author, content mentions (NIP-27), then e-tag authors (NIP-10); their
+      // relay lists (NIP-65) in the same REQ, for outbox discovery.
+      [
+        { kinds: [0], authors: [note.pubkey, pubkeyOf('third-mentioned'), pubkeyOf('third-quiet')] },
+        { kinds: [10002], authors: [note.pubkey, pubkeyOf('third-mentioned'), pubkeyOf('third-quiet')] },
+      ],
     ]);
 
     await source.stop();

@@ -104,37 +104,49 @@ const LookupModel = z.object({
   MAX_LIST_LENGTH: integer('MAX_LIST_LENGTH', 1, 1000, 100),
 });
 
-/** Well-known public relays with broad coverage; purplepag.es specialises in profiles (kind 0). */
-export const DEFAULT_RELAYS = [
-  'wss://relay.damus.io/',
-  'wss://nos.lol/',
-  'wss://relay.primal.net/',
+/**
+ * Base relays: large general-purpose relays, asked for everything on a miss. The reasoning, with
+ * sources, is in the README ("Which relays, and why"): relay.damus.io shut down in July 2026 and
+ * purplepag.es only holds profiles and lists, so it moved to the indexers.
+ */
+export const DEFAULT_RELAYS = ['wss://nos.lol/', 'wss://relay.primal.net/', 'wss://nostr.mom/'];
+
+/**
+ * Indexer relays: they collect profiles (kind 0) and relay lists (kind 10002) from across the
+ * network; asked for those two kinds only, with RELAYS, on a miss. indexer.coracle.social holds
+ * relay lists only.
+ */
+export const DEFAULT_INDEXER_RELAYS = [
   'wss://purplepag.es/',
+  'wss://user.kindpag.es/',
+  'wss://indexer.coracle.social/',
+  'wss://directory.yabu.me/',
 ];
 
-const relayList = z
-  .string()
-  .optional()
-  .transform((value, context) => {
-    // Unset: the default list. Set but empty: no relay traffic at all (the index alone answers).
-    if (value === undefined) return DEFAULT_RELAYS;
-    const urls: string[] = [];
-    for (const [index, item] of value.split(',').entries()) {
-      if (item.trim() === '') continue;
-      const url = parseRelayUrl(item);
-      if (url === undefined) {
-        // By position, not by value: a URL may carry credentials.
-        context.addIssue({
-          code: 'custom',
-          message: `RELAYS: entry ${index + 1} is not a ws:// or wss:// URL with a host and no credentials`,
-        });
-      } else if (!urls.includes(url)) {
-        urls.push(url);
+/** A comma-separated list of relay URLs; unset: `fallback`; set but empty: none. */
+const relayList = (name: string, fallback: string[]) =>
+  z
+    .string()
+    .optional()
+    .transform((value, context) => {
+      if (value === undefined) return fallback;
+      const urls: string[] = [];
+      for (const [index, item] of value.split(',').entries()) {
+        if (item.trim() === '') continue;
+        const url = parseRelayUrl(item);
+        if (url === undefined) {
+          // By position, not by value: a URL may carry credentials.
+          context.addIssue({
+            code: 'custom',
+            message: `${name}: entry ${index + 1} is not a ws:// or wss:// URL with a host and no credentials`,
+          });
+        } else if (!urls.includes(url)) {
+          urls.push(url);
+        }
       }
-    }
-    if (urls.length > 50) context.addIssue({ code: 'custom', message: 'RELAYS: at most 50 relays' });
-    return urls;
-  });
+      if (urls.length > 50) context.addIssue({ code: 'custom', message: `${name}: at most 50 relays` });
+      return urls;
+    });
 
 const kindList = z
   .string()
@@ -150,13 +162,18 @@ const kindList = z
   });
 
 const RelayModel = z.object({
-  RELAYS: relayList,
+  // RELAYS set but empty: no relay traffic at all (the index alone answers), indexers and outbox included.
+  RELAYS: relayList('RELAYS', DEFAULT_RELAYS),
+  INDEXER_RELAYS: relayList('INDEXER_RELAYS', DEFAULT_INDEXER_RELAYS),
+  OUTBOX: z.preprocess(emptyAsUnset, booleanFlag('OUTBOX')),
+  OUTBOX_RELAYS_PER_PUBKEY: integer('OUTBOX_RELAYS_PER_PUBKEY', 1, 10, 2),
+  OUTBOX_MAX_RELAYS: integer('OUTBOX_MAX_RELAYS', 1, 200, 20),
+  MAX_RELAY_CONNECTIONS: integer('MAX_RELAY_CONNECTIONS', 1, 10_000, 50),
   RELAY_TIMEOUT_MS: integer('RELAY_TIMEOUT_MS', 100, 60000, 3000),
   NEGATIVE_TTL: integer('NEGATIVE_TTL', 1, 86400 * 30, 60),
   PROFILE_TTL: integer('PROFILE_TTL', 1, 86400 * 30, 300),
   RELAY_ALLOW_PRIVATE: z.preprocess(emptyAsUnset, booleanFlag('RELAY_ALLOW_PRIVATE')),
   MISS_CONCURRENCY_PER_CLIENT: integer('MISS_CONCURRENCY_PER_CLIENT', 0, 10_000, 8),
-  RELAY_MAX_HINT_CONNECTIONS: integer('RELAY_MAX_HINT_CONNECTIONS', 0, 10_000, 64),
   RELAY_MAX_KEYS_PER_REQUEST: integer('RELAY_MAX_KEYS_PER_REQUEST', 1, 100_000, 500),
   SYNC_KINDS: kindList,
 });
@@ -204,8 +221,15 @@ export interface RelayConfig {
   syncKinds: number[];
   /** Lookups at the relays in progress per client address, at most; past it, 429 (0: no cap, e.g. behind a proxy). */
   missesPerClient: number;
-  /** One-off connections to relay hints open at once in the process, at most; past it, hints are skipped. */
-  maxHintConnections: number;
+  /** Indexer relays: asked with `urls` for profiles and relay lists (kinds 0 and 10002) on a miss. Trusted. */
+  indexerUrls: string[];
+  /** Outbox discovery (NIP-65): a miss also asks the author's write relays (fill/outbox-plan.ts). */
+  outbox: { enabled: boolean; relaysPerPubkey: number; maxRelays: number };
+  /**
+   * Relay connections open at once, at most, configured relays included (they always have room);
+   * past it, the least recently used idle learned connection is closed, or the relay is skipped.
+   */
+  maxConnections: number;
   /** Ids and pubkeys one request may ask of the relays, at most; past it, they are throttled. */
   maxKeysPerRequest: number;
 }
@@ -255,6 +279,14 @@ export function loadConfig(env: Env = process.env): Config {
   const lookup = parseModel(LookupModel, env, problems);
   const relays = parseModel(RelayModel, env, problems);
   const graphql = parseModel(GraphqlModel, env, problems);
+  if (relays) {
+    const configured = new Set([...relays.RELAYS, ...relays.INDEXER_RELAYS]).size;
+    if (configured >= relays.MAX_RELAY_CONNECTIONS) {
+      problems.push(
+        `MAX_RELAY_CONNECTIONS (${relays.MAX_RELAY_CONNECTIONS}) must be above the number of RELAYS and INDEXER_RELAYS (${configured}), to leave room for hints and learned relays`,
+      );
+    }
+  }
   if (!http || !store || !log || !lookup || !relays || !graphql || problems.length > 0) {
     throw new ConfigError(problems);
   }
@@ -283,7 +315,13 @@ export function loadConfig(env: Env = process.env): Config {
       allowPrivateHints: relays.RELAY_ALLOW_PRIVATE ?? false,
       syncKinds: relays.SYNC_KINDS,
       missesPerClient: relays.MISS_CONCURRENCY_PER_CLIENT,
-      maxHintConnections: relays.RELAY_MAX_HINT_CONNECTIONS,
+      indexerUrls: relays.INDEXER_RELAYS,
+      outbox: {
+        enabled: relays.OUTBOX ?? true,
+        relaysPerPubkey: relays.OUTBOX_RELAYS_PER_PUBKEY,
+        maxRelays: relays.OUTBOX_MAX_RELAYS,
+      },
+      maxConnections: relays.MAX_RELAY_CONNECTIONS,
       maxKeysPerRequest: relays.RELAY_MAX_KEYS_PER_REQUEST,
     },
     graphql: {

@@ -1,17 +1,24 @@
 import { clientKey } from '../client-key.js';
 import { parseRelayUrl } from '../relays/relay-url.js';
-import type { FetchRequest } from './relay-fill.js';
 
 /** At most this many relay hints are followed per request (untrusted input: each is a new connection). */
 export const MAX_HINTS_PER_REQUEST = 3;
 
+/** Event authors remembered per request, at most (as many as the ids a request may ask of relays). */
+const MAX_AUTHORS_PER_REQUEST = 1000;
+
 /**
- * The relay side of one request: its deadline, fixed when the request starts, and the relay hints
- * its identifiers carried (nevent/nprofile), collected by the resolvers as they parse them.
+ * The relay side of one request: its deadline, fixed when the request starts, and what its
+ * identifiers carried (relay hints of nevent/nprofile, an nevent's author), collected by the
+ * resolvers as they parse them.
  */
-export class RelayRequest implements FetchRequest {
+export class RelayRequest {
+  /** Relay hints that came with the request (at most a few; the pool applies the address policy). */
   readonly hints: string[] = [];
+  /** Keys (ids, pubkeys) this request has asked of the relays so far, capped by RELAY_MAX_KEYS_PER_REQUEST. */
   keysAsked = 0;
+  /** Event id → its author, as an nevent named it: the author's write relays are asked for the event. */
+  private readonly authors = new Map<string, string>();
   private readonly startedAt = performance.now();
   #signal: AbortSignal | undefined;
   #querySignal: AbortSignal | undefined;
@@ -46,8 +53,22 @@ export class RelayRequest implements FetchRequest {
     return this.#client;
   }
 
+  /** Milliseconds until `querySignal` aborts. */
+  queryMsLeft(): number {
+    return this.remaining(this.timeoutMs - Math.min(100, this.timeoutMs / 10));
+  }
+
   private remaining(afterStartMs: number): number {
     return Math.max(0, Math.floor(afterStartMs - (performance.now() - this.startedAt)));
+  }
+
+  /** Records the author an identifier (nevent) gave for an event id; the first one named stands. */
+  addAuthor(id: string, author: string | undefined): void {
+    if (author && !this.authors.has(id) && this.authors.size < MAX_AUTHORS_PER_REQUEST) this.authors.set(id, author);
+  }
+
+  authorOf(id: string): string | undefined {
+    return this.authors.get(id);
   }
 
   /** Keeps the first few hints that are ws(s) URLs; the address policy is applied when dialling. */

@@ -10,7 +10,7 @@ import Fastify, {
 import type { GraphQLSchema } from 'graphql';
 import { type Config, DEFAULT_HTTP_LIMITS, type HttpLimits } from '../config/env.js';
 import type { ErrorCode } from '../errors.js';
-import type { RelayFill } from '../fill/relay-fill.js';
+import type { ReadThrough } from '../fill/read-through.js';
 import type { Logger } from '../logger.js';
 import { containsSecretKey } from '../nostr/secret-keys.js';
 import { createContext, type GraphQLContext } from '../schema/context.js';
@@ -38,7 +38,7 @@ import { userProfileLookup } from './routes/user-profile.js';
 export interface AppDependencies {
   store: EventStore;
   /** Fetch on miss from relays; without it the index alone answers (RELAYS empty). */
-  fill?: RelayFill;
+  fill?: ReadThrough;
   config: Pick<Config, 'lookup' | 'graphql'> & { http?: { limits: HttpLimits } };
   logger: Logger;
 }

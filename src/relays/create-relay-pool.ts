@@ -8,6 +8,20 @@ export function createRelayPool(config: RelayConfig, logger: Logger): RelayPool 
     logger.info('RELAYS is empty: relay fetching is off; the index alone answers');
     return undefined;
   }
-  logger.info({ relays: config.urls, timeoutMs: config.timeoutMs }, 'fetching misses from relays');
-  return new RelayPool({ logger, allowPrivateHints: config.allowPrivateHints, maxHintConnections: config.maxHintConnections });
+  logger.info(
+    {
+      relays: config.urls,
+      indexers: config.indexerUrls,
+      outbox: config.outbox.enabled ? config.outbox : false,
+      maxConnections: config.maxConnections,
+      timeoutMs: config.timeoutMs,
+    },
+    'fetching misses from relays',
+  );
+  return new RelayPool({
+    logger,
+    allowPrivateHints: config.allowPrivateHints,
+    maxConnections: config.maxConnections,
+    configuredCount: new Set([...config.urls, ...config.indexerUrls]).size,
+  });
 }

@@ -1,10 +1,10 @@
 import type { AbstractRelay, Subscription } from 'nostr-tools/abstract-relay';
 import type { Filter } from 'nostr-tools/filter';
 import { untilAborted } from '../abortable.js';
-import { backoffMs } from '../backoff.js';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { openRelay, VerifiedEvents } from './open-relay.js';
+import { RelayHealth } from './relay-health.js';
 import { hintHostAllowed, PublicOnlyRelaySocket, RelaySocket } from './relay-socket.js';
 
 /**
@@ -13,18 +13,26 @@ import { hintHostAllowed, PublicOnlyRelaySocket, RelaySocket } from './relay-soc
  * - `stopped`: the answer was complete before it finished;
  * - `failed`: no connection (refused, or none by the deadline); `closed`: it closed the subscription
  *   or the connection (NIP-01 CLOSED);
- * - `timeout`: connected, but no EOSE before the deadline; `skipped`: it failed recently and is resting;
- * - `refused`: a relay hint that the address policy refused.
+ * - `timeout`: connected, but no EOSE before the deadline;
+ * - `skipped`: not asked: it is resting after failures (relay-health.ts), or the connection cap is
+ *   reached with no idle connection to close;
+ * - `refused`: a learned relay (hint, relay list) that the address policy refused.
  */
 export type RelayOutcome = 'eose' | 'stopped' | 'failed' | 'closed' | 'timeout' | 'skipped' | 'refused';
 
 export interface RelayQuery {
-  /** Configured relays: long-lived connections, trusted. */
+  /** Configured relays (RELAYS, INDEXER_RELAYS): trusted, loopback and private addresses included. */
   relays: readonly string[];
-  /** Untrusted relay hints: one-off connections under the address policy. */
-  hints?: readonly string[];
-  /** Sent together in one REQ (NIP-01 allows several filters per subscription). */
-  filters: Filter[];
+  /**
+   * Learned relays: hints from identifiers and write relays from relay lists. Untrusted: the address
+   * policy applies (checked on the resolved address), and they share the connection cap.
+   */
+  learned?: readonly string[];
+  /**
+   * Sent together in one REQ per relay (NIP-01 allows several filters per subscription): the same
+   * for every relay, or per relay (the outbox asks each write relay for its own authors).
+   */
+  filters: Filter[] | ((relay: string) => Filter[]);
   /** Aborts when nothing more is awaited (the deadline). */
   signal: AbortSignal;
   /**
@@ -32,6 +40,8 @@ export interface RelayQuery {
    * Returning true ends the query at once: the answer is complete.
    */
   onEvent(event: NostrEvent, relay: string): boolean;
+  /** Each relay's outcome as soon as it is known (the outbox re-plans around relays that fail). */
+  onSettled?(relay: string, outcome: RelayOutcome): void;
 }
 
 export interface RelayQueryResult {
@@ -42,10 +52,14 @@ export interface RelayQueryResult {
 
 export interface RelayPoolOptions {
   logger: Logger;
-  /** Whether hints may point at loopback, private or link-local addresses (RELAY_ALLOW_PRIVATE). */
+  /** Whether learned relays may be at loopback, private or link-local addresses (RELAY_ALLOW_PRIVATE). */
   allowPrivateHints: boolean;
-  /** One-off hint connections open at once, at most (RELAY_MAX_HINT_CONNECTIONS); past it, hints are skipped. */
-  maxHintConnections?: number;
+  /** Connections open at once, at most (MAX_RELAY_CONNECTIONS); configured relays always have room. */
+  maxConnections?: number;
+  /** How many configured relays there are: their room is kept free of learned connections. */
+  configuredCount?: number;
+  /** Shared relay health; one is made if not given. */
+  health?: RelayHealth;
 }
 
 /**
@@ -54,28 +68,59 @@ export interface RelayPoolOptions {
  */
 export const MAX_SUBSCRIPTIONS_PER_RELAY = 10;
 
-/** A relay that failed to connect rests before the next attempt: 1 s, doubling up to 30 s (backoff.ts). */
-const LONGEST_REST_MS = 30_000;
+/** MAX_RELAY_CONNECTIONS' default. */
+export const DEFAULT_MAX_RELAY_CONNECTIONS = 50;
+
+/** A learned relay's connection unused this long is closed (and its room freed). */
+const LEARNED_IDLE_MS = 60_000;
 
 /** The longest timeout setTimeout takes: nostr-tools' EOSE timer, which the signal always beats. */
 const NEVER_MS = 2 ** 31 - 1;
 
+/** A pooled connection and what the cap needs to know of it. */
+interface Connection {
+  relay: AbstractRelay;
+  /** Not a configured relay: under the address policy, closed when idle, evicted first. */
+  learned: boolean;
+  slots: SubscriptionSlots;
+  /** Queries using it now; 0 means idle. */
+  users: number;
+  lastUsed: number;
+}
+
 /**
  * The relay side of fetch-on-miss, over nostr-tools' relay primitives. It asks every relay of a query
- * in parallel, verifies every event before the caller sees it, and reports per relay whether it
- * answered, so callers can tell "no relay has it" (404) from "no relay could say" (500).
+ * in parallel (one REQ each), verifies every event before the caller sees it, and reports per relay
+ * whether it answered, so callers can tell "no relay has it" (404) from "no relay could say" (500).
+ *
+ * Connections are pooled, configured and learned alike, under one cap (MAX_RELAY_CONNECTIONS): the
+ * configured relays' room is reserved; a learned relay needing a connection when the rest is full
+ * closes the least recently used idle learned one, or is skipped. What each relay did is kept in
+ * RelayHealth: one that fails rests, for every request, until its backoff ends.
  */
 export class RelayPool {
-  private readonly connections = new Map<string, AbstractRelay>();
-  private readonly resting = new Map<string, { until: number; failures: number }>();
-  private readonly slots = new Map<string, SubscriptionSlots>();
+  readonly health: RelayHealth;
+  private readonly connections = new Map<string, Connection>();
   /** Connection attempts under way: a query that finds one shares it. */
   private readonly dialling = new Map<AbstractRelay, Promise<boolean>>();
   private readonly verified = new VerifiedEvents();
+  private readonly maxConnections: number;
+  private readonly idleSweeper: NodeJS.Timeout;
   private closed = false;
-  private openHints = 0;
+  /** The most connections open at once so far (for tests and benchmarks). */
+  peakConnections = 0;
 
-  constructor(private readonly options: RelayPoolOptions) {}
+  constructor(private readonly options: RelayPoolOptions) {
+    this.health = options.health ?? new RelayHealth(options.logger);
+    this.maxConnections = options.maxConnections ?? DEFAULT_MAX_RELAY_CONNECTIONS;
+    this.idleSweeper = setInterval(() => this.closeIdleLearned(Date.now() - LEARNED_IDLE_MS), LEARNED_IDLE_MS / 2);
+    this.idleSweeper.unref();
+  }
+
+  /** Connections open (or dialling) now. */
+  get openConnections(): number {
+    return this.connections.size;
+  }
 
   async query(query: RelayQuery): Promise<RelayQueryResult> {
     // Aborted once the answer is complete: every relay of the query stops, waiting or not.
@@ -83,19 +128,23 @@ export class RelayPool {
     const onEvent = (raw: unknown, relay: string) => {
       const event = this.verified.get(raw);
       if (complete.signal.aborted || !event) return;
+      this.health.delivered(relay);
       if (query.onEvent(event, relay)) complete.abort();
     };
-    const hints = (query.hints ?? []).filter((url) => !query.relays.includes(url));
+    const learned = [...new Set(query.learned ?? [])].filter((url) => !query.relays.includes(url));
     // Signals of the query's own (the caller's may serve several queries, and every relay listens):
     // `deadline` when nothing more is awaited, `ended` also when the answer is complete.
     const deadline = AbortSignal.any([query.signal]);
     const ended = AbortSignal.any([query.signal, complete.signal]);
     const asked = { query, onEvent, complete: complete.signal, deadline, ended };
-    const runs = [
-      ...query.relays.map((url) => this.askPooled(url, asked)),
-      ...hints.map((url) => this.askHint(url, asked)),
-    ];
-    const urls = [...query.relays, ...hints];
+    const settle = async (url: string, isLearned: boolean) => {
+      const outcome = await this.askPooled(url, isLearned, asked);
+      this.health.outcome(url, outcome, isLearned);
+      query.onSettled?.(url, outcome);
+      return outcome;
+    };
+    const runs = [...query.relays.map((url) => settle(url, false)), ...learned.map((url) => settle(url, true))];
+    const urls = [...query.relays, ...learned];
     const outcomes = new Map<string, RelayOutcome>();
     (await Promise.all(runs)).forEach((outcome, index) => outcomes.set(urls[index] as string, outcome));
     const answered = [...outcomes.values()].some((outcome) => outcome === 'eose' || outcome === 'stopped');
@@ -105,68 +154,96 @@ export class RelayPool {
   /** Closes every pooled connection; queries after this find no relay. */
   close(): void {
     this.closed = true;
-    for (const relay of this.connections.values()) relay.close();
+    clearInterval(this.idleSweeper);
+    for (const { relay } of this.connections.values()) relay.close();
     this.connections.clear();
   }
 
-  private async askPooled(url: string, asked: Asked): Promise<RelayOutcome> {
+  private async askPooled(url: string, learned: boolean, asked: Asked): Promise<RelayOutcome> {
     if (this.closed) return 'failed';
-    const rest = this.resting.get(url);
-    if (rest && rest.until > Date.now()) return 'skipped';
-    let relay = this.connections.get(url);
-    if (!relay) {
-      relay = this.newRelay(url, RelaySocket);
-      this.connections.set(url, relay);
-    }
-    let slots = this.slots.get(url);
-    if (!slots) {
-      slots = new SubscriptionSlots(MAX_SUBSCRIPTIONS_PER_RELAY);
-      this.slots.set(url, slots);
-    }
+    if (learned && !this.options.allowPrivateHints && !hintHostAllowed(url)) return 'refused';
+    if (this.health.resting(url)) return 'skipped';
+    const connection = this.connectionFor(url, learned);
+    if (!connection) return 'skipped';
     if (asked.complete.aborted) return 'stopped';
-    if (!(await slots.acquire(asked.ended))) return endedAs(asked);
+    connection.users += 1;
+    connection.lastUsed = Date.now();
     let outcome: RelayOutcome;
     try {
-      outcome = await this.ask(relay, asked);
+      if (!(await connection.slots.acquire(asked.ended))) return endedAs(asked);
+      try {
+        outcome = await this.ask(url, connection.relay, asked);
+      } finally {
+        connection.slots.release();
+      }
     } finally {
-      slots.release();
+      connection.users -= 1;
+      connection.lastUsed = Date.now();
     }
-    if (outcome === 'failed') {
-      const failures = (rest?.failures ?? 0) + 1;
-      const wait = backoffMs(failures, LONGEST_REST_MS);
-      this.resting.set(url, { until: Date.now() + wait, failures });
-    } else if (outcome !== 'stopped') {
-      this.resting.delete(url);
-    }
+    // A learned relay that could not be reached gives its room back; a configured one keeps its
+    // place and redials after its rest.
+    if (outcome === 'failed' && learned && connection.users === 0) this.drop(url, connection);
     return outcome;
   }
 
-  private async askHint(url: string, asked: Asked): Promise<RelayOutcome> {
-    const allowPrivate = this.options.allowPrivateHints;
-    if (!allowPrivate && !hintHostAllowed(url)) return 'refused';
-    // Every hint is a new connection a client chose: the process holds a bounded number at once.
-    if (this.openHints >= (this.options.maxHintConnections ?? 64)) return 'skipped';
-    this.openHints += 1;
-    // One-off: a hint never joins the pool, so a stranger's URL cannot hold a connection open.
-    const relay = this.newRelay(url, allowPrivate ? RelaySocket : PublicOnlyRelaySocket);
-    try {
-      return await this.ask(relay, asked);
-    } finally {
-      this.openHints -= 1;
-      relay.close();
+  /**
+   * The pooled connection to `url`, made if need be. A learned relay gets one only while the
+   * connections it may share (the cap less the configured relays' room) are not all taken; past
+   * that, the least recently used idle learned connection is closed for it, or it gets none.
+   */
+  private connectionFor(url: string, learned: boolean): Connection | undefined {
+    const held = this.connections.get(url);
+    if (held) return held;
+    if (learned) {
+      let configured = 0;
+      for (const connection of this.connections.values()) if (!connection.learned) configured += 1;
+      const room = this.maxConnections - Math.max(configured, this.options.configuredCount ?? 0);
+      if (this.connections.size - configured >= room && !this.evictIdleLearned()) return undefined;
+    }
+    const socket = learned && !this.options.allowPrivateHints ? PublicOnlyRelaySocket : RelaySocket;
+    const connection: Connection = {
+      relay: openRelay(url, { verified: this.verified, logger: this.options.logger, socket }),
+      learned,
+      slots: new SubscriptionSlots(MAX_SUBSCRIPTIONS_PER_RELAY),
+      users: 0,
+      lastUsed: Date.now(),
+    };
+    this.connections.set(url, connection);
+    this.peakConnections = Math.max(this.peakConnections, this.connections.size);
+    return connection;
+  }
+
+  /** Closes the least recently used idle learned connection; false if there is none. */
+  private evictIdleLearned(): boolean {
+    let oldest: [string, Connection] | undefined;
+    for (const entry of this.connections) {
+      const [, connection] = entry;
+      if (!connection.learned || connection.users > 0) continue;
+      if (!oldest || connection.lastUsed < oldest[1].lastUsed) oldest = entry;
+    }
+    if (!oldest) return false;
+    this.drop(...oldest);
+    return true;
+  }
+
+  private closeIdleLearned(unusedSince: number): void {
+    for (const [url, connection] of this.connections) {
+      if (connection.learned && connection.users === 0 && connection.lastUsed < unusedSince) this.drop(url, connection);
     }
   }
 
-  private newRelay(url: string, socket: typeof RelaySocket): AbstractRelay {
-    return openRelay(url, { verified: this.verified, logger: this.options.logger, socket });
+  private drop(url: string, connection: Connection): void {
+    if (this.connections.get(url) === connection) this.connections.delete(url);
+    connection.relay.close();
   }
 
   /**
    * One relay, one subscription: resolves with how it took part, never later than the deadline, and
    * at once when the query's answer is complete.
    */
-  private async ask(relay: AbstractRelay, asked: Asked): Promise<RelayOutcome> {
+  private async ask(url: string, relay: AbstractRelay, asked: Asked): Promise<RelayOutcome> {
     const { query, onEvent, complete, deadline, ended } = asked;
+    const filters = typeof query.filters === 'function' ? query.filters(url) : query.filters;
     if (deadline.aborted) return 'timeout';
     if (complete.aborted) return 'stopped';
     // The attempt may be shared with a query that started it earlier (and ends earlier): this query
@@ -179,8 +256,8 @@ export class RelayPool {
     let invalid = 0;
     let subscription: Subscription | undefined;
     const answer = new Promise<RelayOutcome>((resolve) => {
-      subscription = relay.subscribe(query.filters, {
-        onevent: (event) => onEvent(event, relay.url),
+      subscription = relay.subscribe(filters, {
+        onevent: (event) => onEvent(event, url),
         oninvalidevent: () => {
           invalid += 1;
         },
@@ -193,7 +270,7 @@ export class RelayPool {
     });
     const outcome = (await untilAborted(answer, ended, null)) ?? endedAs(asked);
     if (invalid > 0) {
-      this.options.logger.warn({ relay: relay.url, invalid }, 'relay sent events that failed verification; ignored');
+      this.options.logger.warn({ relay: url, invalid }, 'relay sent events that failed verification; ignored');
     }
     if (subscription) {
       if (outcome !== 'closed') subscription.close();

@@ -1,5 +1,5 @@
 import type { LookupConfig } from '../config/env.js';
-import type { RelayFill } from '../fill/relay-fill.js';
+import type { ReadThrough } from '../fill/read-through.js';
 import type { EventStore } from '../store/event-store.js';
 import { createLoaders, type Loaders, type RequestFill } from './loaders.js';
 import { ObjectBudget } from './object-budget.js';
@@ -18,7 +18,7 @@ export interface ContextDependencies {
   store: EventStore;
   limits: LookupConfig;
   /** Fetch on miss from relays; absent when RELAYS is empty (the index alone answers). */
-  fill?: RelayFill;
+  fill?: ReadThrough;
   /** Who asks (the client's address): lookups that go to relays are capped per client. */
   client?: string;
   /** The most objects one request may hand back (GRAPHQL_MAX_COST). */

@@ -75,6 +75,7 @@ builder.queryFields((t) => ({
       budget.charge(1);
       const pointer = parseEventId(id);
       relays?.request.addHints(pointer.relays);
+      relays?.request.addAuthor(pointer.id, pointer.author);
       return loaders.events.load(pointer.id);
     },
   }),
@@ -87,7 +88,10 @@ builder.queryFields((t) => ({
     resolve: (_root, { ids }, { loaders, limits, relays, budget }) => {
       if (ids.length > limits.maxListLength) throw new LookupError('list_too_long');
       const pointers = ids.map(parseEventId);
-      for (const pointer of pointers) relays?.request.addHints(pointer.relays);
+      for (const pointer of pointers) {
+        relays?.request.addHints(pointer.relays);
+        relays?.request.addAuthor(pointer.id, pointer.author);
+      }
       // Distinct ids only: the same id a hundred times must not cost a hundred answers.
       const distinct = [...new Set(pointers.map((pointer) => pointer.id))];
       budget.charge(distinct.length);

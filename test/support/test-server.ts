@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
 import type { Config, HttpLimits, RelayConfig } from '../../src/config/env.js';
-import { RelayFill } from '../../src/fill/relay-fill.js';
+import { ReadThrough } from '../../src/fill/read-through.js';
 import { buildApp } from '../../src/http/app.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { createRelayPool } from '../../src/relays/create-relay-pool.js';
@@ -35,8 +35,10 @@ export const TEST_RELAY_CONFIG: RelayConfig = {
   allowPrivateHints: false,
   syncKinds: [0, 1],
   missesPerClient: 8,
-  maxHintConnections: 64,
   maxKeysPerRequest: 500,
+  indexerUrls: [],
+  outbox: { enabled: true, relaysPerPubkey: 2, maxRelays: 20 },
+  maxConnections: 50,
 };
 
 /** The real HTTP app on a real loopback port (port 0: the OS picks a free one). */
@@ -47,7 +49,7 @@ export async function startTestServer(
   const { chunks: logs, logger } = captureLogs();
   const relayConfig = { ...TEST_RELAY_CONFIG, ...options.relays };
   const pool = createRelayPool(relayConfig, logger);
-  const fill = pool && new RelayFill({ pool, store, config: relayConfig, logger });
+  const fill = pool && new ReadThrough({ pool, store, config: relayConfig, logger });
   const app = buildApp({
     store,
     fill,

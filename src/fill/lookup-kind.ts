@@ -1,0 +1,57 @@
+import type { Filter } from 'nostr-tools/filter';
+import type { NostrEvent } from '../nostr/event.js';
+import { PROFILE_KIND, supersedes } from '../nostr/kinds.js';
+import { eventMarkKey, profileMarkKey } from '../store/mark-store.js';
+
+/**
+ * The two things looked up through relays, as typed descriptions instead of prefixed strings: how
+ * their key is asked of a relay, which event answers it, which of two answers wins, and how it is
+ * marked. A key is an event id or a pubkey (64 lowercase hex).
+ */
+export interface LookupKind {
+  readonly name: 'event' | 'profile';
+  /** The filters that ask relays for these keys (one REQ; NIP-01 allows several filters). */
+  filters(keys: readonly string[]): Filter[];
+  /** The key an arriving event answers, if it answers one. */
+  keyOf(event: NostrEvent): string;
+  /** Of two events for one key, whether `candidate` wins over `held`. */
+  wins(candidate: NostrEvent, held: NostrEvent): boolean;
+  /** Whether the first event found for a key is its answer (no need to wait for other relays). */
+  readonly firstIsFinal: boolean;
+  /** The key's mark (store/mark-store.ts). */
+  markKey(key: string): string;
+}
+
+/**
+ * Ids or authors per filter, at most. A GraphQL request can want thousands of profiles (100 events
+ * × 100 relevant pubkeys); relays refuse oversized filters, so larger sets are split into several
+ * filters of the same REQ: still one subscription per relay.
+ */
+export const MAX_VALUES_PER_FILTER = 500;
+
+export const EVENT_LOOKUP: LookupKind = {
+  name: 'event',
+  filters: (ids) => chunks(ids, MAX_VALUES_PER_FILTER).map((part) => ({ ids: part })),
+  keyOf: (event) => event.id,
+  // An id names one event: the first that verifies is the answer (NIP-01).
+  wins: () => false,
+  firstIsFinal: true,
+  markKey: eventMarkKey,
+};
+
+export const PROFILE_LOOKUP: LookupKind = {
+  name: 'profile',
+  filters: (pubkeys) => chunks(pubkeys, MAX_VALUES_PER_FILTER).map((part) => ({ kinds: [PROFILE_KIND], authors: part })),
+  keyOf: (event) => (event.kind === PROFILE_KIND ? event.pubkey : ''),
+  // Relays may hold different versions: the newest wins (NIP-01 replaceable rule).
+  wins: (candidate, held) => supersedes(candidate, held),
+  firstIsFinal: false,
+  markKey: profileMarkKey,
+};
+
+export function chunks<T>(items: readonly T[], size: number): T[][] {
+  const unique = [...new Set(items)];
+  const parts: T[][] = [];
+  for (let start = 0; start < unique.length; start += size) parts.push(unique.slice(start, start + size));
+  return parts;
+}

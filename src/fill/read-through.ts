@@ -1,0 +1,380 @@
+import type { RelayConfig } from '../config/env.js';
+import { LookupError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { NostrEvent } from '../nostr/event.js';
+import { isEphemeralKind } from '../nostr/kinds.js';
+import { RELAY_LIST_KIND, writeRelaysOf } from '../nostr/relay-list.js';
+import type { RelayPool } from '../relays/relay-pool.js';
+import { CorruptDataError, type EventStore, type StoredEvent, StoreUnavailableError } from '../store/event-store.js';
+import { toStoredEvent } from '../store/stored-event.js';
+import { askedRelaysNote, askedRelaysOf, relayFingerprint } from './asked-relays.js';
+import { InFlightLookups } from './coalescing.js';
+import { ABSENT, type Fetched, type Found, THROTTLED, UNAVAILABLE } from './fetched.js';
+import { acrossInstances } from './instance-claims.js';
+import { EVENT_LOOKUP, type LookupKind, PROFILE_LOOKUP } from './lookup-kind.js';
+import { RelaySearch, type SearchResult } from './relay-search.js';
+import { RelayRequest } from './relay-request.js';
+
+/** One answer of a read: the stored event, null (none exists, as far as anyone can tell), or the error to report. */
+export type ReadAnswer = StoredEvent | null | LookupError;
+
+export interface ReadThroughDependencies {
+  pool: RelayPool;
+  store: EventStore;
+  config: RelayConfig;
+  logger: Logger;
+}
+
+/** What the index and its marks said about the keys a read could not answer from the index. */
+interface Misses {
+  /** Per key, its mark's note (null: no mark; a string: a remembered miss, noting where it was looked for). */
+  notes: ReadonlyMap<string, string | null>;
+  /** Per key, its author where known (a profile's pubkey; an nevent's author). */
+  authors: ReadonlyMap<string, string>;
+  /** Write relays of those authors whose relay list the index holds (outbox on only). */
+  relayLists: ReadonlyMap<string, readonly string[]>;
+}
+
+/**
+ * The one read-through path (issue 12 §6): index → marks → relays → write back. The loaders call
+ * `events` and `profiles` per batch; everything about relays and the negative cache is decided
+ * here:
+ * - a key the index holds is answered from it (a profile past PROFILE_TTL is served and refreshed
+ *   in the background);
+ * - a key no mark covers is searched for (fill/relay-search.ts: configured relays, relay list
+ *   discovery, the author's write relays), coalesced with other requests in the process
+ *   (coalescing.ts) and with other instances (instance-claims.ts); what verifies is stored, and the
+ *   outcome is marked for every instance (found, or a miss noting where it was looked for);
+ * - a remembered miss is answered "absent" without asking, unless this request brings places not
+ *   yet asked: relay hints (issue 18 §3), or write relays of the author not in the miss's note
+ *   (issue 12 §5). Those answers count for this request only.
+ */
+export class ReadThrough {
+  private readonly search: RelaySearch;
+  private readonly inflight: Record<LookupKind['name'], InFlightLookups>;
+  private readonly refreshing = new Set<string>();
+  /** Lookups at the relays in progress, per client. */
+  private readonly missesByClient = new Map<string, number>();
+  private readonly configured: ReadonlySet<string>;
+
+  constructor(private readonly deps: ReadThroughDependencies) {
+    this.search = new RelaySearch(deps);
+    this.inflight = { event: new InFlightLookups(deps.logger), profile: new InFlightLookups(deps.logger) };
+    this.configured = new Set([...deps.config.urls, ...deps.config.indexerUrls]);
+  }
+
+  /** A request starting now: its deadline is RELAY_TIMEOUT_MS away. */
+  newRequest(client = ''): RelayRequest {
+    return new RelayRequest(this.deps.config.timeoutMs, client);
+  }
+
+  /**
+   * Events by id, in order. `fromIndex` sees what the index held, before relays are asked (the
+   * loaders prime profiles with the kind-0 events among them).
+   */
+  async events(
+    ids: readonly string[],
+    request: RelayRequest,
+    fromIndex?: (stored: readonly (StoredEvent | null)[]) => void,
+  ): Promise<ReadAnswer[]> {
+    const stored = await guarded(() => this.deps.store.getEvents(ids));
+    fromIndex?.(stored);
+    const missing = ids.filter((_, index) => stored[index] === null);
+    if (missing.length === 0) return stored;
+    // Only on a miss: a second store call for the negative cache.
+    const notes = await guarded(() => this.deps.store.marks.notes(missing.map(EVENT_LOOKUP.markKey)));
+    const authors = new Map<string, string>();
+    for (const id of missing) {
+      const author = request.authorOf(id);
+      if (author) authors.set(id, author);
+    }
+    const misses = await this.misses(missing, new Map(missing.map((id, index) => [id, notes[index] ?? null])), authors);
+    return this.answerMisses(EVENT_LOOKUP, ids, stored, missing, misses, request);
+  }
+
+  /** The latest profile (kind 0) of each pubkey, in order. */
+  async profiles(pubkeys: readonly string[], request: RelayRequest): Promise<ReadAnswer[]> {
+    // One store command: the profiles and their freshness marks.
+    const read = await guarded(() => this.deps.store.getProfilesWithMarks(pubkeys));
+    const stale = pubkeys.filter((_, index) => read[index]?.profile && !read[index].marked);
+    if (stale.length > 0) this.refreshProfiles(stale);
+    const found = read.map(({ profile }) => profile);
+    const missing = pubkeys.filter((_, index) => !read[index]?.profile);
+    if (missing.length === 0) return found;
+    const notes = new Map(pubkeys.map((pubkey, index) => [pubkey, read[index]?.note ?? null]));
+    const misses = await this.misses(missing, notes, new Map(missing.map((pubkey) => [pubkey, pubkey])));
+    return this.answerMisses(PROFILE_LOOKUP, pubkeys, found, missing, misses, request);
+  }
+
+  /**
+   * Stale-while-revalidate: the caller has already served these stored profiles; this refreshes them
+   * in the background, once per PROFILE_TTL per pubkey across every instance sharing the store (the
+   * mark is claimed first; whoever wins it asks the relays, the authors' write relays included).
+   */
+  refreshProfiles(pubkeys: readonly string[]): void {
+    const wanted = pubkeys.filter((pubkey) => !this.refreshing.has(pubkey));
+    if (wanted.length === 0) return;
+    for (const pubkey of wanted) this.refreshing.add(pubkey);
+    const refresh = async () => {
+      const claimed = await this.deps.store.marks.claim(wanted.map(PROFILE_LOOKUP.markKey), this.deps.config.profileTtlSeconds);
+      const mine = wanted.filter((_, index) => claimed[index]);
+      if (mine.length === 0) return;
+      const request = this.newRequest();
+      const misses = await this.misses(mine, new Map(), new Map(mine.map((pubkey) => [pubkey, pubkey])));
+      // Coalesced with cold fetches of the same pubkeys; the claimed marks stand as they are.
+      await this.inflight.profile.join(mine, request.signal, (keys) =>
+        this.searchAndRecord(PROFILE_LOOKUP, keys, misses, request, { mark: false }),
+      );
+    };
+    refresh()
+      .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'background profile refresh failed'))
+      .finally(() => {
+        for (const pubkey of wanted) this.refreshing.delete(pubkey);
+      });
+  }
+
+  /** The relay lists of the misses' authors, if outbox discovery is on (one store read, on misses only). */
+  private async misses(
+    keys: readonly string[],
+    notes: ReadonlyMap<string, string | null>,
+    authors: ReadonlyMap<string, string>,
+  ): Promise<Misses> {
+    const relayLists = new Map<string, readonly string[]>();
+    const wanted = [...new Set(keys.map((key) => authors.get(key)).filter((author): author is string => !!author))];
+    if (!this.deps.config.outbox.enabled || wanted.length === 0) return { notes, authors, relayLists };
+    try {
+      const lists = await this.deps.store.getReplaceable(RELAY_LIST_KIND, wanted);
+      wanted.forEach((author, index) => {
+        const list = lists[index];
+        if (list) relayLists.set(author, writeRelaysOf(list.event));
+      });
+    } catch (error) {
+      // Not worth failing the lookup: without the lists, discovery asks the relays for them.
+      this.deps.logger.warn({ err: error }, 'could not read relay lists from the store');
+    }
+    return { notes, authors, relayLists };
+  }
+
+  /** Fills the `missing` slots of `found` (keys in order) from the relays, as far as the caps allow. */
+  private async answerMisses(
+    lookup: LookupKind,
+    keys: readonly string[],
+    found: readonly (StoredEvent | null)[],
+    missing: readonly string[],
+    misses: Misses,
+    request: RelayRequest,
+  ): Promise<ReadAnswer[]> {
+    const hinted = request.hints.length > 0;
+    // A remembered miss is asked again only where it was not looked for yet.
+    const ask = missing.filter((key) => misses.notes.get(key) == null || hinted || this.newRelaysFor(key, misses).length > 0);
+    if (ask.length === 0) return [...found];
+    const fetched = await this.perClient(request, ask, (admitted) => this.fetch(lookup, admitted, misses, request));
+    const answers = new Map(ask.map((key, index) => [key, fetched[index] as Fetched]));
+    return keys.map((key, index) => {
+      const answer = answers.get(key);
+      // A remembered miss the caps kept from its new places to look is still a known miss.
+      if (answer?.kind === 'throttled' && misses.notes.get(key) != null) return null;
+      return answer ? fromRelays(answer) : (found[index] ?? null);
+    });
+  }
+
+  /** The author's write relays a remembered miss has not asked yet. */
+  private newRelaysFor(key: string, misses: Misses): readonly string[] {
+    const author = misses.authors.get(key);
+    const list = author ? misses.relayLists.get(author) : undefined;
+    if (!list) return [];
+    const asked = askedRelaysOf(misses.notes.get(key));
+    return list.filter((url) => !asked.has(relayFingerprint(url)));
+  }
+
+  /**
+   * Every lookup that goes to relays fans out to many relays: one client sending random ids must not
+   * be able to make us flood them (issue 18). At most `missesPerClient` lookups at once per client,
+   * and at most `maxKeysPerRequest` keys asked per request (a GraphQL request can name thousands);
+   * past either, the keys are `throttled` (429 for the thing asked, absent from a profiles map).
+   */
+  private async perClient(
+    request: RelayRequest,
+    keys: readonly string[],
+    fetch: (admitted: readonly string[]) => Promise<Fetched[]>,
+  ): Promise<Fetched[]> {
+    const running = this.missesByClient.get(request.client) ?? 0;
+    const cap = this.deps.config.missesPerClient;
+    if (cap > 0 && running >= cap) return keys.map(() => THROTTLED);
+    const room = Math.max(0, this.deps.config.maxKeysPerRequest - request.keysAsked);
+    const admitted = keys.slice(0, room);
+    if (admitted.length === 0) return keys.map(() => THROTTLED);
+    request.keysAsked += admitted.length;
+    this.missesByClient.set(request.client, running + 1);
+    try {
+      const answers = await fetch(admitted);
+      return keys.map((_, index) => answers[index] ?? THROTTLED);
+    } finally {
+      const left = (this.missesByClient.get(request.client) ?? 1) - 1;
+      if (left <= 0) this.missesByClient.delete(request.client);
+      else this.missesByClient.set(request.client, left);
+    }
+  }
+
+  /**
+   * Keys no mark covers are searched for everyone (coalesced, marked); the request's own places to
+   * look (its hints, and write relays a remembered miss has not asked) are asked for this request
+   * only, in parallel: their answers are stored, never marked (issue 18 §3).
+   */
+  private async fetch(lookup: LookupKind, keys: readonly string[], misses: Misses, request: RelayRequest): Promise<Fetched[]> {
+    const unmarked = keys.filter((key) => misses.notes.get(key) == null);
+    const shared = this.inflight[lookup.name].join(unmarked, request.signal, (fresh) =>
+      acrossInstances(
+        fresh,
+        lookup.markKey,
+        {
+          marks: this.deps.store.marks,
+          logger: this.deps.logger,
+          claimSeconds: Math.ceil(this.deps.config.timeoutMs / 1000),
+          readSettled: (pending) => this.readSettled(lookup, pending),
+          signal: request.querySignal,
+        },
+        (mine) => this.searchAndRecord(lookup, mine, misses, request, { mark: true }),
+      ),
+    );
+    const own = this.searchOwn(lookup, keys, misses, request);
+    const [fromShared, fromOwn] = await Promise.all([shared, own]);
+    const sharedByKey = new Map(unmarked.map((key, index) => [key, fromShared[index] as Fetched]));
+    return keys.map((key, index) => {
+      // A key that was not asked of everyone is a remembered miss: absent unless its own search finds it.
+      const answers = [sharedByKey.get(key) ?? ABSENT, fromOwn?.[index]].filter((answer): answer is Fetched => !!answer);
+      const found = answers.filter((answer): answer is Found => answer.kind === 'found');
+      if (found.length > 0) return found.reduce((a, b) => (lookup.wins(b.stored.event, a.stored.event) ? b : a));
+      return answers.some((answer) => answer.kind === 'absent') ? ABSENT : UNAVAILABLE;
+    });
+  }
+
+  /** The request's own search (hints for every key, new write relays for remembered misses), or undefined if it has none. */
+  private async searchOwn(lookup: LookupKind, keys: readonly string[], misses: Misses, request: RelayRequest): Promise<Fetched[] | undefined> {
+    const remembered = keys.filter((key) => misses.notes.get(key) != null && this.newRelaysFor(key, misses).length > 0);
+    const hints = request.hints.filter((url) => !this.configured.has(url));
+    if (hints.length === 0 && remembered.length === 0) return undefined;
+    const asked = new Map(keys.map((key) => [key, askedRelaysOf(misses.notes.get(key))]));
+    const result = await this.search.run({
+      lookup,
+      keys: hints.length > 0 ? keys : remembered,
+      authors: misses.authors,
+      relayLists: misses.relayLists,
+      configured: false,
+      outboxKeys: new Set(remembered),
+      hints,
+      asked,
+      signal: request.querySignal,
+      msLeft: () => request.queryMsLeft(),
+    });
+    await this.store([...result.found.values()]);
+    return keys.map((key) => answerOf(key, result));
+  }
+
+  /**
+   * The search for everyone: configured relays, discovery and outbox; what verifies is stored, and
+   * the outcome marked for every instance (`mark`: false for background refreshes, whose claim mark
+   * stands). A miss's mark notes the write relays that answered, so a later lookup asks only others.
+   */
+  private async searchAndRecord(
+    lookup: LookupKind,
+    keys: string[],
+    misses: Misses,
+    request: RelayRequest,
+    { mark }: { mark: boolean },
+  ): Promise<Map<string, Fetched>> {
+    const result = await this.search.run({
+      lookup,
+      keys,
+      authors: misses.authors,
+      relayLists: misses.relayLists,
+      configured: true,
+      hints: [],
+      signal: request.querySignal,
+      msLeft: () => request.queryMsLeft(),
+    });
+    const { negativeTtlSeconds, profileTtlSeconds } = this.deps.config;
+    const absent = mark ? keys.filter((key) => !result.found.has(key) && result.answeredBy.has(key)) : [];
+    const notes = absent.map((key) => askedRelaysNote([...(result.answeredBy.get(key) ?? [])].filter((url) => !this.configured.has(url))));
+    // A found profile is marked only once it is written: a reader that saw the mark without the
+    // profile would take it for a known miss. An event found but not kept (ephemeral, or an old
+    // version of a replaceable event) is answered now and then remembered like a miss: otherwise
+    // every request for it would ask the relays again.
+    await Promise.all([
+      this.store([...result.found.values(), ...result.relayLists]).then(async (notKept) => {
+        const foundKeys = [...result.found.keys()];
+        if (mark && lookup === PROFILE_LOOKUP) await this.mark(foundKeys.map(lookup.markKey), profileTtlSeconds);
+        const dropped = foundKeys.filter((key) => notKept.has((result.found.get(key) as NostrEvent).id));
+        if (lookup === EVENT_LOOKUP) await this.mark(dropped.map(lookup.markKey), negativeTtlSeconds);
+      }),
+      this.mark(absent.map(lookup.markKey), negativeTtlSeconds, notes),
+    ]);
+    return new Map(keys.map((key) => [key, answerOf(key, result)]));
+  }
+
+  /** What the store says of keys now: found, absent (a miss mark), or not yet known. */
+  private async readSettled(lookup: LookupKind, keys: string[]): Promise<(Fetched | undefined)[]> {
+    const store = this.deps.store;
+    if (lookup === PROFILE_LOOKUP) {
+      const read = await store.getProfilesWithMarks(keys);
+      return read.map(({ profile, marked }) => (profile ? { kind: 'found', stored: profile } : marked ? ABSENT : undefined));
+    }
+    const [events, marked] = await Promise.all([store.getEvents(keys), store.marks.has(keys.map(lookup.markKey))]);
+    return events.map((stored, index) => (stored ? { kind: 'found', stored } : marked[index] ? ABSENT : undefined));
+  }
+
+  /** Writes verified events to the index; returns the ids of those it does not keep (ephemeral, superseded, rejected). */
+  private async store(events: NostrEvent[]): Promise<Set<string>> {
+    const notKept = new Set(events.filter((event) => isEphemeralKind(event.kind)).map((event) => event.id));
+    const storable = events.filter((event) => !isEphemeralKind(event.kind));
+    if (storable.length === 0) return notKept;
+    try {
+      const outcomes = await this.deps.store.putEvents(storable);
+      storable.forEach((event, index) => {
+        if (outcomes[index] === 'superseded' || outcomes[index] === 'rejected') notKept.add(event.id);
+      });
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'could not store events fetched from relays');
+    }
+    return notKept;
+  }
+
+  private async mark(keys: string[], ttlSeconds: number, notes?: string[]): Promise<void> {
+    if (keys.length === 0) return;
+    try {
+      await this.deps.store.marks.set(keys, ttlSeconds, notes);
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'could not record relay lookups in the store');
+    }
+  }
+}
+
+/** One key's answer from a search: found, absent (a relay asked about it answered in full), or unavailable. */
+function answerOf(key: string, result: SearchResult): Fetched {
+  const event = result.found.get(key);
+  if (event) return { kind: 'found', stored: toStoredEvent(event) };
+  return result.answeredBy.has(key) ? ABSENT : UNAVAILABLE;
+}
+
+/** A relay answer as a read answer: found → the event, absent → null, else the error to report. */
+function fromRelays(fetched: Fetched): ReadAnswer {
+  if (fetched.kind === 'found') return fetched.stored;
+  if (fetched.kind === 'absent') return null;
+  if (fetched.kind === 'throttled') return new LookupError('too_many_requests');
+  return new LookupError('relays_unavailable');
+}
+
+/** Store failures reach clients as table errors (500), with the cause kept for the log. */
+export function asLookupError(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError) return new LookupError('store_unavailable', { cause: error });
+  if (error instanceof CorruptDataError) return new LookupError('corrupt_data', { cause: error });
+  return error;
+}
+
+export async function guarded<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    throw asLookupError(error);
+  }
+}

@@ -1,0 +1,315 @@
+import type { Filter } from 'nostr-tools/filter';
+import type { RelayConfig } from '../config/env.js';
+import type { Logger } from '../logger.js';
+import type { NostrEvent } from '../nostr/event.js';
+import { supersedes } from '../nostr/kinds.js';
+import { RELAY_LIST_KIND, writeRelaysOf } from '../nostr/relay-list.js';
+import type { RelayOutcome, RelayPool, RelayQuery } from '../relays/relay-pool.js';
+import { relayFingerprint } from './asked-relays.js';
+import { chunks, type LookupKind, MAX_VALUES_PER_FILTER } from './lookup-kind.js';
+import { planOutbox } from './outbox-plan.js';
+
+/** What one search asks, of which relays. */
+export interface SearchInput {
+  lookup: LookupKind;
+  /** Ids or pubkeys, none of them in the index. */
+  keys: readonly string[];
+  /** Each key's author where known: a profile's pubkey, an nevent's author. */
+  authors: ReadonlyMap<string, string>;
+  /** Write relays of the authors whose relay list (kind 10002) the index holds. */
+  relayLists: ReadonlyMap<string, readonly string[]>;
+  /** Ask the configured relays (RELAYS; INDEXER_RELAYS for profiles and relay lists), and discover the relay lists the index lacks. */
+  configured: boolean;
+  /** Keys whose authors' write relays are asked (outbox); all keys when absent. */
+  outboxKeys?: ReadonlySet<string>;
+  /** Relays asked about every key: the request's hints (untrusted). */
+  hints: readonly string[];
+  /** Per key, relays already asked (fingerprints, from a remembered miss's note): not asked again. */
+  asked?: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Aborts when the relay queries must end. */
+  signal: AbortSignal;
+  /** Milliseconds until `signal` aborts. */
+  msLeft(): number;
+}
+
+export interface SearchResult {
+  /** Per key, the answer (the newest version, for profiles). */
+  found: Map<string, NostrEvent>;
+  /** Per key, the relays asked about it that answered in full (EOSE): where it was looked for. */
+  answeredBy: Map<string, Set<string>>;
+  /** Relay lists (kind 10002) that arrived, verified: to be stored like any event. */
+  relayLists: NostrEvent[];
+  /** Relays connected per search phase, for logs and the benchmark. */
+  relaysAsked: number;
+}
+
+/**
+ * Discovery waits for the configured relays' relay lists at most this share of the time left; the
+ * outbox round then has the rest. Lists that arrive later still get a round of their own.
+ */
+const DISCOVERY_SHARE = 0.35;
+/**
+ * An outbox relay that has not answered after this share of the time left at its round's start is
+ * late: its authors are covered again by other write relays (it is still listened to).
+ */
+const HEDGE_SHARE = 0.4;
+
+export interface RelaySearchDependencies {
+  pool: RelayPool;
+  config: RelayConfig;
+  logger: Logger;
+}
+
+/**
+ * One search of the relays for keys the index lacks, within one deadline (issue 12):
+ * 1. the configured relays (and the request's hints) are asked at once; the same REQ asks RELAYS
+ *    and INDEXER_RELAYS for the relay lists (kind 10002) of authors the index has none for;
+ * 2. outbox (NIP-65): the authors' write relays are asked, grouped so that each relay gets one
+ *    subscription for all the authors it covers (outbox-plan.ts), as soon as the relay lists are
+ *    known (at once when the index held them all);
+ * 3. a write relay that fails, or is late, has its authors covered by their next write relays, in
+ *    a round of its own on relays not yet asked, while time is left.
+ */
+export class RelaySearch {
+  constructor(private readonly deps: RelaySearchDependencies) {}
+
+  run(input: SearchInput): Promise<SearchResult> {
+    return new SearchRun(this.deps, input).run();
+  }
+}
+
+class SearchRun {
+  private readonly result: SearchResult = { found: new Map(), answeredBy: new Map(), relayLists: [], relaysAsked: 0 };
+  private readonly wanted: Set<string>;
+  /** Aborted when the answer is complete (every id found), or at the deadline. */
+  private readonly complete = new AbortController();
+  private readonly signal: AbortSignal;
+  /** Queries under way; the search ends when none is left. */
+  private running = 0;
+  private finished!: () => void;
+  private readonly done = new Promise<void>((resolve) => (this.finished = resolve));
+  // Outbox state.
+  private readonly outboxOn: boolean;
+  /** Author → keys of this search by that author (outbox keys only). */
+  private readonly keysByAuthor = new Map<string, string[]>();
+  /** Author → write relays, once known. */
+  private readonly lists = new Map<string, readonly string[]>();
+  /** Relay lists still awaited from the configured relays, newest so far per author. */
+  private readonly discovering = new Map<string, NostrEvent | null>();
+  private discoveryOpen = false;
+  /** Relays this search has asked (configured, hints, write relays): none is asked twice. */
+  private readonly used = new Set<string>();
+  /** Author → write relays asked for it that have not failed or been found late. */
+  private readonly covering = new Map<string, Set<string>>();
+  private outboxRelays = 0;
+
+  constructor(
+    private readonly deps: RelaySearchDependencies,
+    private readonly input: SearchInput,
+  ) {
+    this.wanted = new Set(input.keys);
+    this.signal = AbortSignal.any([input.signal, this.complete.signal]);
+    this.outboxOn = deps.config.outbox.enabled;
+    if (this.outboxOn) {
+      for (const key of input.keys) {
+        if (input.outboxKeys && !input.outboxKeys.has(key)) continue;
+        const author = input.authors.get(key);
+        if (!author) continue;
+        const keys = this.keysByAuthor.get(author) ?? [];
+        keys.push(key);
+        this.keysByAuthor.set(author, keys);
+        const list = input.relayLists.get(author);
+        if (list) this.lists.set(author, list);
+        else if (input.configured) this.discovering.set(author, null);
+      }
+    }
+  }
+
+  async run(): Promise<SearchResult> {
+    const { config } = this.deps;
+    const { lookup, keys, configured, hints } = this.input;
+    const listFilter: Filter[] = chunks([...this.discovering.keys()], MAX_VALUES_PER_FILTER).map((authors) => ({
+      kinds: [RELAY_LIST_KIND],
+      authors,
+    }));
+    const keyFilters = lookup.filters(keys);
+    const relays = configured ? config.urls : [];
+    // Indexers hold profiles and relay lists: asked for those only.
+    const indexers = configured ? config.indexerUrls.filter((url) => !config.urls.includes(url)) : [];
+    const indexerFilters = [...(lookup.name === 'profile' ? keyFilters : []), ...listFilter];
+    const askedIndexers = indexerFilters.length > 0 ? indexers : [];
+    for (const url of [...relays, ...askedIndexers, ...hints]) this.used.add(url);
+
+    this.discoveryOpen = this.discovering.size > 0;
+    const listRelays = new Set(this.discoveryOpen ? [...relays, ...askedIndexers] : []);
+    if (this.discoveryOpen) {
+      const cutoff = setTimeout(() => this.endDiscovery(), Math.max(0, this.input.msLeft() * DISCOVERY_SHARE));
+      this.signal.addEventListener('abort', () => clearTimeout(cutoff), { once: true });
+    }
+    const keysAskedOf = (url: string) => (askedIndexers.includes(url) && lookup.name !== 'profile' ? [] : keys);
+    this.launch({
+      relays: [...relays, ...askedIndexers],
+      learned: hints,
+      filters: (url) => (askedIndexers.includes(url) && !relays.includes(url) ? indexerFilters : [...keyFilters, ...listFilter]),
+      onSettled: (url, outcome) => {
+        if (outcome === 'eose') this.answered(url, keysAskedOf(url));
+        if (listRelays.delete(url) && listRelays.size === 0) this.endDiscovery();
+      },
+    });
+    if (!this.discoveryOpen) this.outboxRound([...this.lists.keys()]);
+    await this.done;
+    for (const list of this.discovering.values()) if (list) this.result.relayLists.push(list);
+    return this.result;
+  }
+
+  /** Starts one pool query (one REQ per relay) as part of this search. */
+  private launch(query: Pick<RelayQuery, 'relays' | 'learned' | 'filters' | 'onSettled'>): void {
+    const relayCount = query.relays.length + (query.learned?.length ?? 0);
+    if (relayCount === 0) {
+      if (this.running === 0) queueMicrotask(() => this.running === 0 && this.finished());
+      return;
+    }
+    this.result.relaysAsked += relayCount;
+    this.running += 1;
+    this.deps.pool
+      .query({ ...query, signal: this.signal, onEvent: (event) => this.accept(event) })
+      .then((outcome) => {
+        if (!outcome.answered && this.input.configured && query.relays.length > 0) {
+          this.deps.logger.warn({ relays: Object.fromEntries(outcome.outcomes) }, 'no relay answered');
+        }
+      })
+      .catch((error: unknown) => this.deps.logger.error({ err: error }, 'relay query failed'))
+      .finally(() => {
+        this.running -= 1;
+        if (this.running === 0) this.finished();
+      });
+  }
+
+  /** An event from any relay of the search: an answer, or a relay list being discovered. */
+  private accept(event: NostrEvent): boolean {
+    if (event.kind === RELAY_LIST_KIND && this.discovering.has(event.pubkey)) {
+      this.discovered(event);
+      return false;
+    }
+    const key = this.input.lookup.keyOf(event);
+    if (!this.wanted.has(key)) return false;
+    const held = this.result.found.get(key);
+    if (!held || this.input.lookup.wins(event, held)) this.result.found.set(key, event);
+    if (this.input.lookup.firstIsFinal && this.result.found.size === this.wanted.size) {
+      this.complete.abort();
+      return true;
+    }
+    return false;
+  }
+
+  private answered(url: string, keys: readonly string[]): void {
+    for (const key of keys) {
+      let relays = this.result.answeredBy.get(key);
+      if (!relays) this.result.answeredBy.set(key, (relays = new Set()));
+      relays.add(url);
+    }
+  }
+
+  private discovered(list: NostrEvent): void {
+    const held = this.discovering.get(list.pubkey);
+    if (held && !supersedes(list, held)) return;
+    this.discovering.set(list.pubkey, list);
+    if (!this.discoveryOpen) {
+      // Late: after the outbox round began. Its author gets a round of its own.
+      this.lists.set(list.pubkey, writeRelaysOf(list));
+      this.outboxRound([list.pubkey]);
+      return;
+    }
+    if ([...this.discovering.values()].every((found) => found !== null)) this.endDiscovery();
+  }
+
+  /** The relay lists are in (or the wait is over): the outbox round for every author with a list. */
+  private endDiscovery(): void {
+    if (!this.discoveryOpen) return;
+    this.discoveryOpen = false;
+    for (const [author, list] of this.discovering) if (list) this.lists.set(author, writeRelaysOf(list));
+    this.outboxRound([...this.lists.keys()]);
+  }
+
+  /**
+   * Asks write relays for `authors` that are still short of coverage: one plan, one query, one REQ per
+   * relay, on relays this search has not asked yet.
+   */
+  private outboxRound(authors: readonly string[]): void {
+    if (!this.outboxOn || this.signal.aborted) return;
+    const { relaysPerPubkey, maxRelays } = this.deps.config.outbox;
+    const candidates = new Map<string, string[]>();
+    const missing = new Map<string, number>();
+    for (const author of authors) {
+      const keys = this.pendingKeys(author);
+      const list = this.lists.get(author);
+      if (keys.length === 0 || !list) continue;
+      candidates.set(
+        author,
+        list.filter((url) => !this.used.has(url) && keys.some((key) => !this.alreadyAsked(key, url))),
+      );
+      missing.set(author, relaysPerPubkey - (this.covering.get(author)?.size ?? 0));
+    }
+    const health = this.deps.pool.health;
+    const plan = planOutbox(
+      { candidates, missing },
+      {
+        maxRelays: maxRelays - this.outboxRelays,
+        score: (url) => health.score(url),
+        usable: (url) => !health.resting(url),
+      },
+    );
+    if (plan.size === 0) {
+      if (this.running === 0) this.finished();
+      return;
+    }
+    this.outboxRelays += plan.size;
+    const keysOf = new Map<string, string[]>();
+    for (const [url, planned] of plan) {
+      this.used.add(url);
+      const keys: string[] = [];
+      for (const author of planned) {
+        let covering = this.covering.get(author);
+        if (!covering) this.covering.set(author, (covering = new Set()));
+        covering.add(url);
+        for (const key of this.pendingKeys(author)) if (!this.alreadyAsked(key, url)) keys.push(key);
+      }
+      keysOf.set(url, keys);
+    }
+    const pending = new Set(plan.keys());
+    // A relay that fails, or is late, no longer covers its authors: they get their next relays.
+    const uncover = (url: string) => {
+      if (!pending.delete(url)) return;
+      const authors = plan.get(url) ?? [];
+      for (const author of authors) this.covering.get(author)?.delete(url);
+      this.outboxRound(authors);
+    };
+    const hedge = setTimeout(() => {
+      for (const url of [...pending]) uncover(url);
+    }, this.input.msLeft() * HEDGE_SHARE);
+    this.launch({
+      relays: [],
+      learned: [...plan.keys()],
+      filters: (url) => this.input.lookup.filters(keysOf.get(url) ?? []),
+      onSettled: (url, outcome: RelayOutcome) => {
+        if (outcome === 'eose' || outcome === 'stopped') {
+          if (outcome === 'eose') this.answered(url, keysOf.get(url) ?? []);
+          pending.delete(url);
+        } else {
+          uncover(url);
+        }
+        if (pending.size === 0) clearTimeout(hedge);
+      },
+    });
+    this.signal.addEventListener('abort', () => clearTimeout(hedge), { once: true });
+  }
+
+  /** The keys of `author` that this search still looks for. */
+  private pendingKeys(author: string): string[] {
+    return (this.keysByAuthor.get(author) ?? []).filter((key) => !this.result.found.has(key));
+  }
+
+  private alreadyAsked(key: string, url: string): boolean {
+    return this.input.asked?.get(key)?.has(relayFingerprint(url)) ?? false;
+  }
+}

@@ -1,0 +1,31 @@
+import { parseRelayUrl } from '../relays/relay-url.js';
+import type { NostrEvent } from './event.js';
+
+/** NIP-65 relay list metadata: a replaceable event naming the relays a user reads from and writes to. */
+export const RELAY_LIST_KIND = 10002;
+
+/**
+ * Write relays read from one list, at most: a list is untrusted input (anyone can sign one with a
+ * thousand entries), and an author publishes to a handful.
+ */
+export const MAX_WRITE_RELAYS_PER_LIST = 12;
+
+/**
+ * The author's write relays from their kind 10002 (NIP-65): `r` tags without a marker (read and
+ * write) or marked `write`, in the author's order, each normalised by the one relay URL parser
+ * (relays/relay-url.ts); entries that are not ws(s) URLs are skipped, duplicates kept once.
+ * Where an author publishes, so where their notes and profile are to be found ("outbox model").
+ */
+export function writeRelaysOf(event: Pick<NostrEvent, 'kind' | 'tags'>): string[] {
+  if (event.kind !== RELAY_LIST_KIND) return [];
+  const relays: string[] = [];
+  for (const tag of event.tags) {
+    if (relays.length >= MAX_WRITE_RELAYS_PER_LIST) break;
+    if (tag[0] !== 'r' || typeof tag[1] !== 'string') continue;
+    const marker = tag[2];
+    if (marker !== undefined && marker !== '' && marker !== 'write') continue;
+    const url = parseRelayUrl(tag[1]);
+    if (url !== undefined && !relays.includes(url)) relays.push(url);
+  }
+  return relays;
+}

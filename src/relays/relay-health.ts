@@ -1,0 +1,128 @@
+import { backoffMs } from '../backoff.js';
+import type { Logger } from '../logger.js';
+import type { RelayOutcome } from './relay-pool.js';
+
+/** A configured relay rests at most this long after failures: it is one we chose and expect back. */
+const LONGEST_REST_CONFIGURED_MS = 30_000;
+/** A learned relay (a hint, a write relay from a relay list) may be gone for good: it rests longer. */
+const LONGEST_REST_LEARNED_MS = 10 * 60_000;
+/** A learned relay that connects but misses this many deadlines in a row rests like one that failed. */
+const TIMEOUTS_BEFORE_REST = 2;
+/** Weight of the newest outcome in the running success rate. */
+const SMOOTHING = 0.3;
+/** Success rate of a relay never asked: high enough that new relays get tried. */
+const UNKNOWN_SUCCESS = 0.7;
+/** Relays remembered at most; the least recently asked are forgotten first. */
+const MAX_TRACKED = 5_000;
+
+/** What one relay has done, as counted since the process started (or since it was last forgotten). */
+export interface RelayRecord {
+  asked: number;
+  answered: number;
+  timeouts: number;
+  failures: number;
+  closed: number;
+  refused: number;
+  /** Verified events it delivered that a query wanted. */
+  delivered: number;
+  /** Running rate of answers (EOSE or a complete answer) per ask, 0 to 1. */
+  success: number;
+  /** Failures (or, for learned relays, missed deadlines) in a row; the rest grows with them. */
+  strikes: number;
+  /** Until when (ms since the epoch) it is skipped. */
+  restingUntil: number;
+}
+
+/**
+ * Learned relay health (issue 12 §4), shared by every request of the process: per relay, what it did
+ * when asked. A relay that fails to connect, refuses, or (if learned) keeps missing deadlines rests
+ * with a growing backoff and is skipped meanwhile; the outbox planner prefers relays that answer
+ * and deliver. Changes of state are logged (a relay starts resting, comes back).
+ */
+export class RelayHealth {
+  private readonly records = new Map<string, RelayRecord>();
+
+  constructor(private readonly logger: Logger) {}
+
+  /** Whether `url` is resting (skipped until its rest ends). */
+  resting(url: string, now = Date.now()): boolean {
+    const record = this.records.get(url);
+    return record !== undefined && record.restingUntil > now;
+  }
+
+  /** Higher is better: the running success rate, plus a little for relays that delivered what was asked. */
+  score(url: string): number {
+    const record = this.records.get(url);
+    if (!record) return UNKNOWN_SUCCESS;
+    const deliveredShare = record.asked === 0 ? 0 : Math.min(1, record.delivered / record.asked);
+    return record.success + 0.25 * deliveredShare;
+  }
+
+  delivered(url: string): void {
+    this.record(url).delivered += 1;
+  }
+
+  /** Records how `url` took part in a query. `learned`: not a configured relay. */
+  outcome(url: string, outcome: RelayOutcome, learned: boolean): void {
+    if (outcome === 'skipped') return;
+    const record = this.record(url);
+    record.asked += 1;
+    const answered = outcome === 'eose' || outcome === 'stopped';
+    // `stopped` before the relay said anything says little; it still connected and took the REQ.
+    record.success = record.success * (1 - SMOOTHING) + (answered ? SMOOTHING : 0);
+    if (answered) {
+      record.answered += outcome === 'eose' ? 1 : 0;
+      if (record.strikes > 0 && record.restingUntil > 0) {
+        this.logger.info({ relay: url, after: record.strikes }, 'relay answers again');
+      }
+      record.strikes = 0;
+      record.restingUntil = 0;
+      return;
+    }
+    if (outcome === 'timeout') record.timeouts += 1;
+    if (outcome === 'failed') record.failures += 1;
+    if (outcome === 'closed') record.closed += 1;
+    if (outcome === 'refused') record.refused += 1;
+    record.strikes += 1;
+    const rests = outcome === 'failed' || outcome === 'refused' || (learned && (outcome === 'closed' || record.strikes >= TIMEOUTS_BEFORE_REST));
+    if (!rests) return;
+    const restMs = backoffMs(record.strikes, learned ? LONGEST_REST_LEARNED_MS : LONGEST_REST_CONFIGURED_MS);
+    record.restingUntil = Date.now() + restMs;
+    this.logger.info(
+      { relay: url, outcome, strikes: record.strikes, restMs, asked: record.asked, answered: record.answered, delivered: record.delivered },
+      'relay resting',
+    );
+  }
+
+  /** What is known of `url` (for tests and logs). */
+  get(url: string): Readonly<RelayRecord> | undefined {
+    return this.records.get(url);
+  }
+
+  private record(url: string): RelayRecord {
+    let record = this.records.get(url);
+    if (record) {
+      // Re-inserted: the map's order is the order of last use, oldest first.
+      this.records.delete(url);
+    } else {
+      record = {
+        asked: 0,
+        answered: 0,
+        timeouts: 0,
+        failures: 0,
+        closed: 0,
+        refused: 0,
+        delivered: 0,
+        success: UNKNOWN_SUCCESS,
+        strikes: 0,
+        restingUntil: 0,
+      };
+      if (this.records.size >= MAX_TRACKED) {
+        const oldest = this.records.keys().next().value;
+        if (oldest !== undefined) this.records.delete(oldest);
+      }
+    }
+    this.records.set(url, record);
+    return record;
+  }
+}
