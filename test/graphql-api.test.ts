@@ -205,7 +205,7 @@ describe('unexpected failures are masked', () => {
         throw new TypeError(secret);
       },
       putEvents: async () => [],
-      marks: { set: async () => {}, has: async () => [], notes: async () => [], claim: async () => [], clear: async () => {} },
+      marks: { set: async () => {}, has: async () => [], notes: async () => [], renote: async () => {}, claim: async () => [], clear: async () => {} },
       cursors: { get: async () => undefined, set: async () => {} },
       writesFailing: () => false,
       getProfilesWithMarks: async () => {

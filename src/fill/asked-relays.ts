@@ -1,24 +1,40 @@
 import { createHash } from 'node:crypto';
 
 /**
- * What a remembered miss says about where it was looked for (issue 12 §5): the learned relays (an
- * author's write relays) that answered "not found", as a mark's note. A later lookup that brings
- * relays not in the note (a write relay learned since) asks those. The configured relays are
- * always asked by an unmarked lookup, so they are not noted. Each relay is noted as 8 hex
- * characters of its URL's SHA-256: a mark stays small, and a collision only skips a relay once.
+ * What a remembered miss says about where it was looked for (issue 12 §5), kept as its mark's note:
+ * - the learned relays (an author's write relays) that answered "not found";
+ * - the author whose outbox was consulted (their relay list read or looked for).
+ * A later lookup that brings places not in the note (a write relay learned since, or an author the
+ * miss did not know, as an nevent gives) asks those. The configured relays are always asked by an
+ * unmarked lookup, so they are not noted. Each relay and author is noted by 8 hex characters of its
+ * SHA-256 (an author with an `a` before them): a mark stays small, and a collision only skips a
+ * place once.
  */
-export function askedRelaysNote(urls: Iterable<string>): string {
-  return [...new Set([...urls].map(relayFingerprint))].sort().join(' ');
+export interface MissNote {
+  relays: ReadonlySet<string>;
+  authors: ReadonlySet<string>;
 }
 
-/** The relays a note says were asked, as fingerprints. */
-export function askedRelaysOf(note: string | null | undefined): ReadonlySet<string> {
-  if (!note) return NONE;
-  return new Set(note.split(' ').filter((part) => /^[0-9a-f]{8}$/.test(part)));
+export function writeMissNote(relays: Iterable<string>, author: string | undefined): string {
+  const parts = new Set([...relays].map(fingerprint));
+  if (author) parts.add(`a${fingerprint(author)}`);
+  return [...parts].sort().join(' ');
 }
 
-export function relayFingerprint(url: string): string {
-  return createHash('sha256').update(url).digest('hex').slice(0, 8);
+export function readMissNote(note: string | null | undefined): MissNote {
+  if (!note) return EMPTY;
+  const relays = new Set<string>();
+  const authors = new Set<string>();
+  for (const part of note.split(' ')) {
+    if (/^[0-9a-f]{8}$/.test(part)) relays.add(part);
+    else if (/^a[0-9a-f]{8}$/.test(part)) authors.add(part.slice(1));
+  }
+  return { relays, authors };
 }
 
-const NONE: ReadonlySet<string> = new Set();
+/** 8 hex characters of the SHA-256 of a relay URL or a pubkey: how notes name them. */
+export function fingerprint(value: string): string {
+  return createHash('sha256').update(value).digest('hex').slice(0, 8);
+}
+
+const EMPTY: MissNote = { relays: new Set(), authors: new Set() };

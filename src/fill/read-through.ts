@@ -7,7 +7,7 @@ import { RELAY_LIST_KIND, writeRelaysOf } from '../nostr/relay-list.js';
 import type { RelayPool } from '../relays/relay-pool.js';
 import { CorruptDataError, type EventStore, type StoredEvent, StoreUnavailableError } from '../store/event-store.js';
 import { toStoredEvent } from '../store/stored-event.js';
-import { askedRelaysNote, askedRelaysOf, relayFingerprint } from './asked-relays.js';
+import { fingerprint, readMissNote, writeMissNote } from './asked-relays.js';
 import { InFlightLookups } from './coalescing.js';
 import { ABSENT, type Fetched, type Found, THROTTLED, UNAVAILABLE } from './fetched.js';
 import { acrossInstances } from './instance-claims.js';
@@ -166,7 +166,7 @@ export class ReadThrough {
   ): Promise<ReadAnswer[]> {
     const hinted = request.hints.length > 0;
     // A remembered miss is asked again only where it was not looked for yet.
-    const ask = missing.filter((key) => misses.notes.get(key) == null || hinted || this.newRelaysFor(key, misses).length > 0);
+    const ask = missing.filter((key) => misses.notes.get(key) == null || hinted || this.hasNewPlaces(key, misses));
     if (ask.length === 0) return [...found];
     const fetched = await this.perClient(request, ask, (admitted) => this.fetch(lookup, admitted, misses, request));
     const answers = new Map(ask.map((key, index) => [key, fetched[index] as Fetched]));
@@ -178,13 +178,18 @@ export class ReadThrough {
     });
   }
 
-  /** The author's write relays a remembered miss has not asked yet. */
-  private newRelaysFor(key: string, misses: Misses): readonly string[] {
+  /**
+   * Whether a remembered miss has places to look it did not have (issue 12 §5): an author whose
+   * outbox it did not consult (an nevent names the author of an id missed bare), or write relays of
+   * the author not noted as asked (a relay list learned since).
+   */
+  private hasNewPlaces(key: string, misses: Misses): boolean {
     const author = misses.authors.get(key);
-    const list = author ? misses.relayLists.get(author) : undefined;
-    if (!list) return [];
-    const asked = askedRelaysOf(misses.notes.get(key));
-    return list.filter((url) => !asked.has(relayFingerprint(url)));
+    if (!author || !this.deps.config.outbox.enabled) return false;
+    const note = readMissNote(misses.notes.get(key));
+    if (!note.authors.has(fingerprint(author))) return true;
+    const list = misses.relayLists.get(author) ?? [];
+    return list.some((url) => !note.relays.has(fingerprint(url)));
   }
 
   /**
@@ -251,24 +256,61 @@ export class ReadThrough {
 
   /** The request's own search (hints for every key, new write relays for remembered misses), or undefined if it has none. */
   private async searchOwn(lookup: LookupKind, keys: readonly string[], misses: Misses, request: RelayRequest): Promise<Fetched[] | undefined> {
-    const remembered = keys.filter((key) => misses.notes.get(key) != null && this.newRelaysFor(key, misses).length > 0);
+    const remembered = keys.filter((key) => misses.notes.get(key) != null && this.hasNewPlaces(key, misses));
     const hints = request.hints.filter((url) => !this.configured.has(url));
     if (hints.length === 0 && remembered.length === 0) return undefined;
-    const asked = new Map(keys.map((key) => [key, askedRelaysOf(misses.notes.get(key))]));
+    const asked = new Map(keys.map((key) => [key, readMissNote(misses.notes.get(key)).relays]));
+    // Authors of remembered misses whose relay list the index lacks: the configured relays are asked
+    // for their lists only (the keys themselves they have answered already).
+    const discover = remembered.some((key) => !misses.relayLists.has(misses.authors.get(key) ?? ''));
     const result = await this.search.run({
       lookup,
       keys: hints.length > 0 ? keys : remembered,
       authors: misses.authors,
       relayLists: misses.relayLists,
-      configured: false,
+      configured: discover ? 'lists' : 'none',
       outboxKeys: new Set(remembered),
       hints,
       asked,
       signal: request.querySignal,
       msLeft: () => request.queryMsLeft(),
     });
-    await this.store([...result.found.values()]);
+    await this.store([...result.found.values(), ...result.relayLists]);
+    await this.extendNotes(lookup, remembered, misses, result, new Set(hints));
     return keys.map((key) => answerOf(key, result));
+  }
+
+  /**
+   * A remembered miss that its own search did not find notes the write relays that answered and the
+   * author consulted, keeping its expiry: the next lookup does not ask them again. (Only adding to
+   * where it was looked for, never lengthening the miss: a wrong author an nevent names costs
+   * nobody anything.)
+   */
+  private async extendNotes(
+    lookup: LookupKind,
+    keys: readonly string[],
+    misses: Misses,
+    result: SearchResult,
+    hints: ReadonlySet<string>,
+  ): Promise<void> {
+    const renoted: string[] = [];
+    const notes: string[] = [];
+    for (const key of keys) {
+      if (result.found.has(key)) continue;
+      const author = misses.authors.get(key);
+      const learned = [...(result.answeredBy.get(key) ?? [])].filter((url) => !this.configured.has(url) && !hints.has(url));
+      const consulted = author !== undefined && result.consulted.has(author);
+      if (learned.length === 0 && !consulted) continue;
+      const held = misses.notes.get(key) ?? '';
+      renoted.push(key);
+      notes.push(mergeNotes(held, writeMissNote(learned, consulted ? author : undefined)));
+    }
+    if (renoted.length === 0) return;
+    try {
+      await this.deps.store.marks.renote(renoted.map(lookup.markKey), notes);
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'could not record relay lookups in the store');
+    }
   }
 
   /**
@@ -288,14 +330,18 @@ export class ReadThrough {
       keys,
       authors: misses.authors,
       relayLists: misses.relayLists,
-      configured: true,
+      configured: 'all',
       hints: [],
       signal: request.querySignal,
       msLeft: () => request.queryMsLeft(),
     });
     const { negativeTtlSeconds, profileTtlSeconds } = this.deps.config;
     const absent = mark ? keys.filter((key) => !result.found.has(key) && result.answeredBy.has(key)) : [];
-    const notes = absent.map((key) => askedRelaysNote([...(result.answeredBy.get(key) ?? [])].filter((url) => !this.configured.has(url))));
+    const notes = absent.map((key) => {
+      const author = misses.authors.get(key);
+      const learned = [...(result.answeredBy.get(key) ?? [])].filter((url) => !this.configured.has(url));
+      return writeMissNote(learned, author && result.consulted.has(author) ? author : undefined);
+    });
     // A found profile is marked only once it is written: a reader that saw the mark without the
     // profile would take it for a known miss. An event found but not kept (ephemeral, or an old
     // version of a replaceable event) is answered now and then remembered like a miss: otherwise
@@ -347,6 +393,11 @@ export class ReadThrough {
       this.deps.logger.warn({ err: error }, 'could not record relay lookups in the store');
     }
   }
+}
+
+/** Two notes as one (their parts, once each). */
+function mergeNotes(a: string, b: string): string {
+  return [...new Set([...a.split(' '), ...b.split(' ')].filter(Boolean))].sort().join(' ');
 }
 
 /** One key's answer from a search: found, absent (a relay asked about it answered in full), or unavailable. */

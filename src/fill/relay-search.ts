@@ -5,7 +5,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import { supersedes } from '../nostr/kinds.js';
 import { RELAY_LIST_KIND, writeRelaysOf } from '../nostr/relay-list.js';
 import type { RelayOutcome, RelayPool, RelayQuery } from '../relays/relay-pool.js';
-import { relayFingerprint } from './asked-relays.js';
+import { fingerprint } from './asked-relays.js';
 import { chunks, type LookupKind, MAX_VALUES_PER_FILTER } from './lookup-kind.js';
 import { planOutbox } from './outbox-plan.js';
 
@@ -18,8 +18,12 @@ export interface SearchInput {
   authors: ReadonlyMap<string, string>;
   /** Write relays of the authors whose relay list (kind 10002) the index holds. */
   relayLists: ReadonlyMap<string, readonly string[]>;
-  /** Ask the configured relays (RELAYS; INDEXER_RELAYS for profiles and relay lists), and discover the relay lists the index lacks. */
-  configured: boolean;
+  /**
+   * What to ask the configured relays: `all` (RELAYS for the keys, INDEXER_RELAYS for profiles, both
+   * for the relay lists the index lacks), `lists` (only the relay lists, to discover where to look
+   * for keys they are not asked about again), or `none`.
+   */
+  configured: 'all' | 'lists' | 'none';
   /** Keys whose authors' write relays are asked (outbox); all keys when absent. */
   outboxKeys?: ReadonlySet<string>;
   /** Relays asked about every key: the request's hints (untrusted). */
@@ -41,6 +45,8 @@ export interface SearchResult {
   relayLists: NostrEvent[];
   /** Relays connected per search phase, for logs and the benchmark. */
   relaysAsked: number;
+  /** Authors whose outbox was consulted: their relay list was known or looked for. */
+  consulted: Set<string>;
 }
 
 /**
@@ -79,7 +85,7 @@ export class RelaySearch {
 }
 
 class SearchRun {
-  private readonly result: SearchResult = { found: new Map(), answeredBy: new Map(), relayLists: [], relaysAsked: 0 };
+  private readonly result: SearchResult = { found: new Map(), answeredBy: new Map(), relayLists: [], relaysAsked: 0, consulted: new Set() };
   private readonly wanted: Set<string>;
   /** Aborted when the answer is complete (every id found), or at the deadline. */
   private readonly complete = new AbortController();
@@ -120,7 +126,7 @@ class SearchRun {
         this.keysByAuthor.set(author, keys);
         const list = input.relayLists.get(author);
         if (list) this.lists.set(author, list);
-        else if (input.configured) this.discovering.set(author, null);
+        else if (input.configured !== 'none') this.discovering.set(author, null);
       }
     }
   }
@@ -133,32 +139,45 @@ class SearchRun {
       authors,
     }));
     const keyFilters = lookup.filters(keys);
-    const relays = configured ? config.urls : [];
-    // Indexers hold profiles and relay lists: asked for those only.
-    const indexers = configured ? config.indexerUrls.filter((url) => !config.urls.includes(url)) : [];
-    const indexerFilters = [...(lookup.name === 'profile' ? keyFilters : []), ...listFilter];
-    const askedIndexers = indexerFilters.length > 0 ? indexers : [];
-    for (const url of [...relays, ...askedIndexers, ...hints]) this.used.add(url);
+    // What each configured relay is asked, and about which keys (its EOSE says "not there" for those).
+    // Indexers hold profiles and relay lists only: never asked for ids.
+    const asks = new Map<string, { filters: Filter[]; about: readonly string[] }>();
+    if (configured !== 'none') {
+      const all = configured === 'all';
+      for (const url of config.urls) {
+        asks.set(url, all ? { filters: [...keyFilters, ...listFilter], about: keys } : { filters: listFilter, about: [] });
+      }
+      for (const url of config.indexerUrls) {
+        if (asks.has(url)) continue;
+        const forKeys = all && lookup.name === 'profile';
+        asks.set(url, { filters: [...(forKeys ? keyFilters : []), ...listFilter], about: forKeys ? keys : [] });
+      }
+      for (const [url, ask] of asks) if (ask.filters.length === 0) asks.delete(url);
+    }
+    const learned = hints.filter((url) => !asks.has(url));
+    for (const url of [...asks.keys(), ...learned]) this.used.add(url);
 
     this.discoveryOpen = this.discovering.size > 0;
-    const listRelays = new Set(this.discoveryOpen ? [...relays, ...askedIndexers] : []);
+    const listRelays = new Set(this.discoveryOpen ? asks.keys() : []);
     if (this.discoveryOpen) {
       const cutoff = setTimeout(() => this.endDiscovery(), Math.max(0, this.input.msLeft() * DISCOVERY_SHARE));
       this.signal.addEventListener('abort', () => clearTimeout(cutoff), { once: true });
     }
-    const keysAskedOf = (url: string) => (askedIndexers.includes(url) && lookup.name !== 'profile' ? [] : keys);
     this.launch({
-      relays: [...relays, ...askedIndexers],
-      learned: hints,
-      filters: (url) => (askedIndexers.includes(url) && !relays.includes(url) ? indexerFilters : [...keyFilters, ...listFilter]),
+      relays: [...asks.keys()],
+      learned,
+      filters: (url) => asks.get(url)?.filters ?? keyFilters,
       onSettled: (url, outcome) => {
-        if (outcome === 'eose') this.answered(url, keysAskedOf(url));
+        if (outcome === 'eose') this.answered(url, asks.get(url)?.about ?? keys);
         if (listRelays.delete(url) && listRelays.size === 0) this.endDiscovery();
       },
     });
     if (!this.discoveryOpen) this.outboxRound([...this.lists.keys()]);
     await this.done;
     for (const list of this.discovering.values()) if (list) this.result.relayLists.push(list);
+    for (const author of this.keysByAuthor.keys()) {
+      if (this.lists.has(author) || this.discovering.has(author)) this.result.consulted.add(author);
+    }
     return this.result;
   }
 
@@ -174,7 +193,7 @@ class SearchRun {
     this.deps.pool
       .query({ ...query, signal: this.signal, onEvent: (event) => this.accept(event) })
       .then((outcome) => {
-        if (!outcome.answered && this.input.configured && query.relays.length > 0) {
+        if (!outcome.answered && this.input.configured === 'all' && query.relays.length > 0) {
           this.deps.logger.warn({ relays: Object.fromEntries(outcome.outcomes) }, 'no relay answered');
         }
       })
@@ -310,6 +329,6 @@ class SearchRun {
   }
 
   private alreadyAsked(key: string, url: string): boolean {
-    return this.input.asked?.get(key)?.has(relayFingerprint(url)) ?? false;
+    return this.input.asked?.get(key)?.has(fingerprint(url)) ?? false;
   }
 }

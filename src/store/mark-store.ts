@@ -14,6 +14,8 @@ export interface MarkStore {
   has(keys: readonly string[]): Promise<boolean[]>;
   /** For each key, its mark's note (`''` when it has none) while the mark is in force, else null. One store call. */
   notes(keys: readonly string[]): Promise<(string | null)[]>;
+  /** Replaces the notes of marks in force, keeping their expiry; a key without a mark in force stays without. */
+  renote(keys: readonly string[], notes: readonly string[]): Promise<void>;
   /**
    * Sets each mark that is not in force, atomically per key; true where this call set it. Lets one
    * caller (in any process sharing the store) win the right to refresh a key once per TTL.

@@ -42,6 +42,18 @@ export function describeMarkStoreConformance(name: string, open: OpenStore): voi
     );
 
     it(
+      'renotes marks in force without moving their expiry, and never makes a mark',
+      withStore(async (store) => {
+        await store.marks.set(['event:short', 'event:long'], 1, ['old', 'old']);
+        await store.marks.set(['event:long'], 60, ['old']);
+        await store.marks.renote(['event:short', 'event:long', 'event:absent'], ['new', 'newer', 'x']);
+        expect(await store.marks.notes(['event:short', 'event:long', 'event:absent'])).toEqual(['new', 'newer', null]);
+        await new Promise((resolve) => setTimeout(resolve, 1100));
+        expect(await store.marks.notes(['event:short', 'event:long', 'event:absent'])).toEqual([null, 'newer', null]);
+      }),
+    );
+
+    it(
       'claims a mark once while it is in force, whoever asks, and again once it expired',
       withStore(async (store) => {
         await store.marks.set(['profile:held'], 60);

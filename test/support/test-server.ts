@@ -5,6 +5,7 @@ import { ReadThrough } from '../../src/fill/read-through.js';
 import { buildApp } from '../../src/http/app.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { createRelayPool } from '../../src/relays/create-relay-pool.js';
+import type { RelayPool } from '../../src/relays/relay-pool.js';
 import type { EventStore } from '../../src/store/event-store.js';
 import { captureLogs } from './logs.js';
 import { createTestStore, type TestStore } from './test-store.js';
@@ -15,6 +16,8 @@ export interface TestServer {
   /** Every log line the server wrote, as text. */
   logs: string[];
   close(): Promise<void>;
+  /** The relay pool, when relays are configured (its connection counts and health). */
+  pool?: RelayPool;
 }
 
 export interface TestServerOptions {
@@ -67,7 +70,7 @@ export async function startTestServer(
     await app.close();
     pool?.close();
   };
-  return { url: `http://127.0.0.1:${address.port}`, app, logs, close };
+  return { url: `http://127.0.0.1:${address.port}`, app, logs, close, pool };
 }
 
 /** GET and parse: status, headers and the parsed JSON body. */

@@ -56,6 +56,19 @@ export class LmdbMarkStore implements MarkStore {
     });
   }
 
+  async renote(keys: readonly string[], notes: readonly string[]): Promise<void> {
+    await this.transactions.write(() => {
+      const now = Date.now();
+      keys.forEach((key, index) => {
+        const held = this.db.get(key);
+        if (held === undefined || expiryOf(held) <= now) return;
+        const note = notes[index];
+        const expires = String(expiryOf(held));
+        inTransaction(this.db.put(key, note ? `${expires} ${note}` : expires));
+      });
+    });
+  }
+
   async has(keys: readonly string[]): Promise<boolean[]> {
     return (await this.notes(keys)).map((note) => note !== null);
   }

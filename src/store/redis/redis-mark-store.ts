@@ -22,6 +22,14 @@ export class RedisMarkStore implements MarkStore {
     return values.map((value) => value !== null);
   }
 
+  async renote(keys: readonly string[], notes: readonly string[]): Promise<void> {
+    const { client } = this.commands;
+    // XX: only a mark that exists; KEEPTTL: it expires when it would have.
+    await this.commands.run(() =>
+      Promise.all(keys.map((key, index) => client.set(this.keys.mark(key), markValue(notes[index]), 'KEEPTTL', 'XX'))),
+    );
+  }
+
   async notes(keys: readonly string[]): Promise<(string | null)[]> {
     const values = await this.commands.run(() => mgetBySlot(this.commands.client, keys.map(this.keys.mark)));
     return values.map(markNote);
