@@ -274,6 +274,15 @@ describe('RelayHealth', () => {
     });
   });
 
+  it('a configured relay that was slow or closed subscriptions rests 1 s on its first failure to connect, not the longest rest', () => {
+    const { health } = subject();
+    for (let index = 0; index < 5; index += 1) health.outcome(RELAY, 'timeout', false);
+    health.outcome(RELAY, 'closed', false);
+    expect(health.get(RELAY)).toMatchObject({ strikes: 0, timeouts: 5, closed: 1 });
+    health.outcome(RELAY, 'failed', false);
+    expect(health.get(RELAY)).toMatchObject({ strikes: 1, restingUntil: T0 + 1000 });
+  });
+
   it('remembers at most 5,000 relays, forgetting the least recently asked first', () => {
     const { health } = subject();
     const relay = (n: number) => `wss://relay${n}.example/`;

@@ -5,6 +5,16 @@ import { parseRelayUrl } from '../src/relays/relay-url.js';
 
 const list = (tags: string[][], kind = RELAY_LIST_KIND) => ({ kind, tags });
 
+describe('parseRelayUrl keeps its length limit after normalising', () => {
+  it('a URL that percent-encoding or normalising lengthens past 512 characters is refused, so every result parses again', () => {
+    expect(parseRelayUrl(`wss://a.com?${'x'.repeat(500)}`)).toBeUndefined();
+    expect(parseRelayUrl(`wss://a.com/${'a b'.repeat(104)}`)).toBeUndefined();
+    const kept = parseRelayUrl(`wss://a.com/${'x'.repeat(400)}`);
+    expect(kept).toBe(`wss://a.com/${'x'.repeat(400)}`);
+    expect(parseRelayUrl(kept as string)).toBe(kept);
+  });
+});
+
 describe('writeRelaysOf', () => {
   it('NIP-65: kind 10002 is the relay list kind', () => {
     expect(RELAY_LIST_KIND).toBe(10002);

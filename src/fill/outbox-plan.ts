@@ -29,7 +29,8 @@ export function planOutbox({ candidates, missing }: OutboxNeeds, { maxRelays, sc
   const coverers = new Map<string, { authors: string[]; rank: number }>();
   for (const [author, relays] of candidates) {
     if (!short.has(author)) continue;
-    relays.forEach((url, position) => {
+    // Once per relay, at its first position: a relay listed twice covers its author once.
+    [...new Set(relays)].forEach((url, position) => {
       if (!usable(url)) return;
       const entry = coverers.get(url) ?? { authors: [], rank: position };
       entry.authors.push(author);

@@ -27,7 +27,7 @@ export interface RelayRecord {
   delivered: number;
   /** Running rate of answers (EOSE or a complete answer) per ask, 0 to 1. */
   success: number;
-  /** Failures (or, for learned relays, missed deadlines) in a row; the rest grows with them. */
+  /** Failures to connect in a row (for learned relays, also missed deadlines and closed subscriptions); the rest grows with them. */
   strikes: number;
   /** Until when (ms since the epoch) it is skipped. */
   restingUntil: number;
@@ -83,8 +83,12 @@ export class RelayHealth {
     if (outcome === 'failed') record.failures += 1;
     if (outcome === 'closed') record.closed += 1;
     if (outcome === 'refused') record.refused += 1;
+    // A configured relay that is slow or closes a subscription is still the operator's choice: only
+    // failing to connect counts against it. A learned one has to earn its place.
+    const counts = outcome === 'failed' || outcome === 'refused' || learned;
+    if (!counts) return;
     record.strikes += 1;
-    const rests = outcome === 'failed' || outcome === 'refused' || (learned && (outcome === 'closed' || record.strikes >= TIMEOUTS_BEFORE_REST));
+    const rests = outcome !== 'timeout' || record.strikes >= TIMEOUTS_BEFORE_REST;
     if (!rests) return;
     const restMs = backoffMs(record.strikes, learned ? LONGEST_REST_LEARNED_MS : LONGEST_REST_CONFIGURED_MS);
     record.restingUntil = Date.now() + restMs;

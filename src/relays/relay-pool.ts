@@ -1,4 +1,5 @@
 import type { AbstractRelay, Subscription } from 'nostr-tools/abstract-relay';
+import WebSocket from 'ws';
 import type { Filter } from 'nostr-tools/filter';
 import { untilAborted } from '../abortable.js';
 import type { Logger } from '../logger.js';
@@ -107,6 +108,8 @@ export class RelayPool {
   private readonly maxConnections: number;
   private readonly idleSweeper: NodeJS.Timeout;
   private closed = false;
+  /** Rooms freed by closing an idle connection, held for the relay that closed it until the socket is gone. */
+  private reserved = 0;
   /** The most connections open at once so far (for tests and benchmarks). */
   peakConnections = 0;
 
@@ -163,7 +166,7 @@ export class RelayPool {
     if (this.closed) return 'failed';
     if (learned && !this.options.allowPrivateHints && !hintHostAllowed(url)) return 'refused';
     if (this.health.resting(url)) return 'skipped';
-    const connection = this.connectionFor(url, learned);
+    const connection = await this.connectionFor(url, learned);
     if (!connection) return 'skipped';
     if (asked.complete.aborted) return 'stopped';
     connection.users += 1;
@@ -182,7 +185,7 @@ export class RelayPool {
     }
     // A learned relay that could not be reached gives its room back; a configured one keeps its
     // place and redials after its rest.
-    if (outcome === 'failed' && learned && connection.users === 0) this.drop(url, connection);
+    if (outcome === 'failed' && learned && connection.users === 0) void this.drop(url, connection);
     return outcome;
   }
 
@@ -191,14 +194,27 @@ export class RelayPool {
    * connections it may share (the cap less the configured relays' room) are not all taken; past
    * that, the least recently used idle learned connection is closed for it, or it gets none.
    */
-  private connectionFor(url: string, learned: boolean): Connection | undefined {
+  private async connectionFor(url: string, learned: boolean): Promise<Connection | undefined> {
     const held = this.connections.get(url);
     if (held) return held;
     if (learned) {
       let configured = 0;
       for (const connection of this.connections.values()) if (!connection.learned) configured += 1;
       const room = this.maxConnections - Math.max(configured, this.options.configuredCount ?? 0);
-      if (this.connections.size - configured >= room && !this.evictIdleLearned()) return undefined;
+      if (this.connections.size + this.reserved - configured >= room) {
+        const evicted = this.evictIdleLearned();
+        if (!evicted) return undefined;
+        // The room is free once the old socket is gone, not when it is asked to go; it is this
+        // relay's meanwhile.
+        this.reserved += 1;
+        try {
+          await evicted;
+        } finally {
+          this.reserved -= 1;
+        }
+        const raced = this.connections.get(url);
+        if (raced) return raced;
+      }
     }
     const socket = learned && !this.options.allowPrivateHints ? PublicOnlyRelaySocket : RelaySocket;
     const connection: Connection = {
@@ -213,28 +229,33 @@ export class RelayPool {
     return connection;
   }
 
-  /** Closes the least recently used idle learned connection; false if there is none. */
-  private evictIdleLearned(): boolean {
+  /** Closes the least recently used idle learned connection (resolves once its socket is closed); undefined if there is none. */
+  private evictIdleLearned(): Promise<void> | undefined {
     let oldest: [string, Connection] | undefined;
     for (const entry of this.connections) {
       const [, connection] = entry;
       if (!connection.learned || connection.users > 0) continue;
       if (!oldest || connection.lastUsed < oldest[1].lastUsed) oldest = entry;
     }
-    if (!oldest) return false;
-    this.drop(...oldest);
-    return true;
+    if (!oldest) return undefined;
+    return this.drop(...oldest);
   }
 
   private closeIdleLearned(unusedSince: number): void {
     for (const [url, connection] of this.connections) {
-      if (connection.learned && connection.users === 0 && connection.lastUsed < unusedSince) this.drop(url, connection);
+      if (connection.learned && connection.users === 0 && connection.lastUsed < unusedSince) void this.drop(url, connection);
     }
   }
 
-  private drop(url: string, connection: Connection): void {
+  /** Forgets a connection and closes its socket at once (no closing handshake to wait for); resolves once it is closed. */
+  private drop(url: string, connection: Connection): Promise<void> {
     if (this.connections.get(url) === connection) this.connections.delete(url);
+    const socket = (connection.relay as unknown as { ws?: WebSocket }).ws;
     connection.relay.close();
+    if (!socket || socket.readyState === WebSocket.CLOSED) return Promise.resolve();
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.terminate();
+    return untilAborted(closed, AbortSignal.timeout(1000), undefined);
   }
 
   /**

@@ -20,5 +20,7 @@ export function parseRelayUrl(raw: string): string | undefined {
   }
   if (url.protocol !== 'ws:' && url.protocol !== 'wss:') return undefined;
   if (url.hostname === '' || url.username !== '' || url.password !== '') return undefined;
-  return normalizeURL(url.toString());
+  const normalised = normalizeURL(url.toString());
+  // Normalising can lengthen a URL (percent-encoding): the limit holds for what is used, too.
+  return normalised.length > MAX_RELAY_URL_LENGTH ? undefined : normalised;
 }
