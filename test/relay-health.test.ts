@@ -120,16 +120,28 @@ describe('RelayHealth', () => {
       expect(health.resting(OTHER, T0 + 600_000)).toBe(false);
     });
 
-    it("a learned relay rests after two consecutive 'timeout's, not after one", () => {
+    it("a learned relay that never answers rests once its deadlines missed in a row bring its success rate under 0.25 (the third)", () => {
       const { health, lines } = subject();
       health.outcome(RELAY, 'timeout', true);
+      health.outcome(RELAY, 'timeout', true);
       expect(health.resting(RELAY)).toBe(false);
-      expect(health.get(RELAY)).toMatchObject({ timeouts: 1, strikes: 1, restingUntil: 0 });
+      expect(health.get(RELAY)).toMatchObject({ timeouts: 2, strikes: 2, restingUntil: 0 });
       expect(lines()).toEqual([]);
       health.outcome(RELAY, 'timeout', true);
       expect(health.resting(RELAY)).toBe(true);
-      expect(health.get(RELAY)).toMatchObject({ timeouts: 2, strikes: 2, restingUntil: T0 + 2000 });
-      expect(lines()).toEqual([expect.objectContaining({ msg: 'relay resting', relay: RELAY, outcome: 'timeout', strikes: 2, restMs: 2000, asked: 2 })]);
+      expect(health.get(RELAY)).toMatchObject({ timeouts: 3, strikes: 3, restingUntil: T0 + 4000 });
+      expect(lines()).toEqual([expect.objectContaining({ msg: 'relay resting', relay: RELAY, outcome: 'timeout', strikes: 3, restMs: 4000, asked: 3 })]);
+    });
+
+    it('a slow learned relay that mostly answers does not rest for missing deadlines now and then (asked late, it cannot answer in time)', () => {
+      const { health } = subject();
+      for (let round = 0; round < 10; round++) {
+        health.outcome(RELAY, 'eose', true);
+        health.outcome(RELAY, 'eose', true);
+        health.outcome(RELAY, 'timeout', true);
+        health.outcome(RELAY, 'timeout', true);
+        expect(health.resting(RELAY)).toBe(false);
+      }
     });
 
     it("a configured relay does not rest for 'timeout's, however many", () => {

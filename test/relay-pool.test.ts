@@ -168,24 +168,34 @@ describe('RelayPool', () => {
     expect(hinted.requests).toHaveLength(1);
   });
 
-  it('holds at most MAX_RELAY_CONNECTIONS connections with room kept for configured relays; an idle learned one is closed for a new one, a busy one never', async () => {
+  it('holds at most MAX_RELAY_CONNECTIONS connections with room kept for configured relays; an idle learned one is closed for a new one, a busy one never (the new one waits)', async () => {
     const [a, b, c, configured] = await Promise.all([1, 2, 3, 4].map(() => relay({ silent: true })));
     const subject = pool(true, { maxConnections: 3, configuredCount: 1 }).pool;
     const ask = (relays: string[], learned: string[], ms = 500) =>
       subject.query({ relays, learned, filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(ms), onEvent: () => false });
-    // Two learned relays take the two rooms that are not the configured relay's; a third is skipped
-    // while both are busy, and the configured relay still gets its connection.
+    // Two learned relays take the two rooms that are not the configured relay's; a third waits for
+    // one of them while both are busy (until its deadline here), and the configured relay still
+    // gets its connection.
     const busy = ask([], [a!.url, b!.url], 600);
     await new Promise((resolve) => setTimeout(resolve, 100));
     const [third, mine] = await Promise.all([ask([], [c!.url], 300), ask([configured!.url], [], 300)]);
-    expect(third.outcomes.get(c!.url)).toBe('skipped');
+    expect(third.outcomes.get(c!.url)).toBe('timeout');
+    expect(c!.requests).toHaveLength(0);
     expect(mine.outcomes.get(configured!.url)).toBe('timeout');
+    expect(configured!.requests).toHaveLength(1);
     expect(Object.fromEntries((await busy).outcomes)).toEqual({ [a!.url]: 'timeout', [b!.url]: 'timeout' });
     // Idle now: the least recently used learned connection makes room for the new relay.
     expect((await ask([], [c!.url], 300)).outcomes.get(c!.url)).toBe('timeout');
     expect(subject.openConnections).toBe(3);
     expect(subject.peakConnections).toBe(3);
     expect(c!.requests).toHaveLength(1);
+    // Waiting for a busy one: the new relay gets its room as soon as a learned connection is idle.
+    const longer = ask([], [a!.url], 500);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const [waiter] = await Promise.all([ask([], [b!.url], 1500), longer]);
+    expect(waiter.outcomes.get(b!.url)).toBe('timeout');
+    expect(b!.requests).toHaveLength(2);
+    expect(subject.peakConnections).toBe(3);
   });
 
   it('refuses a hint whose name resolves to loopback (the resolved address is checked, not the name)', async () => {

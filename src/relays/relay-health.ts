@@ -6,8 +6,13 @@ import type { RelayOutcome } from './relay-pool.js';
 const LONGEST_REST_CONFIGURED_MS = 30_000;
 /** A learned relay (a hint, a write relay from a relay list) may be gone for good: it rests longer. */
 const LONGEST_REST_LEARNED_MS = 10 * 60_000;
-/** A learned relay that connects but misses this many deadlines in a row rests like one that failed. */
+/**
+ * A learned relay that connects but misses this many deadlines in a row, and has come to answer
+ * rarely, rests like one that failed: it is silent, not slow (a slow relay asked late misses a
+ * deadline too, and still answers the next time).
+ */
 const TIMEOUTS_BEFORE_REST = 2;
+const SILENT_BELOW_SUCCESS = 0.25;
 /** Weight of the newest outcome in the running success rate. */
 const SMOOTHING = 0.3;
 /** Success rate of a relay never asked: high enough that new relays get tried. */
@@ -88,7 +93,7 @@ export class RelayHealth {
     const counts = outcome === 'failed' || outcome === 'refused' || learned;
     if (!counts) return;
     record.strikes += 1;
-    const rests = outcome !== 'timeout' || record.strikes >= TIMEOUTS_BEFORE_REST;
+    const rests = outcome !== 'timeout' || (record.strikes >= TIMEOUTS_BEFORE_REST && record.success < SILENT_BELOW_SUCCESS);
     if (!rests) return;
     const restMs = backoffMs(record.strikes, learned ? LONGEST_REST_LEARNED_MS : LONGEST_REST_CONFIGURED_MS);
     record.restingUntil = Date.now() + restMs;

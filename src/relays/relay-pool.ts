@@ -110,6 +110,10 @@ export class RelayPool {
   private closed = false;
   /** Rooms freed by closing an idle connection, held for the relay that closed it until the socket is gone. */
   private reserved = 0;
+  /** Dropped connections whose sockets are still closing: they count against the cap until gone. */
+  private closing = 0;
+  /** Learned relays waiting for a connection to be given back (every learned one is busy). */
+  private readonly roomWaiters: Array<() => void> = [];
   /** The most connections open at once so far (for tests and benchmarks). */
   peakConnections = 0;
 
@@ -120,9 +124,9 @@ export class RelayPool {
     this.idleSweeper.unref();
   }
 
-  /** Connections open (or dialling) now. */
+  /** Connections open (or dialling, or closing) now. */
   get openConnections(): number {
-    return this.connections.size;
+    return this.connections.size + this.closing;
   }
 
   async query(query: RelayQuery): Promise<RelayQueryResult> {
@@ -142,7 +146,6 @@ export class RelayPool {
     const asked = { query, onEvent, complete: complete.signal, deadline, ended };
     const settle = async (url: string, isLearned: boolean) => {
       const outcome = await this.askPooled(url, isLearned, asked);
-      this.health.outcome(url, outcome, isLearned);
       query.onSettled?.(url, outcome);
       return outcome;
     };
@@ -162,18 +165,24 @@ export class RelayPool {
     this.connections.clear();
   }
 
+  /** One relay of a query: its outcome, recorded in its health unless it was never sent the REQ. */
   private async askPooled(url: string, learned: boolean, asked: Asked): Promise<RelayOutcome> {
-    if (this.closed) return 'failed';
-    if (learned && !this.options.allowPrivateHints && !hintHostAllowed(url)) return 'refused';
-    if (this.health.resting(url)) return 'skipped';
-    const connection = await this.connectionFor(url, learned);
-    if (!connection) return 'skipped';
-    if (asked.complete.aborted) return 'stopped';
-    connection.users += 1;
-    connection.lastUsed = Date.now();
+    const { outcome, sent } = await this.askPooledOnce(url, learned, asked);
+    // Waiting for one of our own subscription slots until the deadline is not the relay's doing.
+    if (sent || outcome !== 'timeout') this.health.outcome(url, outcome, learned);
+    return outcome;
+  }
+
+  private async askPooledOnce(url: string, learned: boolean, asked: Asked): Promise<{ outcome: RelayOutcome; sent: boolean }> {
+    const unsent = (outcome: RelayOutcome) => ({ outcome, sent: false });
+    if (this.closed) return unsent('failed');
+    if (learned && !this.options.allowPrivateHints && !hintHostAllowed(url)) return unsent('refused');
+    if (this.health.resting(url)) return unsent('skipped');
+    const connection = await this.connectionFor(url, learned, asked.ended);
+    if (!connection) return unsent(endedAs(asked));
     let outcome: RelayOutcome;
     try {
-      if (!(await connection.slots.acquire(asked.ended))) return endedAs(asked);
+      if (!(await connection.slots.acquire(asked.ended))) return unsent(endedAs(asked));
       try {
         outcome = await this.ask(url, connection.relay, asked);
       } finally {
@@ -182,28 +191,28 @@ export class RelayPool {
     } finally {
       connection.users -= 1;
       connection.lastUsed = Date.now();
+      if (connection.users === 0) this.wakeRoomWaiters();
     }
     // A learned relay that could not be reached gives its room back; a configured one keeps its
     // place and redials after its rest.
     if (outcome === 'failed' && learned && connection.users === 0) void this.drop(url, connection);
-    return outcome;
+    return { outcome, sent: true };
   }
 
   /**
-   * The pooled connection to `url`, made if need be. A learned relay gets one only while the
-   * connections it may share (the cap less the configured relays' room) are not all taken; past
-   * that, the least recently used idle learned connection is closed for it, or it gets none.
+   * The pooled connection to `url`, made if need be, and taken (its `users` counted; the caller
+   * gives it back). A learned relay gets one only while the connections it may share (the cap less
+   * the configured relays' room) are not all taken; past that, the least recently used idle learned
+   * connection is closed for it, or it waits for one to become idle, until `signal` aborts
+   * (undefined then).
    */
-  private async connectionFor(url: string, learned: boolean): Promise<Connection | undefined> {
-    const held = this.connections.get(url);
-    if (held) return held;
-    if (learned) {
-      let configured = 0;
-      for (const connection of this.connections.values()) if (!connection.learned) configured += 1;
-      const room = this.maxConnections - Math.max(configured, this.options.configuredCount ?? 0);
-      if (this.connections.size + this.reserved - configured >= room) {
-        const evicted = this.evictIdleLearned();
-        if (!evicted) return undefined;
+  private async connectionFor(url: string, learned: boolean, signal: AbortSignal): Promise<Connection | undefined> {
+    for (;;) {
+      const held = this.connections.get(url);
+      if (held) return take(held);
+      if (!learned || this.learnedRoom() > 0) break;
+      const evicted = this.evictIdleLearned();
+      if (evicted) {
         // The room is free once the old socket is gone, not when it is asked to go; it is this
         // relay's meanwhile.
         this.reserved += 1;
@@ -213,8 +222,12 @@ export class RelayPool {
           this.reserved -= 1;
         }
         const raced = this.connections.get(url);
-        if (raced) return raced;
+        if (raced) return take(raced);
+        break;
       }
+      // Every learned connection is busy: wait for one to be given back, within the deadline.
+      const freed = new Promise<void>((resolve) => this.roomWaiters.push(resolve));
+      if ((await untilAborted(freed.then(() => true), signal, false)) === false) return undefined;
     }
     const socket = learned && !this.options.allowPrivateHints ? PublicOnlyRelaySocket : RelaySocket;
     const connection: Connection = {
@@ -225,8 +238,21 @@ export class RelayPool {
       lastUsed: Date.now(),
     };
     this.connections.set(url, connection);
-    this.peakConnections = Math.max(this.peakConnections, this.connections.size);
-    return connection;
+    this.peakConnections = Math.max(this.peakConnections, this.connections.size + this.closing);
+    return take(connection);
+  }
+
+  /** Connections a learned relay may still open without closing another. */
+  private learnedRoom(): number {
+    let configured = 0;
+    for (const connection of this.connections.values()) if (!connection.learned) configured += 1;
+    const room = this.maxConnections - Math.max(configured, this.options.configuredCount ?? 0);
+    return room - (this.connections.size + this.closing + this.reserved - configured);
+  }
+
+  /** A connection was given back or closed: whoever waits for room looks again. */
+  private wakeRoomWaiters(): void {
+    for (const wake of this.roomWaiters.splice(0)) wake();
   }
 
   /** Closes the least recently used idle learned connection (resolves once its socket is closed); undefined if there is none. */
@@ -247,16 +273,30 @@ export class RelayPool {
     }
   }
 
-  /** Forgets a connection and closes its socket at once (no closing handshake to wait for); resolves once it is closed. */
-  private drop(url: string, connection: Connection): Promise<void> {
+  /**
+   * Forgets a connection and closes its socket at once (no closing handshake to wait for); resolves
+   * once it is closed. Until then it still counts against the cap: the room is free when the socket
+   * is gone, not when it is asked to go.
+   */
+  private async drop(url: string, connection: Connection): Promise<void> {
     if (this.connections.get(url) === connection) this.connections.delete(url);
     const socket = (connection.relay as unknown as { ws?: WebSocket }).ws;
     connection.relay.close();
-    if (!socket || socket.readyState === WebSocket.CLOSED) return Promise.resolve();
-    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-    socket.terminate();
-    return untilAborted(closed, AbortSignal.timeout(1000), undefined);
+    if (!socket || socket.readyState === WebSocket.CLOSED) {
+      this.wakeRoomWaiters();
+      return;
+    }
+    this.closing += 1;
+    try {
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.terminate();
+      await untilAborted(closed, AbortSignal.timeout(1000), undefined);
+    } finally {
+      this.closing -= 1;
+      this.wakeRoomWaiters();
+    }
   }
+
 
   /**
    * One relay, one subscription: resolves with how it took part, never later than the deadline, and
@@ -334,6 +374,13 @@ interface Asked {
   deadline: AbortSignal;
   /** Aborted at either. */
   ended: AbortSignal;
+}
+
+/** Counts a user of a connection (so that it is not closed as idle) and returns it. */
+function take(connection: Connection): Connection {
+  connection.users += 1;
+  connection.lastUsed = Date.now();
+  return connection;
 }
 
 /** How a relay took part when its wait ended before it answered: the answer was complete, or the deadline came. */
