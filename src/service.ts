@@ -30,7 +30,10 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const close = () => {
     // In-flight requests finish, new connections are refused, then the store connection closes.
     closing ??= app.close().then(() => {
-      pool?.close();
+      if (pool) {
+        logger.info({ peakConnections: pool.peakConnections }, 'relay pool closed');
+        pool.close();
+      }
       return store.close();
     });
     return closing;

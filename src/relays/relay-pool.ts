@@ -2,6 +2,7 @@ import type { AbstractRelay, Subscription } from 'nostr-tools/abstract-relay';
 import WebSocket from 'ws';
 import type { Filter } from 'nostr-tools/filter';
 import { untilAborted } from '../abortable.js';
+import { sleep } from '../backoff.js';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { openRelay, VerifiedEvents } from './open-relay.js';
@@ -71,6 +72,9 @@ export const MAX_SUBSCRIPTIONS_PER_RELAY = 10;
 
 /** MAX_RELAY_CONNECTIONS' default. */
 export const DEFAULT_MAX_RELAY_CONNECTIONS = 50;
+
+/** After a socket closes, its room stays taken this long: the time the relay takes to see the close. */
+const CLOSE_SETTLE_MS = 25;
 
 /** A learned relay's connection unused this long is closed (and its room freed). */
 const LEARNED_IDLE_MS = 60_000;
@@ -291,6 +295,9 @@ export class RelayPool {
       const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
       socket.terminate();
       await untilAborted(closed, AbortSignal.timeout(1000), undefined);
+      // The relay learns of the close a moment later than we do: counted from its side, a room
+      // reused at once would be one connection over the cap for that moment.
+      await sleep(CLOSE_SETTLE_MS);
     } finally {
       this.closing -= 1;
       this.wakeRoomWaiters();
