@@ -39,6 +39,7 @@ import { type NostrEvent, serializeEvent } from '../src/nostr/event.js';
 import { startLoopbackRelay } from '../test/support/loopback-relay.js';
 import { deleteByPrefix, freePort } from '../test/support/redis-server.js';
 import { identity, makeNotes, makeProfiles } from './bench/dataset.js';
+import { killGroup, liveGroups } from './support/process-groups.js';
 
 type StoreName = 'redis' | 'embedded';
 
@@ -97,20 +98,7 @@ function log(message: string): void {
 // Cleanup: every child runs in its own process group (detached) and is killed as a group, also when
 // this script fails or is interrupted.
 
-const liveGroups = new Set<number>();
 const cleanups: (() => Promise<void>)[] = [];
-
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // already gone
-  }
-}
-
-process.on('exit', () => {
-  for (const pid of liveGroups) killGroup(pid, 'SIGKILL');
-});
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     log(`\n${signal}: stopping the service and cleaning up`);

@@ -1,47 +1,21 @@
 import { nip19 } from 'nostr-tools';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { RelayConfig } from '../src/config/env.js';
+import { describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../src/nostr/event.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
-import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
-import { getJson, startTestServer, type TestServer } from './support/test-server.js';
-import { createTestStore, type TestStore } from './support/test-store.js';
-import { startThirdPartyRelay, type ThirdPartyRelay } from './support/third-party-relay.js';
+import { startLoopbackRelay } from './support/loopback-relay.js';
+import { relayScenario } from './support/relay-scenario.js';
+import { getJson } from './support/test-server.js';
 
 // Outbox discovery (NIP-65) against real WebSocket relays on loopback: ours (test/support/
 // loopback-relay.ts) and @nostr-relay/core. Nothing is mocked at the socket level.
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function relay(options: Parameters<typeof startLoopbackRelay>[0] = {}): Promise<LoopbackRelay> {
-  const started = await startLoopbackRelay(options);
-  cleanups.push(() => started.stop());
-  return started;
-}
-
-async function thirdParty(events: NostrEvent[]): Promise<ThirdPartyRelay> {
-  const started = await startThirdPartyRelay(events);
-  cleanups.push(() => started.stop());
-  return started;
-}
+const { relay, thirdParty, service } = relayScenario({ allowPrivateHints: true });
 
 /** A relay that refuses connections: started for a free port, then stopped. */
 async function deadRelay(): Promise<string> {
   const started = await startLoopbackRelay();
   await started.stop();
   return started.url;
-}
-
-async function service(relays: Partial<RelayConfig>, seed: NostrEvent[] = []): Promise<{ server: TestServer; store: TestStore }> {
-  const store = await createTestStore();
-  cleanups.push(() => store.cleanup());
-  if (seed.length > 0) await store.store.putEvents(seed);
-  const server = await startTestServer(store.store, { relays: { allowPrivateHints: true, ...relays } });
-  cleanups.push(() => server.close());
-  return { server, store };
 }
 
 /** A NIP-65 relay list: `write` relays unmarked (read and write), `read` relays marked read. */

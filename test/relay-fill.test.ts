@@ -1,32 +1,13 @@
 import { nip19 } from 'nostr-tools';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { RelayConfig } from '../src/config/env.js';
+import { describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../src/nostr/event.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
-import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
-import { getJson, startTestServer, type TestServer } from './support/test-server.js';
-import { createTestStore, type TestStore } from './support/test-store.js';
+import { relayScenario } from './support/relay-scenario.js';
+import { getJson, startTestServer } from './support/test-server.js';
+import { createTestStore } from './support/test-store.js';
 
 // Every test gets its own store, relays and server: relay traffic is what the tests count.
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function relay(options: Parameters<typeof startLoopbackRelay>[0] = {}): Promise<LoopbackRelay> {
-  const started = await startLoopbackRelay(options);
-  cleanups.push(() => started.stop());
-  return started;
-}
-
-async function service(relays: Partial<RelayConfig>, seed: NostrEvent[] = []): Promise<{ server: TestServer; store: TestStore }> {
-  const store = await createTestStore();
-  cleanups.push(() => store.cleanup());
-  if (seed.length > 0) await store.store.putEvents(seed);
-  const server = await startTestServer(store.store, { relays });
-  cleanups.push(() => server.close());
-  return { server, store };
-}
+const { cleanups, relay, service } = relayScenario();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

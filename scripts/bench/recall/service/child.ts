@@ -4,21 +4,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { killGroup, liveGroups } from '../../../support/process-groups.js';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
-const liveGroups = new Set<number>();
-
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // already gone
-  }
-}
-
-process.on('exit', () => {
-  for (const pid of liveGroups) killGroup(pid, 'SIGKILL');
-});
 
 export interface Service {
   url: string;
