@@ -36,15 +36,34 @@ describe('outbox discovery (NIP-65)', () => {
     const write = await relay({ events: [dana] });
     const readOnly = await relay({ events: [dana] });
     const { server, store } = await service({ urls: [base.url] }, [relayList('ob-dana', [write.url], [readOnly.url])]);
+    await store.store.marks.set([`relays:${dana.pubkey}`], 300);
 
     const response = await getJson(`${server.url}/user-profile?pubkey=${dana.pubkey}`);
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ profile: dana });
-    // The list was known: no discovery filter; the write relay got one REQ; the read relay none.
+    // The list was known and fresh: no discovery filter; the write relay got one REQ; the read relay none.
     expect(base.requests).toEqual([profileReq(dana.pubkey)]);
     expect(write.requests).toEqual([profileReq(dana.pubkey)]);
     expect(readOnly.requests).toEqual([]);
     expect((await store.store.getProfiles([dana.pubkey]))[0]?.event).toEqual(dana);
+  });
+
+  it('a stored relay list past PROFILE_TTL is used at once and looked for again; a newer one that arrives is stored and its new relays asked', async () => {
+    const eli = profile('ob-eli', { name: 'Eli' });
+    const old = await relay();
+    const moved = await relay({ events: [eli] });
+    const newer = relayList('ob-eli', [old.url, moved.url], [], 1_700_000_500);
+    const base = await relay({ events: [newer] });
+    const { server, store } = await service({ urls: [base.url] }, [relayList('ob-eli', [old.url])]);
+
+    const response = await getJson(`${server.url}/user-profile?pubkey=${eli.pubkey}`);
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ profile: eli });
+    expect(base.requests).toEqual([[{ kinds: [0], authors: [eli.pubkey] }, { kinds: [10002], authors: [eli.pubkey] }]]);
+    expect(old.requests).toEqual([profileReq(eli.pubkey)]);
+    expect(moved.requests).toEqual([profileReq(eli.pubkey)]);
+    expect((await store.store.getReplaceable(10002, [eli.pubkey]))[0]?.event).toEqual(newer);
+    expect(await store.store.marks.has([`relays:${eli.pubkey}`])).toEqual([true]);
   });
 
   it('a relay list the index lacks is fetched from INDEXER_RELAYS in the same REQ, stored, and used: the next lookup needs no discovery', async () => {
@@ -196,6 +215,65 @@ describe('outbox discovery (NIP-65)', () => {
     expect((await getJson(`${server.url}/user-profile?pubkey=${jo.pubkey}`)).status).toBe(404);
     expect(base.requests).toEqual([profileReq(jo.pubkey)]);
     expect(write.requests).toEqual([]);
+  });
+});
+
+describe('relay lists and nevent authors are untrusted input', () => {
+  it('a relay list that names a configured relay never makes it a learned one: it is not refused, rested or dropped', async () => {
+    const nia = profile('ob-nia', { name: 'Nia' });
+    const other = profile('ob-other', { name: 'Other' });
+    const base = await relay({ events: [other] });
+    const { server } = await service({ urls: [base.url], allowPrivateHints: false }, [relayList('ob-nia', [base.url])]);
+
+    for (let round = 0; round < 3; round += 1) {
+      expect((await getJson(`${server.url}/user-profile?pubkey=${nia.pubkey}`)).status).toBe(404);
+    }
+    expect(server.pool?.health.resting(base.url)).toBe(false);
+    expect(server.pool?.health.get(base.url)).toMatchObject({ refused: 0, failures: 0 });
+    expect((await getJson(`${server.url}/user-profile?pubkey=${other.pubkey}`)).status).toBe(200);
+  });
+
+  it('a made-up nevent author whose relay answers at once never decides a miss: 500 while the configured relay cannot say, then 200 for everyone', async () => {
+    const real = signed('ob-real', { content: 'held by the configured relay' });
+    const base = await relay({ events: [real], silent: true });
+    const decoy = await relay();
+    const { server } = await service({ urls: [base.url], timeoutMs: 600 }, [relayList('ob-liar', [decoy.url])]);
+
+    const lying = nip19.neventEncode({ id: real.id, author: pubkeyOf('ob-liar') });
+    expect((await getJson(`${server.url}/event?id=${lying}`)).status).toBe(500);
+    expect(decoy.requests).toEqual([[{ ids: [real.id] }]]);
+    // The configured relay answers again: the id was not remembered as missing.
+    base.silent = false;
+    const found = await getJson(`${server.url}/event?id=${real.id}`);
+    expect(found.status).toBe(200);
+    expect((found.body as { event: NostrEvent }).event).toEqual(real);
+  });
+
+  it('a relay list is an event like any: an nevent for one is found by its id (NIP-65 kind 10002)', async () => {
+    const list = relayList('ob-lister', ['wss://relay.example.com']);
+    const base = await relay({ events: [list] });
+    const { server } = await service({ urls: [base.url] });
+    const response = await getJson(`${server.url}/event?id=${nip19.neventEncode({ id: list.id, author: list.pubkey })}`);
+    expect(response.status).toBe(200);
+    expect((response.body as { event: NostrEvent }).event).toEqual(list);
+  });
+
+  it('nevents naming ever new authors for a remembered miss keep its note bounded', async () => {
+    const missing = 'e'.repeat(64);
+    const base = await relay();
+    const { server, store } = await service({ urls: [base.url] });
+    expect((await getJson(`${server.url}/event?id=${missing}`)).status).toBe(404);
+    for (let index = 0; index < 40; index += 1) {
+      const nevent = nip19.neventEncode({ id: missing, author: pubkeyOf(`ob-made-up-${index}`) });
+      expect((await getJson(`${server.url}/event?id=${nevent}`)).status).toBe(404);
+    }
+    const [note] = await store.store.marks.notes([`event:${missing}`]);
+    expect(note?.split(' ')).toHaveLength(32);
+    // Full: the next made-up author is not looked for.
+    const asked = base.requests.length;
+    const another = nip19.neventEncode({ id: missing, author: pubkeyOf('ob-made-up-last') });
+    expect((await getJson(`${server.url}/event?id=${another}`)).status).toBe(404);
+    expect(base.requests).toHaveLength(asked);
   });
 });
 

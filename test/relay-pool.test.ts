@@ -22,7 +22,7 @@ async function relay(options: Parameters<typeof startLoopbackRelay>[0] = {}) {
   return started;
 }
 
-function pool(allowPrivateHints = false, caps: { maxConnections?: number; configuredCount?: number } = {}) {
+function pool(allowPrivateHints = false, caps: { maxConnections?: number; configured?: string[] } = {}) {
   const { chunks: logs, logger } = captureLogs('debug');
   const created = new RelayPool({ logger, allowPrivateHints, ...caps });
   pools.push(created);
@@ -170,7 +170,7 @@ describe('RelayPool', () => {
 
   it('holds at most MAX_RELAY_CONNECTIONS connections with room kept for configured relays; an idle learned one is closed for a new one, a busy one never (the new one waits)', async () => {
     const [a, b, c, configured] = await Promise.all([1, 2, 3, 4].map(() => relay({ silent: true })));
-    const subject = pool(true, { maxConnections: 3, configuredCount: 1 }).pool;
+    const subject = pool(true, { maxConnections: 3, configured: [configured!.url] }).pool;
     const ask = (relays: string[], learned: string[], ms = 500) =>
       subject.query({ relays, learned, filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(ms), onEvent: () => false });
     // Two learned relays take the two rooms that are not the configured relay's; a third waits for
@@ -196,6 +196,24 @@ describe('RelayPool', () => {
     expect(waiter.outcomes.get(b!.url)).toBe('timeout');
     expect(b!.requests).toHaveLength(2);
     expect(subject.peakConnections).toBe(3);
+  });
+
+  it('one client holds at most 3/4 of the learned connections: another client still gets one while it waits', async () => {
+    const silent = await Promise.all([1, 2, 3, 4, 5, 6].map(() => relay({ silent: true })));
+    const other = await relay({ silent: true });
+    const subject = pool(true, { maxConnections: 6 }).pool;
+    const ask = (client: string, learned: string[], ms: number) =>
+      subject.query({ relays: [], learned, client, filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(ms), onEvent: () => false });
+    // 6 learned rooms and a share of 5 (3/4, rounded up): the attacker's sixth relay waits, and the
+    // room it would have taken is the victim's.
+    const hog = ask('attacker', silent.map((r) => r.url), 600);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const victim = await ask('victim', [other.url], 300);
+    expect(victim.outcomes.get(other.url)).toBe('timeout');
+    expect(other.requests).toHaveLength(1);
+    await hog;
+    expect(silent.filter((r) => r.requests.length === 1)).toHaveLength(5);
+    expect(subject.peakConnections).toBe(6);
   });
 
   it('refuses a hint whose name resolves to loopback (the resolved address is checked, not the name)', async () => {

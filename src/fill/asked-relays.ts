@@ -15,10 +15,22 @@ export interface MissNote {
   authors: ReadonlySet<string>;
 }
 
-export function writeMissNote(relays: Iterable<string>, author: string | undefined): string {
-  const parts = new Set([...relays].map(fingerprint));
+/**
+ * Parts a note holds at most (~290 bytes): every nevent can name another author, so without a
+ * bound one key's note would grow with every request. A full note counts as "looked everywhere".
+ */
+export const MAX_NOTE_PARTS = 32;
+
+export function writeMissNote(relays: Iterable<string>, author: string | undefined, held = ''): string {
+  const parts = new Set(held.split(' ').filter(Boolean));
+  for (const relay of relays) parts.add(fingerprint(relay));
   if (author) parts.add(`a${fingerprint(author)}`);
-  return [...parts].sort().join(' ');
+  return [...parts].sort().slice(0, MAX_NOTE_PARTS).join(' ');
+}
+
+/** Whether a note can take no more: its key counts as looked for everywhere until it expires. */
+export function noteIsFull(note: string | null | undefined): boolean {
+  return !!note && note.split(' ').length >= MAX_NOTE_PARTS;
 }
 
 export function readMissNote(note: string | null | undefined): MissNote {

@@ -29,10 +29,13 @@ export class InFlightLookups {
       for (const key of fresh) {
         const settled = running.then((results) => results.get(key) ?? UNAVAILABLE);
         this.inflight.set(key, settled);
-        void settled.finally(() => {
-          setTimeout(() => {
+        void settled.then((fetched) => {
+          const forget = () => {
             if (this.inflight.get(key) === settled) this.inflight.delete(key);
-          }, JOINABLE_AFTER_SETTLED_MS).unref();
+          };
+          // "The relays could not say" is no answer to join: the next request asks again.
+          if (fetched.kind === 'unavailable') forget();
+          else setTimeout(forget, JOINABLE_AFTER_SETTLED_MS).unref();
         });
       }
     }

@@ -17,7 +17,7 @@ export interface OutboxLimits {
   maxRelays: number;
   /** Relay health: higher is better (relays/relay-health.ts). */
   score(url: string): number;
-  /** False for relays not to ask (resting, or asked already by this request). */
+  /** False for relays not to ask now (resting). The caller leaves relays it asked already out of `candidates`. */
   usable(url: string): boolean;
 }
 

@@ -6,8 +6,9 @@ import { isEphemeralKind } from '../nostr/kinds.js';
 import { RELAY_LIST_KIND, writeRelaysOf } from '../nostr/relay-list.js';
 import type { RelayPool } from '../relays/relay-pool.js';
 import { CorruptDataError, type EventStore, type StoredEvent, StoreUnavailableError } from '../store/event-store.js';
+import { relayListMarkKey } from '../store/mark-store.js';
 import { toStoredEvent } from '../store/stored-event.js';
-import { fingerprint, readMissNote, writeMissNote } from './asked-relays.js';
+import { fingerprint, noteIsFull, readMissNote, writeMissNote } from './asked-relays.js';
 import { InFlightLookups } from './coalescing.js';
 import { ABSENT, type Fetched, type Found, THROTTLED, UNAVAILABLE } from './fetched.js';
 import { acrossInstances } from './instance-claims.js';
@@ -33,6 +34,8 @@ interface Misses {
   authors: ReadonlyMap<string, string>;
   /** Write relays of those authors whose relay list the index holds (outbox on only). */
   relayLists: ReadonlyMap<string, readonly string[]>;
+  /** Authors whose stored relay list is due a check (its freshness mark expired). */
+  staleLists: ReadonlySet<string>;
 }
 
 /**
@@ -65,7 +68,7 @@ export class ReadThrough {
 
   /** A request starting now: its deadline is RELAY_TIMEOUT_MS away. */
   newRequest(client = ''): RelayRequest {
-    return new RelayRequest(this.deps.config.timeoutMs, client);
+    return new RelayRequest(this.deps.config.timeoutMs, client, this.deps.config.outbox.maxRelays);
   }
 
   /**
@@ -140,19 +143,24 @@ export class ReadThrough {
     authors: ReadonlyMap<string, string>,
   ): Promise<Misses> {
     const relayLists = new Map<string, readonly string[]>();
+    const staleLists = new Set<string>();
     const wanted = [...new Set(keys.map((key) => authors.get(key)).filter((author): author is string => !!author))];
-    if (!this.deps.config.outbox.enabled || wanted.length === 0) return { notes, authors, relayLists };
+    if (!this.deps.config.outbox.enabled || wanted.length === 0) return { notes, authors, relayLists, staleLists };
     try {
-      const lists = await this.deps.store.getReplaceable(RELAY_LIST_KIND, wanted);
+      const [lists, fresh] = await Promise.all([
+        this.deps.store.getReplaceable(RELAY_LIST_KIND, wanted),
+        this.deps.store.marks.has(wanted.map(relayListMarkKey)),
+      ]);
       wanted.forEach((author, index) => {
         const list = lists[index];
         if (list) relayLists.set(author, writeRelaysOf(list.event));
+        if (list && !fresh[index]) staleLists.add(author);
       });
     } catch (error) {
       // Not worth failing the lookup: without the lists, discovery asks the relays for them.
       this.deps.logger.warn({ err: error }, 'could not read relay lists from the store');
     }
-    return { notes, authors, relayLists };
+    return { notes, authors, relayLists, staleLists };
   }
 
   /** Fills the `missing` slots of `found` (keys in order) from the relays, as far as the caps allow. */
@@ -185,11 +193,13 @@ export class ReadThrough {
    */
   private hasNewPlaces(key: string, misses: Misses): boolean {
     const author = misses.authors.get(key);
-    if (!author || !this.deps.config.outbox.enabled) return false;
-    const note = readMissNote(misses.notes.get(key));
+    const held = misses.notes.get(key);
+    if (!author || !this.deps.config.outbox.enabled || noteIsFull(held)) return false;
+    const note = readMissNote(held);
     if (!note.authors.has(fingerprint(author))) return true;
     const list = misses.relayLists.get(author) ?? [];
-    return list.some((url) => !note.relays.has(fingerprint(url)));
+    // Configured relays are asked as configured by every unmarked lookup, never as write relays.
+    return list.some((url) => !this.configured.has(url) && !note.relays.has(fingerprint(url)));
   }
 
   /**
@@ -274,6 +284,8 @@ export class ReadThrough {
       asked,
       signal: request.querySignal,
       msLeft: () => request.queryMsLeft(),
+      client: request.client,
+      outboxBudget: request.outboxBudget,
     });
     await this.store([...result.found.values(), ...result.relayLists]);
     await this.extendNotes(lookup, remembered, misses, result, new Set(hints));
@@ -297,13 +309,10 @@ export class ReadThrough {
     const notes: string[] = [];
     for (const key of keys) {
       if (result.found.has(key)) continue;
-      const author = misses.authors.get(key);
-      const learned = [...(result.answeredBy.get(key) ?? [])].filter((url) => !this.configured.has(url) && !hints.has(url));
-      const consulted = author !== undefined && result.consulted.has(author);
-      if (learned.length === 0 && !consulted) continue;
-      const held = misses.notes.get(key) ?? '';
+      const note = this.missNote(key, misses, result, hints);
+      if (note === null) continue;
       renoted.push(key);
-      notes.push(mergeNotes(held, writeMissNote(learned, consulted ? author : undefined)));
+      notes.push(note);
     }
     if (renoted.length === 0) return;
     try {
@@ -332,16 +341,16 @@ export class ReadThrough {
       relayLists: misses.relayLists,
       configured: 'all',
       hints: [],
+      staleLists: misses.staleLists,
       signal: request.querySignal,
       msLeft: () => request.queryMsLeft(),
+      client: request.client,
+      outboxBudget: request.outboxBudget,
     });
     const { negativeTtlSeconds, profileTtlSeconds } = this.deps.config;
-    const absent = mark ? keys.filter((key) => !result.found.has(key) && result.answeredBy.has(key)) : [];
-    const notes = absent.map((key) => {
-      const author = misses.authors.get(key);
-      const learned = [...(result.answeredBy.get(key) ?? [])].filter((url) => !this.configured.has(url));
-      return writeMissNote(learned, author && result.consulted.has(author) ? author : undefined);
-    });
+    const absent = mark ? keys.filter((key) => !result.found.has(key) && this.decidesMiss(lookup, result.answeredBy.get(key))) : [];
+    const notes = absent.map((key) => this.missNote(key, misses, result, NO_HINTS) ?? '');
+    const checkedLists = [...result.listsChecked].map(relayListMarkKey);
     // A found profile is marked only once it is written: a reader that saw the mark without the
     // profile would take it for a known miss. An event found but not kept (ephemeral, or an old
     // version of a replaceable event) is answered now and then remembered like a miss: otherwise
@@ -354,8 +363,42 @@ export class ReadThrough {
         if (lookup === EVENT_LOOKUP) await this.mark(dropped.map(lookup.markKey), negativeTtlSeconds);
       }),
       this.mark(absent.map(lookup.markKey), negativeTtlSeconds, notes),
+      this.mark(checkedLists, profileTtlSeconds),
     ]);
-    return new Map(keys.map((key) => [key, answerOf(key, result)]));
+    // The answer is shared (coalesced requests join it): "absent" only where it may be decided for
+    // everyone, as the mark is.
+    return new Map(
+      keys.map((key) => {
+        const answer = answerOf(key, result);
+        return [key, answer.kind === 'absent' && !this.decidesMiss(lookup, result.answeredBy.get(key)) ? UNAVAILABLE : answer];
+      }),
+    );
+  }
+
+  /**
+   * Whether the relays that answered "not there" may decide a miss for everyone. An event's author
+   * comes from the client (an nevent), so the write relays it leads to count for that request only:
+   * a configured relay must have answered too (otherwise a made-up author's relay, answering at
+   * once, would turn "the relays could not say" into a 404 for everyone). A profile's write relays
+   * are its author's own, from their signed relay list.
+   */
+  private decidesMiss(lookup: LookupKind, answeredBy: ReadonlySet<string> | undefined): boolean {
+    if (!answeredBy || answeredBy.size === 0) return false;
+    if (lookup === PROFILE_LOOKUP) return true;
+    return [...answeredBy].some((url) => this.configured.has(url));
+  }
+
+  /**
+   * The note of a key the search did not find (asked-relays.ts): what it held, the learned relays
+   * that gave a final answer (not configured ones, not the request's hints), and the author if their
+   * outbox was consulted; null when there is nothing to add.
+   */
+  private missNote(key: string, misses: Misses, result: SearchResult, hints: ReadonlySet<string>): string | null {
+    const author = misses.authors.get(key);
+    const learned = [...(result.settledBy.get(key) ?? [])].filter((url) => !this.configured.has(url) && !hints.has(url));
+    const consulted = author !== undefined && result.consulted.has(author);
+    if (learned.length === 0 && !consulted) return null;
+    return writeMissNote(learned, consulted ? author : undefined, misses.notes.get(key) ?? '');
   }
 
   /** What the store says of keys now: found, absent (a miss mark), or not yet known. */
@@ -395,10 +438,7 @@ export class ReadThrough {
   }
 }
 
-/** Two notes as one (their parts, once each). */
-function mergeNotes(a: string, b: string): string {
-  return [...new Set([...a.split(' '), ...b.split(' ')].filter(Boolean))].sort().join(' ');
-}
+const NO_HINTS: ReadonlySet<string> = new Set();
 
 /** One key's answer from a search: found, absent (a relay asked about it answered in full), or unavailable. */
 function answerOf(key: string, result: SearchResult): Fetched {

@@ -19,6 +19,8 @@ export class RelayRequest {
   keysAsked = 0;
   /** Event id → its author, as an nevent named it: the author's write relays are asked for the event. */
   private readonly authors = new Map<string, string>();
+  /** Write relays this request may still ask, all of its searches together (OUTBOX_MAX_RELAYS). */
+  readonly outboxBudget: { left: number };
   private readonly startedAt = performance.now();
   #signal: AbortSignal | undefined;
   #querySignal: AbortSignal | undefined;
@@ -29,7 +31,11 @@ export class RelayRequest {
     private readonly timeoutMs: number,
     /** The client's address (request.ip): its lookups that go to relays are capped per client. */
     private readonly address: string = '',
-  ) {}
+    /** OUTBOX_MAX_RELAYS: write relays one request may ask. */
+    outboxMaxRelays = 20,
+  ) {
+    this.outboxBudget = { left: outboxMaxRelays };
+  }
 
   // The signals and the client key are made when the first lookup goes to the relays, not per
   // request: most requests are answered by the index, and two timers each cost a cached lookup

@@ -30,10 +30,16 @@ export interface SearchInput {
   hints: readonly string[];
   /** Per key, relays already asked (fingerprints, from a remembered miss's note): not asked again. */
   asked?: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Authors whose stored relay list is due a check (its freshness mark expired): looked for again, while the stored one is used. */
+  staleLists?: ReadonlySet<string>;
   /** Aborts when the relay queries must end. */
   signal: AbortSignal;
   /** Milliseconds until `signal` aborts. */
   msLeft(): number;
+  /** Who asks (a client key): the pool keeps one client from holding every learned connection. */
+  client: string;
+  /** Write relays the request may still ask, all of its searches together (OUTBOX_MAX_RELAYS per request). */
+  outboxBudget: { left: number };
 }
 
 export interface SearchResult {
@@ -41,12 +47,14 @@ export interface SearchResult {
   found: Map<string, NostrEvent>;
   /** Per key, the relays asked about it that answered in full (EOSE): where it was looked for. */
   answeredBy: Map<string, Set<string>>;
+  /** Per key, the learned relays that gave a final answer: EOSE, or no connection (failed, refused, closed). */
+  settledBy: Map<string, Set<string>>;
   /** Relay lists (kind 10002) that arrived, verified: to be stored like any event. */
   relayLists: NostrEvent[];
-  /** Relays connected per search phase, for logs and the benchmark. */
-  relaysAsked: number;
-  /** Authors whose outbox was consulted: their relay list was known or looked for. */
+  /** Authors whose outbox was consulted: their relay list was known, or a configured relay answered when asked for it. */
   consulted: Set<string>;
+  /** Authors whose relay list the configured relays were asked for and answered (found or not): fresh for PROFILE_TTL. */
+  listsChecked: Set<string>;
 }
 
 /**
@@ -85,7 +93,16 @@ export class RelaySearch {
 }
 
 class SearchRun {
-  private readonly result: SearchResult = { found: new Map(), answeredBy: new Map(), relayLists: [], relaysAsked: 0, consulted: new Set() };
+  private readonly result: SearchResult = {
+    found: new Map(),
+    answeredBy: new Map(),
+    settledBy: new Map(),
+    relayLists: [],
+    consulted: new Set(),
+    listsChecked: new Set(),
+  };
+  /** Whether a configured relay asked for relay lists answered in full. */
+  private listsAnswered = false;
   private readonly wanted: Set<string>;
   /** Aborted when the answer is complete (every id found), or at the deadline. */
   private readonly complete = new AbortController();
@@ -126,7 +143,8 @@ class SearchRun {
         this.keysByAuthor.set(author, keys);
         const list = input.relayLists.get(author);
         if (list) this.lists.set(author, list);
-        else if (input.configured !== 'none') this.discovering.set(author, null);
+        // Looked for when the index has none, or when the one it has is due a check.
+        if ((!list || input.staleLists?.has(author)) && input.configured !== 'none') this.discovering.set(author, null);
       }
     }
   }
@@ -155,10 +173,13 @@ class SearchRun {
       for (const [url, ask] of asks) if (ask.filters.length === 0) asks.delete(url);
     }
     const learned = hints.filter((url) => !asks.has(url));
-    for (const url of [...asks.keys(), ...learned]) this.used.add(url);
+    // Configured relays are never planned as write relays: they are asked as configured or not at all.
+    for (const url of [...config.urls, ...config.indexerUrls, ...learned]) this.used.add(url);
 
-    this.discoveryOpen = this.discovering.size > 0;
-    const listRelays = new Set(this.discoveryOpen ? asks.keys() : []);
+    // The outbox round waits for the lists of authors the index has none for; a stored list due a
+    // check is used at once, and a newer one that arrives gets a round of its own.
+    this.discoveryOpen = [...this.discovering.keys()].some((author) => !this.lists.has(author));
+    const listRelays = new Set(this.discovering.size > 0 ? asks.keys() : []);
     if (this.discoveryOpen) {
       const cutoff = setTimeout(() => this.endDiscovery(), Math.max(0, this.input.msLeft() * DISCOVERY_SHARE));
       this.signal.addEventListener('abort', () => clearTimeout(cutoff), { once: true });
@@ -169,14 +190,21 @@ class SearchRun {
       filters: (url) => asks.get(url)?.filters ?? keyFilters,
       onSettled: (url, outcome) => {
         if (outcome === 'eose') this.answered(url, asks.get(url)?.about ?? keys);
-        if (listRelays.delete(url) && listRelays.size === 0) this.endDiscovery();
+        if (!asks.has(url)) this.settled(url, keys, outcome);
+        if (listRelays.delete(url)) {
+          if (outcome === 'eose') this.listsAnswered = true;
+          if (listRelays.size === 0) this.endDiscovery();
+        }
       },
     });
     if (!this.discoveryOpen) this.outboxRound([...this.lists.keys()]);
     await this.done;
-    for (const list of this.discovering.values()) if (list) this.result.relayLists.push(list);
+    for (const [author, list] of this.discovering) {
+      if (list) this.result.relayLists.push(list);
+      if (list || this.listsAnswered) this.result.listsChecked.add(author);
+    }
     for (const author of this.keysByAuthor.keys()) {
-      if (this.lists.has(author) || this.discovering.has(author)) this.result.consulted.add(author);
+      if (this.lists.has(author) || this.result.listsChecked.has(author)) this.result.consulted.add(author);
     }
     return this.result;
   }
@@ -188,10 +216,9 @@ class SearchRun {
       if (this.running === 0) queueMicrotask(() => this.running === 0 && this.finished());
       return;
     }
-    this.result.relaysAsked += relayCount;
     this.running += 1;
     this.deps.pool
-      .query({ ...query, signal: this.signal, onEvent: (event) => this.accept(event) })
+      .query({ ...query, signal: this.signal, client: this.input.client, onEvent: (event) => this.accept(event) })
       .then((outcome) => {
         if (!outcome.answered && this.input.configured === 'all' && query.relays.length > 0) {
           this.deps.logger.warn({ relays: Object.fromEntries(outcome.outcomes) }, 'no relay answered');
@@ -204,12 +231,9 @@ class SearchRun {
       });
   }
 
-  /** An event from any relay of the search: an answer, or a relay list being discovered. */
+  /** An event from any relay of the search: an answer, a relay list being discovered, or both. */
   private accept(event: NostrEvent): boolean {
-    if (event.kind === RELAY_LIST_KIND && this.discovering.has(event.pubkey)) {
-      this.discovered(event);
-      return false;
-    }
+    if (event.kind === RELAY_LIST_KIND && this.discovering.has(event.pubkey)) this.discovered(event);
     const key = this.input.lookup.keyOf(event);
     if (!this.wanted.has(key)) return false;
     const held = this.result.found.get(key);
@@ -222,11 +246,12 @@ class SearchRun {
   }
 
   private answered(url: string, keys: readonly string[]): void {
-    for (const key of keys) {
-      let relays = this.result.answeredBy.get(key);
-      if (!relays) this.result.answeredBy.set(key, (relays = new Set()));
-      relays.add(url);
-    }
+    addTo(this.result.answeredBy, keys, url);
+  }
+
+  /** A learned relay's final answer about keys: it said EOSE, or it cannot be reached (noted, not asked again for them). */
+  private settled(url: string, keys: readonly string[], outcome: RelayOutcome): void {
+    if (outcome === 'eose' || outcome === 'failed' || outcome === 'refused' || outcome === 'closed') addTo(this.result.settledBy, keys, url);
   }
 
   private discovered(list: NostrEvent): void {
@@ -234,17 +259,20 @@ class SearchRun {
     if (held && !supersedes(list, held)) return;
     this.discovering.set(list.pubkey, list);
     if (!this.discoveryOpen) {
-      // Late: after the outbox round began. Its author gets a round of its own.
+      // Late (after the outbox round began) or a stored list's newer version: its author gets a
+      // round of its own, on relays not asked yet.
       this.lists.set(list.pubkey, writeRelaysOf(list));
       this.outboxRound([list.pubkey]);
       return;
     }
-    if ([...this.discovering.values()].every((found) => found !== null)) this.endDiscovery();
+    const awaited = [...this.discovering].filter(([author]) => !this.lists.has(author));
+    if (awaited.every(([, found]) => found !== null)) this.endDiscovery();
   }
 
   /** The relay lists are in (or the wait is over): the outbox round for every author with a list. */
   private endDiscovery(): void {
     if (!this.discoveryOpen) return;
+    // (Lists that arrived meanwhile for stored ones replace them: the newest is what the author says.)
     this.discoveryOpen = false;
     for (const [author, list] of this.discovering) if (list) this.lists.set(author, writeRelaysOf(list));
     this.outboxRound([...this.lists.keys()]);
@@ -270,10 +298,11 @@ class SearchRun {
       missing.set(author, relaysPerPubkey - (this.covering.get(author)?.size ?? 0));
     }
     const health = this.deps.pool.health;
+    const budget = this.input.outboxBudget;
     const plan = planOutbox(
       { candidates, missing },
       {
-        maxRelays: maxRelays - this.outboxRelays,
+        maxRelays: Math.min(maxRelays - this.outboxRelays, budget.left),
         score: (url) => health.score(url),
         usable: (url) => !health.resting(url),
       },
@@ -283,6 +312,7 @@ class SearchRun {
       return;
     }
     this.outboxRelays += plan.size;
+    budget.left -= plan.size;
     const keysOf = new Map<string, string[]>();
     for (const [url, planned] of plan) {
       this.used.add(url);
@@ -311,6 +341,7 @@ class SearchRun {
       learned: [...plan.keys()],
       filters: (url) => this.input.lookup.filters(keysOf.get(url) ?? []),
       onSettled: (url, outcome: RelayOutcome) => {
+        this.settled(url, keysOf.get(url) ?? [], outcome);
         if (outcome === 'eose' || outcome === 'stopped') {
           if (outcome === 'eose') this.answered(url, keysOf.get(url) ?? []);
           pending.delete(url);
@@ -330,5 +361,13 @@ class SearchRun {
 
   private alreadyAsked(key: string, url: string): boolean {
     return this.input.asked?.get(key)?.has(fingerprint(url)) ?? false;
+  }
+}
+
+function addTo(map: Map<string, Set<string>>, keys: readonly string[], url: string): void {
+  for (const key of keys) {
+    let relays = map.get(key);
+    if (!relays) map.set(key, (relays = new Set()));
+    relays.add(url);
   }
 }

@@ -22,6 +22,6 @@ export function createRelayPool(config: RelayConfig, logger: Logger): RelayPool 
     logger,
     allowPrivateHints: config.allowPrivateHints,
     maxConnections: config.maxConnections,
-    configuredCount: new Set([...config.urls, ...config.indexerUrls]).size,
+    configured: [...new Set([...config.urls, ...config.indexerUrls])],
   });
 }

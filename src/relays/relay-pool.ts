@@ -15,9 +15,9 @@ import { hintHostAllowed, PublicOnlyRelaySocket, RelaySocket } from './relay-soc
  * - `stopped`: the answer was complete before it finished;
  * - `failed`: no connection (refused, or none by the deadline); `closed`: it closed the subscription
  *   or the connection (NIP-01 CLOSED);
- * - `timeout`: connected, but no EOSE before the deadline;
- * - `skipped`: not asked: it is resting after failures (relay-health.ts), or the connection cap is
- *   reached with no idle connection to close;
+ * - `timeout`: connected, but no EOSE before the deadline; or still waiting for a connection or a
+ *   subscription slot of our own at the deadline (then not held against the relay);
+ * - `skipped`: not asked: it is resting after failures (relay-health.ts);
  * - `refused`: a learned relay (hint, relay list) that the address policy refused.
  */
 export type RelayOutcome = 'eose' | 'stopped' | 'failed' | 'closed' | 'timeout' | 'skipped' | 'refused';
@@ -44,6 +44,12 @@ export interface RelayQuery {
   onEvent(event: NostrEvent, relay: string): boolean;
   /** Each relay's outcome as soon as it is known (the outbox re-plans around relays that fail). */
   onSettled?(relay: string, outcome: RelayOutcome): void;
+  /**
+   * Who asks (a client key): one client may hold at most 3/4 of the learned connections at once;
+   * past that its learned relays wait for one of its own to be given back, so one client cannot
+   * take every learned connection from the others (with silent relays, until the deadline).
+   */
+  client?: string;
 }
 
 export interface RelayQueryResult {
@@ -54,12 +60,16 @@ export interface RelayQueryResult {
 
 export interface RelayPoolOptions {
   logger: Logger;
-  /** Whether learned relays may be at loopback, private or link-local addresses (RELAY_ALLOW_PRIVATE). */
+  /** Whether learned relays (hints, relay lists) may be at loopback, private or link-local addresses (RELAY_ALLOW_PRIVATE). */
   allowPrivateHints: boolean;
   /** Connections open at once, at most (MAX_RELAY_CONNECTIONS); configured relays always have room. */
   maxConnections?: number;
-  /** How many configured relays there are: their room is kept free of learned connections. */
-  configuredCount?: number;
+  /**
+   * The configured relays (RELAYS, INDEXER_RELAYS): their room is kept free of learned connections,
+   * and a URL among them is always treated as configured, even when a relay list or hint names it
+   * (so that a stranger's relay list can never make a configured relay rest as a learned one).
+   */
+  configured?: readonly string[];
   /** Shared relay health; one is made if not given. */
   health?: RelayHealth;
 }
@@ -100,7 +110,8 @@ interface Connection {
  *
  * Connections are pooled, configured and learned alike, under one cap (MAX_RELAY_CONNECTIONS): the
  * configured relays' room is reserved; a learned relay needing a connection when the rest is full
- * closes the least recently used idle learned one, or is skipped. What each relay did is kept in
+ * closes the least recently used idle learned one, or waits for one to be given back (within its
+ * deadline; one client holds at most 3/4 of the learned connections). What each relay did is kept in
  * RelayHealth: one that fails rests, for every request, until its backoff ends.
  */
 export class RelayPool {
@@ -110,6 +121,9 @@ export class RelayPool {
   private readonly dialling = new Map<AbstractRelay, Promise<boolean>>();
   private readonly verified = new VerifiedEvents();
   private readonly maxConnections: number;
+  private readonly configured: ReadonlySet<string>;
+  /** Learned connections in use per client (a connection two clients use counts for both). */
+  private readonly learnedInUse = new Map<string, number>();
   private readonly idleSweeper: NodeJS.Timeout;
   private closed = false;
   /** Rooms freed by closing an idle connection, held for the relay that closed it until the socket is gone. */
@@ -123,6 +137,7 @@ export class RelayPool {
 
   constructor(private readonly options: RelayPoolOptions) {
     this.health = options.health ?? new RelayHealth(options.logger);
+    this.configured = new Set(options.configured ?? []);
     this.maxConnections = options.maxConnections ?? DEFAULT_MAX_RELAY_CONNECTIONS;
     this.idleSweeper = setInterval(() => this.closeIdleLearned(Date.now() - LEARNED_IDLE_MS), LEARNED_IDLE_MS / 2);
     this.idleSweeper.unref();
@@ -142,19 +157,22 @@ export class RelayPool {
       this.health.delivered(relay);
       if (query.onEvent(event, relay)) complete.abort();
     };
-    const learned = [...new Set(query.learned ?? [])].filter((url) => !query.relays.includes(url));
+    // A configured relay named as learned (a relay list, a hint) is asked as configured.
+    const configured = [...query.relays, ...(query.learned ?? []).filter((url) => this.configured.has(url))];
+    const relays = [...new Set(configured)];
+    const learned = [...new Set(query.learned ?? [])].filter((url) => !this.configured.has(url) && !relays.includes(url));
     // Signals of the query's own (the caller's may serve several queries, and every relay listens):
     // `deadline` when nothing more is awaited, `ended` also when the answer is complete.
     const deadline = AbortSignal.any([query.signal]);
     const ended = AbortSignal.any([query.signal, complete.signal]);
-    const asked = { query, onEvent, complete: complete.signal, deadline, ended };
+    const asked = { query, onEvent, complete: complete.signal, deadline, ended, client: query.client ?? '' };
     const settle = async (url: string, isLearned: boolean) => {
       const outcome = await this.askPooled(url, isLearned, asked);
       query.onSettled?.(url, outcome);
       return outcome;
     };
-    const runs = [...query.relays.map((url) => settle(url, false)), ...learned.map((url) => settle(url, true))];
-    const urls = [...query.relays, ...learned];
+    const runs = [...relays.map((url) => settle(url, false)), ...learned.map((url) => settle(url, true))];
+    const urls = [...relays, ...learned];
     const outcomes = new Map<string, RelayOutcome>();
     (await Promise.all(runs)).forEach((outcome, index) => outcomes.set(urls[index] as string, outcome));
     const answered = [...outcomes.values()].some((outcome) => outcome === 'eose' || outcome === 'stopped');
@@ -182,7 +200,17 @@ export class RelayPool {
     if (this.closed) return unsent('failed');
     if (learned && !this.options.allowPrivateHints && !hintHostAllowed(url)) return unsent('refused');
     if (this.health.resting(url)) return unsent('skipped');
-    const connection = await this.connectionFor(url, learned, asked.ended);
+    // One client's share of the learned connections: past it, wait for one of its own.
+    while (learned && (this.learnedInUse.get(asked.client) ?? 0) >= this.learnedShare()) {
+      if (!(await this.untilRoomFreed(asked.ended))) return unsent(endedAs(asked));
+    }
+    if (learned) this.learnedInUse.set(asked.client, (this.learnedInUse.get(asked.client) ?? 0) + 1);
+    let connection: Connection | undefined;
+    try {
+      connection = await this.connectionFor(url, learned, asked.ended);
+    } finally {
+      if (!connection && learned) this.giveBackShare(asked.client);
+    }
     if (!connection) return unsent(endedAs(asked));
     let outcome: RelayOutcome;
     try {
@@ -195,6 +223,7 @@ export class RelayPool {
     } finally {
       connection.users -= 1;
       connection.lastUsed = Date.now();
+      if (learned) this.giveBackShare(asked.client);
       if (connection.users === 0) this.wakeRoomWaiters();
     }
     // A learned relay that could not be reached gives its room back; a configured one keeps its
@@ -221,7 +250,8 @@ export class RelayPool {
         // relay's meanwhile.
         this.reserved += 1;
         try {
-          await evicted;
+          // Within the deadline: a socket slow to close must not hold the request past it.
+          if (!(await untilAborted(evicted.then(() => true), signal, false))) return undefined;
         } finally {
           this.reserved -= 1;
         }
@@ -230,8 +260,7 @@ export class RelayPool {
         break;
       }
       // Every learned connection is busy: wait for one to be given back, within the deadline.
-      const freed = new Promise<void>((resolve) => this.roomWaiters.push(resolve));
-      if ((await untilAborted(freed.then(() => true), signal, false)) === false) return undefined;
+      if (!(await this.untilRoomFreed(signal))) return undefined;
     }
     const socket = learned && !this.options.allowPrivateHints ? PublicOnlyRelaySocket : RelaySocket;
     const connection: Connection = {
@@ -246,12 +275,31 @@ export class RelayPool {
     return take(connection);
   }
 
+  /** Resolves true when a connection is given back or closed, false if `signal` aborts first. */
+  private untilRoomFreed(signal: AbortSignal): Promise<boolean> {
+    const freed = new Promise<void>((resolve) => this.roomWaiters.push(resolve));
+    return untilAborted(freed.then(() => true), signal, false);
+  }
+
+  /** How many learned connections one client may use at once: 3/4 of those the cap leaves them. */
+  private learnedShare(): number {
+    const learnedRooms = this.maxConnections - Math.max(this.configured.size, 0);
+    return Math.max(1, Math.ceil((learnedRooms * 3) / 4));
+  }
+
   /** Connections a learned relay may still open without closing another. */
   private learnedRoom(): number {
     let configured = 0;
     for (const connection of this.connections.values()) if (!connection.learned) configured += 1;
-    const room = this.maxConnections - Math.max(configured, this.options.configuredCount ?? 0);
+    const room = this.maxConnections - Math.max(configured, this.configured.size);
     return room - (this.connections.size + this.closing + this.reserved - configured);
+  }
+
+  private giveBackShare(client: string): void {
+    const left = (this.learnedInUse.get(client) ?? 1) - 1;
+    if (left <= 0) this.learnedInUse.delete(client);
+    else this.learnedInUse.set(client, left);
+    this.wakeRoomWaiters();
   }
 
   /** A connection was given back or closed: whoever waits for room looks again. */
@@ -303,7 +351,6 @@ export class RelayPool {
       this.wakeRoomWaiters();
     }
   }
-
 
   /**
    * One relay, one subscription: resolves with how it took part, never later than the deadline, and
@@ -381,6 +428,8 @@ interface Asked {
   deadline: AbortSignal;
   /** Aborted at either. */
   ended: AbortSignal;
+  /** Who asks (RelayQuery.client). */
+  client: string;
 }
 
 /** Counts a user of a connection (so that it is not closed as idle) and returns it. */

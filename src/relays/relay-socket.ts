@@ -8,7 +8,8 @@ import { isRelayMessage } from './relay-message.js';
 export const MAX_RELAY_MESSAGE_BYTES = 2 * 1024 * 1024;
 
 /**
- * Whether a connection to this IP address is allowed for an untrusted relay hint: only public
+ * Whether a connection to this IP address is allowed for an untrusted (learned) relay, a hint or a
+ * write relay from a relay list: only public
  * unicast addresses. Loopback, private (RFC 1918, fc00::/7), link-local (169.254/16 and fe80::/10,
  * where cloud metadata services live), carrier-grade NAT, multicast, unspecified, reserved and
  * tunnelling ranges (6to4, Teredo, which can wrap any IPv4) are refused. IPv4-mapped IPv6 is judged
@@ -99,7 +100,7 @@ export class RelaySocket extends WebSocket {
   }
 }
 
-/** For relay hints: every resolved address must be public (see publicOnlyLookup). */
+/** For learned relays (hints, relay lists): every resolved address must be public (see publicOnlyLookup). */
 export class PublicOnlyRelaySocket extends WebSocket {
   constructor(url: string) {
     // `lookup` is not in ws' types, but ws hands its options to net/tls.connect, which honour it.

@@ -29,6 +29,11 @@ export function profileMarkKey(pubkey: string): string {
   return `profile:${pubkey}`;
 }
 
+/** The freshness mark of a pubkey's relay list (NIP-65): while it holds, the stored list is not looked for again. */
+export function relayListMarkKey(pubkey: string): string {
+  return `relays:${pubkey}`;
+}
+
 /** The mark of an event lookup by id. */
 export function eventMarkKey(id: string): string {
   return `event:${id}`;
