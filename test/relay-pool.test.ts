@@ -22,7 +22,7 @@ async function relay(options: Parameters<typeof startLoopbackRelay>[0] = {}) {
   return started;
 }
 
-function pool(allowPrivateHints = false, caps: { maxConnections?: number; configured?: string[] } = {}) {
+function pool(allowPrivateHints = false, caps: { maxConnections?: number; configured?: string[]; connectTimeoutMs?: number } = {}) {
   const { chunks: logs, logger } = captureLogs('debug');
   const created = new RelayPool({ logger, allowPrivateHints, ...caps });
   pools.push(created);
@@ -98,19 +98,48 @@ describe('RelayPool', () => {
     expect(again).toEqual({ outcomes: new Map([[down.url, 'eose']]), answered: true });
   });
 
-  it('a relay whose WebSocket handshake never completes fails by the deadline, then rests', async () => {
+  it('a relay whose WebSocket handshake never completes fails at the connect timeout (RELAY_TIMEOUT_MS), then rests; a query that ends sooner was not sent', async () => {
     const sockets: Socket[] = [];
     const blackhole = createServer((socket) => sockets.push(socket)); // accepts, never answers
     await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
     const url = `ws://127.0.0.1:${(blackhole.address() as AddressInfo).port}/`;
     try {
-      const { pool: subject } = pool();
+      const { pool: subject } = pool(false, { connectTimeoutMs: 300 });
+      // A query whose deadline comes before the connect timeout stops waiting: not sent, no strike.
+      const short = await subject.query({ relays: [url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(100), onEvent: () => false });
+      expect(short.outcomes.get(url)).toBe('timeout');
+      expect(subject.health.get(url)).toBeUndefined();
       const started = Date.now();
       const result = await subject.query({ relays: [url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(400), onEvent: () => false });
       expect(Date.now() - started).toBeLessThan(1000);
       expect(result).toEqual({ outcomes: new Map([[url, 'failed']]), answered: false });
       const again = await subject.query({ relays: [url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(400), onEvent: () => false });
       expect(again.outcomes.get(url)).toBe('skipped');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => blackhole.close(resolve));
+    }
+  });
+
+  it('a query called off by its caller (stop) while a relay is still connecting leaves that relay without a strike', async () => {
+    const sockets: Socket[] = [];
+    const blackhole = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
+    const url = `ws://127.0.0.1:${(blackhole.address() as AddressInfo).port}/`;
+    try {
+      const { pool: subject } = pool(false, { connectTimeoutMs: 2000 });
+      const stop = new AbortController();
+      setTimeout(() => stop.abort(), 100);
+      const result = await subject.query({
+        relays: [url],
+        filters: [{ ids: [note.id] }],
+        signal: AbortSignal.timeout(1500),
+        stop: stop.signal,
+        onEvent: () => false,
+      });
+      expect(result.outcomes.get(url)).toBe('stopped');
+      expect(subject.health.resting(url)).toBe(false);
+      expect(subject.health.get(url)?.strikes ?? 0).toBe(0);
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => blackhole.close(resolve));

@@ -218,7 +218,7 @@ class SearchRun {
     }
     this.running += 1;
     this.deps.pool
-      .query({ ...query, signal: this.signal, client: this.input.client, onEvent: (event) => this.accept(event) })
+      .query({ ...query, signal: this.input.signal, stop: this.complete.signal, client: this.input.client, onEvent: (event) => this.accept(event) })
       .then((outcome) => {
         if (!outcome.answered && this.input.configured === 'all' && query.relays.length > 0) {
           this.deps.logger.warn({ relays: Object.fromEntries(outcome.outcomes) }, 'no relay answered');

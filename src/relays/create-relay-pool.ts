@@ -23,5 +23,6 @@ export function createRelayPool(config: RelayConfig, logger: Logger): RelayPool 
     allowPrivateHints: config.allowPrivateHints,
     maxConnections: config.maxConnections,
     configured: [...new Set([...config.urls, ...config.indexerUrls])],
+    connectTimeoutMs: config.timeoutMs,
   });
 }

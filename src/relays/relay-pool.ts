@@ -37,6 +37,8 @@ export interface RelayQuery {
   filters: Filter[] | ((relay: string) => Filter[]);
   /** Aborts when nothing more is awaited (the deadline). */
   signal: AbortSignal;
+  /** Aborts when the caller's answer is complete some other way (another query found it): every relay stops, as when onEvent says so. */
+  stop?: AbortSignal;
   /**
    * Each event that matches a filter and verifies (NIP-01 id and signature), from any relay.
    * Returning true ends the query at once: the answer is complete.
@@ -72,6 +74,8 @@ export interface RelayPoolOptions {
   configured?: readonly string[];
   /** Shared relay health; one is made if not given. */
   health?: RelayHealth;
+  /** A connection attempt not open after this long has failed (RELAY_TIMEOUT_MS; default 3 s). */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -121,6 +125,7 @@ export class RelayPool {
   private readonly dialling = new Map<AbstractRelay, Promise<boolean>>();
   private readonly verified = new VerifiedEvents();
   private readonly maxConnections: number;
+  private readonly connectTimeoutMs: number;
   private readonly configured: ReadonlySet<string>;
   /** Learned connections in use per client (a connection two clients use counts for both). */
   private readonly learnedInUse = new Map<string, number>();
@@ -139,6 +144,7 @@ export class RelayPool {
     this.health = options.health ?? new RelayHealth(options.logger);
     this.configured = new Set(options.configured ?? []);
     this.maxConnections = options.maxConnections ?? DEFAULT_MAX_RELAY_CONNECTIONS;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 3000;
     this.idleSweeper = setInterval(() => this.closeIdleLearned(Date.now() - LEARNED_IDLE_MS), LEARNED_IDLE_MS / 2);
     this.idleSweeper.unref();
   }
@@ -151,6 +157,9 @@ export class RelayPool {
   async query(query: RelayQuery): Promise<RelayQueryResult> {
     // Aborted once the answer is complete: every relay of the query stops, waiting or not.
     const complete = new AbortController();
+    const stop = () => complete.abort();
+    if (query.stop?.aborted) stop();
+    query.stop?.addEventListener('abort', stop, { once: true });
     const onEvent = (raw: unknown, relay: string) => {
       const event = this.verified.get(raw);
       if (complete.signal.aborted || !event) return;
@@ -175,6 +184,7 @@ export class RelayPool {
     const urls = [...relays, ...learned];
     const outcomes = new Map<string, RelayOutcome>();
     (await Promise.all(runs)).forEach((outcome, index) => outcomes.set(urls[index] as string, outcome));
+    query.stop?.removeEventListener('abort', stop);
     const answered = [...outcomes.values()].some((outcome) => outcome === 'eose' || outcome === 'stopped');
     return { outcomes, answered };
   }
@@ -216,7 +226,9 @@ export class RelayPool {
     try {
       if (!(await connection.slots.acquire(asked.ended))) return unsent(endedAs(asked));
       try {
-        outcome = await this.ask(url, connection.relay, asked);
+        const asking = await this.ask(url, connection.relay, asked);
+        if (asking === 'unsent') return unsent(endedAs(asked));
+        outcome = asking;
       } finally {
         connection.slots.release();
       }
@@ -356,17 +368,18 @@ export class RelayPool {
    * One relay, one subscription: resolves with how it took part, never later than the deadline, and
    * at once when the query's answer is complete.
    */
-  private async ask(url: string, relay: AbstractRelay, asked: Asked): Promise<RelayOutcome> {
+  private async ask(url: string, relay: AbstractRelay, asked: Asked): Promise<RelayOutcome | 'unsent'> {
     const { query, onEvent, complete, deadline, ended } = asked;
     const filters = typeof query.filters === 'function' ? query.filters(url) : query.filters;
     if (deadline.aborted) return 'timeout';
     if (complete.aborted) return 'stopped';
-    // The attempt may be shared with a query that started it earlier (and ends earlier): this query
-    // waits no longer than its own deadline, and a shared attempt given up at the first query's
-    // deadline counts as failed here too (a relay slower to connect than RELAY_TIMEOUT_MS rests).
-    const connected = await untilAborted(this.dial(relay, deadline), ended, false);
+    // The attempt may be shared with other queries: this one waits no longer than its own deadline
+    // (or its answer being complete), and is then not sent, which is not the relay's doing. The
+    // attempt itself fails when the relay refuses, or has not connected within the connect timeout
+    // (RELAY_TIMEOUT_MS): that is a failure (the relay rests).
+    const connected = await untilAborted(this.dial(relay), ended, null);
     if (complete.aborted) return 'stopped';
-    // No connection by the deadline is a failure to connect (the relay rests), not a slow answer.
+    if (connected === null) return 'unsent';
     if (!connected || !relay.connected) return 'failed';
     let invalid = 0;
     let subscription: Subscription | undefined;
@@ -400,14 +413,14 @@ export class RelayPool {
    * given up at the deadline of the query that started it, its socket closed so that the next one
    * dials afresh.
    */
-  private dial(relay: AbstractRelay, deadline: AbortSignal): Promise<boolean> {
+  private dial(relay: AbstractRelay): Promise<boolean> {
     let attempt = this.dialling.get(relay);
     if (!attempt) {
       const connecting = relay.connect().then(
         () => true,
         () => false,
       );
-      attempt = untilAborted(connecting, deadline, null).then((connected) => {
+      attempt = untilAborted(connecting, AbortSignal.timeout(this.connectTimeoutMs), null).then((connected) => {
         this.dialling.delete(relay);
         if (connected === null && !relay.connected) relay.close();
         return connected ?? false;
