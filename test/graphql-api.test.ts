@@ -211,6 +211,9 @@ describe('unexpected failures are masked', () => {
       getProfilesWithMarks: async () => {
         throw new TypeError(secret);
       },
+      getReplaceableWithMarks: async () => {
+        throw new TypeError(secret);
+      },
       ping: async () => {},
       close: async () => {},
     };

@@ -137,11 +137,22 @@ describe('with relays configured, cached reads cost the same', () => {
         .poll(async () => (await testStore.store.marks.has([`relays:${pubkeyOf('author')}`]))[0], { timeout: 2000, interval: 20 })
         .toBe(true);
     });
-    // The read: one MGET. The background refresh: one SET NX (the claim), two MGETs (the author's
-    // relay list, for its write relays, and that list's freshness mark), then the relays, which are
-    // also asked for that list, and one SET: the list's freshness mark (the relay answered). The
+    // The read: one MGET. The background refresh: one SET NX (the claim), one MGET (the author's
+    // relay list, for its write relays, with that list's freshness mark), then the relays, which
+    // are also asked for that list, and one SET: the list's freshness mark (the relay answered). The
     // poll's own reads are MGETs: one per poll.
     expect(counts.set).toBe(2);
     expect(relay.requests).toEqual([[{ kinds: [0], authors: [pubkeyOf('author')] }, { kinds: [10002], authors: [pubkeyOf('author')] }]]);
+  });
+
+  it('a remembered miss of a profile is 2 commands: its mark, then the author\'s relay list with its freshness mark (no relay asked)', async () => {
+    const nobody = pubkeyOf('remembered-nobody');
+    expect((await getJson(`${withRelays.url}/user-profile?pubkey=${nobody}`)).status).toBe(404);
+    const asked = relay.requests.length;
+    const counts = await commandsDuring(async () => {
+      expect((await getJson(`${withRelays.url}/user-profile?pubkey=${nobody}`)).status).toBe(404);
+    });
+    expect(counts).toEqual({ mget: 2 });
+    expect(relay.requests).toHaveLength(asked);
   });
 });

@@ -147,14 +147,12 @@ export class ReadThrough {
     const wanted = [...new Set(keys.map((key) => authors.get(key)).filter((author): author is string => !!author))];
     if (!this.deps.config.outbox.enabled || wanted.length === 0) return { notes, authors, relayLists, staleLists };
     try {
-      const [lists, fresh] = await Promise.all([
-        this.deps.store.getReplaceable(RELAY_LIST_KIND, wanted),
-        this.deps.store.marks.has(wanted.map(relayListMarkKey)),
-      ]);
+      // One store command: the lists and their freshness marks.
+      const read = await this.deps.store.getReplaceableWithMarks(RELAY_LIST_KIND, wanted, relayListMarkKey);
       wanted.forEach((author, index) => {
-        const list = lists[index];
+        const { event: list, marked } = read[index] ?? { event: null, marked: false };
         if (list) relayLists.set(author, writeRelaysOf(list.event));
-        if (list && !fresh[index]) staleLists.add(author);
+        if (list && !marked) staleLists.add(author);
       });
     } catch (error) {
       // Not worth failing the lookup: without the lists, discovery asks the relays for them.

@@ -13,6 +13,14 @@ export interface StoredEvent {
   readonly json: JsonText;
 }
 
+/** The latest event of a replaceable kind (or null) and its mark. */
+export interface ReplaceableWithMark {
+  readonly event: StoredEvent | null;
+  readonly marked: boolean;
+  /** The mark's note while it is in force (MarkStore.notes), else null. */
+  readonly note: string | null;
+}
+
 /** A stored profile (or null) and whether the relays were asked about it within its TTL. */
 export interface ProfileWithMark {
   readonly profile: StoredEvent | null;
@@ -61,6 +69,11 @@ export interface EventStore extends EventIndex {
    * across two concerns, so that a cached profile with its freshness costs one store command.
    */
   getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]>;
+  /**
+   * The same for any replaceable kind and mark: the latest event of `kind` per pubkey, each with the
+   * mark `markKeyOf(pubkey)` (relay lists with their freshness marks), in one store command.
+   */
+  getReplaceableWithMarks(kind: number, pubkeys: readonly string[], markKeyOf: (pubkey: string) => string): Promise<ReplaceableWithMark[]>;
   /** Resolves while the store answers; rejects otherwise. */
   ping(): Promise<void>;
   /** True while writes fail and reads still answer (the embedded store on a full or read-only disk). */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { profileMarkKey } from '../../src/store/mark-store.js';
 import { describeCursorStoreConformance } from './cursor-store-conformance.js';
 import { describeEventIndexConformance } from './event-index-conformance.js';
-import { profile, pubkeyOf } from './events.js';
+import { profile, pubkeyOf, signed } from './events.js';
 import { describeMarkStoreConformance } from './mark-store-conformance.js';
 import { type OpenStore, withStoreFrom } from './store-under-test.js';
 
@@ -32,6 +32,21 @@ export function describeEventStoreConformance(name: string, open: OpenStore): vo
           [null, false],
         ]);
         expect(await store.getProfilesWithMarks([])).toEqual([]);
+      }),
+    );
+
+    it(
+      'reads the latest event of any replaceable kind with any mark in one call (relay lists and their freshness)',
+      withStore(async (store) => {
+        const list = signed('alice', { kind: 10002, tags: [['r', 'wss://relay.example.com']] });
+        await store.putEvents([list]);
+        await store.marks.set([`relays:${pubkeyOf('bob')}`], 60, ['noted']);
+        const read = await store.getReplaceableWithMarks(10002, [pubkeyOf('alice'), pubkeyOf('bob')], (pubkey) => `relays:${pubkey}`);
+        expect(read.map(({ event, marked, note }) => [event?.event.id ?? null, marked, note])).toEqual([
+          [list.id, false, null],
+          [null, true, 'noted'],
+        ]);
+        expect(await store.getReplaceableWithMarks(10002, [], (pubkey) => pubkey)).toEqual([]);
       }),
     );
 

@@ -6,6 +6,7 @@ import {
   CorruptDataError,
   type EventStore,
   type ProfileWithMark,
+  type ReplaceableWithMark,
   type StoredEvent,
   type WriteOutcome,
 } from '../event-store.js';
@@ -87,10 +88,15 @@ export class LmdbEventStore implements EventStore {
   }
 
   async getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]> {
-    const [profiles, notes] = await Promise.all([this.getProfiles(pubkeys), this.marks.notes(pubkeys.map(profileMarkKey))]);
-    return profiles.map((profile, index) => {
+    const read = await this.getReplaceableWithMarks(PROFILE_KIND, pubkeys, profileMarkKey);
+    return read.map(({ event, marked, note }) => ({ profile: event, marked, note }));
+  }
+
+  async getReplaceableWithMarks(kind: number, pubkeys: readonly string[], markKeyOf: (pubkey: string) => string): Promise<ReplaceableWithMark[]> {
+    const [events, notes] = await Promise.all([this.getReplaceable(kind, pubkeys), this.marks.notes(pubkeys.map(markKeyOf))]);
+    return events.map((event, index) => {
       const note = notes[index] ?? null;
-      return { profile, marked: note !== null, note };
+      return { event, marked: note !== null, note };
     });
   }
 

@@ -2,10 +2,11 @@ import { Redis, type Result } from 'ioredis';
 import { untilAborted } from '../../abortable.js';
 import type { RedisConfig } from '../../config/env.js';
 import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
-import { PROFILE_KIND, profileAddress, replaceableAddress, replaceableKindAddress } from '../../nostr/kinds.js';
+import { PROFILE_KIND, replaceableAddress, replaceableKindAddress } from '../../nostr/kinds.js';
 import {
   type EventStore,
   type ProfileWithMark,
+  type ReplaceableWithMark,
   type StoredEvent,
   StoreUnavailableError,
   type WriteOutcome,
@@ -104,20 +105,22 @@ export class RedisEventStore implements EventStore {
   }
 
   async getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]> {
-    // Profiles and their marks in one MGET (one per hash slot on Cluster): freshness costs no extra command.
-    const keys = pubkeys.map((pubkey) => this.keys.replaceable(profileAddress(pubkey)));
-    for (const pubkey of pubkeys) keys.push(this.keys.mark(profileMarkKey(pubkey)));
+    const read = await this.getReplaceableWithMarks(PROFILE_KIND, pubkeys, profileMarkKey);
+    return read.map(({ event, marked, note }) => ({ profile: event, marked, note }));
+  }
+
+  async getReplaceableWithMarks(kind: number, pubkeys: readonly string[], markKeyOf: (pubkey: string) => string): Promise<ReplaceableWithMark[]> {
+    // Events and their marks in one MGET (one per hash slot on Cluster): freshness costs no extra command.
+    const keys = pubkeys.map((pubkey) => this.keys.replaceable(replaceableKindAddress(kind, pubkey)));
+    for (const pubkey of pubkeys) keys.push(this.keys.mark(markKeyOf(pubkey)));
     const values = await this.command(() => mgetBySlot(this.client, keys));
     return pubkeys.map((pubkey, index) => {
       const value = values[index];
       const note = markNote(values[pubkeys.length + index]);
-      return {
-        profile: value == null ? null : readStoredEvent(value, { pubkey, kind: PROFILE_KIND }),
-        marked: note !== null,
-        note,
-      };
+      return { event: value == null ? null : readStoredEvent(value, { pubkey, kind }), marked: note !== null, note };
     });
   }
+
 
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
     // Issued together without waiting, so they travel pipelined on the connection.
