@@ -127,7 +127,7 @@ async function main(): Promise<void> {
   log(`network: ${options.relays} relays, ${options.users} users (seed ${options.seed})`);
   const network = await startNetwork(random, options, accounting, ports);
   cleanups.push(() => network.stop());
-  const lookups = sampleLookups(random, network, new Reachability(network), countsFor(options.users));
+  const lookups = sampleLookups(random, network, new Reachability(network, options.timeout), countsFor(options.users));
   log(`network up in ${((Date.now() - started) / 1000).toFixed(1)} s: ${network.dataset.events} events; ${lookups.length} lookups`);
 
   const serviceEnv: Record<string, string> = {

@@ -1,5 +1,5 @@
 // What the service could find at best: "reachable" means held by a live relay (neither dead nor
-// silent; slow ones answer before the deadline) among those it can know of:
+// silent; a slow one only if it answers within the deadline) among those it can know of:
 // - the base RELAYS, for everything; the indexer too, for profiles (it is asked for kinds 0 and 10002);
 // - the author's write relays, when their kind 10002 can be found: on a live indexer or base relay
 //   (a list only on the author's own relays cannot be discovered without the list);
@@ -17,15 +17,27 @@ export interface Availability {
   existsLive: boolean;
 }
 
+/**
+ * A slow relay counts as live only if it can answer within the deadline: its delay at most
+ * RELAY_TIMEOUT_MS less this much (the service keeps 100 ms to store and answer, and a write relay
+ * is asked once its relay list is known).
+ */
+const ANSWER_MARGIN_MS = 300;
+
 export class Reachability {
   private readonly trusted: number[];
 
-  constructor(private readonly network: Network) {
+  constructor(
+    private readonly network: Network,
+    private readonly timeoutMs: number,
+  ) {
     this.trusted = [network.plan.indexer, ...network.plan.base];
   }
 
   private isLive(relay: number): boolean {
-    return isLive(this.network.relays[relay]?.spec.behaviour ?? 'refusing');
+    const spec = this.network.relays[relay]?.spec;
+    if (!spec || !isLive(spec.behaviour)) return false;
+    return spec.behaviour !== 'slow' || spec.delayMs <= this.timeoutMs - ANSWER_MARGIN_MS;
   }
 
   private heldLive(id: string, among: (relay: number) => boolean): boolean {

@@ -173,7 +173,7 @@ The simulated network, all on loopback:
   no hint) whose profiles maps name ${byKind('map').reduce((sum, lookup) => sum + lookup.profiles.length, 0)} pubkeys. No pubkey is in two lookups, so each is cold.
 
 How it is counted:
-- **Recall** = found / reachable. Reachable: held by a live relay (up or slow; not dead, not silent)
+- **Recall** = found / reachable. Reachable: held by a live relay (up, or slow but answering within \`RELAY_TIMEOUT_MS\` − 300 ms; not dead, not silent)
   that the service can know of: the base \`RELAYS\`; for profiles also the indexer; the author's
   write relays, when the author's kind 10002 is on a live indexer or base relay (where lists are
   looked up); the relays a hint names. The same for bare ids, although only the base relays can
