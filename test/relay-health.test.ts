@@ -59,7 +59,7 @@ describe('RelayHealth', () => {
         expect(health.get(RELAY)).toMatchObject({ asked: 1, answered: 0, failures: 1, strikes: 1, restingUntil: T0 + 1000 });
         expect(lines()).toEqual([
           expect.objectContaining({
-            level: 'info',
+            level: learned ? 'debug' : 'info',
             msg: 'relay resting',
             relay: RELAY,
             outcome: 'failed',
@@ -183,19 +183,21 @@ describe('RelayHealth', () => {
       expect(health.resting(RELAY)).toBe(false);
       expect(health.get(RELAY)).toMatchObject({ asked: 3, answered: 1, failures: 2, strikes: 0, restingUntil: 0 });
       expect(lines().map((line) => line.msg)).toEqual(['relay resting', 'relay resting', 'relay answers again']);
-      expect(lines()[2]).toMatchObject({ level: 'info', relay: RELAY, after: 2 });
+      // A learned relay's changes are logged at debug: their URLs come from strangers.
+      expect(lines()[2]).toMatchObject({ level: 'debug', relay: RELAY, after: 2 });
       // The strikes start over: the next failure rests 1 s again, not 4 s.
       health.outcome(RELAY, 'failed', true);
       expect(lines()[3]).toMatchObject({ msg: 'relay resting', strikes: 1, restMs: 1000 });
     });
 
-    it("'stopped' also counts as an answer: it ends the rest (but is not counted as answered)", () => {
+    it("'stopped' is no evidence either way (the answer was complete elsewhere): it changes nothing", () => {
       const { health, messages } = subject();
       health.outcome(RELAY, 'refused', false);
+      const before = { ...health.get(RELAY) };
       health.outcome(RELAY, 'stopped', false);
-      expect(health.resting(RELAY)).toBe(false);
-      expect(health.get(RELAY)).toMatchObject({ asked: 2, answered: 0, refused: 1, strikes: 0, restingUntil: 0 });
-      expect(messages()).toEqual(['relay resting', 'relay answers again']);
+      expect(health.resting(RELAY)).toBe(true);
+      expect(health.get(RELAY)).toEqual(before);
+      expect(messages()).toEqual(['relay resting']);
     });
 
     it("an answer from a relay that was not resting logs nothing", () => {

@@ -115,6 +115,26 @@ describe('RelayPool', () => {
       expect(result).toEqual({ outcomes: new Map([[url, 'failed']]), answered: false });
       const again = await subject.query({ relays: [url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(400), onEvent: () => false });
       expect(again.outcomes.get(url)).toBe('skipped');
+      // One attempt, one failure, however many queries waited on it.
+      expect(subject.health.get(url)?.failures).toBe(1);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => blackhole.close(resolve));
+    }
+  });
+
+  it('an attempt that outlives every query waiting on it still strikes the relay when it times out', async () => {
+    const sockets: Socket[] = [];
+    const blackhole = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
+    const url = `ws://127.0.0.1:${(blackhole.address() as AddressInfo).port}/`;
+    try {
+      const { pool: subject } = pool(true, { connectTimeoutMs: 300 });
+      const result = await subject.query({ relays: [], learned: [url], filters: [{ ids: [note.id] }], signal: AbortSignal.timeout(100), onEvent: () => false });
+      expect(result.outcomes.get(url)).toBe('timeout');
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      expect(subject.health.get(url)).toMatchObject({ failures: 1, strikes: 1 });
+      expect(subject.health.resting(url)).toBe(true);
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => blackhole.close(resolve));

@@ -36,6 +36,8 @@ interface Misses {
   relayLists: ReadonlyMap<string, readonly string[]>;
   /** Authors whose stored relay list is due a check (its freshness mark expired). */
   staleLists: ReadonlySet<string>;
+  /** The `created_at` of each stored relay list. */
+  storedListAt: ReadonlyMap<string, number>;
 }
 
 /**
@@ -144,21 +146,24 @@ export class ReadThrough {
   ): Promise<Misses> {
     const relayLists = new Map<string, readonly string[]>();
     const staleLists = new Set<string>();
+    const storedListAt = new Map<string, number>();
     const wanted = [...new Set(keys.map((key) => authors.get(key)).filter((author): author is string => !!author))];
-    if (!this.deps.config.outbox.enabled || wanted.length === 0) return { notes, authors, relayLists, staleLists };
+    if (!this.deps.config.outbox.enabled || wanted.length === 0) return { notes, authors, relayLists, staleLists, storedListAt };
     try {
       // One store command: the lists and their freshness marks.
       const read = await this.deps.store.getReplaceableWithMarks(RELAY_LIST_KIND, wanted, relayListMarkKey);
       wanted.forEach((author, index) => {
         const { event: list, marked } = read[index] ?? { event: null, marked: false };
-        if (list) relayLists.set(author, writeRelaysOf(list.event));
-        if (list && !marked) staleLists.add(author);
+        if (!list) return;
+        relayLists.set(author, writeRelaysOf(list.event));
+        storedListAt.set(author, list.event.created_at);
+        if (!marked) staleLists.add(author);
       });
     } catch (error) {
       // Not worth failing the lookup: without the lists, discovery asks the relays for them.
       this.deps.logger.warn({ err: error }, 'could not read relay lists from the store');
     }
-    return { notes, authors, relayLists, staleLists };
+    return { notes, authors, relayLists, staleLists, storedListAt };
   }
 
   /** Fills the `missing` slots of `found` (keys in order) from the relays, as far as the caps allow. */
@@ -196,8 +201,10 @@ export class ReadThrough {
     const note = readMissNote(held);
     if (!note.authors.has(fingerprint(author))) return true;
     const list = misses.relayLists.get(author) ?? [];
-    // Configured relays are asked as configured by every unmarked lookup, never as write relays.
-    return list.some((url) => !this.configured.has(url) && !note.relays.has(fingerprint(url)));
+    // Configured relays are asked as configured by every unmarked lookup, never as write relays; a
+    // resting relay would not be asked now.
+    const health = this.deps.pool.health;
+    return list.some((url) => !this.configured.has(url) && !note.relays.has(fingerprint(url)) && !health.resting(url));
   }
 
   /**
@@ -277,6 +284,7 @@ export class ReadThrough {
       authors: misses.authors,
       relayLists: misses.relayLists,
       configured: discover ? 'lists' : 'none',
+      storedListAt: misses.storedListAt,
       outboxKeys: new Set(remembered),
       hints,
       asked,
@@ -286,7 +294,10 @@ export class ReadThrough {
       outboxBudget: request.outboxBudget,
     });
     await this.store([...result.found.values(), ...result.relayLists]);
-    await this.extendNotes(lookup, remembered, misses, result, new Set(hints));
+    await Promise.all([
+      this.extendNotes(lookup, remembered, misses, result, new Set(hints)),
+      this.mark([...result.listsChecked].map(relayListMarkKey), this.deps.config.profileTtlSeconds),
+    ]);
     return keys.map((key) => answerOf(key, result));
   }
 
@@ -340,6 +351,7 @@ export class ReadThrough {
       configured: 'all',
       hints: [],
       staleLists: misses.staleLists,
+      storedListAt: misses.storedListAt,
       signal: request.querySignal,
       msLeft: () => request.queryMsLeft(),
       client: request.client,

@@ -32,6 +32,8 @@ export interface SearchInput {
   asked?: ReadonlyMap<string, ReadonlySet<string>>;
   /** Authors whose stored relay list is due a check (its freshness mark expired): looked for again, while the stored one is used. */
   staleLists?: ReadonlySet<string>;
+  /** The `created_at` of each stored relay list: one that arrives must be newer to replace it. */
+  storedListAt?: ReadonlyMap<string, number>;
   /** Aborts when the relay queries must end. */
   signal: AbortSignal;
   /** Milliseconds until `signal` aborts. */
@@ -124,7 +126,6 @@ class SearchRun {
   private readonly used = new Set<string>();
   /** Author → write relays asked for it that have not failed or been found late. */
   private readonly covering = new Map<string, Set<string>>();
-  private outboxRelays = 0;
 
   constructor(
     private readonly deps: RelaySearchDependencies,
@@ -180,8 +181,9 @@ class SearchRun {
     // check is used at once, and a newer one that arrives gets a round of its own.
     this.discoveryOpen = [...this.discovering.keys()].some((author) => !this.lists.has(author));
     const listRelays = new Set(this.discovering.size > 0 ? asks.keys() : []);
+    let cutoff: NodeJS.Timeout | undefined;
     if (this.discoveryOpen) {
-      const cutoff = setTimeout(() => this.endDiscovery(), Math.max(0, this.input.msLeft() * DISCOVERY_SHARE));
+      cutoff = setTimeout(() => this.endDiscovery(), Math.max(0, this.input.msLeft() * DISCOVERY_SHARE));
       this.signal.addEventListener('abort', () => clearTimeout(cutoff), { once: true });
     }
     this.launch({
@@ -199,6 +201,7 @@ class SearchRun {
     });
     if (!this.discoveryOpen) this.outboxRound([...this.lists.keys()]);
     await this.done;
+    clearTimeout(cutoff);
     for (const [author, list] of this.discovering) {
       if (list) this.result.relayLists.push(list);
       if (list || this.listsAnswered) this.result.listsChecked.add(author);
@@ -249,7 +252,11 @@ class SearchRun {
     addTo(this.result.answeredBy, keys, url);
   }
 
-  /** A learned relay's final answer about keys: it said EOSE, or it cannot be reached (noted, not asked again for them). */
+  /**
+   * A learned relay's final answer about keys: it said EOSE, or it could not be reached, refused by
+   * the address policy, or closed the subscription (noted, so not asked again for them while the
+   * miss is remembered).
+   */
   private settled(url: string, keys: readonly string[], outcome: RelayOutcome): void {
     if (outcome === 'eose' || outcome === 'failed' || outcome === 'refused' || outcome === 'closed') addTo(this.result.settledBy, keys, url);
   }
@@ -257,6 +264,9 @@ class SearchRun {
   private discovered(list: NostrEvent): void {
     const held = this.discovering.get(list.pubkey);
     if (held && !supersedes(list, held)) return;
+    // A copy of the stored list, or an older one an indexer still holds, changes nothing.
+    const storedAt = this.input.storedListAt?.get(list.pubkey);
+    if (storedAt !== undefined && list.created_at <= storedAt) return;
     this.discovering.set(list.pubkey, list);
     if (!this.discoveryOpen) {
       // Late (after the outbox round began) or a stored list's newer version: its author gets a
@@ -272,7 +282,7 @@ class SearchRun {
   /** The relay lists are in (or the wait is over): the outbox round for every author with a list. */
   private endDiscovery(): void {
     if (!this.discoveryOpen) return;
-    // (Lists that arrived meanwhile for stored ones replace them: the newest is what the author says.)
+    // (A list that arrived meanwhile for a stored one is newer than it: the newest is what the author says.)
     this.discoveryOpen = false;
     for (const [author, list] of this.discovering) if (list) this.lists.set(author, writeRelaysOf(list));
     this.outboxRound([...this.lists.keys()]);
@@ -284,7 +294,7 @@ class SearchRun {
    */
   private outboxRound(authors: readonly string[]): void {
     if (!this.outboxOn || this.signal.aborted) return;
-    const { relaysPerPubkey, maxRelays } = this.deps.config.outbox;
+    const { relaysPerPubkey } = this.deps.config.outbox;
     const candidates = new Map<string, string[]>();
     const missing = new Map<string, number>();
     for (const author of authors) {
@@ -302,7 +312,7 @@ class SearchRun {
     const plan = planOutbox(
       { candidates, missing },
       {
-        maxRelays: Math.min(maxRelays - this.outboxRelays, budget.left),
+        maxRelays: budget.left,
         score: (url) => health.score(url),
         usable: (url) => !health.resting(url),
       },
@@ -311,7 +321,6 @@ class SearchRun {
       if (this.running === 0) this.finished();
       return;
     }
-    this.outboxRelays += plan.size;
     budget.left -= plan.size;
     const keysOf = new Map<string, string[]>();
     for (const [url, planned] of plan) {

@@ -51,10 +51,6 @@ export function replaceableKindAddress(kind: number, pubkey: string): string {
   return `${kind}:${pubkey}`;
 }
 
-export function profileAddress(pubkey: string): string {
-  return replaceableKindAddress(PROFILE_KIND, pubkey);
-}
-
 /**
  * NIP-01: of two versions of a replaceable or addressable event, the one with the newest
  * `created_at` is kept; on a tie, the one with the lowest id (lexical order). True if `candidate`

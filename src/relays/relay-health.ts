@@ -69,16 +69,16 @@ export class RelayHealth {
 
   /** Records how `url` took part in a query. `learned`: not a configured relay. */
   outcome(url: string, outcome: RelayOutcome, learned: boolean): void {
-    if (outcome === 'skipped') return;
+    // `stopped`: the answer was complete elsewhere before this relay said anything: no evidence.
+    if (outcome === 'skipped' || outcome === 'stopped') return;
     const record = this.record(url);
     record.asked += 1;
-    const answered = outcome === 'eose' || outcome === 'stopped';
-    // `stopped` before the relay said anything says little; it still connected and took the REQ.
+    const answered = outcome === 'eose';
     record.success = record.success * (1 - SMOOTHING) + (answered ? SMOOTHING : 0);
     if (answered) {
-      record.answered += outcome === 'eose' ? 1 : 0;
+      record.answered += 1;
       if (record.strikes > 0 && record.restingUntil > 0) {
-        this.logger.info({ relay: url, after: record.strikes }, 'relay answers again');
+        this.log(learned, { relay: url, after: record.strikes }, 'relay answers again');
       }
       record.strikes = 0;
       record.restingUntil = 0;
@@ -97,10 +97,20 @@ export class RelayHealth {
     if (!rests) return;
     const restMs = backoffMs(record.strikes, learned ? LONGEST_REST_LEARNED_MS : LONGEST_REST_CONFIGURED_MS);
     record.restingUntil = Date.now() + restMs;
-    this.logger.info(
+    this.log(
+      learned,
       { relay: url, outcome, strikes: record.strikes, restMs, asked: record.asked, answered: record.answered, delivered: record.delivered },
       'relay resting',
     );
+  }
+
+  /**
+   * Configured relays' changes at info; learned relays' at debug: their URLs come from strangers
+   * (hints, relay lists), and a client could otherwise fill the log with them.
+   */
+  private log(learned: boolean, fields: Record<string, unknown>, message: string): void {
+    if (learned) this.logger.debug(fields, message);
+    else this.logger.info(fields, message);
   }
 
   /** What is known of `url` (for tests and logs). */

@@ -12,9 +12,9 @@ import { hintHostAllowed, PublicOnlyRelaySocket, RelaySocket } from './relay-soc
 /**
  * How one relay took part in a query:
  * - `eose`: it sent everything it had (EOSE), so its silence about a key means it lacks it;
- * - `stopped`: the answer was complete before it finished;
- * - `failed`: no connection (refused, or none by the deadline); `closed`: it closed the subscription
- *   or the connection (NIP-01 CLOSED);
+ * - `stopped`: the answer was complete before it finished (or before it was asked);
+ * - `failed`: no connection (refused, or not open within the connect timeout, RELAY_TIMEOUT_MS);
+ *   `closed`: it closed the subscription or the connection (NIP-01 CLOSED);
  * - `timeout`: connected, but no EOSE before the deadline; or still waiting for a connection or a
  *   subscription slot of our own at the deadline (then not held against the relay);
  * - `skipped`: not asked: it is resting after failures (relay-health.ts);
@@ -193,6 +193,7 @@ export class RelayPool {
   close(): void {
     this.closed = true;
     clearInterval(this.idleSweeper);
+    this.wakeRoomWaiters();
     for (const { relay } of this.connections.values()) relay.close();
     this.connections.clear();
   }
@@ -200,8 +201,10 @@ export class RelayPool {
   /** One relay of a query: its outcome, recorded in its health unless it was never sent the REQ. */
   private async askPooled(url: string, learned: boolean, asked: Asked): Promise<RelayOutcome> {
     const { outcome, sent } = await this.askPooledOnce(url, learned, asked);
-    // Waiting for one of our own subscription slots until the deadline is not the relay's doing.
-    if (sent || outcome !== 'timeout') this.health.outcome(url, outcome, learned);
+    // Only what the relay did once it had our REQ counts: waiting for our own connections or slots,
+    // being called off, or the address policy are not its doing, and a failure to connect is
+    // recorded once per attempt by dial(), however many queries waited on it.
+    if (sent) this.health.outcome(url, outcome, learned);
     return outcome;
   }
 
@@ -212,7 +215,7 @@ export class RelayPool {
     if (this.health.resting(url)) return unsent('skipped');
     // One client's share of the learned connections: past it, wait for one of its own.
     while (learned && (this.learnedInUse.get(asked.client) ?? 0) >= this.learnedShare()) {
-      if (!(await this.untilRoomFreed(asked.ended))) return unsent(endedAs(asked));
+      if (!(await this.untilRoomFreed(asked.ended)) || this.closed) return unsent(endedAs(asked));
     }
     if (learned) this.learnedInUse.set(asked.client, (this.learnedInUse.get(asked.client) ?? 0) + 1);
     let connection: Connection | undefined;
@@ -226,9 +229,10 @@ export class RelayPool {
     try {
       if (!(await connection.slots.acquire(asked.ended))) return unsent(endedAs(asked));
       try {
-        const asking = await this.ask(url, connection.relay, asked);
+        const asking = await this.ask(url, connection.relay, asked, learned);
         if (asking === 'unsent') return unsent(endedAs(asked));
-        outcome = asking;
+        if (asking === 'failed') outcome = 'failed';
+        else outcome = asking;
       } finally {
         connection.slots.release();
       }
@@ -239,8 +243,11 @@ export class RelayPool {
       if (connection.users === 0) this.wakeRoomWaiters();
     }
     // A learned relay that could not be reached gives its room back; a configured one keeps its
-    // place and redials after its rest.
-    if (outcome === 'failed' && learned && connection.users === 0) void this.drop(url, connection);
+    // place and redials after its rest. (Its failure is recorded by dial().)
+    if (outcome === 'failed') {
+      if (learned && connection.users === 0) void this.drop(url, connection);
+      return { outcome, sent: false };
+    }
     return { outcome, sent: true };
   }
 
@@ -253,6 +260,7 @@ export class RelayPool {
    */
   private async connectionFor(url: string, learned: boolean, signal: AbortSignal): Promise<Connection | undefined> {
     for (;;) {
+      if (this.closed) return undefined;
       const held = this.connections.get(url);
       if (held) return take(held);
       if (!learned || this.learnedRoom() > 0) break;
@@ -295,16 +303,21 @@ export class RelayPool {
 
   /** How many learned connections one client may use at once: 3/4 of those the cap leaves them. */
   private learnedShare(): number {
-    const learnedRooms = this.maxConnections - Math.max(this.configured.size, 0);
-    return Math.max(1, Math.ceil((learnedRooms * 3) / 4));
+    return Math.max(1, Math.ceil((this.learnedRooms() * 3) / 4));
+  }
+
+  /** Connections learned relays may hold in all: the cap less the configured relays' room. */
+  private learnedRooms(): number {
+    let configured = 0;
+    for (const connection of this.connections.values()) if (!connection.learned) configured += 1;
+    return this.maxConnections - Math.max(configured, this.configured.size);
   }
 
   /** Connections a learned relay may still open without closing another. */
   private learnedRoom(): number {
-    let configured = 0;
-    for (const connection of this.connections.values()) if (!connection.learned) configured += 1;
-    const room = this.maxConnections - Math.max(configured, this.configured.size);
-    return room - (this.connections.size + this.closing + this.reserved - configured);
+    let learned = 0;
+    for (const connection of this.connections.values()) if (connection.learned) learned += 1;
+    return this.learnedRooms() - (learned + this.closing + this.reserved);
   }
 
   private giveBackShare(client: string): void {
@@ -368,18 +381,16 @@ export class RelayPool {
    * One relay, one subscription: resolves with how it took part, never later than the deadline, and
    * at once when the query's answer is complete.
    */
-  private async ask(url: string, relay: AbstractRelay, asked: Asked): Promise<RelayOutcome | 'unsent'> {
+  private async ask(url: string, relay: AbstractRelay, asked: Asked, learned: boolean): Promise<RelayOutcome | 'unsent'> {
     const { query, onEvent, complete, deadline, ended } = asked;
     const filters = typeof query.filters === 'function' ? query.filters(url) : query.filters;
-    if (deadline.aborted) return 'timeout';
-    if (complete.aborted) return 'stopped';
+    if (deadline.aborted || complete.aborted) return 'unsent';
     // The attempt may be shared with other queries: this one waits no longer than its own deadline
     // (or its answer being complete), and is then not sent, which is not the relay's doing. The
     // attempt itself fails when the relay refuses, or has not connected within the connect timeout
     // (RELAY_TIMEOUT_MS): that is a failure (the relay rests).
-    const connected = await untilAborted(this.dial(relay), ended, null);
-    if (complete.aborted) return 'stopped';
-    if (connected === null) return 'unsent';
+    const connected = await untilAborted(this.dial(url, relay, learned), ended, null);
+    if (connected === null || complete.aborted) return 'unsent';
     if (!connected || !relay.connected) return 'failed';
     let invalid = 0;
     let subscription: Subscription | undefined;
@@ -409,11 +420,12 @@ export class RelayPool {
   }
 
   /**
-   * Whether `relay` connects: an attempt under way is shared, as nostr-tools shares it. The attempt is
-   * given up at the deadline of the query that started it, its socket closed so that the next one
-   * dials afresh.
+   * Whether `relay` connects: an attempt under way is shared, as nostr-tools shares it. The attempt
+   * has its own timeout (RELAY_TIMEOUT_MS), whoever waits on it; when it fails (refused, or not open
+   * in time) the relay's health records one failure, and its socket is closed so that the next
+   * attempt dials afresh.
    */
-  private dial(relay: AbstractRelay): Promise<boolean> {
+  private dial(url: string, relay: AbstractRelay, learned: boolean): Promise<boolean> {
     let attempt = this.dialling.get(relay);
     if (!attempt) {
       const connecting = relay.connect().then(
@@ -423,12 +435,14 @@ export class RelayPool {
       attempt = untilAborted(connecting, AbortSignal.timeout(this.connectTimeoutMs), null).then((connected) => {
         this.dialling.delete(relay);
         if (connected === null && !relay.connected) relay.close();
+        if (!connected && !this.closed) this.health.outcome(url, 'failed', learned);
         return connected ?? false;
       });
       this.dialling.set(relay, attempt);
     }
     return attempt;
   }
+
 }
 
 /** What each relay of one query is handed. */

@@ -121,7 +121,6 @@ export class RedisEventStore implements EventStore {
     });
   }
 
-
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
     // Issued together without waiting, so they travel pipelined on the connection.
     return this.command(() => Promise.all(events.map((event) => this.putEvent(event))));
