@@ -307,11 +307,20 @@ describe('a remembered miss does not hide new places to look (issue 12 §5)', ()
     // relay noted as having answered "not found" is asked for the profile only.
     expect(write.requests).toEqual([[{ ids: [note.id] }], [{ kinds: [0], authors: [kim] }]]);
     expect(empty.requests).toEqual([[{ ids: [note.id] }], [{ kinds: [0], authors: [kim] }]]);
-    // The base relay, which answered the id already, is asked only for the profile.
+    // The base relay, which answered the id already, is asked only for the profile (and the
+    // author's list again: the one stored came without a freshness mark, as an import's does).
     expect(base.requests).toEqual([
       [{ ids: [note.id] }, { kinds: [10002], authors: [kim] }],
-      [{ kinds: [0], authors: [kim] }],
+      [{ kinds: [0], authors: [kim] }, { kinds: [10002], authors: [kim] }],
     ]);
+  });
+
+  it('an author with no relay list anywhere gets no list freshness mark: a random pubkey leaves only its miss mark', async () => {
+    const ghost = pubkeyOf('ob-ghost');
+    const base = await relay();
+    const { server, store } = await service({ urls: [base.url] });
+    expect((await getJson(`${server.url}/user-profile?pubkey=${ghost}`)).status).toBe(404);
+    expect(await store.store.marks.has([`profile:${ghost}`, `relays:${ghost}`])).toEqual([true, false]);
   });
 
   it('a miss noted on the write relays is answered at once the next time, without asking anyone', async () => {

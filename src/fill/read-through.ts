@@ -296,7 +296,7 @@ export class ReadThrough {
     await this.store([...result.found.values(), ...result.relayLists]);
     await Promise.all([
       this.extendNotes(lookup, remembered, misses, result, new Set(hints)),
-      this.mark([...result.listsChecked].map(relayListMarkKey), this.deps.config.profileTtlSeconds),
+      this.mark(checkedListMarks(result, misses), this.deps.config.profileTtlSeconds),
     ]);
     return keys.map((key) => answerOf(key, result));
   }
@@ -360,7 +360,7 @@ export class ReadThrough {
     const { negativeTtlSeconds, profileTtlSeconds } = this.deps.config;
     const absent = mark ? keys.filter((key) => !result.found.has(key) && this.decidesMiss(lookup, result.answeredBy.get(key))) : [];
     const notes = absent.map((key) => this.missNote(key, misses, result, NO_HINTS) ?? '');
-    const checkedLists = [...result.listsChecked].map(relayListMarkKey);
+    const checkedLists = checkedListMarks(result, misses);
     // A found profile is marked only once it is written: a reader that saw the mark without the
     // profile would take it for a known miss. An event found but not kept (ephemeral, or an old
     // version of a replaceable event) is answered now and then remembered like a miss: otherwise
@@ -449,6 +449,16 @@ export class ReadThrough {
 }
 
 const NO_HINTS: ReadonlySet<string> = new Set();
+
+/**
+ * Freshness marks for the relay lists a search checked, of authors who have one (stored before, or
+ * found now). An author with none gets no mark: there is nothing to keep fresh, and a mark per
+ * random pubkey a client asks for would outlive its miss mark (PROFILE_TTL against NEGATIVE_TTL).
+ */
+function checkedListMarks(result: SearchResult, misses: Misses): string[] {
+  const found = new Set(result.relayLists.map((list) => list.pubkey));
+  return [...result.listsChecked].filter((author) => found.has(author) || misses.relayLists.has(author)).map(relayListMarkKey);
+}
 
 /** One key's answer from a search: found, absent (a relay asked about it answered in full), or unavailable. */
 function answerOf(key: string, result: SearchResult): Fetched {
