@@ -233,6 +233,14 @@ export interface RelayConfig {
   /** Ids and pubkeys one request may ask of the relays, at most; past it, they are throttled. */
   maxKeysPerRequest: number;
 }
+/**
+ * The operator's relays, RELAYS and INDEXER_RELAYS, once each: trusted (loopback included), never
+ * asked as learned relays, their connections' room reserved.
+ */
+export function configuredRelays(config: Pick<RelayConfig, 'urls' | 'indexerUrls'>): string[] {
+  return [...new Set([...config.urls, ...config.indexerUrls])];
+}
+
 export interface GraphqlConfig {
   /** GraphiQL is on in development, off when NODE_ENV=production unless GRAPHIQL=true. */
   graphiql: boolean;
@@ -280,7 +288,7 @@ export function loadConfig(env: Env = process.env): Config {
   const relays = parseModel(RelayModel, env, problems);
   const graphql = parseModel(GraphqlModel, env, problems);
   if (relays) {
-    const configured = new Set([...relays.RELAYS, ...relays.INDEXER_RELAYS]).size;
+    const configured = configuredRelays({ urls: relays.RELAYS, indexerUrls: relays.INDEXER_RELAYS }).length;
     if (configured >= relays.MAX_RELAY_CONNECTIONS) {
       problems.push(
         `MAX_RELAY_CONNECTIONS (${relays.MAX_RELAY_CONNECTIONS}) must be above the number of RELAYS and INDEXER_RELAYS (${configured}), to leave room for hints and learned relays`,

@@ -1,4 +1,4 @@
-import type { RelayConfig } from '../config/env.js';
+import { configuredRelays, type RelayConfig } from '../config/env.js';
 import { LookupError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
@@ -65,7 +65,7 @@ export class ReadThrough {
   constructor(private readonly deps: ReadThroughDependencies) {
     this.search = new RelaySearch(deps);
     this.inflight = { event: new InFlightLookups(deps.logger), profile: new InFlightLookups(deps.logger) };
-    this.configured = new Set([...deps.config.urls, ...deps.config.indexerUrls]);
+    this.configured = new Set(configuredRelays(deps.config));
   }
 
   /** A request starting now: its deadline is RELAY_TIMEOUT_MS away. */
@@ -177,9 +177,10 @@ export class ReadThrough {
   ): Promise<ReadAnswer[]> {
     const hinted = request.hints.length > 0;
     // A remembered miss is asked again only where it was not looked for yet.
-    const ask = missing.filter((key) => misses.notes.get(key) == null || hinted || this.hasNewPlaces(key, misses));
+    const withNewPlaces = new Set(missing.filter((key) => misses.notes.get(key) != null && this.hasNewPlaces(key, misses)));
+    const ask = missing.filter((key) => misses.notes.get(key) == null || hinted || withNewPlaces.has(key));
     if (ask.length === 0) return [...found];
-    const fetched = await this.perClient(request, ask, (admitted) => this.fetch(lookup, admitted, misses, request));
+    const fetched = await this.perClient(request, ask, (admitted) => this.fetch(lookup, admitted, misses, request, withNewPlaces));
     const answers = new Map(ask.map((key, index) => [key, fetched[index] as Fetched]));
     return keys.map((key, index) => {
       const answer = answers.get(key);
@@ -241,7 +242,13 @@ export class ReadThrough {
    * look (its hints, and write relays a remembered miss has not asked) are asked for this request
    * only, in parallel: their answers are stored, never marked (issue 18 §3).
    */
-  private async fetch(lookup: LookupKind, keys: readonly string[], misses: Misses, request: RelayRequest): Promise<Fetched[]> {
+  private async fetch(
+    lookup: LookupKind,
+    keys: readonly string[],
+    misses: Misses,
+    request: RelayRequest,
+    withNewPlaces: ReadonlySet<string>,
+  ): Promise<Fetched[]> {
     const unmarked = keys.filter((key) => misses.notes.get(key) == null);
     const shared = this.inflight[lookup.name].join(unmarked, request.signal, (fresh) =>
       acrossInstances(
@@ -257,7 +264,7 @@ export class ReadThrough {
         (mine) => this.searchAndRecord(lookup, mine, misses, request, { mark: true }),
       ),
     );
-    const own = this.searchOwn(lookup, keys, misses, request);
+    const own = this.searchOwn(lookup, keys, misses, request, withNewPlaces);
     const [fromShared, fromOwn] = await Promise.all([shared, own]);
     const sharedByKey = new Map(unmarked.map((key, index) => [key, fromShared[index] as Fetched]));
     return keys.map((key, index) => {
@@ -270,8 +277,14 @@ export class ReadThrough {
   }
 
   /** The request's own search (hints for every key, new write relays for remembered misses), or undefined if it has none. */
-  private async searchOwn(lookup: LookupKind, keys: readonly string[], misses: Misses, request: RelayRequest): Promise<Fetched[] | undefined> {
-    const remembered = keys.filter((key) => misses.notes.get(key) != null && this.hasNewPlaces(key, misses));
+  private async searchOwn(
+    lookup: LookupKind,
+    keys: readonly string[],
+    misses: Misses,
+    request: RelayRequest,
+    withNewPlaces: ReadonlySet<string>,
+  ): Promise<Fetched[] | undefined> {
+    const remembered = keys.filter((key) => withNewPlaces.has(key));
     const hints = request.hints.filter((url) => !this.configured.has(url));
     if (hints.length === 0 && remembered.length === 0) return undefined;
     const asked = new Map(keys.map((key) => [key, readMissNote(misses.notes.get(key)).relays]));

@@ -1,5 +1,5 @@
 import type { Filter } from 'nostr-tools/filter';
-import type { RelayConfig } from '../config/env.js';
+import { configuredRelays, type RelayConfig } from '../config/env.js';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { supersedes } from '../nostr/kinds.js';
@@ -175,7 +175,7 @@ class SearchRun {
     }
     const learned = hints.filter((url) => !asks.has(url));
     // Configured relays are never planned as write relays: they are asked as configured or not at all.
-    for (const url of [...config.urls, ...config.indexerUrls, ...learned]) this.used.add(url);
+    for (const url of [...configuredRelays(config), ...learned]) this.used.add(url);
 
     // The outbox round waits for the lists of authors the index has none for; a stored list due a
     // check is used at once, and a newer one that arrives gets a round of its own.

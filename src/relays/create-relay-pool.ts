@@ -1,4 +1,4 @@
-import type { RelayConfig } from '../config/env.js';
+import { configuredRelays, type RelayConfig } from '../config/env.js';
 import type { Logger } from '../logger.js';
 import { RelayPool } from './relay-pool.js';
 
@@ -22,7 +22,7 @@ export function createRelayPool(config: RelayConfig, logger: Logger): RelayPool 
     logger,
     allowPrivateHints: config.allowPrivateHints,
     maxConnections: config.maxConnections,
-    configured: [...new Set([...config.urls, ...config.indexerUrls])],
+    configured: configuredRelays(config),
     connectTimeoutMs: config.timeoutMs,
   });
 }
