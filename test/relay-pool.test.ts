@@ -265,6 +265,23 @@ describe('RelayPool', () => {
     expect(subject.peakConnections).toBe(6);
   });
 
+  it('a query of many relays is no listener leak: Node does not warn (each wait removes its listener)', async () => {
+    const silent = await Promise.all(Array.from({ length: 25 }, () => relay({ silent: true })));
+    const subject = pool(true, { maxConnections: 60 }).pool;
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const signal = AbortSignal.timeout(300);
+      const ask = () => subject.query({ relays: [], learned: silent.map((r) => r.url), filters: [{ ids: [note.id] }], signal, onEvent: () => false });
+      await Promise.all([ask(), ask(), ask()]);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
+
   it('refuses a hint whose name resolves to loopback (the resolved address is checked, not the name)', async () => {
     const hinted = await relay({ events: [note] });
     const byName = `ws://localhost:${hinted.port}/`;

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Filter } from 'nostr-tools/filter';
 import { configuredRelays, type RelayConfig } from '../config/env.js';
 import type { Logger } from '../logger.js';
@@ -124,6 +125,8 @@ class SearchRun {
   private discoveryOpen = false;
   /** Relays this search has asked (configured, hints, write relays): none is asked twice. */
   private readonly used = new Set<string>();
+  /** Timers under way (discovery cutoff, hedges). */
+  private readonly timers = new Set<NodeJS.Timeout>();
   /** Author → write relays asked for it that have not failed or been found late. */
   private readonly covering = new Map<string, Set<string>>();
 
@@ -133,6 +136,8 @@ class SearchRun {
   ) {
     this.wanted = new Set(input.keys);
     this.signal = AbortSignal.any([input.signal, this.complete.signal]);
+    // Each query of the search listens for its end (one per outbox round, at most one per write relay).
+    setMaxListeners(10 + deps.config.outbox.maxRelays, this.complete.signal);
     this.outboxOn = deps.config.outbox.enabled;
     if (this.outboxOn) {
       for (const key of input.keys) {
@@ -181,11 +186,14 @@ class SearchRun {
     // check is used at once, and a newer one that arrives gets a round of its own.
     this.discoveryOpen = [...this.discovering.keys()].some((author) => !this.lists.has(author));
     const listRelays = new Set(this.discovering.size > 0 ? asks.keys() : []);
-    let cutoff: NodeJS.Timeout | undefined;
-    if (this.discoveryOpen) {
-      cutoff = setTimeout(() => this.endDiscovery(), Math.max(0, this.input.msLeft() * DISCOVERY_SHARE));
-      this.signal.addEventListener('abort', () => clearTimeout(cutoff), { once: true });
-    }
+    // Every timer of the search (the discovery cutoff, each round's hedge) goes when it ends or is
+    // called off: one listener for all of them, however many rounds there are.
+    const clearTimers = () => {
+      for (const timer of this.timers) clearTimeout(timer);
+      this.timers.clear();
+    };
+    this.signal.addEventListener('abort', clearTimers, { once: true });
+    if (this.discoveryOpen) this.timer(() => this.endDiscovery(), this.input.msLeft() * DISCOVERY_SHARE);
     this.launch({
       relays: [...asks.keys()],
       learned,
@@ -201,7 +209,8 @@ class SearchRun {
     });
     if (!this.discoveryOpen) this.outboxRound([...this.lists.keys()]);
     await this.done;
-    clearTimeout(cutoff);
+    this.signal.removeEventListener('abort', clearTimers);
+    clearTimers();
     for (const [author, list] of this.discovering) {
       if (list) this.result.relayLists.push(list);
       if (list || this.listsAnswered) this.result.listsChecked.add(author);
@@ -342,7 +351,7 @@ class SearchRun {
       for (const author of authors) this.covering.get(author)?.delete(url);
       this.outboxRound(authors);
     };
-    const hedge = setTimeout(() => {
+    const hedge = this.timer(() => {
       for (const url of [...pending]) uncover(url);
     }, this.input.msLeft() * HEDGE_SHARE);
     this.launch({
@@ -357,10 +366,24 @@ class SearchRun {
         } else {
           uncover(url);
         }
-        if (pending.size === 0) clearTimeout(hedge);
+        if (pending.size === 0) this.clearTimer(hedge);
       },
     });
-    this.signal.addEventListener('abort', () => clearTimeout(hedge), { once: true });
+  }
+
+  /** A timer of this search, cleared when it ends (see run). */
+  private timer(run: () => void, ms: number): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      run();
+    }, Math.max(0, ms));
+    this.timers.add(timer);
+    return timer;
+  }
+
+  private clearTimer(timer: NodeJS.Timeout): void {
+    clearTimeout(timer);
+    this.timers.delete(timer);
   }
 
   /** The keys of `author` that this search still looks for. */

@@ -1,4 +1,5 @@
 import type { AbstractRelay, Subscription } from 'nostr-tools/abstract-relay';
+import { setMaxListeners } from 'node:events';
 import WebSocket from 'ws';
 import type { Filter } from 'nostr-tools/filter';
 import { untilAborted } from '../abortable.js';
@@ -174,6 +175,10 @@ export class RelayPool {
     // `deadline` when nothing more is awaited, `ended` also when the answer is complete.
     const deadline = AbortSignal.any([query.signal]);
     const ended = AbortSignal.any([query.signal, complete.signal]);
+    // Each relay of the query waits on these (connection, slot, dial, answer), each wait removing its
+    // listener when it ends: a query of many relays is not a leak, so Node's warning at 10 is raised
+    // to what the query can hold.
+    setMaxListeners(10 + 4 * (query.relays.length + (query.learned?.length ?? 0)), deadline, ended);
     const asked = { query, onEvent, complete: complete.signal, deadline, ended, client: query.client ?? '' };
     const settle = async (url: string, isLearned: boolean) => {
       const outcome = await this.askPooled(url, isLearned, asked);
