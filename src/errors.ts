@@ -61,6 +61,14 @@ export const ERRORS = {
   shutting_down: { status: 503, message: 'The service is restarting. Try again shortly.' },
   profile_not_found: { status: 404, message: 'No profile (kind 0 event) is known for this pubkey.' },
   event_not_found: { status: 404, message: 'No event with this id is known.' },
+  profile_deleted: {
+    status: 404,
+    message: 'This profile was deleted by its author (NIP-09), or its author asked to vanish (NIP-62).',
+  },
+  event_deleted: {
+    status: 404,
+    message: 'This event was deleted by its author (NIP-09), or its author asked to vanish (NIP-62).',
+  },
   route_not_found: { status: 404, message: 'There is no such route.' },
   method_not_allowed: { status: 405, message: 'This route answers GET and HEAD only.' },
   store_unavailable: { status: 500, message: 'The event index is unavailable. Try again shortly.' },

@@ -131,6 +131,8 @@ describe('importEvents against Redis', () => {
       duplicate: 1,
       rejected: 0,
       ephemeral: 1,
+      applied: 0,
+      deleted: 0,
       invalid: { bad_signature: 1, bad_id: 1, 'bad_field:id': 1, not_an_object: 1 },
       unreadableLines: 1,
       unreadableExamples: [12],

@@ -7,7 +7,7 @@ import { describeEventStoreConformance } from './support/event-store-conformance
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { createTestStore } from './support/test-store.js';
 
-describeEventStoreConformance('Redis', () => createTestStore());
+describeEventStoreConformance('Redis', (options) => createTestStore(undefined, options));
 
 describe('Redis specifics', () => {
   it('keeps a replaceable event once: in its slot, with a marker under its id', async () => {

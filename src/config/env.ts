@@ -86,6 +86,23 @@ const StoreModel = z.object({
     .regex(/^\S*$/, 'REDIS_KEY_PREFIX must not contain whitespace')
     .default('nostr:'),
   REDIS_TIMEOUT_MS: integer('REDIS_TIMEOUT_MS', 50, 60000, 1000),
+  // The service's public URL: a request to vanish (NIP-62) naming it applies, as ALL_RELAYS does.
+  PUBLIC_URL: z.preprocess(
+    emptyAsUnset,
+    z
+      .string()
+      .trim()
+      .max(512, 'PUBLIC_URL must be at most 512 characters')
+      .refine((value) => {
+        try {
+          const url = new URL(value);
+          return ['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol) && url.hostname !== '' && url.username === '' && url.password === '';
+        } catch {
+          return false;
+        }
+      }, 'PUBLIC_URL must be an http(s):// or ws(s):// URL with a host and no credentials')
+      .optional(),
+  ),
 });
 
 const LogModel = z.object({
@@ -148,11 +165,14 @@ const relayList = (name: string, fallback: string[]) =>
       return urls;
     });
 
+/** Profiles and notes, and what deletes them: deletion requests (NIP-09) and requests to vanish (NIP-62). */
+export const DEFAULT_SYNC_KINDS = [0, 1, 5, 62];
+
 const kindList = z
   .string()
   .optional()
   .transform((value, context) => {
-    if (value === undefined || value.trim() === '') return [0, 1];
+    if (value === undefined || value.trim() === '') return DEFAULT_SYNC_KINDS;
     const kinds = value.split(',').map((item) => item.trim());
     const bad = kinds.find((kind) => !/^\d{1,5}$/.test(kind) || Number(kind) > 65535);
     if (bad !== undefined) {
@@ -195,8 +215,11 @@ export interface RedisConfig {
   keyPrefix: string;
   timeoutMs: number;
 }
-/** Where events are indexed: Redis when REDIS_URL is set, else the embedded store in DATA_DIR. */
-export type StoreConfig = ({ kind: 'redis' } & RedisConfig) | { kind: 'embedded'; dataDir: string };
+/**
+ * Where events are indexed: Redis when REDIS_URL is set, else the embedded store in DATA_DIR; and
+ * PUBLIC_URL, which decides which requests to vanish (NIP-62) apply here besides ALL_RELAYS.
+ */
+export type StoreConfig = (({ kind: 'redis' } & RedisConfig) | { kind: 'embedded'; dataDir: string }) & { publicUrl?: string };
 export interface LogConfig {
   level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
@@ -310,9 +333,12 @@ export function loadConfig(env: Env = process.env): Config {
         maxRequestsPerConnection: http.MAX_REQUESTS_PER_CONNECTION,
       },
     },
-    store: store.REDIS_URL
-      ? { kind: 'redis', url: store.REDIS_URL, keyPrefix: store.REDIS_KEY_PREFIX, timeoutMs: store.REDIS_TIMEOUT_MS }
-      : { kind: 'embedded', dataDir: resolve(store.DATA_DIR) },
+    store: {
+      ...(store.REDIS_URL
+        ? { kind: 'redis', url: store.REDIS_URL, keyPrefix: store.REDIS_KEY_PREFIX, timeoutMs: store.REDIS_TIMEOUT_MS }
+        : { kind: 'embedded', dataDir: resolve(store.DATA_DIR) }),
+      ...(store.PUBLIC_URL ? { publicUrl: store.PUBLIC_URL } : {}),
+    },
     log: { level: log.LOG_LEVEL },
     lookup: { maxProfiles: lookup.MAX_PROFILES, maxListLength: lookup.MAX_LIST_LENGTH },
     relays: {

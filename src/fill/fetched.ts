@@ -6,11 +6,14 @@ import type { StoredEvent } from '../store/event-store.js';
  * - `absent`: at least one relay asked about it answered in full (EOSE) and none had it;
  * - `unavailable`: no relay could be reached or answered before the deadline;
  * - `throttled`: not asked: the client already has MISS_CONCURRENCY_PER_CLIENT lookups at the relays,
- *   or the request has asked RELAY_MAX_KEYS_PER_REQUEST keys.
+ *   or the request has asked RELAY_MAX_KEYS_PER_REQUEST keys;
+ * - `deleted`: found, but its author deleted it (a deletion request that came with it, or one the
+ *   index held): the store refused it and keeps its tombstone.
  */
-export type Fetched = Found | { kind: 'absent' } | { kind: 'unavailable' } | { kind: 'throttled' };
+export type Fetched = Found | { kind: 'absent' } | { kind: 'unavailable' } | { kind: 'throttled' } | { kind: 'deleted' };
 export type Found = { kind: 'found'; stored: StoredEvent };
 
 export const ABSENT: Fetched = { kind: 'absent' };
 export const UNAVAILABLE: Fetched = { kind: 'unavailable' };
 export const THROTTLED: Fetched = { kind: 'throttled' };
+export const GONE: Fetched = { kind: 'deleted' };

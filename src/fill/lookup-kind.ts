@@ -1,4 +1,5 @@
 import type { Filter } from 'nostr-tools/filter';
+import { DELETION_KIND } from '../nostr/deletions.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { PROFILE_KIND, supersedes } from '../nostr/kinds.js';
 import { eventMarkKey, profileMarkKey } from '../store/mark-store.js';
@@ -10,7 +11,11 @@ import { eventMarkKey, profileMarkKey } from '../store/mark-store.js';
  */
 export interface LookupKind {
   readonly name: 'event' | 'profile';
-  /** The filters that ask relays for these keys (one REQ; NIP-01 allows several filters). */
+  /**
+   * The filters that ask relays for these keys (one REQ; NIP-01 allows several filters); for events,
+   * also the deletion requests naming them (NIP-09), so that a deleted note is not brought back by
+   * a relay that still holds it.
+   */
   filters(keys: readonly string[]): Filter[];
   /** The key an arriving event answers, if it answers one. */
   keyOf(event: NostrEvent): string;
@@ -20,6 +25,8 @@ export interface LookupKind {
   readonly firstIsFinal: boolean;
   /** The key's mark (store/mark-store.ts). */
   markKey(key: string): string;
+  /** Whether the filters also ask for deletion requests naming the keys (`{"kinds":[5],"#e":[…]}`). */
+  readonly asksDeletions: boolean;
 }
 
 /**
@@ -31,7 +38,9 @@ export const MAX_VALUES_PER_FILTER = 500;
 
 export const EVENT_LOOKUP: LookupKind = {
   name: 'event',
-  filters: (ids) => chunks(ids, MAX_VALUES_PER_FILTER).map((part) => ({ ids: part })),
+  filters: (ids) =>
+    chunks(ids, MAX_VALUES_PER_FILTER).flatMap((part) => [{ ids: part }, { kinds: [DELETION_KIND], '#e': part }]),
+  asksDeletions: true,
   keyOf: (event) => event.id,
   // An id names one event: the first that verifies is the answer (NIP-01).
   wins: () => false,
@@ -42,6 +51,7 @@ export const EVENT_LOOKUP: LookupKind = {
 export const PROFILE_LOOKUP: LookupKind = {
   name: 'profile',
   filters: (pubkeys) => chunks(pubkeys, MAX_VALUES_PER_FILTER).map((part) => ({ kinds: [PROFILE_KIND], authors: part })),
+  asksDeletions: false,
   keyOf: (event) => (event.kind === PROFILE_KIND ? event.pubkey : ''),
   // Relays may hold different versions: the newest wins (NIP-01 replaceable rule).
   wins: (candidate, held) => supersedes(candidate, held),

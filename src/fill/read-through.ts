@@ -5,19 +5,23 @@ import type { NostrEvent } from '../nostr/event.js';
 import { isEphemeralKind } from '../nostr/kinds.js';
 import { RELAY_LIST_KIND, writeRelaysOf } from '../nostr/relay-list.js';
 import type { RelayPool } from '../relays/relay-pool.js';
-import { CorruptDataError, type EventStore, type StoredEvent, StoreUnavailableError } from '../store/event-store.js';
+import { CorruptDataError, type EventStore, type Held, StoreUnavailableError } from '../store/event-store.js';
 import { relayListMarkKey } from '../store/mark-store.js';
 import { toStoredEvent } from '../store/stored-event.js';
+import { DELETED, isDeleted } from '../store/tombstones.js';
 import { fingerprint, noteIsFull, readMissNote, writeMissNote } from './asked-relays.js';
 import { InFlightLookups } from './coalescing.js';
-import { ABSENT, type Fetched, type Found, THROTTLED, UNAVAILABLE } from './fetched.js';
+import { ABSENT, type Fetched, type Found, GONE, THROTTLED, UNAVAILABLE } from './fetched.js';
 import { acrossInstances } from './instance-claims.js';
 import { EVENT_LOOKUP, type LookupKind, PROFILE_LOOKUP } from './lookup-kind.js';
 import { RelaySearch, type SearchResult } from './relay-search.js';
 import { RelayRequest } from './relay-request.js';
 
-/** One answer of a read: the stored event, null (none exists, as far as anyone can tell), or the error to report. */
-export type ReadAnswer = StoredEvent | null | LookupError;
+/**
+ * One answer of a read: the stored event, DELETED (its author deleted it, or asked to vanish), null
+ * (none exists, as far as anyone can tell), or the error to report.
+ */
+export type ReadAnswer = Held | LookupError;
 
 export interface ReadThroughDependencies {
   pool: RelayPool;
@@ -80,7 +84,7 @@ export class ReadThrough {
   async events(
     ids: readonly string[],
     request: RelayRequest,
-    fromIndex?: (stored: readonly (StoredEvent | null)[]) => void,
+    fromIndex?: (stored: readonly Held[]) => void,
   ): Promise<ReadAnswer[]> {
     const stored = await guarded(() => this.deps.store.getEvents(ids));
     fromIndex?.(stored);
@@ -154,7 +158,7 @@ export class ReadThrough {
       const read = await this.deps.store.getReplaceableWithMarks(RELAY_LIST_KIND, wanted, relayListMarkKey);
       wanted.forEach((author, index) => {
         const { event: list, marked } = read[index] ?? { event: null, marked: false };
-        if (!list) return;
+        if (!list || isDeleted(list)) return;
         relayLists.set(author, writeRelaysOf(list.event));
         storedListAt.set(author, list.event.created_at);
         if (!marked) staleLists.add(author);
@@ -170,7 +174,7 @@ export class ReadThrough {
   private async answerMisses(
     lookup: LookupKind,
     keys: readonly string[],
-    found: readonly (StoredEvent | null)[],
+    found: readonly Held[],
     missing: readonly string[],
     misses: Misses,
     request: RelayRequest,
@@ -270,6 +274,8 @@ export class ReadThrough {
     return keys.map((key, index) => {
       // A key that was not asked of everyone is a remembered miss: absent unless its own search finds it.
       const answers = [sharedByKey.get(key) ?? ABSENT, fromOwn?.[index]].filter((answer): answer is Fetched => !!answer);
+      // Its author deleted it: whoever found it, the store refused it.
+      if (answers.some((answer) => answer.kind === 'deleted')) return GONE;
       const found = answers.filter((answer): answer is Found => answer.kind === 'found');
       if (found.length > 0) return found.reduce((a, b) => (lookup.wins(b.stored.event, a.stored.event) ? b : a));
       return answers.some((answer) => answer.kind === 'absent') ? ABSENT : UNAVAILABLE;
@@ -306,12 +312,12 @@ export class ReadThrough {
       client: request.client,
       outboxBudget: request.outboxBudget,
     });
-    await this.store([...result.found.values(), ...result.relayLists]);
+    const { deleted } = await this.store([...result.found.values(), ...result.relayLists, ...result.deletions]);
     await Promise.all([
       this.extendNotes(lookup, remembered, misses, result, new Set(hints)),
       this.mark(checkedListMarks(result, misses), this.deps.config.profileTtlSeconds),
     ]);
-    return keys.map((key) => answerOf(key, result));
+    return keys.map((key) => answerOf(key, result, deleted));
   }
 
   /**
@@ -377,9 +383,13 @@ export class ReadThrough {
     // A found profile is marked only once it is written: a reader that saw the mark without the
     // profile would take it for a known miss. An event found but not kept (ephemeral, or an old
     // version of a replaceable event) is answered now and then remembered like a miss: otherwise
-    // every request for it would ask the relays again.
+    // every request for it would ask the relays again. One the store refused as deleted keeps a
+    // tombstone, which answers from now on.
+    let deleted: ReadonlySet<string> = new Set();
     await Promise.all([
-      this.store([...result.found.values(), ...result.relayLists]).then(async (notKept) => {
+      this.store([...result.found.values(), ...result.relayLists, ...result.deletions]).then(async (written) => {
+        const { notKept } = written;
+        deleted = written.deleted;
         const foundKeys = [...result.found.keys()];
         if (mark && lookup === PROFILE_LOOKUP) await this.mark(foundKeys.map(lookup.markKey), profileTtlSeconds);
         const dropped = foundKeys.filter((key) => notKept.has((result.found.get(key) as NostrEvent).id));
@@ -392,7 +402,7 @@ export class ReadThrough {
     // everyone, as the mark is.
     return new Map(
       keys.map((key) => {
-        const answer = answerOf(key, result);
+        const answer = answerOf(key, result, deleted);
         return [key, answer.kind === 'absent' && !this.decidesMiss(lookup, result.answeredBy.get(key)) ? UNAVAILABLE : answer];
       }),
     );
@@ -427,28 +437,38 @@ export class ReadThrough {
   /** What the store says of keys now: found, absent (a miss mark), or not yet known. */
   private async readSettled(lookup: LookupKind, keys: string[]): Promise<(Fetched | undefined)[]> {
     const store = this.deps.store;
+    const settled = (held: Held, marked: boolean | undefined): Fetched | undefined => {
+      if (isDeleted(held)) return GONE;
+      return held ? { kind: 'found', stored: held } : marked ? ABSENT : undefined;
+    };
     if (lookup === PROFILE_LOOKUP) {
       const read = await store.getProfilesWithMarks(keys);
-      return read.map(({ profile, marked }) => (profile ? { kind: 'found', stored: profile } : marked ? ABSENT : undefined));
+      return read.map(({ profile, marked }) => settled(profile, marked));
     }
     const [events, marked] = await Promise.all([store.getEvents(keys), store.marks.has(keys.map(lookup.markKey))]);
-    return events.map((stored, index) => (stored ? { kind: 'found', stored } : marked[index] ? ABSENT : undefined));
+    return events.map((stored, index) => settled(stored, marked[index]));
   }
 
-  /** Writes verified events to the index; returns the ids of those it does not keep (ephemeral, superseded, rejected). */
-  private async store(events: NostrEvent[]): Promise<Set<string>> {
+  /**
+   * Writes verified events to the index (deletion requests among them are applied first, by the
+   * store); returns the ids of those it does not keep (ephemeral, superseded, rejected), and of those
+   * it refused as deleted by their authors.
+   */
+  private async store(events: NostrEvent[]): Promise<{ notKept: Set<string>; deleted: Set<string> }> {
     const notKept = new Set(events.filter((event) => isEphemeralKind(event.kind)).map((event) => event.id));
+    const deleted = new Set<string>();
     const storable = events.filter((event) => !isEphemeralKind(event.kind));
-    if (storable.length === 0) return notKept;
+    if (storable.length === 0) return { notKept, deleted };
     try {
       const outcomes = await this.deps.store.putEvents(storable);
       storable.forEach((event, index) => {
         if (outcomes[index] === 'superseded' || outcomes[index] === 'rejected') notKept.add(event.id);
+        if (outcomes[index] === 'deleted') deleted.add(event.id);
       });
     } catch (error) {
       this.deps.logger.warn({ err: error }, 'could not store events fetched from relays');
     }
-    return notKept;
+    return { notKept, deleted };
   }
 
   private async mark(keys: string[], ttlSeconds: number, notes?: string[]): Promise<void> {
@@ -473,9 +493,10 @@ function checkedListMarks(result: SearchResult, misses: Misses): string[] {
   return [...result.listsChecked].filter((author) => found.has(author) || misses.relayLists.has(author)).map(relayListMarkKey);
 }
 
-/** One key's answer from a search: found, absent (a relay asked about it answered in full), or unavailable. */
-function answerOf(key: string, result: SearchResult): Fetched {
+/** One key's answer from a search: found, deleted (the store refused it), absent (a relay asked about it answered in full), or unavailable. */
+function answerOf(key: string, result: SearchResult, deleted: ReadonlySet<string>): Fetched {
   const event = result.found.get(key);
+  if (event && deleted.has(event.id)) return GONE;
   if (event) return { kind: 'found', stored: toStoredEvent(event) };
   return result.answeredBy.has(key) ? ABSENT : UNAVAILABLE;
 }
@@ -484,6 +505,7 @@ function answerOf(key: string, result: SearchResult): Fetched {
 function fromRelays(fetched: Fetched): ReadAnswer {
   if (fetched.kind === 'found') return fetched.stored;
   if (fetched.kind === 'absent') return null;
+  if (fetched.kind === 'deleted') return DELETED;
   if (fetched.kind === 'throttled') return new LookupError('too_many_requests');
   return new LookupError('relays_unavailable');
 }

@@ -3,6 +3,7 @@ import type { Filter } from 'nostr-tools/filter';
 import { configuredRelays, type RelayConfig } from '../config/env.js';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
+import { DELETION_KIND } from '../nostr/deletions.js';
 import { supersedes } from '../nostr/kinds.js';
 import { RELAY_LIST_KIND, writeRelaysOf } from '../nostr/relay-list.js';
 import type { RelayOutcome, RelayPool, RelayQuery } from '../relays/relay-pool.js';
@@ -58,7 +59,15 @@ export interface SearchResult {
   consulted: Set<string>;
   /** Authors whose relay list the configured relays were asked for and answered (found or not): fresh for PROFILE_TTL. */
   listsChecked: Set<string>;
+  /**
+   * Deletion requests (NIP-09) that arrived, verified, by the author of an event found, naming it:
+   * to be stored with it, so that the store refuses the event (event lookups only).
+   */
+  deletions: NostrEvent[];
 }
+
+/** Deletion requests one search keeps while it runs, at most (anyone can sign one naming any id). */
+const MAX_DELETIONS_PER_SEARCH = 1000;
 
 /**
  * Discovery waits for the configured relays' relay lists at most this share of the time left; the
@@ -103,7 +112,17 @@ class SearchRun {
     relayLists: [],
     consulted: new Set(),
     listsChecked: new Set(),
+    deletions: [],
   };
+  /** Deletion requests naming a wanted key, by id (event lookups: asksDeletions). */
+  private readonly deletions = new Map<string, NostrEvent>();
+  /**
+   * Relays that delivered an answer, and those of them that have ended. With deletions asked, an
+   * answer is complete when every key is found and every relay that delivered one has ended (a relay
+   * sends the deletion naming an event before its EOSE, not necessarily before the event).
+   */
+  private readonly delivering = new Set<string>();
+  private readonly ended = new Set<string>();
   /** Whether a configured relay asked for relay lists answered in full. */
   private listsAnswered = false;
   private readonly wanted: Set<string>;
@@ -218,6 +237,9 @@ class SearchRun {
     for (const author of this.keysByAuthor.keys()) {
       if (this.lists.has(author) || this.result.listsChecked.has(author)) this.result.consulted.add(author);
     }
+    this.result.deletions = [...this.deletions.values()].filter((request) =>
+      request.tags.some(([name, id]) => name === 'e' && id !== undefined && this.result.found.get(id)?.pubkey === request.pubkey),
+    );
     return this.result;
   }
 
@@ -230,7 +252,18 @@ class SearchRun {
     }
     this.running += 1;
     this.deps.pool
-      .query({ ...query, signal: this.input.signal, stop: this.complete.signal, client: this.input.client, onEvent: (event) => this.accept(event) })
+      .query({
+        ...query,
+        signal: this.input.signal,
+        stop: this.complete.signal,
+        client: this.input.client,
+        onEvent: (event, relay) => this.accept(event, relay),
+        onSettled: (url, outcome) => {
+          query.onSettled?.(url, outcome);
+          this.ended.add(url);
+          this.completeIfAnswered();
+        },
+      })
       .then((outcome) => {
         if (!outcome.answered && this.input.configured === 'all' && query.relays.length > 0) {
           this.deps.logger.warn({ relays: Object.fromEntries(outcome.outcomes) }, 'no relay answered');
@@ -243,18 +276,32 @@ class SearchRun {
       });
   }
 
-  /** An event from any relay of the search: an answer, a relay list being discovered, or both. */
-  private accept(event: NostrEvent): boolean {
+  /** An event from any relay of the search: an answer, a relay list being discovered, a deletion request, or several. */
+  private accept(event: NostrEvent, relay: string): boolean {
     if (event.kind === RELAY_LIST_KIND && this.discovering.has(event.pubkey)) this.discovered(event);
+    if (this.input.lookup.asksDeletions && event.kind === DELETION_KIND && this.deletions.size < MAX_DELETIONS_PER_SEARCH) {
+      if (event.tags.some(([name, id]) => name === 'e' && id !== undefined && this.wanted.has(id))) this.deletions.set(event.id, event);
+    }
     const key = this.input.lookup.keyOf(event);
     if (!this.wanted.has(key)) return false;
     const held = this.result.found.get(key);
     if (!held || this.input.lookup.wins(event, held)) this.result.found.set(key, event);
+    this.delivering.add(relay);
+    if (this.input.lookup.asksDeletions) {
+      this.completeIfAnswered();
+      return false;
+    }
     if (this.input.lookup.firstIsFinal && this.result.found.size === this.wanted.size) {
       this.complete.abort();
       return true;
     }
     return false;
+  }
+
+  /** With deletions asked: every key found, and every relay that delivered one has ended (see `delivering`). */
+  private completeIfAnswered(): void {
+    if (!this.input.lookup.firstIsFinal || this.result.found.size < this.wanted.size) return;
+    if ([...this.delivering].every((url) => this.ended.has(url))) this.complete.abort();
   }
 
   private answered(url: string, keys: readonly string[]): void {

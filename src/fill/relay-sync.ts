@@ -26,6 +26,10 @@ export interface SyncCounts {
   duplicate: number;
   rejected: number;
   ephemeral: number;
+  /** Deletion requests (NIP-09) and requests to vanish (NIP-62), new and applied. */
+  applied: number;
+  /** Events refused: their authors deleted them, or asked to vanish. */
+  deleted: number;
 }
 
 /** On resume, ask again for this much before the cursor: relays deliver live events slightly out of order. */
@@ -53,7 +57,7 @@ export function syncCursorName(relay: string, kinds: readonly number[]): string 
  * the relay's backfill ended with EOSE), reconnects with backoff, and stops cleanly.
  */
 export class RelaySync {
-  readonly counts: SyncCounts = { received: 0, invalid: 0, stored: 0, replaced: 0, superseded: 0, duplicate: 0, rejected: 0, ephemeral: 0 };
+  readonly counts: SyncCounts = { received: 0, invalid: 0, stored: 0, replaced: 0, superseded: 0, duplicate: 0, rejected: 0, ephemeral: 0, applied: 0, deleted: 0 };
   private readonly followers: RelayFollower[];
   private progressTimer: NodeJS.Timeout | undefined;
 

@@ -22,7 +22,7 @@ export function errorResponse(code: ErrorCode, cause?: Error): RestResponse {
  * The one place that turns the outcome of a REST request into a status and a body:
  * - a LookupError raised before execution (a bad query parameter) → its table status;
  * - an execution error → the status of its table code; anything unknown → 500 internal_error;
- * - data that `render` finds empty → `notFound` (404);
+ * - data that `render` finds empty → `notFound` (404: not found, or deleted by its author);
  * - otherwise 200 with what `render` made.
  */
 export function toRestResponse<TData>(

@@ -17,6 +17,10 @@ export interface ImportSummary {
   rejected: number;
   /** Ephemeral kinds (NIP-01, 20000–29999) are valid but not meant to be stored. */
   ephemeral: number;
+  /** Deletion requests (NIP-09) and requests to vanish (NIP-62) that were new, and applied. */
+  applied: number;
+  /** Events refused because their authors deleted them or asked to vanish (whichever came first). */
+  deleted: number;
   /** Events refused by verification, by reason (`bad_signature`, `bad_id`, `bad_field:sig`…). */
   invalid: Record<string, number>;
   /** Lines that are not JSON. */
@@ -47,6 +51,8 @@ export function emptySummary(): ImportSummary {
     duplicate: 0,
     rejected: 0,
     ephemeral: 0,
+    applied: 0,
+    deleted: 0,
     invalid: {},
     unreadableLines: 0,
     unreadableExamples: [],
@@ -157,6 +163,8 @@ export function formatSummary(summary: ImportSummary): string {
     `duplicate:   ${summary.duplicate}`,
     `rejected:    ${summary.rejected}${summary.rejected > 0 ? ' (refused by the store; not stored)' : ''}`,
     `ephemeral:   ${summary.ephemeral} (kinds 20000-29999; not stored)`,
+    `applied:     ${summary.applied} deletion requests and requests to vanish (NIP-09, NIP-62)`,
+    `deleted:     ${summary.deleted} (deleted by their authors; not stored)`,
     `invalid:     ${invalidTotal}${invalidTotal > 0 ? ' (not stored)' : ''}`,
     ...reasons,
     `unreadable:  ${summary.unreadableLines} lines${

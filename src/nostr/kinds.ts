@@ -54,7 +54,7 @@ export function replaceableKindAddress(kind: number, pubkey: string): string {
 /**
  * NIP-01: of two versions of a replaceable or addressable event, the one with the newest
  * `created_at` is kept; on a tie, the one with the lowest id (lexical order). True if `candidate`
- * replaces `held`. The Redis store applies the same rule inside Redis (store/redis/replace-script.ts).
+ * replaces `held`. The Redis store applies the same rule inside Redis (store/redis/lua-scripts.ts).
  */
 export function supersedes(
   candidate: { created_at: number; id: string },

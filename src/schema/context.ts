@@ -1,6 +1,7 @@
 import type { LookupConfig } from '../config/env.js';
 import type { ReadThrough } from '../fill/read-through.js';
-import type { EventStore } from '../store/event-store.js';
+import type { EventStore, Held, StoredEvent } from '../store/event-store.js';
+import { isDeleted } from '../store/tombstones.js';
 import { createLoaders, type Loaders, type RequestFill } from './loaders.js';
 import { ObjectBudget } from './object-budget.js';
 
@@ -12,6 +13,11 @@ export interface GraphQLContext {
   budget: ObjectBudget;
   /** Present when relays are configured: the request's deadline and the relay hints its identifiers carried. */
   relays?: RequestFill;
+  /**
+   * Keys the query asked for by name (`event(id:)`, `profile(pubkey:)`…) whose answer is null because
+   * their authors deleted them: a REST lookup answers them with event_deleted/profile_deleted.
+   */
+  deleted: Set<string>;
 }
 
 export interface ContextDependencies {
@@ -27,8 +33,18 @@ export interface ContextDependencies {
 
 export function createContext({ store, limits, fill, client = '', maxObjects }: ContextDependencies): GraphQLContext {
   const budget = new ObjectBudget(maxObjects);
-  if (!fill) return { loaders: createLoaders(store), limits, budget };
+  if (!fill) return { loaders: createLoaders(store), limits, budget, deleted: new Set() };
   // The deadline runs from the start of the request, across all of its relay queries.
   const relays = { fill, request: fill.newRequest(client) };
-  return { loaders: createLoaders(store, relays), limits, budget, relays };
+  return { loaders: createLoaders(store, relays), limits, budget, relays, deleted: new Set() };
+}
+
+/**
+ * What a resolver hands back for a key the query asked for by name: the event, or null; a deleted
+ * one is null too (NIP-09, NIP-62), and noted in the context for the REST routes.
+ */
+export function answered(context: GraphQLContext, key: string, held: Held): StoredEvent | null {
+  if (!isDeleted(held)) return held;
+  context.deleted.add(key);
+  return null;
 }

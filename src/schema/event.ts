@@ -2,7 +2,9 @@ import { LookupError } from '../errors.js';
 import { parseEventId } from '../nostr/identifiers.js';
 import { relevantPubkeys } from '../nostr/relevant-pubkeys.js';
 import type { StoredEvent } from '../store/event-store.js';
+import { isDeleted } from '../store/tombstones.js';
 import { builder } from './builder.js';
+import { answered } from './context.js';
 import { loadAll, loadAvailable } from './loaders.js';
 import { Profile, ProfileRef, toProfile } from './profile.js';
 
@@ -57,7 +59,8 @@ EventRef.implement({
         budget.charge(pubkeys.length);
         const profiles: Profile[] = [];
         for (const stored of await loadAvailable(loaders.profiles, pubkeys)) {
-          if (stored) profiles.push(new Profile(stored));
+          // A deleted profile is left out, like a missing one (NIP-09, NIP-62).
+          if (stored && !isDeleted(stored)) profiles.push(new Profile(stored));
         }
         return profiles;
       },
@@ -69,23 +72,26 @@ builder.queryFields((t) => ({
   event: t.field({
     type: EventRef,
     nullable: true,
-    description: 'One event by id: hex, note1… or nevent1…, optionally prefixed nostr:. Null if unknown.',
+    description:
+      'One event by id: hex, note1… or nevent1…, optionally prefixed nostr:. Null if unknown, or if its author deleted it (NIP-09) or asked to vanish (NIP-62).',
     args: { id: t.arg.string({ required: true }) },
-    resolve: (_root, { id }, { loaders, relays, budget }) => {
+    resolve: (_root, { id }, context) => {
+      const { loaders, relays, budget } = context;
       budget.charge(1);
       const pointer = parseEventId(id);
       relays?.request.addHints(pointer.relays);
       relays?.request.addAuthor(pointer.id, pointer.author);
-      return loaders.events.load(pointer.id);
+      return loaders.events.load(pointer.id).then((held) => answered(context, pointer.id, held));
     },
   }),
   events: t.field({
     type: [EventRef],
     nullable: { list: false, items: true },
     description:
-      'Events by id, in the order given, one entry per distinct event (a repeated id is answered once, at its first place); null where unknown. At most MAX_LIST_LENGTH ids.',
+      'Events by id, in the order given, one entry per distinct event (a repeated id is answered once, at its first place); null where unknown or deleted. At most MAX_LIST_LENGTH ids.',
     args: { ids: t.arg.stringList({ required: true }) },
-    resolve: (_root, { ids }, { loaders, limits, relays, budget }) => {
+    resolve: async (_root, { ids }, context) => {
+      const { loaders, limits, relays, budget } = context;
       if (ids.length > limits.maxListLength) throw new LookupError('list_too_long');
       const pointers = ids.map(parseEventId);
       for (const pointer of pointers) {
@@ -95,7 +101,8 @@ builder.queryFields((t) => ({
       // Distinct ids only: the same id a hundred times must not cost a hundred answers.
       const distinct = [...new Set(pointers.map((pointer) => pointer.id))];
       budget.charge(distinct.length);
-      return loadAll(loaders.events, distinct);
+      const found = await loadAll(loaders.events, distinct);
+      return found.map((held, index) => answered(context, distinct[index] as string, held));
     },
   }),
 }));

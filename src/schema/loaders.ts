@@ -3,13 +3,14 @@ import { errorCodeOf } from '../errors.js';
 import { guarded, type ReadAnswer, type ReadThrough } from '../fill/read-through.js';
 import type { RelayRequest } from '../fill/relay-request.js';
 import { PROFILE_KIND } from '../nostr/kinds.js';
-import type { EventStore, StoredEvent } from '../store/event-store.js';
+import type { EventStore, Held } from '../store/event-store.js';
+import { isDeleted } from '../store/tombstones.js';
 
 export interface Loaders {
-  /** Events by id. */
-  events: DataLoader<string, StoredEvent | null>;
-  /** Latest kind-0 event by pubkey: every profile read of a request becomes one store call. */
-  profiles: DataLoader<string, StoredEvent | null>;
+  /** Events by id (DELETED where its author deleted it). */
+  events: DataLoader<string, Held>;
+  /** Latest kind-0 event by pubkey (DELETED where deleted): every profile read of a request becomes one store call. */
+  profiles: DataLoader<string, Held>;
 }
 
 /** Relay fill for one request: the shared read-through path and this request's deadline, hints and authors. */
@@ -23,18 +24,18 @@ export interface RequestFill {
  * or, without relays, one store read.
  */
 export function createLoaders(store: EventStore, relays?: RequestFill): Loaders {
-  const profiles = new DataLoader<string, StoredEvent | null>(
+  const profiles = new DataLoader<string, Held>(
     (pubkeys): Promise<ReadAnswer[]> => (relays ? relays.fill.profiles(pubkeys, relays.request) : guarded(() => store.getProfiles(pubkeys))),
   );
   // A kind-0 event the index holds is its author's latest profile (older versions are not kept):
   // priming saves the profile read when the response also wants the author. Not so for one a
   // relay returned by id, which may be an old version.
-  const primeProfiles = (stored: readonly (StoredEvent | null)[]) => {
+  const primeProfiles = (stored: readonly Held[]) => {
     for (const value of stored) {
-      if (value?.event.kind === PROFILE_KIND) profiles.prime(value.event.pubkey, value);
+      if (value && !isDeleted(value) && value.event.kind === PROFILE_KIND) profiles.prime(value.event.pubkey, value);
     }
   };
-  const events = new DataLoader<string, StoredEvent | null>(async (ids): Promise<ReadAnswer[]> => {
+  const events = new DataLoader<string, Held>(async (ids): Promise<ReadAnswer[]> => {
     if (relays) return relays.fill.events(ids, relays.request, primeProfiles);
     const stored = await guarded(() => store.getEvents(ids));
     primeProfiles(stored);

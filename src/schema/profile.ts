@@ -1,9 +1,11 @@
 import { LookupError } from '../errors.js';
 import { parsePubkey } from '../nostr/identifiers.js';
 import { type ProfileMetadata, parseProfileMetadata } from '../nostr/profile-metadata.js';
-import type { StoredEvent } from '../store/event-store.js';
+import type { Held, StoredEvent } from '../store/event-store.js';
 import { storedEventPubkey } from '../store/stored-event.js';
+import { isDeleted } from '../store/tombstones.js';
 import { builder } from './builder.js';
+import { answered } from './context.js';
 import { EventRef } from './event.js';
 import { loadAll } from './loaders.js';
 
@@ -29,8 +31,9 @@ export class Profile {
   }
 }
 
-export function toProfile(stored: StoredEvent | null): Profile | null {
-  return stored ? new Profile(stored) : null;
+/** A profile, or null where none is held or it was deleted (NIP-09, NIP-62). */
+export function toProfile(stored: Held): Profile | null {
+  return stored && !isDeleted(stored) ? new Profile(stored) : null;
 }
 
 export const ProfileRef = builder.objectRef<Profile>('Profile');
@@ -69,20 +72,21 @@ builder.queryFields((t) => ({
     type: ProfileRef,
     nullable: true,
     description:
-      'The latest profile of a pubkey: hex, npub1… or nprofile1…, optionally prefixed nostr:. Null if none.',
+      'The latest profile of a pubkey: hex, npub1… or nprofile1…, optionally prefixed nostr:. Null if none, or if it was deleted (NIP-09) or its author asked to vanish (NIP-62).',
     args: { pubkey: t.arg.string({ required: true }) },
-    resolve: async (_root, { pubkey }, { loaders, relays, budget }) => {
+    resolve: async (_root, { pubkey }, context) => {
+      const { loaders, relays, budget } = context;
       budget.charge(1);
       const pointer = parsePubkey(pubkey);
       relays?.request.addHints(pointer.relays);
-      return toProfile(await loaders.profiles.load(pointer.pubkey));
+      return toProfile(answered(context, pointer.pubkey, await loaders.profiles.load(pointer.pubkey)));
     },
   }),
   profiles: t.field({
     type: [ProfileRef],
     nullable: { list: false, items: true },
     description:
-      'Latest profiles of pubkeys, in the order given, one entry per distinct pubkey (a repeated pubkey is answered once, at its first place); null where none. At most MAX_LIST_LENGTH pubkeys.',
+      'Latest profiles of pubkeys, in the order given, one entry per distinct pubkey (a repeated pubkey is answered once, at its first place); null where none or deleted. At most MAX_LIST_LENGTH pubkeys.',
     args: { pubkeys: t.arg.stringList({ required: true }) },
     resolve: async (_root, { pubkeys }, { loaders, limits, relays, budget }) => {
       if (pubkeys.length > limits.maxListLength) throw new LookupError('list_too_long');

@@ -2,6 +2,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import type { CursorStore } from './cursor-store.js';
 import type { JsonText } from './json-text.js';
 import type { MarkStore } from './mark-store.js';
+import type { Deleted } from './tombstones.js';
 
 /**
  * An event as the index holds it: the exact wire text it was stored as (the seven NIP-01 fields in
@@ -13,9 +14,15 @@ export interface StoredEvent {
   readonly json: JsonText;
 }
 
-/** The latest event of a replaceable kind (or null) and its mark. */
+/**
+ * What the index answers for one key: the event, DELETED (a deletion or a request to vanish
+ * removed it: store/tombstones.ts), or null (not held).
+ */
+export type Held = StoredEvent | Deleted | null;
+
+/** The latest event of a replaceable kind (or null, or DELETED) and its mark. */
 export interface ReplaceableWithMark {
-  readonly event: StoredEvent | null;
+  readonly event: Held;
   readonly marked: boolean;
   /** The mark's note while it is in force (MarkStore.notes), else null. */
   readonly note: string | null;
@@ -23,7 +30,7 @@ export interface ReplaceableWithMark {
 
 /** A stored profile (or null) and whether the relays were asked about it within its TTL. */
 export interface ProfileWithMark {
-  readonly profile: StoredEvent | null;
+  readonly profile: Held;
   readonly marked: boolean;
   /** The mark's note while it is in force (MarkStore.notes), else null. */
   readonly note: string | null;
@@ -35,25 +42,32 @@ export interface ProfileWithMark {
  * - `replaced`: a replaceable event that superseded an older version (NIP-01);
  * - `superseded`: a replaceable event older than the one held (or equal and with a higher id), not stored;
  * - `duplicate`: already held;
- * - `rejected`: the store refused this one event (it is skipped; the rest of the batch is written).
+ * - `rejected`: the store refused this one event (it is skipped; the rest of the batch is written);
+ * - `applied`: a new deletion request (NIP-09) or request to vanish (NIP-62), applied and stored;
+ * - `deleted`: refused: a deletion request or request to vanish by its author covers it (NIP-09,
+ *   NIP-62), whichever arrived first. Only a tombstone is kept (store/tombstones.ts).
  */
-export type WriteOutcome = 'stored' | 'replaced' | 'superseded' | 'duplicate' | 'rejected';
+export type WriteOutcome = 'stored' | 'replaced' | 'superseded' | 'duplicate' | 'rejected' | 'applied' | 'deleted';
 
 /**
  * The event index. Every event given to `putEvents` must already have been verified
  * (nostr/verify-event.ts): the store trusts its callers, never its clients.
  */
 export interface EventIndex {
-  /** Events by id (lowercase hex), in the order asked; null where unknown. One round trip. */
-  getEvents(ids: readonly string[]): Promise<(StoredEvent | null)[]>;
-  /** The latest kind-0 event of each pubkey, in the order asked; null where none. One store command. */
-  getProfiles(pubkeys: readonly string[]): Promise<(StoredEvent | null)[]>;
+  /** Events by id (lowercase hex), in the order asked; null where unknown, DELETED where deleted. One round trip. */
+  getEvents(ids: readonly string[]): Promise<Held[]>;
+  /** The latest kind-0 event of each pubkey, in the order asked; null where none, DELETED where deleted. One store command. */
+  getProfiles(pubkeys: readonly string[]): Promise<Held[]>;
   /**
    * The latest event of a replaceable `kind` (NIP-01: 0, 3, 10000–19999) of each pubkey, in the
    * order asked; null where none. One store command. (Relay lists, kind 10002, for outbox discovery.)
    */
-  getReplaceable(kind: number, pubkeys: readonly string[]): Promise<(StoredEvent | null)[]>;
-  /** Writes verified events, applying the NIP-01 replaceable rule atomically. */
+  getReplaceable(kind: number, pubkeys: readonly string[]): Promise<Held[]>;
+  /**
+   * Writes verified events, applying the NIP-01 replaceable rule atomically, and deletions (NIP-09)
+   * and requests to vanish (NIP-62) in any order of arrival: a batch applies its requests to vanish
+   * first, then its deletion requests, then stores the rest.
+   */
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]>;
 }
 

@@ -33,7 +33,7 @@ export function openStore(config: StoreConfig, logger: Logger): OpenedStore {
   if (config.kind === 'embedded') {
     let store: LmdbEventStore;
     try {
-      store = new LmdbEventStore(config.dataDir);
+      store = new LmdbEventStore(config.dataDir, { publicUrl: config.publicUrl });
     } catch (error) {
       throw new StoreOpenError(`cannot open the embedded store in ${config.dataDir}: ${(error as Error).message}`);
     }
@@ -55,7 +55,7 @@ export function openStore(config: StoreConfig, logger: Logger): OpenedStore {
   });
   logger.info(where, 'event store: redis');
   return {
-    store: new RedisEventStore(client, config.keyPrefix),
+    store: new RedisEventStore(client, config.keyPrefix, config.publicUrl),
     description: `Redis at ${where.redis} (key prefix "${config.keyPrefix}")`,
     ready: (timeoutMs) => waitUntilReady(client, timeoutMs),
   };

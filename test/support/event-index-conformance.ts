@@ -20,7 +20,7 @@ export function describeEventIndexConformance(name: string, open: OpenStore): vo
         expect(read.map((stored) => stored?.event)).toEqual(events);
         for (const [index, stored] of read.entries()) {
           const expected = serializeEvent(events[index] as NostrEvent);
-          expect(stored?.json.bytes.toString('hex')).toBe(Buffer.from(expected, 'utf8').toString('hex'));
+          expect(stored?.json?.bytes.toString('hex')).toBe(Buffer.from(expected, 'utf8').toString('hex'));
           expect(String(stored?.json)).toBe(expected);
         }
       }),
@@ -69,7 +69,7 @@ export function describeEventIndexConformance(name: string, open: OpenStore): vo
         const b = signed('bob', { content: 'b' });
         await store.putEvents([a, b]);
         const read = await store.getEvents([b.id, 'f'.repeat(64), a.id, b.id]);
-        expect(read.map((stored) => stored?.event.id ?? null)).toEqual([b.id, null, a.id, b.id]);
+        expect(read.map((stored) => stored?.event?.id ?? null)).toEqual([b.id, null, a.id, b.id]);
         expect(await store.getEvents([])).toEqual([]);
       }),
     );
@@ -91,7 +91,7 @@ export function describeEventIndexConformance(name: string, open: OpenStore): vo
         }
         // Only the latest version is kept: older ids are no longer found (NIP-01 replaceable events).
         const byId = await store.getEvents(versions.map((event) => event.id));
-        expect(byId.map((stored) => stored?.event.id ?? null)).toEqual([null, null, null, versions[3]?.id]);
+        expect(byId.map((stored) => stored?.event?.id ?? null)).toEqual([null, null, null, versions[3]?.id]);
       }),
     );
 
@@ -113,9 +113,9 @@ export function describeEventIndexConformance(name: string, open: OpenStore): vo
         const candidates = ['x', 'y', 'z', 'w'].map((name) => profile('carol', { name }, 1_700_000_500));
         const lowest = [...candidates].sort((a, b) => (a.id < b.id ? -1 : 1))[0] as NostrEvent;
         for (const event of candidates) await store.putEvents([event]);
-        expect((await store.getProfiles([pubkeyOf('carol')]))[0]?.event.id).toBe(lowest.id);
+        expect((await store.getProfiles([pubkeyOf('carol')]))[0]?.event?.id).toBe(lowest.id);
         for (const event of [...candidates].reverse()) await store.putEvents([event]);
-        expect((await store.getProfiles([pubkeyOf('carol')]))[0]?.event.id).toBe(lowest.id);
+        expect((await store.getProfiles([pubkeyOf('carol')]))[0]?.event?.id).toBe(lowest.id);
       }),
     );
 
@@ -148,7 +148,7 @@ export function describeEventIndexConformance(name: string, open: OpenStore): vo
         const names = Array.from({ length: 25 }, (_, n) => `batch-${n}`);
         await store.putEvents(names.filter((_, n) => n % 2 === 0).map((name) => profile(name, { name })));
         const read = await store.getProfiles(names.map(pubkeyOf));
-        expect(read.map((stored) => (stored ? JSON.parse(stored.event.content).name : null))).toEqual(
+        expect(read.map((stored) => (stored?.event ? JSON.parse(stored.event.content).name : null))).toEqual(
           names.map((name, n) => (n % 2 === 0 ? name : null)),
         );
         expect(await store.getProfiles([])).toEqual([]);
@@ -213,7 +213,7 @@ export function describeEventIndexConformance(name: string, open: OpenStore): vo
         const earlier = profile('hank', { name: 'earlier' }, 2 ** 31 - 1);
         const far = signed('hank', { created_at: 2 ** 40 + 3 });
         await store.putEvents([later, earlier, far]);
-        expect((await store.getProfiles([pubkeyOf('hank')]))[0]?.event.created_at).toBe(2 ** 31 + 1);
+        expect((await store.getProfiles([pubkeyOf('hank')]))[0]?.event?.created_at).toBe(2 ** 31 + 1);
         const [stored] = await store.getEvents([far.id]);
         expect(String(stored?.json)).toContain(`"created_at":${2 ** 40 + 3},`);
       }),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { profileMarkKey } from '../../src/store/mark-store.js';
 import { describeCursorStoreConformance } from './cursor-store-conformance.js';
+import { describeDeletionConformance } from './deletion-conformance.js';
 import { describeEventIndexConformance } from './event-index-conformance.js';
 import { profile, pubkeyOf, signed } from './events.js';
 import { describeMarkStoreConformance } from './mark-store-conformance.js';
@@ -16,6 +17,7 @@ export function describeEventStoreConformance(name: string, open: OpenStore): vo
   describeEventIndexConformance(name, open);
   describeMarkStoreConformance(name, open);
   describeCursorStoreConformance(name, open);
+  describeDeletionConformance(name, open);
   describe(`${name}: EventStore conformance`, () => {
     const withStore = withStoreFrom(open);
 
@@ -26,7 +28,7 @@ export function describeEventStoreConformance(name: string, open: OpenStore): vo
         await store.putEvents([alice]);
         await store.marks.set([profileMarkKey(pubkeyOf('alice')), profileMarkKey(pubkeyOf('bob'))], 60);
         const read = await store.getProfilesWithMarks([pubkeyOf('alice'), pubkeyOf('bob'), pubkeyOf('carol')]);
-        expect(read.map(({ profile, marked }) => [profile?.event.id ?? null, marked])).toEqual([
+        expect(read.map(({ profile, marked }) => [profile?.event?.id ?? null, marked])).toEqual([
           [alice.id, true],
           [null, true],
           [null, false],
@@ -42,7 +44,7 @@ export function describeEventStoreConformance(name: string, open: OpenStore): vo
         await store.putEvents([list]);
         await store.marks.set([`relays:${pubkeyOf('bob')}`], 60, ['noted']);
         const read = await store.getReplaceableWithMarks(10002, [pubkeyOf('alice'), pubkeyOf('bob')], (pubkey) => `relays:${pubkey}`);
-        expect(read.map(({ event, marked, note }) => [event?.event.id ?? null, marked, note])).toEqual([
+        expect(read.map(({ event, marked, note }) => [event?.event?.id ?? null, marked, note])).toEqual([
           [list.id, false, null],
           [null, true, 'noted'],
         ]);

@@ -7,7 +7,8 @@ export interface StoreUnderTest {
   cleanup(): Promise<void>;
 }
 
-export type OpenStore = () => Promise<StoreUnderTest>;
+/** Opens a fresh store; `publicUrl` as PUBLIC_URL (requests to vanish naming it apply). */
+export type OpenStore = (options?: { publicUrl?: string }) => Promise<StoreUnderTest>;
 
 /** Runs a test against a fresh store, cleaned up after. */
 export function withStoreFrom(open: OpenStore) {

@@ -15,17 +15,17 @@ export interface TestStore {
   cleanup(): Promise<void>;
 }
 
-async function connect(url: string, prefix: string) {
+async function connect(url: string, prefix: string, publicUrl?: string) {
   const client = connectRedis({ url, keyPrefix: prefix, timeoutMs: 2000 });
   client.on('error', () => {});
   await waitUntilReady(client, 5000);
-  return { client, store: new RedisEventStore(client, prefix) };
+  return { client, store: new RedisEventStore(client, prefix, publicUrl) };
 }
 
-/** A store on the run's Redis (or `url`) under a key prefix of its own. */
-export async function createTestStore(url: string = inject('redisUrl')): Promise<TestStore> {
+/** A store on the run's Redis (or `url`) under a key prefix of its own; `publicUrl` as PUBLIC_URL. */
+export async function createTestStore(url: string = inject('redisUrl'), { publicUrl }: { publicUrl?: string } = {}): Promise<TestStore> {
   const prefix = `test:${randomUUID()}:`;
-  const { client, store } = await connect(url, prefix);
+  const { client, store } = await connect(url, prefix, publicUrl);
   const cleanup = async () => {
     await store.close().catch(() => {});
     // A connection of its own: the store's may be closed, or its Redis gone.
@@ -40,5 +40,5 @@ export async function createTestStore(url: string = inject('redisUrl')): Promise
       admin.disconnect();
     }
   };
-  return { store, client, prefix, url, reopen: async () => (await connect(url, prefix)).store, cleanup };
+  return { store, client, prefix, url, reopen: async () => (await connect(url, prefix, publicUrl)).store, cleanup };
 }

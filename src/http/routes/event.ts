@@ -34,4 +34,5 @@ export const eventLookup: RestLookup<RestEventQuery, RestEventQueryVariables> = 
     return joinJson(parts);
   },
   notFound: 'event_not_found',
+  deleted: 'event_deleted',
 };

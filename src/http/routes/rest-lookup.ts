@@ -15,6 +15,8 @@ export interface RestLookup<TResult, TVariables extends Record<string, unknown>>
   /** The success body (JSON), or null when nothing was found. */
   render(data: TResult, limits: RenderLimits): Buffer | null;
   notFound: ErrorCode;
+  /** The answer when what was asked was deleted by its author (NIP-09) or vanished (NIP-62). */
+  deleted: ErrorCode;
 }
 
 export interface RenderLimits {
@@ -39,6 +41,6 @@ export function restLookupHandler<TResult, TVariables extends Record<string, unk
       if (!(error instanceof LookupError)) throw error;
       outcome = error;
     }
-    return toRestResponse(outcome, render, lookup.notFound);
+    return toRestResponse(outcome, render, context.deleted.size > 0 ? lookup.deleted : lookup.notFound);
   };
 }

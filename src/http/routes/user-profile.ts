@@ -14,4 +14,5 @@ export const userProfileLookup: RestLookup<RestUserProfileQuery, RestUserProfile
   variables: (pubkey) => ({ pubkey }),
   render: ({ profile }) => (profile ? joinJson(['{"profile":', profile.event.json, '}']) : null),
   notFound: 'profile_not_found',
+  deleted: 'profile_deleted',
 };

@@ -1,18 +1,35 @@
 import { mkdirSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
+import { DELETION_KIND, deletionTargets, isDeletionRequest, isUndeletableKind, VANISH_KIND, vanishApplies } from '../../nostr/deletions.js';
 import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
 import { PROFILE_KIND, replaceableAddress, replaceableKindAddress, supersedes } from '../../nostr/kinds.js';
 import {
   CorruptDataError,
   type EventStore,
+  type Held,
   type ProfileWithMark,
   type ReplaceableWithMark,
-  type StoredEvent,
   type WriteOutcome,
 } from '../event-store.js';
 import { profileMarkKey } from '../mark-store.js';
-import { markerFor, resolveEventValues } from '../replaceable-markers.js';
+import { MARKER_PREFIX, markerFor, readSlot, resolveEventValues } from '../replaceable-markers.js';
 import { readStoredEvent } from '../stored-event.js';
+import {
+  addressOfMember,
+  authorIndexMember,
+  barVerdict,
+  deletedEventValue,
+  higherBar,
+  isPending,
+  isTombstone,
+  parseSlotBar,
+  pendingDeleters,
+  type SlotBar,
+  slotBarValue,
+  requestOutcome,
+  tombstoneAuthor,
+  withPendingDeleter,
+} from '../tombstones.js';
 import { LmdbCursorStore } from './lmdb-cursor-store.js';
 import { LmdbMarkStore, type LmdbMarkStoreOptions } from './lmdb-mark-store.js';
 import { inTransaction, LmdbTransactions } from './lmdb-transactions.js';
@@ -35,15 +52,21 @@ function openEnvironment(dataDir: string): { root: RootDatabase<string, string>;
 /** How long close() waits for lmdb-js, which never settles after a failed commit. */
 const CLOSE_PATIENCE_MS = 2000;
 
-export type LmdbEventStoreOptions = LmdbMarkStoreOptions;
+export interface LmdbEventStoreOptions extends LmdbMarkStoreOptions {
+  /** PUBLIC_URL: a request to vanish naming it applies here (nostr/deletions.ts). */
+  publicUrl?: string;
+}
 
 /**
  * The embedded store: LMDB in a directory (DATA_DIR), for one box without Redis. The same layout as
  * Redis (replaceable-markers.ts): `events` maps an id to its wire JSON or to a marker, `replaceable`
  * maps an address to its latest version; `marks` (lmdb-mark-store.ts) and `cursors` are databases of
  * the same environment. Writes run in one LMDB write transaction per batch; LMDB has a single writer
- * across threads and processes, so the NIP-01 rule is atomic even with `serve` and `import` running
- * side by side. Reads are memory-mapped and batched with getMany.
+ * across threads and processes, so the NIP-01 rule, deletions and requests to vanish are atomic even
+ * with `serve` and `import` running side by side. Reads are memory-mapped and batched with getMany.
+ * Deletions keep tombstones where events were (store/tombstones.ts); `vanished` maps a pubkey to the
+ * time of its latest request to vanish, and `authors` indexes each author's events
+ * (`<pubkey>:<id or @address>` → created_at) so that a request to vanish finds them.
  */
 export class LmdbEventStore implements EventStore {
   readonly marks: LmdbMarkStore;
@@ -53,7 +76,10 @@ export class LmdbEventStore implements EventStore {
   private readonly root: RootDatabase<string, string>;
   private readonly events;
   private readonly replaceable;
+  private readonly vanished;
+  private readonly authors;
   private readonly transactions: LmdbTransactions;
+  private readonly publicUrl: string | undefined;
 
   constructor(
     readonly dataDir: string,
@@ -65,6 +91,9 @@ export class LmdbEventStore implements EventStore {
     // Events as bytes (UTF-8, as the 'string' encoding of earlier versions wrote them): responses embed them as they are.
     this.events = this.root.openDB<Buffer, string>({ name: 'events', encoding: 'binary' });
     this.replaceable = this.root.openDB<Buffer, string>({ name: 'replaceable', encoding: 'binary' });
+    this.vanished = this.root.openDB<string, string>({ name: 'vanished', encoding: 'string' });
+    this.authors = this.root.openDB<string, string>({ name: 'authors', encoding: 'string' });
+    this.publicUrl = options.publicUrl;
     this.marks = new LmdbMarkStore(
       this.root.openDB<string, string>({ name: 'marks', encoding: 'string' }),
       this.transactions,
@@ -73,18 +102,18 @@ export class LmdbEventStore implements EventStore {
     this.cursors = new LmdbCursorStore(this.root.openDB<string, string>({ name: 'cursors', encoding: 'string' }), this.transactions);
   }
 
-  async getEvents(ids: readonly string[]): Promise<(StoredEvent | null)[]> {
+  async getEvents(ids: readonly string[]): Promise<Held[]> {
     const values = await this.read(() => this.events.getMany([...ids]));
     return resolveEventValues(ids, values, (addresses) => this.read(() => this.replaceable.getMany(addresses)));
   }
 
-  getProfiles(pubkeys: readonly string[]): Promise<(StoredEvent | null)[]> {
+  getProfiles(pubkeys: readonly string[]): Promise<Held[]> {
     return this.getReplaceable(PROFILE_KIND, pubkeys);
   }
 
-  async getReplaceable(kind: number, pubkeys: readonly string[]): Promise<(StoredEvent | null)[]> {
+  async getReplaceable(kind: number, pubkeys: readonly string[]): Promise<Held[]> {
     const values = await this.read(() => this.replaceable.getMany(pubkeys.map((pubkey) => replaceableKindAddress(kind, pubkey))));
-    return values.map((value, index) => (value == null ? null : readStoredEvent(value, { pubkey: pubkeys[index], kind })));
+    return values.map((value, index) => readSlot(value, { pubkey: pubkeys[index], kind }));
   }
 
   async getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]> {
@@ -101,16 +130,28 @@ export class LmdbEventStore implements EventStore {
   }
 
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
-    return this.write(() =>
-      events.map((event) => {
-        // One event the store refuses is skipped, never the whole batch (issue 18 §4).
-        try {
-          return this.putEvent(event);
-        } catch {
-          return 'rejected';
-        }
-      }),
-    );
+    return this.write(() => {
+      // Requests to vanish first, then deletion requests, then the rest: within a batch, what
+      // deletes is in force before what it deletes is written (any order across batches works too).
+      const outcomes: WriteOutcome[] = new Array(events.length);
+      const phases = [
+        (event: NostrEvent) => vanishApplies(event, this.publicUrl),
+        (event: NostrEvent) => event.kind === DELETION_KIND,
+        () => true,
+      ];
+      for (const inPhase of phases) {
+        events.forEach((event, index) => {
+          if (outcomes[index] !== undefined || !inPhase(event)) return;
+          // One event the store refuses is skipped, never the whole batch (issue 18 §4).
+          try {
+            outcomes[index] = this.putEvent(event);
+          } catch {
+            outcomes[index] = 'rejected';
+          }
+        });
+      }
+      return outcomes;
+    });
   }
 
   /**
@@ -119,29 +160,146 @@ export class LmdbEventStore implements EventStore {
    * `transaction()` already awaits, hence `void`.
    */
   private putEvent(event: NostrEvent): WriteOutcome {
-    const json = Buffer.from(serializeEvent(event));
-    const address = replaceableAddress(event);
-    if (address === undefined) {
-      if (this.events.get(event.id) !== undefined) return 'duplicate';
-      inTransaction(this.events.put(event.id, json));
-      return 'stored';
-    }
-    const held = this.heldVersion(address);
-    if (held?.id === event.id) {
-      inTransaction(this.events.put(event.id, Buffer.from(markerFor(address)))); // heal a missing marker
-      return 'duplicate';
-    }
-    if (held && !supersedes(event, held)) return 'superseded';
-    inTransaction(this.replaceable.put(address, json));
-    inTransaction(this.events.put(event.id, Buffer.from(markerFor(address))));
-    if (held?.id) inTransaction(this.events.remove(held.id));
-    return held ? 'replaced' : 'stored';
+    const vanishes = vanishApplies(event, this.publicUrl);
+    if (vanishes) this.applyVanish(event);
+    const targets = deletionTargets(event);
+    for (const id of targets.ids) this.deleteById(id, event.pubkey);
+    for (const address of targets.addresses) this.raiseBar(address, { createdAt: event.created_at, id: '' }, event.pubkey);
+    return requestOutcome(this.store(event), vanishes || isDeletionRequest(targets));
   }
 
-  /** The version an address holds; a value that is not an event we wrote counts as replaceable. */
-  private heldVersion(address: string): { id: string; created_at: number } | undefined {
+  /**
+   * Stores one event under the NIP-01 rule and the tombstones (store/tombstones.ts), in the order
+   * the Redis scripts take: the vanish time, then the address's slot, then what its id holds.
+   */
+  private store(event: NostrEvent): WriteOutcome {
+    const vanishedAt = this.vanished.get(event.pubkey);
+    if (event.kind !== VANISH_KIND && vanishedAt !== undefined && event.created_at <= Number(vanishedAt)) {
+      return this.refuse(event);
+    }
+    const json = Buffer.from(serializeEvent(event));
+    const atId = this.events.get(event.id)?.toString('latin1');
+    const deletedByAuthor =
+      atId !== undefined &&
+      ((isTombstone(atId) && tombstoneAuthor(atId) === event.pubkey) ||
+        (isPending(atId) && !isUndeletableKind(event.kind) && pendingDeleters(atId).includes(event.pubkey)));
+    const address = replaceableAddress(event);
+    if (address === undefined) {
+      if (deletedByAuthor) return this.refuse(event);
+      if (atId !== undefined && !isTombstone(atId) && !isPending(atId)) return 'duplicate';
+      inTransaction(this.events.put(event.id, json));
+      inTransaction(this.authors.put(`${event.pubkey}:${event.id}`, String(event.created_at)));
+      return 'stored';
+    }
+    inTransaction(this.authors.put(`${event.pubkey}:${authorIndexMember(address, event.pubkey)}`, ''));
+    const held = this.heldVersion(address);
+    let outcome: WriteOutcome;
+    if (held && 'bar' in held) {
+      const verdict = barVerdict(event, held.bar);
+      if (verdict !== 'accepted') return verdict === 'deleted' ? this.refuse(event) : verdict;
+      outcome = 'stored';
+    } else if (held?.id === event.id) {
+      outcome = 'duplicate';
+    } else if (held && !supersedes(event, held)) {
+      return 'superseded';
+    } else {
+      outcome = held ? 'replaced' : 'stored';
+    }
+    // A version its author deleted by id takes the slot as the bar it leaves (older ones stay superseded).
+    const previous = held && !('bar' in held) && held.id !== event.id ? held.id : undefined;
+    if (previous) inTransaction(this.events.remove(previous));
+    if (deletedByAuthor) {
+      inTransaction(this.replaceable.put(address, Buffer.from(slotBarValue({ createdAt: event.created_at, id: event.id }))));
+      return this.refuse(event);
+    }
+    if (outcome !== 'duplicate') inTransaction(this.replaceable.put(address, json));
+    inTransaction(this.events.put(event.id, Buffer.from(markerFor(address)))); // on a duplicate: heal a missing marker
+    return outcome;
+  }
+
+  /** An event a deletion covers is not stored; its id keeps a tombstone, so lookups say it was deleted. */
+  private refuse(event: NostrEvent): 'deleted' {
+    inTransaction(this.events.put(event.id, Buffer.from(deletedEventValue(event.pubkey))));
+    return 'deleted';
+  }
+
+  /** An `e` tag of a deletion request by `deleter` (NIP-09): the event goes if it is the deleter's. */
+  private deleteById(id: string, deleter: string): void {
+    const value = this.events.get(id);
+    const text = value?.toString('utf8');
+    if (text === undefined || isPending(text)) {
+      inTransaction(this.events.put(id, Buffer.from(withPendingDeleter(text, deleter))));
+      return;
+    }
+    if (isTombstone(text)) return;
+    if (text.startsWith(MARKER_PREFIX)) {
+      const address = text.slice(MARKER_PREFIX.length);
+      if (address.split(/[:#]/)[1] !== deleter) return;
+      const held = this.heldVersion(address);
+      if (held && !('bar' in held) && held.id === id) {
+        inTransaction(this.replaceable.put(address, Buffer.from(slotBarValue({ createdAt: held.created_at, id }))));
+      }
+      inTransaction(this.events.put(id, Buffer.from(deletedEventValue(deleter))));
+      return;
+    }
+    const stored = readStoredEvent(value as Buffer, { id }).event;
+    if (stored.pubkey !== deleter || isUndeletableKind(stored.kind)) return;
+    inTransaction(this.events.put(id, Buffer.from(deletedEventValue(deleter))));
+    inTransaction(this.authors.remove(`${deleter}:${id}`));
+  }
+
+  /**
+   * Every version of `address` the bar covers goes (an `a` tag, NIP-09; a request to vanish,
+   * NIP-62); the bar stays, even where nothing is held yet, so that the versions it covers are
+   * refused whenever they arrive.
+   */
+  private raiseBar(address: string, bar: SlotBar, author: string): void {
+    const held = this.heldVersion(address);
+    if (held && 'bar' in held) {
+      inTransaction(this.replaceable.put(address, Buffer.from(slotBarValue(higherBar(held.bar, bar)))));
+      return;
+    }
+    if (held && barVerdict(held, bar) === 'accepted') return; // a newer version stays
+    inTransaction(this.replaceable.put(address, Buffer.from(slotBarValue(bar))));
+    if (held?.id) inTransaction(this.events.put(held.id, Buffer.from(deletedEventValue(author))));
+  }
+
+  /**
+   * A request to vanish that applies here (NIP-62): every event of its author up to its time is
+   * removed, tombstones kept in their place, and the time remembered so that those events are
+   * refused from now on. Requests to vanish themselves stay (isUndeletableKind).
+   */
+  private applyVanish(request: NostrEvent): void {
+    const { pubkey, created_at: until } = request;
+    const before = this.vanished.get(pubkey);
+    if (before === undefined || Number(before) < until) inTransaction(this.vanished.put(pubkey, String(until)));
+    const bar: SlotBar = { createdAt: until, id: '' };
+    // Read in full before anything is removed from the range.
+    const entries = [...this.authors.getRange({ start: `${pubkey}:`, end: `${pubkey};` })];
+    for (const { key, value } of entries) {
+      const member = key.slice(pubkey.length + 1);
+      const address = addressOfMember(member, pubkey);
+      if (address !== undefined) {
+        this.raiseBar(address, bar, pubkey);
+      } else if (Number(value) <= until) {
+        const held = this.events.get(member);
+        if (held !== undefined && !isTombstone(held) && !isPending(held) && readStoredEvent(held, { id: member }).event.kind === VANISH_KIND) continue;
+        inTransaction(this.events.put(member, Buffer.from(deletedEventValue(pubkey))));
+        inTransaction(this.authors.remove(key));
+      }
+    }
+    // The profile reads as deleted even if none was held: the answer does not depend on the order.
+    this.raiseBar(replaceableKindAddress(PROFILE_KIND, pubkey), bar, pubkey);
+  }
+
+  /** The version an address holds, or its bar; a value that is not an event we wrote counts as replaceable. */
+  private heldVersion(address: string): { id: string; created_at: number } | { bar: SlotBar } | undefined {
     const value = this.replaceable.get(address);
     if (value === undefined) return undefined;
+    if (isTombstone(value)) {
+      const bar = parseSlotBar(value.toString('latin1'));
+      if (bar) return { bar };
+    }
     try {
       const { id, created_at } = readStoredEvent(value, {}).event;
       return { id, created_at };

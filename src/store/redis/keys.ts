@@ -4,9 +4,13 @@
  * Redis Cluster. A prefix containing a `{hash tag}` pins a whole namespace to one slot if ever wanted.
  *
  * - `<prefix>e:<id>`: the event's wire JSON, or, for a replaceable/addressable event, a marker
- *   `@<address>` naming the slot below (the event is kept once, in its slot).
- * - `<prefix>r:<kind>:<pubkey>[:<d>]`: the latest event of a replaceable/addressable address (NIP-01).
- *   Profiles are `r:0:<pubkey>`, so a batch of profiles is one MGET.
+ *   `@<address>` naming the slot below (the event is kept once, in its slot); or what a deletion
+ *   left (store/tombstones.ts).
+ * - `<prefix>r:<kind>:<pubkey>[:<d>]`: the latest event of a replaceable/addressable address (NIP-01),
+ *   or a deletion's bar. Profiles are `r:0:<pubkey>`, so a batch of profiles is one MGET.
+ * - `<prefix>v:<pubkey>`: the time of the pubkey's latest request to vanish (NIP-62).
+ * - `<prefix>a:<pubkey>`: the author index, a sorted set: event ids scored by created_at, and
+ *   replaceable addresses (store/tombstones.ts authorIndexMember) scored -1; read by requests to vanish.
  * - `<prefix>m:<key>`: a mark (negative cache, profile freshness), expiring by Redis TTL.
  * - `<prefix>c:<name>`: a cursor.
  */
@@ -15,6 +19,8 @@ export interface RedisKeys {
   replaceable(address: string): string;
   mark(key: string): string;
   cursor(name: string): string;
+  vanished(pubkey: string): string;
+  author(pubkey: string): string;
 }
 
 export function redisKeys(prefix: string): RedisKeys {
@@ -23,5 +29,7 @@ export function redisKeys(prefix: string): RedisKeys {
     replaceable: (address) => `${prefix}r:${address}`,
     mark: (key) => `${prefix}m:${key}`,
     cursor: (name) => `${prefix}c:${name}`,
+    vanished: (pubkey) => `${prefix}v:${pubkey}`,
+    author: (pubkey) => `${prefix}a:${pubkey}`,
   };
 }

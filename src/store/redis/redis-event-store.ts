@@ -1,22 +1,34 @@
 import { Redis, type Result } from 'ioredis';
 import { untilAborted } from '../../abortable.js';
 import type { RedisConfig } from '../../config/env.js';
+import { DELETION_KIND, deletionTargets, isDeletionRequest, isUndeletableKind, VANISH_KIND, vanishApplies } from '../../nostr/deletions.js';
 import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
 import { PROFILE_KIND, replaceableAddress, replaceableKindAddress } from '../../nostr/kinds.js';
 import {
   type EventStore,
+  type Held,
   type ProfileWithMark,
   type ReplaceableWithMark,
-  type StoredEvent,
   StoreUnavailableError,
   type WriteOutcome,
 } from '../event-store.js';
 import { profileMarkKey } from '../mark-store.js';
-import { markerFor, resolveEventValues } from '../replaceable-markers.js';
-import { readStoredEvent, wireIdOf } from '../stored-event.js';
+import { markerFor, readSlot, resolveEventValues } from '../replaceable-markers.js';
+import { wireIdOf } from '../stored-event.js';
+import { addressOfMember, authorIndexMember, deletedEventValue, MAX_PENDING_DELETERS, requestOutcome } from '../tombstones.js';
 import { type RedisKeys, redisKeys } from './keys.js';
+import {
+  BAR_VERSION_SCRIPT,
+  DELETE_ID_SCRIPT,
+  DELETE_IF_SCRIPT,
+  MARK_VERSION_SCRIPT,
+  PUT_REGULAR_SCRIPT,
+  RAISE_BAR_SCRIPT,
+  REPLACE_SCRIPT,
+  TOMBSTONE_SCRIPT,
+  VANISH_AT_SCRIPT,
+} from './lua-scripts.js';
 import { mgetBySlot, type RedisClient } from './mget-by-slot.js';
-import { DELETE_IF_SCRIPT, REPLACE_SCRIPT } from './replace-script.js';
 import { RedisCommands } from './redis-commands.js';
 import { RedisCursorStore } from './redis-cursor-store.js';
 import { markNote, RedisMarkStore } from './redis-mark-store.js';
@@ -30,8 +42,18 @@ declare module 'ioredis' {
       createdAt: string,
     ): Result<[WriteOutcome, string], Context>;
     nostrDeleteIf(key: string, value: string): Result<number, Context>;
+    nostrPutRegular(key: string, json: string, author: string, undeletable: string): Result<'stored' | 'duplicate' | 'deleted', Context>;
+    nostrMarkVersion(key: string, marker: string, author: string): Result<'ok' | 'deleted', Context>;
+    nostrDeleteId(key: string, deleter: string, maxPending: string): Result<[string, string?], Context>;
+    nostrBarVersion(key: string, id: string): Result<number, Context>;
+    nostrRaiseBar(key: string, createdAt: string, id: string): Result<string, Context>;
+    nostrTombstone(key: string, author: string): Result<number, Context>;
+    nostrVanishAt(key: string, createdAt: string): Result<number, Context>;
   }
 }
+
+/** Ids a request to vanish removes per round trip. */
+const VANISH_PAGE = 500;
 
 /**
  * Connects to Redis for the event index. While Redis is unreachable, commands fail at once instead of
@@ -74,6 +96,8 @@ export class RedisEventStore implements EventStore {
   constructor(
     private readonly client: RedisClient,
     keyPrefix: string,
+    /** PUBLIC_URL: a request to vanish naming it applies here (nostr/deletions.ts). */
+    private readonly publicUrl?: string,
   ) {
     this.keys = redisKeys(keyPrefix);
     this.commands = new RedisCommands(client);
@@ -81,9 +105,16 @@ export class RedisEventStore implements EventStore {
     this.cursors = new RedisCursorStore(this.commands, this.keys);
     client.defineCommand('nostrReplaceEvent', { numberOfKeys: 1, lua: REPLACE_SCRIPT });
     client.defineCommand('nostrDeleteIf', { numberOfKeys: 1, lua: DELETE_IF_SCRIPT });
+    client.defineCommand('nostrPutRegular', { numberOfKeys: 1, lua: PUT_REGULAR_SCRIPT });
+    client.defineCommand('nostrMarkVersion', { numberOfKeys: 1, lua: MARK_VERSION_SCRIPT });
+    client.defineCommand('nostrDeleteId', { numberOfKeys: 1, lua: DELETE_ID_SCRIPT });
+    client.defineCommand('nostrBarVersion', { numberOfKeys: 1, lua: BAR_VERSION_SCRIPT });
+    client.defineCommand('nostrRaiseBar', { numberOfKeys: 1, lua: RAISE_BAR_SCRIPT });
+    client.defineCommand('nostrTombstone', { numberOfKeys: 1, lua: TOMBSTONE_SCRIPT });
+    client.defineCommand('nostrVanishAt', { numberOfKeys: 1, lua: VANISH_AT_SCRIPT });
   }
 
-  async getEvents(ids: readonly string[]): Promise<(StoredEvent | null)[]> {
+  async getEvents(ids: readonly string[]): Promise<Held[]> {
     const values = await this.command(() => mgetBySlot(this.client, ids.map(this.keys.event)));
     return resolveEventValues(
       ids,
@@ -94,14 +125,14 @@ export class RedisEventStore implements EventStore {
     );
   }
 
-  getProfiles(pubkeys: readonly string[]): Promise<(StoredEvent | null)[]> {
+  getProfiles(pubkeys: readonly string[]): Promise<Held[]> {
     return this.getReplaceable(PROFILE_KIND, pubkeys);
   }
 
-  async getReplaceable(kind: number, pubkeys: readonly string[]): Promise<(StoredEvent | null)[]> {
+  async getReplaceable(kind: number, pubkeys: readonly string[]): Promise<Held[]> {
     const keys = pubkeys.map((pubkey) => this.keys.replaceable(replaceableKindAddress(kind, pubkey)));
     const values = await this.command(() => mgetBySlot(this.client, keys));
-    return values.map((value, index) => (value === null ? null : readStoredEvent(value, { pubkey: pubkeys[index], kind })));
+    return values.map((value, index) => readSlot(value, { pubkey: pubkeys[index], kind }));
   }
 
   async getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]> {
@@ -117,47 +148,158 @@ export class RedisEventStore implements EventStore {
     return pubkeys.map((pubkey, index) => {
       const value = values[index];
       const note = markNote(values[pubkeys.length + index]);
-      return { event: value == null ? null : readStoredEvent(value, { pubkey, kind }), marked: note !== null, note };
+      return { event: readSlot(value, { pubkey, kind }), marked: note !== null, note };
     });
   }
 
+  /**
+   * Requests to vanish first, then deletion requests, then every event (pipelined): within a batch,
+   * what deletes is in force before what it deletes is written; across batches and processes the
+   * rules hold in any order (store/tombstones.ts), each step one script over one key.
+   */
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
-    // Issued together without waiting, so they travel pipelined on the connection.
-    return this.command(() => Promise.all(events.map((event) => this.putEvent(event))));
+    return this.command(async () => {
+      if (events.length === 0) return [];
+      const vanishedAt = await this.vanishTimes(events.map((event) => event.pubkey));
+      const vanishing = events.filter((event) => vanishApplies(event, this.publicUrl));
+      for (const request of vanishing) {
+        await this.applyVanish(request);
+        vanishedAt.set(request.pubkey, Math.max(vanishedAt.get(request.pubkey) ?? -1, request.created_at));
+      }
+      await Promise.all(events.filter((event) => event.kind === DELETION_KIND).map((request) => this.applyDeletion(request)));
+      const outcomes = await Promise.all(events.map((event) => this.putEvent(event, vanishedAt)));
+      await this.recheckVanished(events, outcomes, vanishedAt);
+      return outcomes.map((outcome, index) => {
+        const event = events[index] as NostrEvent;
+        return requestOutcome(outcome, vanishing.includes(event) || isDeletionRequest(deletionTargets(event)));
+      });
+    });
   }
 
-  private async putEvent(event: NostrEvent): Promise<WriteOutcome> {
+  private async putEvent(event: NostrEvent, vanishedAt: ReadonlyMap<string, number>): Promise<WriteOutcome> {
+    if (event.kind !== VANISH_KIND && event.created_at <= (vanishedAt.get(event.pubkey) ?? -1)) {
+      await this.client.nostrTombstone(this.keys.event(event.id), event.pubkey);
+      return 'deleted';
+    }
     const json = serializeEvent(event);
     const address = replaceableAddress(event);
+    const authorKey = this.keys.author(event.pubkey);
     if (address === undefined) {
-      const reply = await this.client.set(this.keys.event(event.id), json, 'NX');
-      return reply === 'OK' ? 'stored' : 'duplicate';
+      const eventKey = this.keys.event(event.id);
+      // Indexed in the same round trip; taken out again in the rare case the event was deleted.
+      const [outcome] = await Promise.all([
+        this.client.nostrPutRegular(eventKey, json, event.pubkey, isUndeletableKind(event.kind) ? '1' : '0'),
+        this.client.zadd(authorKey, event.created_at, event.id),
+      ]);
+      if (outcome === 'deleted') await this.client.zrem(authorKey, event.id);
+      return outcome;
     }
-    const [outcome, previousId] = await this.client.nostrReplaceEvent(
-      this.keys.replaceable(address),
-      json,
-      event.id,
-      String(event.created_at),
-    );
+    const indexed = this.client.zadd(authorKey, -1, authorIndexMember(address, event.pubkey));
+    const slotKey = this.keys.replaceable(address);
+    const [[outcome, previousId]] = await Promise.all([
+      this.client.nostrReplaceEvent(slotKey, json, event.id, String(event.created_at)),
+      indexed,
+    ]);
+    if (outcome === 'deleted') {
+      await this.client.set(this.keys.event(event.id), deletedEventValue(event.pubkey));
+      return outcome;
+    }
     if (outcome === 'superseded') return outcome;
     // The marker makes the event findable by id. Written after the slot (they may sit on different
     // cluster nodes), so a reader can meet a marker whose version was replaced meanwhile: getEvents
     // checks the id. Rewritten on `duplicate` to heal a write that stopped between the two steps.
+    // Not over a deletion of this version by its author: then the version leaves its slot.
     const marker = markerFor(address);
     const eventKey = this.keys.event(event.id);
-    const slotKey = this.keys.replaceable(address);
-    const written = this.client.set(eventKey, marker);
+    const written = this.client.nostrMarkVersion(eventKey, marker, event.pubkey);
     const cleanup = outcome === 'replaced' ? this.client.del(this.keys.event(previousId)) : undefined;
     // Then the slot is read again. A newer version written meanwhile by another writer, whose
     // clean-up ran before this marker landed, would leave it dangling (issue 18 §8): seeing the newer
     // version, this writer removes its own marker. On one connection the three commands travel in
     // order, in one round trip; on a cluster the read waits for the marker.
     const heldAfter = this.client instanceof Redis ? this.client.getBuffer(slotKey) : written.then(() => this.client.getBuffer(slotKey));
-    const [, , held] = await Promise.all([written, cleanup, heldAfter]);
+    const [marked, , held] = await Promise.all([written, cleanup, heldAfter]);
+    if (marked === 'deleted') {
+      await this.client.nostrBarVersion(slotKey, event.id);
+      return 'deleted';
+    }
     if (held === null || wireIdOf(held) !== event.id) {
       await this.client.nostrDeleteIf(eventKey, marker);
     }
     return outcome;
+  }
+
+  /** The time of each pubkey's latest request to vanish (one MGET). */
+  private async vanishTimes(pubkeys: readonly string[]): Promise<Map<string, number>> {
+    const distinct = [...new Set(pubkeys)];
+    const values = await mgetBySlot(this.client, distinct.map(this.keys.vanished));
+    const times = new Map<string, number>();
+    distinct.forEach((pubkey, index) => {
+      const value = values[index];
+      if (value != null) times.set(pubkey, Number(value.toString('latin1')));
+    });
+    return times;
+  }
+
+  /**
+   * A request to vanish applied by another writer while this batch was written may have swept the
+   * author's events before these were indexed: read the times again, and remove what they cover.
+   */
+  private async recheckVanished(events: readonly NostrEvent[], outcomes: WriteOutcome[], before: ReadonlyMap<string, number>): Promise<void> {
+    const kept = events.filter((event, index) => event.kind !== VANISH_KIND && ['stored', 'replaced', 'duplicate'].includes(outcomes[index] as string));
+    if (kept.length === 0) return;
+    const now = await this.vanishTimes(kept.map((event) => event.pubkey));
+    await Promise.all(
+      events.map(async (event, index) => {
+        const at = now.get(event.pubkey);
+        if (at === undefined || at === before.get(event.pubkey) || event.created_at > at || !kept.includes(event)) return;
+        const address = replaceableAddress(event);
+        if (address !== undefined) await this.raiseBar(address, at, '', event.pubkey);
+        await this.client.nostrTombstone(this.keys.event(event.id), event.pubkey);
+        outcomes[index] = 'deleted';
+      }),
+    );
+  }
+
+  /** A deletion request (NIP-09): its `e` tags by id, its `a` tags by address (nostr/deletions.ts). */
+  private async applyDeletion(request: NostrEvent): Promise<void> {
+    const { ids, addresses } = deletionTargets(request);
+    await Promise.all([
+      ...ids.map(async (id) => {
+        const [verdict, address] = await this.client.nostrDeleteId(this.keys.event(id), request.pubkey, String(MAX_PENDING_DELETERS));
+        if (verdict === 'version' && address) await this.client.nostrBarVersion(this.keys.replaceable(address), id);
+        if (verdict === 'deleted') await this.client.zrem(this.keys.author(request.pubkey), id);
+      }),
+      ...addresses.map((address) => this.raiseBar(address, request.created_at, '', request.pubkey)),
+    ]);
+  }
+
+  /** Raises an address's bar; the version it removes (if any) leaves a tombstone under its id. */
+  private async raiseBar(address: string, createdAt: number, id: string, author: string): Promise<void> {
+    const removed = await this.client.nostrRaiseBar(this.keys.replaceable(address), String(createdAt), id);
+    if (removed !== '') await this.client.set(this.keys.event(removed), deletedEventValue(author));
+  }
+
+  /**
+   * A request to vanish that applies here (NIP-62): the time is kept, then every event of the author
+   * up to it is removed (its id keeps a tombstone), page by page through the author index, then
+   * every replaceable address of the author is barred, the profile's included.
+   */
+  private async applyVanish(request: NostrEvent): Promise<void> {
+    const { pubkey, created_at: until } = request;
+    const authorKey = this.keys.author(pubkey);
+    await this.client.nostrVanishAt(this.keys.vanished(pubkey), String(until));
+    for (;;) {
+      const ids = await this.client.zrangebyscore(authorKey, 0, until, 'LIMIT', 0, VANISH_PAGE);
+      if (ids.length === 0) break;
+      await Promise.all(ids.map((id) => this.client.nostrTombstone(this.keys.event(id), pubkey)));
+      await this.client.zrem(authorKey, ...ids);
+    }
+    const members = await this.client.zrangebyscore(authorKey, -1, -1);
+    const addresses = members.map((member) => addressOfMember(member, pubkey)).filter((address): address is string => !!address);
+    await Promise.all(
+      [...new Set([...addresses, replaceableKindAddress(PROFILE_KIND, pubkey)])].map((address) => this.raiseBar(address, until, '', pubkey)),
+    );
   }
 
   /** Redis fails reads and writes together: ping() tells. */
