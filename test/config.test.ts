@@ -26,7 +26,7 @@ describe('configuration from the environment', () => {
         negativeTtlSeconds: 60,
         profileTtlSeconds: 300,
         allowPrivateHints: false,
-        syncKinds: [0, 1],
+        syncKinds: [0, 1, 5, 62],
         missesPerClient: 8,
         maxKeysPerRequest: 500,
         indexerUrls: DEFAULT_INDEXER_RELAYS,
@@ -114,6 +114,23 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ DATA_DIR: '/var/lib/nostr' }).store).toEqual({ kind: 'embedded', dataDir: '/var/lib/nostr' });
     expect(loadConfig({ DATA_DIR: 'rel/dir' }).store).toEqual({ kind: 'embedded', dataDir: resolve('rel/dir') });
     expect(loadConfig({ DATA_DIR: '/x', REDIS_URL: 'redis://h:1' }).store.kind).toBe('redis');
+  });
+
+  it('PUBLIC_URL (requests to vanish naming it apply, NIP-62): an http(s) or ws(s) URL with a host, never echoed when refused', () => {
+    expect(loadConfig({ PUBLIC_URL: 'https://lookup.example.com/' }).store).toEqual({
+      kind: 'embedded',
+      dataDir: resolve('./data'),
+      publicUrl: 'https://lookup.example.com/',
+    });
+    expect(loadConfig({ PUBLIC_URL: 'wss://lookup.example.com', REDIS_URL: 'redis://h:1' }).store.publicUrl).toBe('wss://lookup.example.com');
+    expect(loadConfig({}).store.publicUrl).toBeUndefined();
+    const refused = 'PUBLIC_URL must be an http(s):// or ws(s):// URL with a host and no credentials';
+    for (const bad of ['ftp://lookup.example.com', 'lookup.example.com', 'https://user:secret@lookup.example.com', 'javascript:alert(1)', 'https://']) {
+      const said = problems({ PUBLIC_URL: bad });
+      expect(said).toEqual([refused]);
+      expect(said.join()).not.toContain('secret');
+    }
+    expect(problems({ PUBLIC_URL: `https://${'a'.repeat(600)}.example.com` })).toEqual(['PUBLIC_URL must be at most 512 characters']);
   });
 
   it('RELAYS unset means the default public relays; RELAYS empty turns relay traffic off', () => {
@@ -255,6 +272,7 @@ describe('configuration from the environment', () => {
       'OUTBOX_RELAYS_PER_PUBKEY',
       'OUTBOX_MAX_RELAYS',
       'MAX_RELAY_CONNECTIONS',
+      'PUBLIC_URL',
     ];
     fc.assert(
       fc.property(fc.dictionary(fc.constantFrom(...names), fc.string()), (env) => {

@@ -92,9 +92,9 @@ describe('outbox discovery (NIP-65)', () => {
     const event = await getJson(`${server.url}/event?id=${nevent}`);
     expect(event.status).toBe(200);
     expect((event.body as { event: NostrEvent }).event).toEqual(note);
-    expect(base.requests.at(-1)).toEqual([{ ids: [note.id] }]);
+    expect(base.requests.at(-1)).toEqual([{ ids: [note.id] }, { kinds: [5], '#e': [note.id] }]);
     expect(indexer.requests).toHaveLength(1);
-    expect(write.requests.at(-1)).toEqual([{ ids: [note.id] }]);
+    expect(write.requests.at(-1)).toEqual([{ ids: [note.id] }, { kinds: [5], '#e': [note.id] }]);
   });
 
   it('an nevent with an author finds a note that only the author\'s write relay holds, on a third-party relay (@nostr-relay/core)', async () => {
@@ -241,7 +241,7 @@ describe('relay lists and nevent authors are untrusted input', () => {
 
     const lying = nip19.neventEncode({ id: real.id, author: pubkeyOf('ob-liar') });
     expect((await getJson(`${server.url}/event?id=${lying}`)).status).toBe(500);
-    expect(decoy.requests).toEqual([[{ ids: [real.id] }]]);
+    expect(decoy.requests).toEqual([[{ ids: [real.id] }, { kinds: [5], '#e': [real.id] }]]);
     // The configured relay answers again: the id was not remembered as missing.
     base.silent = false;
     const found = await getJson(`${server.url}/event?id=${real.id}`);
@@ -295,7 +295,7 @@ describe('a remembered miss does not hide new places to look (issue 12 §5)', ()
     // The author's list arrives (sync, import, another lookup): its relay is a new place to look.
     await store.store.putEvents([relayList('ob-kim', [empty.url])]);
     expect((await getJson(`${server.url}/event?id=${nevent}`)).status).toBe(404);
-    expect(empty.requests).toEqual([[{ ids: [note.id] }]]);
+    expect(empty.requests).toEqual([[{ ids: [note.id] }, { kinds: [5], '#e': [note.id] }]]);
     expect(base.requests).toHaveLength(1);
 
     // A newer list adds the relay that has it: only that one is asked.
@@ -305,12 +305,12 @@ describe('a remembered miss does not hide new places to look (issue 12 §5)', ()
     expect((found.body as { event: NostrEvent }).event).toEqual(note);
     // Its first REQ is for the note; the second, for the author's profile in the answer's map. The
     // relay noted as having answered "not found" is asked for the profile only.
-    expect(write.requests).toEqual([[{ ids: [note.id] }], [{ kinds: [0], authors: [kim] }]]);
-    expect(empty.requests).toEqual([[{ ids: [note.id] }], [{ kinds: [0], authors: [kim] }]]);
+    expect(write.requests).toEqual([[{ ids: [note.id] }, { kinds: [5], '#e': [note.id] }], [{ kinds: [0], authors: [kim] }]]);
+    expect(empty.requests).toEqual([[{ ids: [note.id] }, { kinds: [5], '#e': [note.id] }], [{ kinds: [0], authors: [kim] }]]);
     // The base relay, which answered the id already, is asked only for the profile (and the
     // author's list again: the one stored came without a freshness mark, as an import's does).
     expect(base.requests).toEqual([
-      [{ ids: [note.id] }, { kinds: [10002], authors: [kim] }],
+      [{ ids: [note.id] }, { kinds: [5], '#e': [note.id] }, { kinds: [10002], authors: [kim] }],
       [{ kinds: [0], authors: [kim] }, { kinds: [10002], authors: [kim] }],
     ]);
   });

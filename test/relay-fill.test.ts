@@ -38,7 +38,7 @@ describe('fetch on miss: /event', () => {
     // the relay lists (kind 10002) the index lacks (outbox discovery, NIP-65).
     const authors = [note.pubkey, pubkeyOf('fill-bob'), pubkeyOf('fill-nobody'), pubkeyOf('fill-carol')];
     const profileFilters = [{ kinds: [0], authors }, { kinds: [10002], authors }];
-    for (const asked of [a, b]) expect(asked.requests).toEqual([[{ ids: [note.id] }], profileFilters]);
+    for (const asked of [a, b]) expect(asked.requests).toEqual([[{ ids: [note.id] }, { kinds: [5], '#e': [note.id] }], profileFilters]);
     // Stored: the index answers without the relays now.
     expect((await store.store.getEvents([note.id]))[0]?.event).toEqual(note);
     expect((await store.store.getProfiles([carol.pubkey]))[0]?.event).toEqual(carol);
@@ -347,7 +347,7 @@ describe('relay hints (nevent/nprofile) are untrusted', () => {
     const response = await getJson(`${allowing.server.url}/event?id=${nevent}`);
     expect(response.status).toBe(200);
     expect((response.body as { event: NostrEvent }).event).toEqual(hinted);
-    expect(hintRelay.requests[0]).toEqual([{ ids: [hinted.id] }]);
+    expect(hintRelay.requests[0]).toEqual([{ ids: [hinted.id] }, { kinds: [5], '#e': [hinted.id] }]);
   });
 
   it('an nprofile hint is followed for /user-profile when allowed', async () => {
@@ -390,8 +390,8 @@ describe('poisoned misses: only trusted relays decide a shared miss (issue 18 §
     expect((response.body as { event: NostrEvent }).event).toEqual(hinted);
     // The trusted relay was not asked for the id again within NEGATIVE_TTL (only for the author's
     // profile, which no mark covers); the hint was asked once for the id.
-    expect(configured.requests.filter(([filter]) => 'ids' in (filter ?? {}))).toEqual([[{ ids: [hinted.id] }]]);
-    expect(hintRelay.requests[0]).toEqual([{ ids: [hinted.id] }]);
+    expect(configured.requests.filter(([filter]) => 'ids' in (filter ?? {}))).toEqual([[{ ids: [hinted.id] }, { kinds: [5], '#e': [hinted.id] }]]);
+    expect(hintRelay.requests[0]).toEqual([{ ids: [hinted.id] }, { kinds: [5], '#e': [hinted.id] }]);
   });
 
   it('the same for profiles: a marked miss does not hide an nprofile hint', async () => {

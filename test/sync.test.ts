@@ -53,7 +53,7 @@ describe('nostr-lookup sync', () => {
     expect(await held(testStore, old)).toBe(true);
     expect(await held(testStore, reaction)).toBe(false);
     const firstFilter = source.requests[0]?.[0];
-    expect(firstFilter?.kinds).toEqual([0, 1]);
+    expect(firstFilter?.kinds).toEqual([0, 1, 5, 62]);
     // No cursor yet: the last hour.
     expect(Math.abs((firstFilter?.since ?? 0) - (now() - 3600))).toBeLessThan(30);
 
@@ -65,7 +65,7 @@ describe('nostr-lookup sync', () => {
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     expect(first.output()).toContain('sync stopped');
-    const cursor = await testStore.store.cursors.get(syncCursorName(source.url, [0, 1]));
+    const cursor = await testStore.store.cursors.get(syncCursorName(source.url, [0, 1, 5, 62]));
     expect(Number(cursor)).toBe(live.created_at);
 
     // While it was stopped, more was published; the restart asks from the cursor (with overlap) and gets it.
@@ -73,7 +73,7 @@ describe('nostr-lookup sync', () => {
     source.add(missed);
     const second = sync(testStore, { RELAYS: source.url });
     await expect.poll(() => held(testStore, missed), { timeout: 15_000, interval: 100 }).toBe(true);
-    expect(source.requests.at(-1)).toEqual([{ kinds: [0, 1], since: live.created_at - RESUME_OVERLAP_SECONDS }]);
+    expect(source.requests.at(-1)).toEqual([{ kinds: [0, 1, 5, 62], since: live.created_at - RESUME_OVERLAP_SECONDS }]);
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
   });
@@ -84,7 +84,7 @@ describe('nostr-lookup sync', () => {
     const testStore = await store();
     const run = sync(testStore, { RELAYS: source.url }, ['--since', '2023-01-01']);
     await expect.poll(() => held(testStore, old), { timeout: 15_000, interval: 100 }).toBe(true);
-    expect(source.requests[0]).toEqual([{ kinds: [0, 1], since: 1_672_531_200 }]);
+    expect(source.requests[0]).toEqual([{ kinds: [0, 1, 5, 62], since: 1_672_531_200 }]);
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(0);
   });

@@ -47,7 +47,7 @@ describe('against @nostr-relay/core', () => {
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ event: note, profiles: { [author.pubkey]: author, [mentioned.pubkey]: mentioned } });
     expect(source.requests).toEqual([
-      [{ ids: [note.id] }],
+      [{ ids: [note.id] }, { kinds: [5], '#e': [note.id] }],
       // Relevant-pubkey order: author, content mentions (NIP-27), then e-tag authors (NIP-10); their
       // relay lists (NIP-65) in the same REQ, for outbox discovery.
       [
