@@ -49,7 +49,7 @@ describe('docker-compose.yml', () => {
     for (const name of ['REDIS_URL', 'REDIS_KEY_PREFIX', 'RELAY_TIMEOUT_MS', 'NEGATIVE_TTL', 'PROFILE_TTL']) {
       expect(syncEnv[name]).toBe(lookupEnv[name]);
     }
-    expect(syncEnv.SYNC_KINDS).toBe('0,1');
+    expect(syncEnv.SYNC_KINDS).toBe('0,1,5,62');
     expect(sync.depends_on).toEqual({ redis: { condition: 'service_healthy' } });
   });
 

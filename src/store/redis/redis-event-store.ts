@@ -246,13 +246,13 @@ export class RedisEventStore implements EventStore {
    * author's events before these were indexed: read the times again, and remove what they cover.
    */
   private async recheckVanished(events: readonly NostrEvent[], outcomes: WriteOutcome[], before: ReadonlyMap<string, number>): Promise<void> {
-    const kept = events.filter((event, index) => event.kind !== VANISH_KIND && ['stored', 'replaced', 'duplicate'].includes(outcomes[index] as string));
-    if (kept.length === 0) return;
-    const now = await this.vanishTimes(kept.map((event) => event.pubkey));
+    const kept = new Set(events.filter((event, index) => event.kind !== VANISH_KIND && ['stored', 'replaced', 'duplicate'].includes(outcomes[index] as string)));
+    if (kept.size === 0) return;
+    const now = await this.vanishTimes([...kept].map((event) => event.pubkey));
     await Promise.all(
       events.map(async (event, index) => {
         const at = now.get(event.pubkey);
-        if (at === undefined || at === before.get(event.pubkey) || event.created_at > at || !kept.includes(event)) return;
+        if (at === undefined || at === before.get(event.pubkey) || event.created_at > at || !kept.has(event)) return;
         const address = replaceableAddress(event);
         if (address !== undefined) await this.raiseBar(address, at, '', event.pubkey);
         await this.client.nostrTombstone(this.keys.event(event.id), event.pubkey);
