@@ -1,3 +1,4 @@
+import { ERRORS } from '../src/errors.js';
 import { nip19 } from 'nostr-tools';
 import { describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../src/nostr/event.js';
@@ -158,16 +159,20 @@ describe('fetch on miss: /event', () => {
     expect(response.body).toEqual({ event: note, profiles: { [alice.pubkey]: alice } });
   });
 
-  it('an old profile version fetched by id is the event, but the map keeps the newer profile the index holds', async () => {
+  it('an old profile version a relay still holds is not served by id, as the index would not serve it (it may be covered by an a-tag deletion since)', async () => {
     const old = profile('fill-gina', { name: 'Gina (old)' }, 1_700_000_000);
     const current = profile('fill-gina', { name: 'Gina' }, 1_700_000_900);
     const a = await relay({ events: [old] });
     const { server, store } = await service({ urls: [a.url] }, [current]);
     await store.store.marks.set([`profile:${current.pubkey}`], 300); // fresh: no refresh in the way
     const response = await getJson(`${server.url}/event?id=${old.id}`);
-    expect(response.status).toBe(200);
-    expect(response.body).toEqual({ event: old, profiles: { [current.pubkey]: current } });
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({ error: { status: 404, code: 'event_not_found', message: ERRORS.event_not_found.message } });
     expect((await store.store.getProfiles([current.pubkey]))[0]?.event).toEqual(current); // never regressed
+    // Remembered like a miss: the relay is not asked again.
+    const asked = a.requests.length;
+    expect((await getJson(`${server.url}/event?id=${old.id}`)).status).toBe(404);
+    expect(a.requests.length).toBe(asked);
   });
 
   it('concurrent lookups of the same missing id share one relay query', async () => {

@@ -312,12 +312,12 @@ export class ReadThrough {
       client: request.client,
       outboxBudget: request.outboxBudget,
     });
-    const { deleted } = await this.store([...result.found.values(), ...result.relayLists, ...result.deletions]);
+    const { refused } = await this.store([...result.found.values(), ...result.relayLists, ...result.deletions]);
     await Promise.all([
       this.extendNotes(lookup, remembered, misses, result, new Set(hints)),
       this.mark(checkedListMarks(result, misses), this.deps.config.profileTtlSeconds),
     ]);
-    return keys.map((key) => answerOf(key, result, deleted));
+    return keys.map((key) => answerOf(lookup, key, result, refused));
   }
 
   /**
@@ -381,15 +381,15 @@ export class ReadThrough {
     const notes = absent.map((key) => this.missNote(key, misses, result, NO_HINTS) ?? '');
     const checkedLists = checkedListMarks(result, misses);
     // A found profile is marked only once it is written: a reader that saw the mark without the
-    // profile would take it for a known miss. An event found but not kept (ephemeral, or an old
-    // version of a replaceable event) is answered now and then remembered like a miss: otherwise
-    // every request for it would ask the relays again. One the store refused as deleted keeps a
-    // tombstone, which answers from now on.
-    let deleted: ReadonlySet<string> = new Set();
+    // profile would take it for a known miss. An event found but not kept is remembered like a
+    // miss (otherwise every request for it would ask the relays again): an ephemeral one is answered
+    // now, an old version of a replaceable event is not (answerOf). One the store refused as deleted
+    // keeps a tombstone, which answers from now on.
+    let refused: Refused = new Map();
     await Promise.all([
       this.store([...result.found.values(), ...result.relayLists, ...result.deletions]).then(async (written) => {
         const { notKept } = written;
-        deleted = written.deleted;
+        refused = written.refused;
         const foundKeys = [...result.found.keys()];
         if (mark && lookup === PROFILE_LOOKUP) await this.mark(foundKeys.map(lookup.markKey), profileTtlSeconds);
         const dropped = foundKeys.filter((key) => notKept.has((result.found.get(key) as NostrEvent).id));
@@ -402,7 +402,7 @@ export class ReadThrough {
     // everyone, as the mark is.
     return new Map(
       keys.map((key) => {
-        const answer = answerOf(key, result, deleted);
+        const answer = answerOf(lookup, key, result, refused);
         return [key, answer.kind === 'absent' && !this.decidesMiss(lookup, result.answeredBy.get(key)) ? UNAVAILABLE : answer];
       }),
     );
@@ -452,23 +452,24 @@ export class ReadThrough {
   /**
    * Writes verified events to the index (deletion requests among them are applied first, by the
    * store); returns the ids of those it does not keep (ephemeral, superseded, rejected), and of those
-   * it refused as deleted by their authors.
+   * it refused as superseded or as deleted by their authors.
    */
-  private async store(events: NostrEvent[]): Promise<{ notKept: Set<string>; deleted: Set<string> }> {
+  private async store(events: NostrEvent[]): Promise<{ notKept: Set<string>; refused: Refused }> {
     const notKept = new Set(events.filter((event) => isEphemeralKind(event.kind)).map((event) => event.id));
-    const deleted = new Set<string>();
+    const refused = new Map<string, 'deleted' | 'superseded'>();
     const storable = events.filter((event) => !isEphemeralKind(event.kind));
-    if (storable.length === 0) return { notKept, deleted };
+    if (storable.length === 0) return { notKept, refused };
     try {
       const outcomes = await this.deps.store.putEvents(storable);
       storable.forEach((event, index) => {
         if (outcomes[index] === 'superseded' || outcomes[index] === 'rejected') notKept.add(event.id);
-        if (outcomes[index] === 'deleted') deleted.add(event.id);
+        const outcome = outcomes[index];
+        if (outcome === 'deleted' || outcome === 'superseded') refused.set(event.id, outcome);
       });
     } catch (error) {
       this.deps.logger.warn({ err: error }, 'could not store events fetched from relays');
     }
-    return { notKept, deleted };
+    return { notKept, refused };
   }
 
   private async mark(keys: string[], ttlSeconds: number, notes?: string[]): Promise<void> {
@@ -493,10 +494,20 @@ function checkedListMarks(result: SearchResult, misses: Misses): string[] {
   return [...result.listsChecked].filter((author) => found.has(author) || misses.relayLists.has(author)).map(relayListMarkKey);
 }
 
-/** One key's answer from a search: found, deleted (the store refused it), absent (a relay asked about it answered in full), or unavailable. */
-function answerOf(key: string, result: SearchResult, deleted: ReadonlySet<string>): Fetched {
+/** Ids of events the store would not keep, and why. */
+type Refused = ReadonlyMap<string, 'deleted' | 'superseded'>;
+
+/**
+ * One key's answer from a search: found; deleted (the store refused it as deleted); absent (a relay
+ * asked about it answered in full, or, for an id, what it found is an old version of a replaceable
+ * event: not served, as the index would not serve it, and an `a`-tag deletion since may cover it); or
+ * unavailable.
+ */
+function answerOf(lookup: LookupKind, key: string, result: SearchResult, refused: Refused): Fetched {
   const event = result.found.get(key);
-  if (event && deleted.has(event.id)) return GONE;
+  const verdict = event && refused.get(event.id);
+  if (verdict === 'deleted') return GONE;
+  if (verdict === 'superseded' && lookup === EVENT_LOOKUP) return ABSENT;
   if (event) return { kind: 'found', stored: toStoredEvent(event) };
   return result.answeredBy.has(key) ? ABSENT : UNAVAILABLE;
 }
