@@ -28,12 +28,14 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   await app.listen({ port: config.http.port, host: config.http.host });
   let closing: Promise<void> | undefined;
   const close = () => {
-    // In-flight requests finish, new connections are refused, then the store connection closes.
-    closing ??= app.close().then(() => {
+    // In-flight requests finish, new connections are refused, the relay pool closes (background
+    // profile refreshes end), then the store connection closes.
+    closing ??= app.close().then(async () => {
       if (pool) {
         logger.info({ peakConnections: pool.peakConnections }, 'relay pool closed');
         pool.close();
       }
+      await fill?.settled();
       return store.close();
     });
     return closing;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { neventEncode, noteEncode, npubEncode } from 'nostr-tools/nip19';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors.js';
-import { type NostrEvent, serializeEvent } from '../src/nostr/event.js';
+import { serializeEvent } from '../src/nostr/event.js';
 import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
 import type { EventStore } from '../src/store/event-store.js';
 import { deletion, vanish } from './support/deletion-conformance.js';

@@ -30,6 +30,14 @@ describe('LMDB specifics', () => {
     const { store, cleanup } = openTemporary();
     await store.close();
     await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
+    // Every read and write, never reaching lmdb-js (a read of a closed environment could kill the
+    // process: a background refresh that outlived the server did, issue 13's review).
+    const pubkey = 'ab'.repeat(32);
+    await expect(store.getEvents([pubkey])).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.getProfilesWithMarks([pubkey])).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.getReplaceableWithMarks(10002, [pubkey], (key) => `relays:${key}`)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.marks.claim([`profile:${pubkey}`], 60)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.putEvents([signed('closed')])).rejects.toBeInstanceOf(StoreUnavailableError);
     await cleanup();
   });
 

@@ -62,6 +62,8 @@ export class ReadThrough {
   private readonly search: RelaySearch;
   private readonly inflight: Record<LookupKind['name'], InFlightLookups>;
   private readonly refreshing = new Set<string>();
+  /** Background refreshes under way: the service waits for them before it closes the store. */
+  private readonly background = new Set<Promise<void>>();
   /** Lookups at the relays in progress, per client. */
   private readonly missesByClient = new Map<string, number>();
   private readonly configured: ReadonlySet<string>;
@@ -135,11 +137,22 @@ export class ReadThrough {
         this.searchAndRecord(PROFILE_LOOKUP, keys, misses, request, { mark: false }),
       );
     };
-    refresh()
+    const running = refresh()
       .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'background profile refresh failed'))
       .finally(() => {
         for (const pubkey of wanted) this.refreshing.delete(pubkey);
+        this.background.delete(running);
       });
+    this.background.add(running);
+  }
+
+  /**
+   * Resolves when the background refreshes under way have ended (each within RELAY_TIMEOUT_MS, at
+   * once when the pool is closed): the store must not be closed under them (an LMDB read on a closed
+   * environment kills the process).
+   */
+  async settled(): Promise<void> {
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
   }
 
   /** The relay lists of the misses' authors, if outbox discovery is on (one store read, on misses only). */

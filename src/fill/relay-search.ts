@@ -79,6 +79,12 @@ const DISCOVERY_SHARE = 0.35;
  * late: its authors are covered again by other write relays (it is still listened to).
  */
 const HEDGE_SHARE = 0.4;
+/**
+ * Once an event lookup has its answers, relays that have not answered yet are waited for this share
+ * of the time left: one may hold the author's deletion (NIP-09) that the relay which delivered the
+ * event lacks. A slow relay costs a found event at most this much more.
+ */
+const DELETION_GRACE_SHARE = 0.25;
 
 export interface RelaySearchDependencies {
   pool: RelayPool;
@@ -123,6 +129,9 @@ class SearchRun {
    */
   private readonly delivering = new Set<string>();
   private readonly ended = new Set<string>();
+  /** Every relay this search has sent a query to. */
+  private readonly launched = new Set<string>();
+  private graceStarted = false;
   /** Whether a configured relay asked for relay lists answered in full. */
   private listsAnswered = false;
   private readonly wanted: Set<string>;
@@ -251,6 +260,7 @@ class SearchRun {
       return;
     }
     this.running += 1;
+    for (const url of [...query.relays, ...(query.learned ?? [])]) this.launched.add(url);
     this.deps.pool
       .query({
         ...query,
@@ -298,10 +308,20 @@ class SearchRun {
     return false;
   }
 
-  /** With deletions asked: every key found, and every relay that delivered one has ended (see `delivering`). */
+  /**
+   * With deletions asked: the answer is complete once every key is found and every relay that
+   * delivered one has ended (see `delivering`); relays still running may hold a deletion the
+   * others lack, and get DELETION_GRACE_SHARE of the time left, no more.
+   */
   private completeIfAnswered(): void {
     if (!this.input.lookup.firstIsFinal || this.result.found.size < this.wanted.size) return;
-    if ([...this.delivering].every((url) => this.ended.has(url))) this.complete.abort();
+    if (![...this.delivering].every((url) => this.ended.has(url))) return;
+    if ([...this.launched].every((url) => this.ended.has(url))) {
+      this.complete.abort();
+    } else if (!this.graceStarted) {
+      this.graceStarted = true;
+      this.timer(() => this.complete.abort(), this.input.msLeft() * DELETION_GRACE_SHARE);
+    }
   }
 
   private answered(url: string, keys: readonly string[]): void {

@@ -69,6 +69,8 @@ export async function startTestServer(
   const close = async () => {
     await app.close();
     pool?.close();
+    // As `serve` does: the store must not be closed under a background profile refresh.
+    await fill?.settled();
   };
   return { url: `http://127.0.0.1:${address.port}`, app, logs, close, pool };
 }

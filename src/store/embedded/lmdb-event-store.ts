@@ -319,6 +319,7 @@ export class LmdbEventStore implements EventStore {
 
   async close(): Promise<void> {
     this.marks.stop();
+    this.transactions.close();
     // After a failed commit (a full disk) lmdb-js' close never settles: give it a moment, then go.
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([

@@ -19,6 +19,8 @@ export function inTransaction(written: Promise<unknown>): void {
  */
 export class LmdbTransactions {
   private lastWriteFailure = 0;
+  /** Set by the store's close(): lmdb-js may crash the process on a read of a closed environment. */
+  private closed = false;
 
   constructor(
     private readonly root: RootDatabase<string, string>,
@@ -27,7 +29,13 @@ export class LmdbTransactions {
   ) {}
 
   /** One LMDB write transaction: atomic, and serialised with every other writer of the directory. */
+  /** From now on every read and write fails with StoreUnavailableError, never reaching LMDB. */
+  close(): void {
+    this.closed = true;
+  }
+
   async write<T>(action: () => T): Promise<T> {
+    if (this.closed) throw new StoreUnavailableError({ cause: new Error('the store is closed') });
     try {
       return await this.root.transaction(action);
     } catch (error) {
@@ -39,6 +47,7 @@ export class LmdbTransactions {
   }
 
   async read<T>(run: () => Promise<T> | T): Promise<T> {
+    if (this.closed) throw new StoreUnavailableError({ cause: new Error('the store is closed') });
     try {
       return await run();
     } catch (error) {
