@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import type { RelayConfig } from '../src/config/env.js';
 import { ERRORS } from '../src/errors.js';
 import { type NostrEvent, serializeEvent } from '../src/nostr/event.js';
-import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
 import type { EventStore } from '../src/store/event-store.js';
 import { DELETED } from '../src/store/tombstones.js';
 import { serveCli, spawnCli } from './support/cli.js';
@@ -14,7 +13,7 @@ import { deletion, vanish } from './support/deletion-conformance.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { relayScenario } from './support/relay-scenario.js';
 import { getJson, startTestServer, type TestServer } from './support/test-server.js';
-import { createTestStore } from './support/test-store.js';
+import { BOTH_STORES } from './support/both-stores.js';
 
 /**
  * Fetch on miss meets deletions (NIP-09) and requests to vanish (NIP-62): an event lookup at the
@@ -33,30 +32,7 @@ const EVENT_DELETED = { error: { status: 404, code: 'event_deleted', message: ER
 /** What an event lookup asks a relay for `id`: the event, and the deletion requests naming it. */
 const lookupFilters = (id: string) => [{ ids: [id] }, { kinds: [5], '#e': [id] }];
 
-const STORES: { name: string; open(): Promise<{ store: EventStore; cleanup(): Promise<void> }> }[] = [
-  {
-    name: 'Redis',
-    async open() {
-      const opened = await createTestStore();
-      return { store: opened.store, cleanup: opened.cleanup };
-    },
-  },
-  {
-    name: 'embedded (LMDB)',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-deletions-fill-'));
-      const store = new LmdbEventStore(dir);
-      return {
-        store,
-        cleanup: async () => {
-          // The server is closed by now, its background refreshes settled (test-server.ts close).
-          await store.close().catch(() => {});
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-];
+const STORES = BOTH_STORES;
 
 describe.each(STORES)('fetch on miss and deletions, $name store', ({ open }) => {
   /** A store (seeded, one write per event) and a server on it with `relays`; both stopped after the test. */

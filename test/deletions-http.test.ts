@@ -1,16 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { neventEncode, noteEncode, npubEncode } from 'nostr-tools/nip19';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors.js';
 import { serializeEvent } from '../src/nostr/event.js';
-import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
-import type { EventStore } from '../src/store/event-store.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { getJson, startTestServer, type TestServer } from './support/test-server.js';
-import { createTestStore } from './support/test-store.js';
+import { BOTH_STORES, type OpenedStore } from './support/both-stores.js';
 
 /**
  * Deletions (NIP-09) and requests to vanish (NIP-62) as clients see them over HTTP, on a real server
@@ -85,34 +80,7 @@ const AFTER = [
 /** …and before them here. */
 const BEFORE = [daveDeletesFirst, daveNote, dave, erinVanishesFirst, erinNote, erin, frankDeletesFirst, frank];
 
-interface OpenedStore {
-  store: EventStore;
-  cleanup(): Promise<void>;
-}
-
-const STORES: { name: string; open(): Promise<OpenedStore> }[] = [
-  {
-    name: 'Redis',
-    async open() {
-      const opened = await createTestStore();
-      return { store: opened.store, cleanup: opened.cleanup };
-    },
-  },
-  {
-    name: 'embedded (LMDB)',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-deletions-http-'));
-      const store = new LmdbEventStore(dir);
-      return {
-        store,
-        cleanup: async () => {
-          await store.close().catch(() => {});
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-];
+const STORES = BOTH_STORES;
 
 const deletedBody = (code: 'event_deleted' | 'profile_deleted') => ({
   error: { status: 404, code, message: ERRORS[code].message },

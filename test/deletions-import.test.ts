@@ -6,12 +6,12 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptySummary, type ImportSummary, importEvents } from '../src/import/import-events.js';
 import { type NostrEvent, serializeEvent } from '../src/nostr/event.js';
-import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
 import type { EventStore, Held } from '../src/store/event-store.js';
 import { DELETED } from '../src/store/tombstones.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
+import { BOTH_STORES } from './support/both-stores.js';
 
 /**
  * Importing deletions (NIP-09) and requests to vanish (NIP-62): the summary counts `applied` (new
@@ -94,29 +94,7 @@ async function expectFinalAnswers(store: EventStore) {
   expect((await store.getProfiles([BOB])).map(said)).toEqual(['deleted']);
 }
 
-const STORES: { name: string; open(): Promise<{ store: EventStore; cleanup(): Promise<void> }> }[] = [
-  {
-    name: 'Redis',
-    async open() {
-      const opened = await createTestStore();
-      return { store: opened.store, cleanup: opened.cleanup };
-    },
-  },
-  {
-    name: 'embedded (LMDB)',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-deletions-import-'));
-      const store = new LmdbEventStore(dir);
-      return {
-        store,
-        cleanup: async () => {
-          await store.close().catch(() => {});
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-];
+const STORES = BOTH_STORES;
 
 describe.each(STORES)('importEvents with deletions and a request to vanish, $name store', ({ open }) => {
   it.each([
