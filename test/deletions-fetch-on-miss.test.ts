@@ -128,6 +128,20 @@ describe.each(STORES)('fetch on miss and deletions, $name store', ({ open }) => 
     expectEventDeleted(await getJson(`${server.url}/event?id=${note.id}`));
   });
 
+  it('a flood of large deletions by other keys, sent before the note, crowds out nothing: the author’s deletion still wins, and memory stays bounded', async () => {
+    const note = signed('dm-ivy', { content: 'flooded', created_at: T + 1 });
+    // 1,100 strangers' deletions naming the note, 1 KB each (more than the 256 KiB a search keeps,
+    // and more than any count cap), then the note, then its author's deletion.
+    const junk = Array.from({ length: 1100 }, (_, index) =>
+      signed(`dm-junk-${index}`, { kind: 5, created_at: T + 20, tags: [['e', note.id]], content: 'x'.repeat(1000) }),
+    );
+    const holder = await relay({ events: [...junk, note, deletion('dm-ivy', { ids: [note.id], at: T + 10 })] });
+    const { server, store } = await service({ urls: [holder.url] });
+    expectEventDeleted(await getJson(`${server.url}/event?id=${note.id}`));
+    // None of the strangers' deletions was kept.
+    expect(await store.getEvents(junk.slice(0, 5).map((event) => event.id))).toEqual([null, null, null, null, null]);
+  });
+
   it('the index already holds the author’s deletion (it came first): the note a relay brings back is refused, 404 event_deleted', async () => {
     const note = signed('dm-carol', { content: 'deleted before it was fetched', created_at: T + 1 });
     const request = deletion('dm-carol', { ids: [note.id], at: T + 10 });

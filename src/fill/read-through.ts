@@ -171,7 +171,13 @@ export class ReadThrough {
       const read = await this.deps.store.getReplaceableWithMarks(RELAY_LIST_KIND, wanted, relayListMarkKey);
       wanted.forEach((author, index) => {
         const { event: list, marked } = read[index] ?? { event: null, marked: false };
-        if (!list || isDeleted(list)) return;
+        if (!list) return;
+        if (isDeleted(list)) {
+          // Deleted by its author: no write relays, looked for again only once its mark expires.
+          relayLists.set(author, []);
+          if (!marked) staleLists.add(author);
+          return;
+        }
         relayLists.set(author, writeRelaysOf(list.event));
         storedListAt.set(author, list.event.created_at);
         if (!marked) staleLists.add(author);

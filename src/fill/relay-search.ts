@@ -66,8 +66,13 @@ export interface SearchResult {
   deletions: NostrEvent[];
 }
 
-/** Deletion requests one search keeps while it runs, at most (anyone can sign one naming any id). */
-const MAX_DELETIONS_PER_SEARCH = 1000;
+/**
+ * Deletion requests one search keeps while it runs, in bytes of their JSON at most. Anyone can sign
+ * one naming any id, and a relay (a hint is the client's choice) may send thousands of 2 MiB ones:
+ * those by someone other than the author of what they name are dropped as soon as that is known,
+ * and the rest must fit this budget.
+ */
+const MAX_DELETION_BYTES = 256 * 1024;
 
 /**
  * Discovery waits for the configured relays' relay lists at most this share of the time left; the
@@ -120,8 +125,9 @@ class SearchRun {
     listsChecked: new Set(),
     deletions: [],
   };
-  /** Deletion requests naming a wanted key, by id (event lookups: asksDeletions). */
-  private readonly deletions = new Map<string, NostrEvent>();
+  /** Deletion requests naming a wanted key, by id, with their size (event lookups: asksDeletions). */
+  private readonly deletions = new Map<string, { request: NostrEvent; bytes: number }>();
+  private deletionBytes = 0;
   /**
    * Relays that delivered an answer, and those of them that have ended. With deletions asked, an
    * answer is complete when every key is found and every relay that delivered one has ended (a relay
@@ -246,9 +252,9 @@ class SearchRun {
     for (const author of this.keysByAuthor.keys()) {
       if (this.lists.has(author) || this.result.listsChecked.has(author)) this.result.consulted.add(author);
     }
-    this.result.deletions = [...this.deletions.values()].filter((request) =>
-      request.tags.some(([name, id]) => name === 'e' && id !== undefined && this.result.found.get(id)?.pubkey === request.pubkey),
-    );
+    this.result.deletions = [...this.deletions.values()]
+      .map(({ request }) => request)
+      .filter((request) => request.tags.some(([name, id]) => name === 'e' && id !== undefined && this.result.found.get(id)?.pubkey === request.pubkey));
     return this.result;
   }
 
@@ -289,13 +295,12 @@ class SearchRun {
   /** An event from any relay of the search: an answer, a relay list being discovered, a deletion request, or several. */
   private accept(event: NostrEvent, relay: string): boolean {
     if (event.kind === RELAY_LIST_KIND && this.discovering.has(event.pubkey)) this.discovered(event);
-    if (this.input.lookup.asksDeletions && event.kind === DELETION_KIND && this.deletions.size < MAX_DELETIONS_PER_SEARCH) {
-      if (event.tags.some(([name, id]) => name === 'e' && id !== undefined && this.wanted.has(id))) this.deletions.set(event.id, event);
-    }
+    if (this.input.lookup.asksDeletions && event.kind === DELETION_KIND) this.keepDeletion(event);
     const key = this.input.lookup.keyOf(event);
     if (!this.wanted.has(key)) return false;
     const held = this.result.found.get(key);
     if (!held || this.input.lookup.wins(event, held)) this.result.found.set(key, event);
+    if (this.input.lookup.asksDeletions) this.dropForeignDeletions();
     this.delivering.add(relay);
     if (this.input.lookup.asksDeletions) {
       this.completeIfAnswered();
@@ -306,6 +311,36 @@ class SearchRun {
       return true;
     }
     return false;
+  }
+
+  /** A deletion request that may delete a wanted key: kept within MAX_DELETION_BYTES. */
+  private keepDeletion(request: NostrEvent): void {
+    if (this.deletions.has(request.id) || !this.mayDelete(request)) return;
+    const bytes = request.content.length + JSON.stringify(request.tags).length + 300;
+    if (this.deletionBytes + bytes > MAX_DELETION_BYTES) return;
+    this.deletions.set(request.id, { request, bytes });
+    this.deletionBytes += bytes;
+  }
+
+  /**
+   * Whether a deletion request names a wanted key whose author may be its signer: the author of
+   * the event found for it, or the one an nevent gave; any signer while neither is known.
+   */
+  private mayDelete(request: NostrEvent): boolean {
+    return request.tags.some(([name, id]) => {
+      if (name !== 'e' || id === undefined || !this.wanted.has(id)) return false;
+      const author = this.result.found.get(id)?.pubkey ?? this.input.authors.get(id);
+      return author === undefined || author === request.pubkey;
+    });
+  }
+
+  /** Once an event is found, the deletion requests of other signers that name only it make room. */
+  private dropForeignDeletions(): void {
+    for (const [id, { request, bytes }] of this.deletions) {
+      if (this.mayDelete(request)) continue;
+      this.deletions.delete(id);
+      this.deletionBytes -= bytes;
+    }
   }
 
   /**

@@ -58,6 +58,28 @@ export function isDeletionRequest(targets: DeletionTargets): boolean {
   return targets.ids.length + targets.addresses.length > 0;
 }
 
+/**
+ * Per event id, the pubkeys whose deletion requests among `events` name it by `e` tag: a batch that
+ * holds an event and its author's deletion refuses the event whatever else named it first (the
+ * record of deletions that come before their event keeps a bounded number of signers).
+ */
+export function deletersById(events: readonly NostrEvent[]): Map<string, Set<string>> {
+  const deleters = new Map<string, Set<string>>();
+  for (const event of events) {
+    for (const id of deletionTargets(event).ids) {
+      let signers = deleters.get(id);
+      if (!signers) deleters.set(id, (signers = new Set()));
+      signers.add(event.pubkey);
+    }
+  }
+  return deleters;
+}
+
+/** Whether a deletion request by the event's own author names it (deletersById), and it may be deleted. */
+export function deletedBy(deleters: ReadonlyMap<string, ReadonlySet<string>>, event: NostrEvent): boolean {
+  return !isUndeletableKind(event.kind) && (deleters.get(event.id)?.has(event.pubkey) ?? false);
+}
+
 /** The store address an `a` tag value names, if it is well formed and the author's own. */
 function ownAddress(value: string, author: string): string | undefined {
   const first = value.indexOf(':');

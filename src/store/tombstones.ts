@@ -4,7 +4,7 @@ import { supersedes } from '../nostr/kinds.js';
  * What both stores keep of what deletions (NIP-09) and requests to vanish (NIP-62) removed: the
  * smallest value that enforces the rule, in the place a read already looks, so that answering
  * "deleted" costs no extra store command. Redis applies the same rules in Lua
- * (store/redis/deletion-scripts.ts); the embedded store calls these functions inside its write
+ * (store/redis/lua-scripts.ts); the embedded store calls these functions inside its write
  * transaction.
  *
  * Under an event id (where the event's JSON or its `@address` marker would be):

@@ -105,6 +105,27 @@ export function describeDeletionConformance(name: string, open: OpenStore): void
     );
 
     it(
+      'NIP-09: with 16 other keys naming an id first, the author’s deletion still deletes it when it comes in the same batch as the event (fetch on miss stores them together)',
+      withStore(async (store) => {
+        const note = signed('alice', { content: 'crowded' });
+        await putEach(
+          store,
+          Array.from({ length: 16 }, (_, index) => deletion(`stranger-${index}`, { ids: [note.id] })),
+        );
+        expect(await store.putEvents([deletion('alice', { ids: [note.id] }), note])).toEqual(['applied', 'deleted']);
+        expect(await ids(store, [note.id])).toEqual(['deleted']);
+        // A replaceable version too.
+        const card = profile('alice', { name: 'crowded' }, T);
+        await putEach(
+          store,
+          Array.from({ length: 16 }, (_, index) => deletion(`stranger-${index}`, { ids: [card.id] })),
+        );
+        expect(await store.putEvents([card, deletion('alice', { ids: [card.id] })])).toEqual(['deleted', 'applied']);
+        expect(await profiles(store, [pubkeyOf('alice')])).toEqual(['deleted']);
+      }),
+    );
+
+    it(
       'NIP-09: the event and its deletion in one batch, in either order',
       withStore(async (store) => {
         const one = signed('bob', { content: 'one' });

@@ -1,6 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
-import { DELETION_KIND, deletionTargets, isDeletionRequest, isUndeletableKind, VANISH_KIND, vanishApplies } from '../../nostr/deletions.js';
+import {
+  DELETION_KIND,
+  deletedBy,
+  deletersById,
+  deletionTargets,
+  isDeletionRequest,
+  isUndeletableKind,
+  VANISH_KIND,
+  vanishApplies,
+} from '../../nostr/deletions.js';
 import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
 import { PROFILE_KIND, replaceableAddress, replaceableKindAddress, supersedes } from '../../nostr/kinds.js';
 import {
@@ -134,6 +143,7 @@ export class LmdbEventStore implements EventStore {
       // Requests to vanish first, then deletion requests, then the rest: within a batch, what
       // deletes is in force before what it deletes is written (any order across batches works too).
       const outcomes: WriteOutcome[] = new Array(events.length);
+      const deleters = deletersById(events);
       const phases = [
         (event: NostrEvent) => vanishApplies(event, this.publicUrl),
         (event: NostrEvent) => event.kind === DELETION_KIND,
@@ -144,7 +154,7 @@ export class LmdbEventStore implements EventStore {
           if (outcomes[index] !== undefined || !inPhase(event)) return;
           // One event the store refuses is skipped, never the whole batch (issue 18 §4).
           try {
-            outcomes[index] = this.putEvent(event);
+            outcomes[index] = this.putEvent(event, deleters);
           } catch {
             outcomes[index] = 'rejected';
           }
@@ -159,20 +169,20 @@ export class LmdbEventStore implements EventStore {
    * transaction, put/remove apply at once; the promises they return only signal the commit, which
    * `transaction()` already awaits, hence `void`.
    */
-  private putEvent(event: NostrEvent): WriteOutcome {
+  private putEvent(event: NostrEvent, deleters: ReadonlyMap<string, ReadonlySet<string>>): WriteOutcome {
     const vanishes = vanishApplies(event, this.publicUrl);
     if (vanishes) this.applyVanish(event);
     const targets = deletionTargets(event);
     for (const id of targets.ids) this.deleteById(id, event.pubkey);
     for (const address of targets.addresses) this.raiseBar(address, { createdAt: event.created_at, id: '' }, event.pubkey);
-    return requestOutcome(this.store(event), vanishes || isDeletionRequest(targets));
+    return requestOutcome(this.store(event, deletedBy(deleters, event)), vanishes || isDeletionRequest(targets));
   }
 
   /**
    * Stores one event under the NIP-01 rule and the tombstones (store/tombstones.ts), in the order
    * the Redis scripts take: the vanish time, then the address's slot, then what its id holds.
    */
-  private store(event: NostrEvent): WriteOutcome {
+  private store(event: NostrEvent, deletedInBatch: boolean): WriteOutcome {
     const vanishedAt = this.vanished.get(event.pubkey);
     if (event.kind !== VANISH_KIND && vanishedAt !== undefined && event.created_at <= Number(vanishedAt)) {
       return this.refuse(event);
@@ -180,9 +190,10 @@ export class LmdbEventStore implements EventStore {
     const json = Buffer.from(serializeEvent(event));
     const atId = this.events.get(event.id)?.toString('latin1');
     const deletedByAuthor =
-      atId !== undefined &&
+      deletedInBatch ||
+      (atId !== undefined &&
       ((isTombstone(atId) && tombstoneAuthor(atId) === event.pubkey) ||
-        (isPending(atId) && !isUndeletableKind(event.kind) && pendingDeleters(atId).includes(event.pubkey)));
+        (isPending(atId) && !isUndeletableKind(event.kind) && pendingDeleters(atId).includes(event.pubkey))));
     const address = replaceableAddress(event);
     if (address === undefined) {
       if (deletedByAuthor) return this.refuse(event);

@@ -28,12 +28,12 @@ export class LmdbTransactions {
     private readonly readOnly = false,
   ) {}
 
-  /** One LMDB write transaction: atomic, and serialised with every other writer of the directory. */
   /** From now on every read and write fails with StoreUnavailableError, never reaching LMDB. */
   close(): void {
     this.closed = true;
   }
 
+  /** One LMDB write transaction: atomic, and serialised with every other writer of the directory. */
   async write<T>(action: () => T): Promise<T> {
     if (this.closed) throw new StoreUnavailableError({ cause: new Error('the store is closed') });
     try {

@@ -1,7 +1,16 @@
 import { Redis, type Result } from 'ioredis';
 import { untilAborted } from '../../abortable.js';
 import type { RedisConfig } from '../../config/env.js';
-import { DELETION_KIND, deletionTargets, isDeletionRequest, isUndeletableKind, VANISH_KIND, vanishApplies } from '../../nostr/deletions.js';
+import {
+  DELETION_KIND,
+  deletedBy,
+  deletersById,
+  deletionTargets,
+  isDeletionRequest,
+  isUndeletableKind,
+  VANISH_KIND,
+  vanishApplies,
+} from '../../nostr/deletions.js';
 import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
 import { PROFILE_KIND, replaceableAddress, replaceableKindAddress } from '../../nostr/kinds.js';
 import {
@@ -86,7 +95,7 @@ export async function waitUntilReady(client: Redis, timeoutMs: number): Promise<
   if (!inTime) throw new StoreUnavailableError();
 }
 
-/** The production EventStore: the key layout of keys.ts, the replaceable rule of replace-script.ts. */
+/** The production EventStore: the key layout of keys.ts, the replaceable and deletion rules of lua-scripts.ts. */
 export class RedisEventStore implements EventStore {
   readonly marks: RedisMarkStore;
   readonly cursors: RedisCursorStore;
@@ -167,7 +176,8 @@ export class RedisEventStore implements EventStore {
         vanishedAt.set(request.pubkey, Math.max(vanishedAt.get(request.pubkey) ?? -1, request.created_at));
       }
       await Promise.all(events.filter((event) => event.kind === DELETION_KIND).map((request) => this.applyDeletion(request)));
-      const outcomes = await Promise.all(events.map((event) => this.putEvent(event, vanishedAt)));
+      const deleters = deletersById(events);
+      const outcomes = await Promise.all(events.map((event) => this.putEvent(event, vanishedAt, deletedBy(deleters, event))));
       await this.recheckVanished(events, outcomes, vanishedAt);
       return outcomes.map((outcome, index) => {
         const event = events[index] as NostrEvent;
@@ -176,7 +186,8 @@ export class RedisEventStore implements EventStore {
     });
   }
 
-  private async putEvent(event: NostrEvent, vanishedAt: ReadonlyMap<string, number>): Promise<WriteOutcome> {
+  /** One event; `deletedInBatch`: a deletion request by its author came in the same batch. */
+  private async putEvent(event: NostrEvent, vanishedAt: ReadonlyMap<string, number>, deletedInBatch: boolean): Promise<WriteOutcome> {
     if (event.kind !== VANISH_KIND && event.created_at <= (vanishedAt.get(event.pubkey) ?? -1)) {
       await this.client.nostrTombstone(this.keys.event(event.id), event.pubkey);
       return 'deleted';
@@ -186,6 +197,10 @@ export class RedisEventStore implements EventStore {
     const authorKey = this.keys.author(event.pubkey);
     if (address === undefined) {
       const eventKey = this.keys.event(event.id);
+      if (deletedInBatch) {
+        await this.client.set(eventKey, deletedEventValue(event.pubkey));
+        return 'deleted';
+      }
       // Indexed in the same round trip; taken out again in the rare case the event was deleted.
       const [outcome] = await Promise.all([
         this.client.nostrPutRegular(eventKey, json, event.pubkey, isUndeletableKind(event.kind) ? '1' : '0'),
@@ -211,8 +226,11 @@ export class RedisEventStore implements EventStore {
     // Not over a deletion of this version by its author: then the version leaves its slot.
     const marker = markerFor(address);
     const eventKey = this.keys.event(event.id);
-    const written = this.client.nostrMarkVersion(eventKey, marker, event.pubkey);
-    const cleanup = outcome === 'replaced' ? this.client.del(this.keys.event(previousId)) : undefined;
+    const written = deletedInBatch
+      ? this.client.set(eventKey, deletedEventValue(event.pubkey)).then(() => 'deleted' as const)
+      : this.client.nostrMarkVersion(eventKey, marker, event.pubkey);
+    // The replaced version's marker goes, not a tombstone written there meanwhile.
+    const cleanup = outcome === 'replaced' ? this.client.nostrDeleteIf(this.keys.event(previousId), marker) : undefined;
     // Then the slot is read again. A newer version written meanwhile by another writer, whose
     // clean-up ran before this marker landed, would leave it dangling (issue 18 §8): seeing the newer
     // version, this writer removes its own marker. On one connection the three commands travel in
