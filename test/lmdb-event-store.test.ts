@@ -8,8 +8,9 @@ import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
 import { StoreUnavailableError } from '../src/store/event-store.js';
 import { profile, signed } from './support/events.js';
 import { describeEventStoreConformance } from './support/event-store-conformance.js';
+import type { StoreOptions } from './support/store-under-test.js';
 
-function openTemporary(options: { publicUrl?: string } = {}) {
+function openTemporary(options: StoreOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-lmdb-'));
   const store = new LmdbEventStore(dir, options);
   return {

@@ -12,7 +12,8 @@ import { supersedes } from '../nostr/kinds.js';
  *   bytes are gone; the id and author stay, so that it is never stored again.
  * - `p<pubkey><pubkey>…`: deletion requests by these pubkeys name this id, whose event is not held
  *   (yet). When it arrives, it is refused if its author is one of them (the deletion came first);
- *   stored otherwise (a deletion by anyone else changes nothing).
+ *   stored otherwise (a deletion by anyone else changes nothing). Kept PENDING_TTL_SECONDS (the
+ *   embedded store keeps these in a database of their own, swept like marks).
  *
  * Under a replaceable or addressable address (where its latest version would be), a bar:
  * - `x<created_at>`: every version up to this time was deleted (an `a` tag, or a request to
@@ -25,6 +26,14 @@ export const PENDING_PREFIX = 'p';
 
 /** How many distinct pubkeys a pending tombstone remembers (each deletion request signed by another key costs 64 bytes). */
 export const MAX_PENDING_DELETERS = 16;
+
+/**
+ * How long a pending tombstone is kept: a deletion whose event is not held is remembered 30 days
+ * from the last deletion naming it. `sync` follows every deletion on its relays, most of them of
+ * events never indexed: without an expiry they would pile up for good (~350 bytes each on Redis).
+ * An event fetched later is fetched with the deletions naming it, which apply again.
+ */
+export const PENDING_TTL_SECONDS = 30 * 86_400;
 
 const TOMBSTONE_BYTE = TOMBSTONE_PREFIX.charCodeAt(0);
 const PENDING_BYTE = PENDING_PREFIX.charCodeAt(0);

@@ -300,6 +300,22 @@ export function describeDeletionConformance(name: string, open: OpenStore): void
       }
     });
 
+    it('a deletion whose event is not held is remembered for PENDING_TTL_SECONDS (30 days; 1 s here), then forgotten', async () => {
+      const subject = await open({ pendingTtlSeconds: 1 });
+      try {
+        const { store } = subject;
+        const late = signed('uma', { content: 'arrives after the deletion expired' });
+        const soon = signed('uma', { content: 'arrives in time' });
+        await store.putEvents([deletion('uma', { ids: [late.id, soon.id] })]);
+        expect(await store.putEvents([soon])).toEqual(['deleted']);
+        await new Promise((resolve) => setTimeout(resolve, 1300));
+        expect(await store.putEvents([late])).toEqual(['stored']);
+        expect(await ids(store, [late.id, soon.id])).toEqual([late.id, 'deleted']);
+      } finally {
+        await subject.cleanup();
+      }
+    });
+
     it(
       'the rules hold after a restart (tombstones are stored, not remembered in memory)',
       withStore(async (_store, subject) => {

@@ -7,8 +7,13 @@ export interface StoreUnderTest {
   cleanup(): Promise<void>;
 }
 
-/** Opens a fresh store; `publicUrl` as PUBLIC_URL (requests to vanish naming it apply). */
-export type OpenStore = (options?: { publicUrl?: string }) => Promise<StoreUnderTest>;
+/** Opens a fresh store; `publicUrl` as PUBLIC_URL (requests to vanish naming it apply); `pendingTtlSeconds` shortened for tests. */
+export type OpenStore = (options?: StoreOptions) => Promise<StoreUnderTest>;
+
+export interface StoreOptions {
+  publicUrl?: string;
+  pendingTtlSeconds?: number;
+}
 
 /** Runs a test against a fresh store, cleaned up after. */
 export function withStoreFrom(open: OpenStore) {

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { connectRedis, RedisEventStore, waitUntilReady } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix } from './redis-server.js';
+import type { StoreOptions } from './store-under-test.js';
 
 export interface TestStore {
   store: RedisEventStore;
@@ -15,17 +16,17 @@ export interface TestStore {
   cleanup(): Promise<void>;
 }
 
-async function connect(url: string, prefix: string, publicUrl?: string) {
+async function connect(url: string, prefix: string, { publicUrl, pendingTtlSeconds }: StoreOptions = {}) {
   const client = connectRedis({ url, keyPrefix: prefix, timeoutMs: 2000 });
   client.on('error', () => {});
   await waitUntilReady(client, 5000);
-  return { client, store: new RedisEventStore(client, prefix, publicUrl) };
+  return { client, store: new RedisEventStore(client, prefix, publicUrl, pendingTtlSeconds) };
 }
 
-/** A store on the run's Redis (or `url`) under a key prefix of its own; `publicUrl` as PUBLIC_URL. */
-export async function createTestStore(url: string = inject('redisUrl'), { publicUrl }: { publicUrl?: string } = {}): Promise<TestStore> {
+/** A store on the run's Redis (or `url`) under a key prefix of its own, with store options (PUBLIC_URL…). */
+export async function createTestStore(url: string = inject('redisUrl'), options: StoreOptions = {}): Promise<TestStore> {
   const prefix = `test:${randomUUID()}:`;
-  const { client, store } = await connect(url, prefix, publicUrl);
+  const { client, store } = await connect(url, prefix, options);
   const cleanup = async () => {
     await store.close().catch(() => {});
     // A connection of its own: the store's may be closed, or its Redis gone.
@@ -40,5 +41,5 @@ export async function createTestStore(url: string = inject('redisUrl'), { public
       admin.disconnect();
     }
   };
-  return { store, client, prefix, url, reopen: async () => (await connect(url, prefix, publicUrl)).store, cleanup };
+  return { store, client, prefix, url, reopen: async () => (await connect(url, prefix, options)).store, cleanup };
 }

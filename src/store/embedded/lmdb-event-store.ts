@@ -29,8 +29,8 @@ import {
   barVerdict,
   deletedEventValue,
   higherBar,
-  isPending,
   isTombstone,
+  PENDING_TTL_SECONDS,
   parseSlotBar,
   pendingDeleters,
   type SlotBar,
@@ -40,7 +40,7 @@ import {
   withPendingDeleter,
 } from '../tombstones.js';
 import { LmdbCursorStore } from './lmdb-cursor-store.js';
-import { LmdbMarkStore, type LmdbMarkStoreOptions } from './lmdb-mark-store.js';
+import { LmdbMarkStore, type LmdbMarkStoreOptions, markValue, noteInForce } from './lmdb-mark-store.js';
 import { inTransaction, LmdbTransactions } from './lmdb-transactions.js';
 
 /**
@@ -64,6 +64,8 @@ const CLOSE_PATIENCE_MS = 2000;
 export interface LmdbEventStoreOptions extends LmdbMarkStoreOptions {
   /** PUBLIC_URL: a request to vanish naming it applies here (nostr/deletions.ts). */
   publicUrl?: string;
+  /** How long a deletion whose event is not held is remembered (tests shorten it). */
+  pendingTtlSeconds?: number;
 }
 
 /**
@@ -87,6 +89,10 @@ export class LmdbEventStore implements EventStore {
   private readonly replaceable;
   private readonly vanished;
   private readonly authors;
+  /** Deletions whose event is not held: id → `<expiry ms> p<pubkeys>`, swept like marks. */
+  private readonly pending;
+  private readonly pendingSweeper: LmdbMarkStore;
+  private readonly pendingTtlMs: number;
   private readonly transactions: LmdbTransactions;
   private readonly publicUrl: string | undefined;
 
@@ -102,6 +108,10 @@ export class LmdbEventStore implements EventStore {
     this.replaceable = this.root.openDB<Buffer, string>({ name: 'replaceable', encoding: 'binary' });
     this.vanished = this.root.openDB<string, string>({ name: 'vanished', encoding: 'string' });
     this.authors = this.root.openDB<string, string>({ name: 'authors', encoding: 'string' });
+    this.pending = this.root.openDB<string, string>({ name: 'pending', encoding: 'string' });
+    // Only for its sweeper: the values are marks' (expiry, then the pending tombstone as the note).
+    this.pendingSweeper = new LmdbMarkStore(this.pending, this.transactions, options);
+    this.pendingTtlMs = (options.pendingTtlSeconds ?? PENDING_TTL_SECONDS) * 1000;
     this.publicUrl = options.publicUrl;
     this.marks = new LmdbMarkStore(
       this.root.openDB<string, string>({ name: 'marks', encoding: 'string' }),
@@ -189,15 +199,18 @@ export class LmdbEventStore implements EventStore {
     }
     const json = Buffer.from(serializeEvent(event));
     const atId = this.events.get(event.id)?.toString('latin1');
+    const pendingValue = this.pending.get(event.id);
+    const pending = noteInForce(pendingValue, Date.now());
+    // The event is here: its author is known, the pending record has done its work.
+    if (pendingValue !== undefined) inTransaction(this.pending.remove(event.id));
     const deletedByAuthor =
       deletedInBatch ||
-      (atId !== undefined &&
-      ((isTombstone(atId) && tombstoneAuthor(atId) === event.pubkey) ||
-        (isPending(atId) && !isUndeletableKind(event.kind) && pendingDeleters(atId).includes(event.pubkey))));
+      (atId !== undefined && isTombstone(atId) && tombstoneAuthor(atId) === event.pubkey) ||
+      (pending !== null && !isUndeletableKind(event.kind) && pendingDeleters(pending).includes(event.pubkey));
     const address = replaceableAddress(event);
     if (address === undefined) {
       if (deletedByAuthor) return this.refuse(event);
-      if (atId !== undefined && !isTombstone(atId) && !isPending(atId)) return 'duplicate';
+      if (atId !== undefined && !isTombstone(atId)) return 'duplicate';
       inTransaction(this.events.put(event.id, json));
       inTransaction(this.authors.put(`${event.pubkey}:${event.id}`, String(event.created_at)));
       return 'stored';
@@ -238,8 +251,9 @@ export class LmdbEventStore implements EventStore {
   private deleteById(id: string, deleter: string): void {
     const value = this.events.get(id);
     const text = value?.toString('utf8');
-    if (text === undefined || isPending(text)) {
-      inTransaction(this.events.put(id, Buffer.from(withPendingDeleter(text, deleter))));
+    if (text === undefined) {
+      const held = noteInForce(this.pending.get(id), Date.now()) ?? undefined;
+      inTransaction(this.pending.put(id, markValue(Date.now() + this.pendingTtlMs, withPendingDeleter(held, deleter))));
       return;
     }
     if (isTombstone(text)) return;
@@ -294,7 +308,7 @@ export class LmdbEventStore implements EventStore {
         this.raiseBar(address, bar, pubkey);
       } else if (Number(value) <= until) {
         const held = this.events.get(member);
-        if (held !== undefined && !isTombstone(held) && !isPending(held) && readStoredEvent(held, { id: member }).event.kind === VANISH_KIND) continue;
+        if (held !== undefined && !isTombstone(held) && readStoredEvent(held, { id: member }).event.kind === VANISH_KIND) continue;
         inTransaction(this.events.put(member, Buffer.from(deletedEventValue(pubkey))));
         inTransaction(this.authors.remove(key));
       }
@@ -330,6 +344,7 @@ export class LmdbEventStore implements EventStore {
 
   async close(): Promise<void> {
     this.marks.stop();
+    this.pendingSweeper.stop();
     this.transactions.close();
     // After a failed commit (a full disk) lmdb-js' close never settles: give it a moment, then go.
     let timer: NodeJS.Timeout | undefined;

@@ -76,11 +76,7 @@ export class LmdbMarkStore implements MarkStore {
   async notes(keys: readonly string[]): Promise<(string | null)[]> {
     const now = Date.now();
     const values = await this.transactions.read(() => this.db.getMany([...keys]));
-    return values.map((value) => {
-      if (value == null || expiryOf(value) <= now) return null;
-      const space = value.indexOf(' ');
-      return space < 0 ? '' : value.slice(space + 1);
-    });
+    return values.map((value) => noteInForce(value ?? undefined, now));
   }
 
   async claim(keys: readonly string[], ttlSeconds: number): Promise<boolean[]> {
@@ -146,4 +142,16 @@ export class LmdbMarkStore implements MarkStore {
 /** The expiry time at the start of a mark's value. */
 function expiryOf(value: string): number {
   return Number.parseInt(value, 10);
+}
+
+/** A mark's value: its expiry (ms since the epoch) and its note, as this store keeps them. */
+export function markValue(expiresMs: number, note?: string): string {
+  return note ? `${expiresMs} ${note}` : String(expiresMs);
+}
+
+/** The note of a mark's value while it is in force at `nowMs` (`''` without one), else null. */
+export function noteInForce(value: string | undefined, nowMs: number): string | null {
+  if (value === undefined || expiryOf(value) <= nowMs) return null;
+  const space = value.indexOf(' ');
+  return space < 0 ? '' : value.slice(space + 1);
 }

@@ -135,20 +135,23 @@ return 'ok'
 /**
  * An `e` tag of a deletion request (NIP-09): the event goes if its author is the deleter and it is
  * not itself a deletion or a request to vanish; an id not held gets (or joins) a pending deletion.
- * KEYS[1] `e:<id>`; ARGV[1] the deleter; ARGV[2] how many deleters a pending deletion keeps.
+ * KEYS[1] `e:<id>`; ARGV[1] the deleter; ARGV[2] how many deleters a pending deletion keeps;
+ * ARGV[3] its expiry in seconds (from the latest deletion naming the id).
  * Returns {pending | gone | ignored | deleted} or {version, address}: a replaceable version's
  * marker, now a tombstone; the caller takes the version out of its slot.
  */
 export const DELETE_ID_SCRIPT = `${HELPERS}
 local held = redis.call('GET', KEYS[1])
 if not held then
-  redis.call('SET', KEYS[1], 'p' .. ARGV[1])
+  redis.call('SET', KEYS[1], 'p' .. ARGV[1], 'EX', ARGV[3])
   return {'pending'}
 end
 local first = string.sub(held, 1, 1)
 if first == 'p' then
   if not pendingHas(held, ARGV[1]) and (string.len(held) - 1) / 64 < tonumber(ARGV[2]) then
-    redis.call('SET', KEYS[1], held .. ARGV[1])
+    redis.call('SET', KEYS[1], held .. ARGV[1], 'EX', ARGV[3])
+  else
+    redis.call('EXPIRE', KEYS[1], ARGV[3])
   end
   return {'pending'}
 end

@@ -24,7 +24,14 @@ import {
 import { profileMarkKey } from '../mark-store.js';
 import { markerFor, readSlot, resolveEventValues } from '../replaceable-markers.js';
 import { wireIdOf } from '../stored-event.js';
-import { addressOfMember, authorIndexMember, deletedEventValue, MAX_PENDING_DELETERS, requestOutcome } from '../tombstones.js';
+import {
+  addressOfMember,
+  authorIndexMember,
+  deletedEventValue,
+  MAX_PENDING_DELETERS,
+  PENDING_TTL_SECONDS,
+  requestOutcome,
+} from '../tombstones.js';
 import { type RedisKeys, redisKeys } from './keys.js';
 import {
   BAR_VERSION_SCRIPT,
@@ -53,7 +60,7 @@ declare module 'ioredis' {
     nostrDeleteIf(key: string, value: string): Result<number, Context>;
     nostrPutRegular(key: string, json: string, author: string, undeletable: string): Result<'stored' | 'duplicate' | 'deleted', Context>;
     nostrMarkVersion(key: string, marker: string, author: string): Result<'ok' | 'deleted', Context>;
-    nostrDeleteId(key: string, deleter: string, maxPending: string): Result<[string, string?], Context>;
+    nostrDeleteId(key: string, deleter: string, maxPending: string, ttlSeconds: string): Result<[string, string?], Context>;
     nostrBarVersion(key: string, id: string): Result<number, Context>;
     nostrRaiseBar(key: string, createdAt: string, id: string): Result<string, Context>;
     nostrTombstone(key: string, author: string): Result<number, Context>;
@@ -107,6 +114,8 @@ export class RedisEventStore implements EventStore {
     keyPrefix: string,
     /** PUBLIC_URL: a request to vanish naming it applies here (nostr/deletions.ts). */
     private readonly publicUrl?: string,
+    /** How long a deletion whose event is not held is remembered (tests shorten it). */
+    private readonly pendingTtlSeconds: number = PENDING_TTL_SECONDS,
   ) {
     this.keys = redisKeys(keyPrefix);
     this.commands = new RedisCommands(client);
@@ -284,7 +293,12 @@ export class RedisEventStore implements EventStore {
     const { ids, addresses } = deletionTargets(request);
     await Promise.all([
       ...ids.map(async (id) => {
-        const [verdict, address] = await this.client.nostrDeleteId(this.keys.event(id), request.pubkey, String(MAX_PENDING_DELETERS));
+        const [verdict, address] = await this.client.nostrDeleteId(
+          this.keys.event(id),
+          request.pubkey,
+          String(MAX_PENDING_DELETERS),
+          String(this.pendingTtlSeconds),
+        );
         if (verdict === 'version' && address) await this.client.nostrBarVersion(this.keys.replaceable(address), id);
         if (verdict === 'deleted') await this.client.zrem(this.keys.author(request.pubkey), id);
       }),
