@@ -142,6 +142,16 @@ describe.each(STORES)('fetch on miss and deletions, $name store', ({ open }) => 
     expect(await store.getEvents(junk.slice(0, 5).map((event) => event.id))).toEqual([null, null, null, null, null]);
   });
 
+  it('an nevent naming the wrong author does not get the real author’s deletion dropped: event_deleted, for everyone after', async () => {
+    const note = signed('dm-jan', { content: 'deleted', created_at: T + 1 });
+    // The relay sends the (newer) deletion before the note.
+    const holder = await relay({ events: [deletion('dm-jan', { ids: [note.id], at: T + 10 }), note], newestFirstAcrossFilters: true });
+    const { server } = await service({ urls: [holder.url] });
+    const wrong = nip19.neventEncode({ id: note.id, author: pubkeyOf('dm-not-jan') });
+    expectEventDeleted(await getJson(`${server.url}/event?id=${wrong}`));
+    expectEventDeleted(await getJson(`${server.url}/event?id=${note.id}`));
+  });
+
   it('the index already holds the author’s deletion (it came first): the note a relay brings back is refused, 404 event_deleted', async () => {
     const note = signed('dm-carol', { content: 'deleted before it was fetched', created_at: T + 1 });
     const request = deletion('dm-carol', { ids: [note.id], at: T + 10 });

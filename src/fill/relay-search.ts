@@ -323,13 +323,14 @@ class SearchRun {
   }
 
   /**
-   * Whether a deletion request names a wanted key whose author may be its signer: the author of
-   * the event found for it, or the one an nevent gave; any signer while neither is known.
+   * Whether a deletion request names a wanted key whose author may be its signer: the author of the
+   * event found for it, any signer until it is found. (Not the author an nevent names: a client
+   * naming a wrong one must not get the real author's deletion dropped, and the note stored.)
    */
   private mayDelete(request: NostrEvent): boolean {
     return request.tags.some(([name, id]) => {
       if (name !== 'e' || id === undefined || !this.wanted.has(id)) return false;
-      const author = this.result.found.get(id)?.pubkey ?? this.input.authors.get(id);
+      const author = this.result.found.get(id)?.pubkey;
       return author === undefined || author === request.pubkey;
     });
   }

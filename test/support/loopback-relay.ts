@@ -39,7 +39,14 @@ function matchesAny(filters: Filter[], event: NostrEvent): boolean {
 }
 
 export async function startLoopbackRelay(
-  options: { events?: NostrEvent[]; port?: number; silent?: boolean; delayMs?: number } = {},
+  options: {
+    events?: NostrEvent[];
+    port?: number;
+    silent?: boolean;
+    delayMs?: number;
+    /** Answer a REQ's filters together, newest first (as relays that merge filters do), instead of filter by filter. */
+    newestFirstAcrossFilters?: boolean;
+  } = {},
 ): Promise<LoopbackRelay> {
   let events = [...(options.events ?? [])];
   const clients = new Set<Client>();
@@ -52,6 +59,12 @@ export async function startLoopbackRelay(
 
   const answer = (client: Client, subscriptionId: string, filters: Filter[]) => {
     const sent = new Set<string>();
+    if (options.newestFirstAcrossFilters) {
+      const matching = events.filter((event) => matchesAny(filters, event)).sort((a, b) => b.created_at - a.created_at);
+      for (const event of matching) send(client, ['EVENT', subscriptionId, event]);
+      send(client, ['EOSE', subscriptionId]);
+      return;
+    }
     for (const filter of filters) {
       const matching = events
         .filter((event) => matchFilter(filter, event as Parameters<typeof matchFilter>[1]))
