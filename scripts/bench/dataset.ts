@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { getPublicKey } from 'nostr-tools/pure';
 import { finalizeEvent } from 'nostr-tools/wasm';
+import { ALL_RELAYS, DELETION_KIND, VANISH_KIND } from '../../src/nostr/deletions.js';
 import { type NostrEvent, serializeEvent } from '../../src/nostr/event.js';
 import '../../src/nostr/verify-event.js'; // loads the wasm signer
 
@@ -35,17 +36,20 @@ export function makeProfiles(identities: Identity[]): NostrEvent[] {
   );
 }
 
-/** `count` notes, each by a random identity and p-tagging k-1 other random identities. */
-export function makeNotes(identities: Identity[], count: number, k: number, seed: number): NostrEvent[] {
+/**
+ * `count` notes, each by a random identity and p-tagging k-1 other random identities (the authors
+ * drawn from `authors` if given: one author with many notes).
+ */
+export function makeNotes(identities: Identity[], count: number, k: number, seed: number, authors = identities): NostrEvent[] {
   let state = seed;
   const random = () => {
     state = (state * 1103515245 + 12345) % 2 ** 31;
     return state / 2 ** 31;
   };
-  const pick = () => identities[Math.floor(random() * identities.length)] as Identity;
+  const pick = (from = identities) => from[Math.floor(random() * from.length)] as Identity;
   const notes: NostrEvent[] = [];
   for (let n = 0; n < count; n++) {
-    const author = pick();
+    const author = pick(authors);
     const tagged = new Set<string>();
     while (tagged.size < k - 1) {
       const other = pick().pubkey;
@@ -55,4 +59,19 @@ export function makeNotes(identities: Identity[], count: number, k: number, seed
     notes.push(sign(author, 1, 1_700_100_000 + n, tags, `Benchmark note ${n} with ${k} relevant pubkeys. GM 🌅`));
   }
   return notes;
+}
+
+/** A deletion request (NIP-09, kind 5) per target, by `author`, naming `id` in one `e` tag; the n-th at `at + n`. */
+export function makeDeletions(targets: { author: Identity; id: string }[], at: number): NostrEvent[] {
+  return targets.map(({ author, id }, n) => sign(author, DELETION_KIND, at + n, [['e', id]], ''));
+}
+
+/** A request to vanish (NIP-62, kind 62) from every relay. */
+export function makeVanish(who: Identity, at: number): NostrEvent {
+  return sign(who, VANISH_KIND, at, [['relay', ALL_RELAYS]], '');
+}
+
+/** `count` event ids that no event has (hex of a hash). */
+export function unseenIds(count: number, seed: number): string[] {
+  return Array.from({ length: count }, (_, n) => createHash('sha256').update(`bench unseen id ${seed} ${n}`).digest('hex'));
 }

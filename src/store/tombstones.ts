@@ -30,7 +30,8 @@ export const MAX_PENDING_DELETERS = 16;
 /**
  * How long a pending tombstone is kept: a deletion whose event is not held is remembered 30 days
  * from the last deletion naming it. `sync` follows every deletion on its relays, most of them of
- * events never indexed: without an expiry they would pile up for good (~350 bytes each on Redis).
+ * events never indexed: without an expiry they would pile up for good (a 216-byte key each on
+ * Redis, BENCHMARKS.md).
  * An event fetched later is fetched with the deletions naming it, which apply again.
  */
 export const PENDING_TTL_SECONDS = 30 * 86_400;
