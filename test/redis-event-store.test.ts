@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
 import { CorruptDataError } from '../src/store/event-store.js';
 import { groupBySlot } from '../src/store/redis/mget-by-slot.js';
+import { deletion } from './support/deletion-conformance.js';
 import { describeEventStoreConformance } from './support/event-store-conformance.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { createTestStore } from './support/test-store.js';
@@ -17,6 +18,29 @@ describe('Redis specifics', () => {
       await store.putEvents([event]);
       expect(await client.get(`${prefix}e:${event.id}`)).toBe(`@0:${event.pubkey}`);
       expect(JSON.parse((await client.get(`${prefix}r:0:${event.pubkey}`)) ?? '')).toEqual(event);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('removed means removed: a deleted note leaves x<author> under its id; a pending deletion expires, and an event that arrives over it keeps no expiry', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const note = signed('del-ann', { content: 'bytes that must go' });
+      await store.putEvents([note, deletion('del-ann', { ids: [note.id] })]);
+      expect(await client.get(`${prefix}e:${note.id}`)).toBe(`x${note.pubkey}`);
+      expect(await client.ttl(`${prefix}e:${note.id}`)).toBe(-1);
+      // Not in the author index any more (a request to vanish has nothing to find).
+      expect(await client.zscore(`${prefix}a:${note.pubkey}`, note.id)).toBeNull();
+
+      const later = signed('del-bo', { content: 'arrives after a stranger named it' });
+      await store.putEvents([deletion('del-stranger', { ids: [later.id] })]);
+      expect(await client.get(`${prefix}e:${later.id}`)).toBe(`p${pubkeyOf('del-stranger')}`);
+      const ttl = await client.ttl(`${prefix}e:${later.id}`);
+      expect(ttl).toBeGreaterThan(30 * 86_400 - 60);
+      expect(ttl).toBeLessThanOrEqual(30 * 86_400);
+      expect(await store.putEvents([later])).toEqual(['stored']);
+      expect(await client.ttl(`${prefix}e:${later.id}`)).toBe(-1);
     } finally {
       await cleanup();
     }
