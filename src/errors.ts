@@ -20,7 +20,7 @@ export const ERRORS = {
   },
   invalid_id: {
     status: 400,
-    message: 'The id must be 64 hex characters, a note1… or a nevent1… (optionally prefixed "nostr:").',
+    message: 'The id must be 64 hex characters, a note1…, a nevent1… or an naddr1… (optionally prefixed "nostr:").',
   },
   secret_key_refused: {
     status: 400,

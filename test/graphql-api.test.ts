@@ -204,6 +204,9 @@ describe('unexpected failures are masked', () => {
       getReplaceable: async () => {
         throw new TypeError(secret);
       },
+      getByCoordinates: async () => {
+        throw new TypeError(secret);
+      },
       putEvents: async () => [],
       marks: { set: async () => {}, has: async () => [], notes: async () => [], renote: async () => {}, claim: async () => [], clear: async () => {} },
       cursors: { get: async () => undefined, set: async () => {} },

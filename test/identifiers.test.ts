@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import { neventEncode, noteEncode, nprofileEncode, npubEncode, nsecEncode } from 'nostr-tools/nip19';
+import { encodeBytes, naddrEncode, neventEncode, noteEncode, nprofileEncode, npubEncode, nsecEncode } from 'nostr-tools/nip19';
 import { describe, expect, it } from 'vitest';
 import { LookupError } from '../src/errors.js';
-import { isHex64, isLowerHex64, parseEventId, parsePubkey, pubkeyOfMention } from '../src/nostr/identifiers.js';
+import { isHex64, isLowerHex64, parseEventId, parseEventPointer, parsePubkey, pubkeyOfMention } from '../src/nostr/identifiers.js';
 
 interface Vectors {
   positive: {
@@ -59,11 +59,14 @@ describe('NIP-19 vectors (test/fixtures/nip19-vectors.json)', () => {
           expect(codeOf(() => parsePubkey(vector.bech32))).toBe('secret_key_refused');
           expect(codeOf(() => parseEventId(vector.bech32))).toBe('secret_key_refused');
           break;
-        case 'naddr':
-          // An naddr names an addressable event by coordinate, not an event id or a pubkey.
+        case 'naddr': {
+          // An naddr names an addressable event by coordinate (issue 14): not an event id, not a pubkey.
           expect(codeOf(() => parseEventId(vector.bech32))).toBe('invalid_id');
           expect(codeOf(() => parsePubkey(vector.bech32))).toBe('invalid_pubkey');
+          const { kind, pubkey, identifier, relays = [] } = decoded as { kind: number; pubkey: string; identifier: string; relays?: string[] };
+          expect(parseEventPointer(vector.bech32)).toEqual({ coordinate: `${kind}:${pubkey}:${identifier}`, kind, pubkey, identifier, relays });
           break;
+        }
         default:
           throw new Error(`unexpected vector type ${vector.type}`);
       }
@@ -240,5 +243,51 @@ describe('properties', () => {
     expect(isHex64('\u0130'.repeat(64))).toBe(false);
     expect(isHex64(`${HEX.slice(0, 63)}\u0161`)).toBe(false);
     expect(isHex64(HEX.toUpperCase())).toBe(true);
+  });
+});
+
+describe('naddr (NIP-19) as an event pointer', () => {
+  const pubkey = HEX;
+  it('reads an addressable coordinate, with nostr: and relay hints; a replaceable kind’s d is ignored', () => {
+    const naddr = naddrEncode({ kind: 30023, pubkey, identifier: 'my-article', relays: ['wss://r.example'] });
+    expect(parseEventPointer(`nostr:${naddr}`)).toEqual({
+      coordinate: `30023:${pubkey}:my-article`,
+      kind: 30023,
+      pubkey,
+      identifier: 'my-article',
+      relays: ['wss://r.example'],
+    });
+    expect(parseEventPointer(naddrEncode({ kind: 0, pubkey, identifier: 'ignored' }))).toEqual({
+      coordinate: `0:${pubkey}:`,
+      kind: 0,
+      pubkey,
+      identifier: '',
+      relays: [],
+    });
+    expect(parseEventPointer(HEX)).toEqual({ id: HEX, relays: [] });
+  });
+
+  it('refuses a regular or ephemeral kind, an identifier over 1 KiB, uppercase, and bad TLVs with invalid_id', () => {
+    expect(codeOf(() => parseEventPointer(naddrEncode({ kind: 1, pubkey, identifier: 'x' })))).toBe('invalid_id');
+    expect(codeOf(() => parseEventPointer(naddrEncode({ kind: 20001, pubkey, identifier: 'x' })))).toBe('invalid_id');
+    expect(codeOf(() => parseEventPointer(naddrEncode({ kind: 30023, pubkey, identifier: 'd'.repeat(1025) })))).toBe('invalid_id');
+    expect(codeOf(() => parseEventPointer(naddrEncode({ kind: 30023, pubkey, identifier: 'x' }).toUpperCase()))).toBe('invalid_id');
+    // TLVs: no author (type 2), no kind (type 3), a 31-byte author.
+    const tlv = (type: number, value: Uint8Array) => [type, value.length, ...value];
+    const d = tlv(0, new TextEncoder().encode('x'));
+    const author = tlv(2, Buffer.from(pubkey, 'hex'));
+    const kind = tlv(3, Uint8Array.from([0, 0, 0x75, 0x23]));
+    for (const parts of [[d, kind], [d, author], [d, tlv(2, Buffer.alloc(31)), kind], [author, kind]]) {
+      expect(codeOf(() => parseEventPointer(encodeBytes('naddr', Uint8Array.from(parts.flat()))))).toBe('invalid_id');
+    }
+  });
+
+  it('hostile strings (generated): a pointer or invalid_id/secret_key_refused, never anything else', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.constant('naddr1').map((prefix) => prefix), fc.string().map((tail) => `naddr1${tail}`)), (text) => {
+        const code = codeOf(() => parseEventPointer(text));
+        expect(['accepted', 'invalid_id', 'secret_key_refused']).toContain(code);
+      }),
+    );
   });
 });

@@ -1,8 +1,8 @@
 import type { Filter } from 'nostr-tools/filter';
 import { DELETION_KIND } from '../nostr/deletions.js';
 import type { NostrEvent } from '../nostr/event.js';
-import { PROFILE_KIND, supersedes } from '../nostr/kinds.js';
-import { eventMarkKey, profileMarkKey } from '../store/mark-store.js';
+import { isAddressableKind, isReplaceableKind, PROFILE_KIND, readCoordinate, supersedes } from '../nostr/kinds.js';
+import { addressMarkKey, eventMarkKey, profileMarkKey } from '../store/mark-store.js';
 
 /**
  * The two things looked up through relays, as typed descriptions instead of prefixed strings: how
@@ -10,7 +10,7 @@ import { eventMarkKey, profileMarkKey } from '../store/mark-store.js';
  * marked. A key is an event id or a pubkey (64 lowercase hex).
  */
 export interface LookupKind {
-  readonly name: 'event' | 'profile';
+  readonly name: 'event' | 'profile' | 'address';
   /**
    * The filters that ask relays for these keys (one REQ; NIP-01 allows several filters); for events,
    * also the deletion requests naming them (NIP-09), so that a deleted note is not brought back by
@@ -58,6 +58,43 @@ export const PROFILE_LOOKUP: LookupKind = {
   firstIsFinal: false,
   markKey: profileMarkKey,
 };
+
+/**
+ * The latest version at a NIP-01 coordinate (`<kind>:<pubkey>:<d>`, an naddr). Asked by kind, author
+ * and `d` (one filter per kind and author, their `d` values together); the newest version wins.
+ */
+export const ADDRESS_LOOKUP: LookupKind = {
+  name: 'address',
+  filters: (coordinates) => {
+    const groups = new Map<string, { kind: number; pubkey: string; ds: string[] }>();
+    for (const text of new Set(coordinates)) {
+      const coordinate = readCoordinate(text);
+      if (!coordinate) continue;
+      const group = `${coordinate.kind}:${coordinate.pubkey}`;
+      const held = groups.get(group) ?? { kind: coordinate.kind, pubkey: coordinate.pubkey, ds: [] };
+      held.ds.push(coordinate.d);
+      groups.set(group, held);
+    }
+    return [...groups.values()].flatMap(({ kind, pubkey, ds }) =>
+      isReplaceableKind(kind)
+        ? [{ kinds: [kind], authors: [pubkey] }]
+        : chunks(ds, MAX_VALUES_PER_FILTER).map((part) => ({ kinds: [kind], authors: [pubkey], '#d': part })),
+    );
+  },
+  asksDeletions: false,
+  keyOf: (event) => coordinateOf(event),
+  wins: (candidate, held) => supersedes(candidate, held),
+  firstIsFinal: false,
+  markKey: (coordinate) => addressMarkKey(readCoordinate(coordinate)?.address ?? coordinate),
+};
+
+/** An event's NIP-01 coordinate (`<kind>:<pubkey>:<d>`; d '' for replaceable kinds), or '' for a regular kind. */
+export function coordinateOf(event: NostrEvent): string {
+  if (isReplaceableKind(event.kind)) return `${event.kind}:${event.pubkey}:`;
+  if (!isAddressableKind(event.kind)) return '';
+  const d = event.tags.find((tag) => tag[0] === 'd')?.[1] ?? '';
+  return `${event.kind}:${event.pubkey}:${d}`;
+}
 
 export function chunks<T>(items: readonly T[], size: number): T[][] {
   const unique = [...new Set(items)];

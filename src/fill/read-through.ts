@@ -13,7 +13,7 @@ import { fingerprint, noteIsFull, readMissNote, writeMissNote } from './asked-re
 import { InFlightLookups } from './coalescing.js';
 import { ABSENT, type Fetched, type Found, GONE, THROTTLED, UNAVAILABLE } from './fetched.js';
 import { acrossInstances } from './instance-claims.js';
-import { EVENT_LOOKUP, type LookupKind, PROFILE_LOOKUP } from './lookup-kind.js';
+import { ADDRESS_LOOKUP, EVENT_LOOKUP, type LookupKind, PROFILE_LOOKUP } from './lookup-kind.js';
 import { RelaySearch, type SearchResult } from './relay-search.js';
 import { RelayRequest } from './relay-request.js';
 
@@ -70,7 +70,11 @@ export class ReadThrough {
 
   constructor(private readonly deps: ReadThroughDependencies) {
     this.search = new RelaySearch(deps);
-    this.inflight = { event: new InFlightLookups(deps.logger), profile: new InFlightLookups(deps.logger) };
+    this.inflight = {
+      event: new InFlightLookups(deps.logger),
+      profile: new InFlightLookups(deps.logger),
+      address: new InFlightLookups(deps.logger),
+    };
     this.configured = new Set(configuredRelays(deps.config));
   }
 
@@ -101,6 +105,21 @@ export class ReadThrough {
     }
     const misses = await this.misses(missing, new Map(missing.map((id, index) => [id, notes[index] ?? null])), authors);
     return this.answerMisses(EVENT_LOOKUP, ids, stored, missing, misses, request);
+  }
+
+  /**
+   * The latest version at each NIP-01 coordinate (naddr), in order: from the index, else from the
+   * relays (RELAYS, the coordinate's author's write relays, the request's hints).
+   */
+  async addresses(coordinates: readonly string[], request: RelayRequest): Promise<ReadAnswer[]> {
+    const stored = await guarded(() => this.deps.store.getByCoordinates(coordinates));
+    const missing = coordinates.filter((_, index) => stored[index] === null);
+    if (missing.length === 0) return stored;
+    const notes = await guarded(() => this.deps.store.marks.notes(missing.map(ADDRESS_LOOKUP.markKey)));
+    // The coordinate names its author: the pubkey after the kind.
+    const authors = new Map(missing.map((coordinate) => [coordinate, coordinate.slice(coordinate.indexOf(':') + 1, coordinate.indexOf(':') + 65)]));
+    const misses = await this.misses(missing, new Map(missing.map((key, index) => [key, notes[index] ?? null])), authors);
+    return this.answerMisses(ADDRESS_LOOKUP, coordinates, stored, missing, misses, request);
   }
 
   /** The latest profile (kind 0) of each pubkey, in order. */
@@ -412,7 +431,7 @@ export class ReadThrough {
         const foundKeys = [...result.found.keys()];
         if (mark && lookup === PROFILE_LOOKUP) await this.mark(foundKeys.map(lookup.markKey), profileTtlSeconds);
         const dropped = foundKeys.filter((key) => notKept.has((result.found.get(key) as NostrEvent).id));
-        if (lookup === EVENT_LOOKUP) await this.mark(dropped.map(lookup.markKey), negativeTtlSeconds);
+        if (lookup !== PROFILE_LOOKUP) await this.mark(dropped.map(lookup.markKey), negativeTtlSeconds);
       }),
       this.mark(absent.map(lookup.markKey), negativeTtlSeconds, notes),
       this.mark(checkedLists, profileTtlSeconds),
@@ -436,7 +455,8 @@ export class ReadThrough {
    */
   private decidesMiss(lookup: LookupKind, answeredBy: ReadonlySet<string> | undefined): boolean {
     if (!answeredBy || answeredBy.size === 0) return false;
-    if (lookup === PROFILE_LOOKUP) return true;
+    // A profile's and a coordinate's write relays are their author's own, from a signed relay list.
+    if (lookup !== EVENT_LOOKUP) return true;
     return [...answeredBy].some((url) => this.configured.has(url));
   }
 
@@ -463,6 +483,10 @@ export class ReadThrough {
     if (lookup === PROFILE_LOOKUP) {
       const read = await store.getProfilesWithMarks(keys);
       return read.map(({ profile, marked }) => settled(profile, marked));
+    }
+    if (lookup === ADDRESS_LOOKUP) {
+      const [held, marked] = await Promise.all([store.getByCoordinates(keys), store.marks.has(keys.map(lookup.markKey))]);
+      return held.map((stored, index) => settled(stored, marked[index]));
     }
     const [events, marked] = await Promise.all([store.getEvents(keys), store.marks.has(keys.map(lookup.markKey))]);
     return events.map((stored, index) => settled(stored, marked[index]));

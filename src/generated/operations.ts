@@ -71,9 +71,9 @@ export type Profile = {
 
 export type Query = {
   __typename?: 'Query';
-  /** One event by id: hex, note1… or nevent1…, optionally prefixed nostr:. Null if unknown, or if its author deleted it (NIP-09) or asked to vanish (NIP-62). */
+  /** One event by id (hex, note1… or nevent1…), or the latest version of a replaceable or addressable event by naddr1…, optionally prefixed nostr:. Null if unknown, or if its author deleted it (NIP-09) or asked to vanish (NIP-62). */
   event: Maybe<Event>;
-  /** Events by id, in the order given, one entry per distinct event (a repeated id is answered once, at its first place); null where unknown or deleted. At most MAX_LIST_LENGTH ids. */
+  /** Events by id or naddr, as `event`, in the order given, one entry per distinct event (a repeated id is answered once, at its first place); null where unknown or deleted. At most MAX_LIST_LENGTH ids. */
   events: Array<Maybe<Event>>;
   /** The latest profile of a pubkey: hex, npub1… or nprofile1…, optionally prefixed nostr:. Null if none, or if it was deleted (NIP-09) or its author asked to vanish (NIP-62). */
   profile: Maybe<Profile>;

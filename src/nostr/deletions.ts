@@ -1,5 +1,5 @@
 import type { NostrEvent } from './event.js';
-import { addressableAddress, isAddressableKind, isReplaceableKind, replaceableKindAddress } from './kinds.js';
+import { readCoordinate } from './kinds.js';
 
 /** NIP-09: a deletion request. */
 export const DELETION_KIND = 5;
@@ -82,16 +82,8 @@ export function deletedBy(deleters: ReadonlyMap<string, ReadonlySet<string>>, ev
 
 /** The store address an `a` tag value names, if it is well formed and the author's own. */
 function ownAddress(value: string, author: string): string | undefined {
-  const first = value.indexOf(':');
-  const second = value.indexOf(':', first + 1);
-  if (first < 1 || second !== first + 65) return undefined;
-  const kindText = value.slice(0, first);
-  const pubkey = value.slice(first + 1, second);
-  if (!/^\d{1,5}$/.test(kindText) || pubkey !== author) return undefined;
-  const kind = Number(kindText);
-  if (isReplaceableKind(kind)) return replaceableKindAddress(kind, pubkey);
-  if (isAddressableKind(kind)) return addressableAddress(kind, pubkey, value.slice(second + 1));
-  return undefined;
+  const coordinate = readCoordinate(value);
+  return coordinate?.pubkey === author ? coordinate.address : undefined;
 }
 
 /** NIP-62: the `relay` value that addresses every relay (uppercase, exactly). */

@@ -1,12 +1,14 @@
 import { decode } from 'nostr-tools/nip19';
 import { LookupError } from '../errors.js';
+import { isAddressableKind, isReplaceableKind } from './kinds.js';
 import { containsSecretKey } from './secret-keys.js';
 
 /**
  * The one parser for identifiers that reach us from outside (REST parameters, GraphQL arguments):
  * 64 hex characters in any case, or NIP-19 bech32 (`npub`/`nprofile` for pubkeys, `note`/`nevent`
- * for events), each optionally prefixed with the NIP-21 `nostr:` scheme; surrounding whitespace is
- * trimmed. The result is lowercase hex plus any relay hints. Errors never echo the input.
+ * for events, `naddr` for the latest version of a replaceable or addressable event), each optionally
+ * prefixed with the NIP-21 `nostr:` scheme; surrounding whitespace is trimmed. The result is
+ * lowercase hex (or a coordinate) plus any relay hints. Errors never echo the input.
  */
 
 export interface PubkeyPointer {
@@ -19,6 +21,21 @@ export interface EventPointer {
   relays: string[];
   author?: string;
 }
+
+/**
+ * An naddr (NIP-19): the coordinate of a replaceable or addressable event, `<kind>:<pubkey>:<d>` as
+ * NIP-01 writes it in `a` tags (`d` is '' for replaceable kinds), whose latest version is wanted.
+ */
+export interface AddressPointer {
+  coordinate: string;
+  kind: number;
+  pubkey: string;
+  identifier: string;
+  relays: string[];
+}
+
+/** Longest `d` identifier an naddr may carry here (a relay filter and a cache key must stay small). */
+export const MAX_NADDR_IDENTIFIER_BYTES = 1024;
 
 /** Node's hex decoder writes into this and stops at the first pair that is not hex (synchronous use only). */
 const HEX_SCRATCH = Buffer.allocUnsafe(32);
@@ -83,6 +100,16 @@ export function parsePubkey(raw: string): PubkeyPointer {
 
 /** Parses an event id given as hex, note or nevent. Throws LookupError('invalid_id'). */
 export function parseEventId(raw: string): EventPointer {
+  const pointer = parseEventPointer(raw);
+  if ('id' in pointer) return pointer;
+  throw new LookupError('invalid_id');
+}
+
+/**
+ * Parses what names an event: an id (hex, note, nevent) or a coordinate (naddr, of a replaceable or
+ * addressable kind, with a valid pubkey). Throws LookupError('invalid_id').
+ */
+export function parseEventPointer(raw: string): EventPointer | AddressPointer {
   const candidate = stripScheme(raw);
   refuseSecretKey(candidate);
   if (isHex64(candidate)) return { id: candidate.toLowerCase(), relays: [] };
@@ -91,6 +118,15 @@ export function parseEventId(raw: string): EventPointer {
   if (decoded?.type === 'nevent' && isLowerHex64(decoded.data.id)) {
     const { id, relays = [], author } = decoded.data;
     return author && isLowerHex64(author) ? { id, relays, author } : { id, relays };
+  }
+  if (decoded?.type === 'naddr') {
+    const { kind, pubkey, identifier, relays = [] } = decoded.data;
+    const addressable = Number.isInteger(kind) && (isAddressableKind(kind) || isReplaceableKind(kind));
+    // A replaceable kind has no d tag: its coordinate's d is '' (NIP-01).
+    const d = isReplaceableKind(kind) ? '' : identifier;
+    if (addressable && isLowerHex64(pubkey) && typeof identifier === 'string' && Buffer.byteLength(identifier) <= MAX_NADDR_IDENTIFIER_BYTES) {
+      return { coordinate: `${kind}:${pubkey}:${d}`, kind, pubkey, identifier: d, relays };
+    }
   }
   throw new LookupError('invalid_id');
 }

@@ -63,3 +63,31 @@ export function supersedes(
   if (candidate.created_at !== held.created_at) return candidate.created_at > held.created_at;
   return candidate.id < held.id;
 }
+
+/** A NIP-01 coordinate (`<kind>:<pubkey>:<d>`, as `a` tags and naddr name events), read. */
+export interface Coordinate {
+  kind: number;
+  pubkey: string;
+  d: string;
+  /** Where the stores keep its latest version (replaceableAddress's form). */
+  address: string;
+}
+
+/**
+ * The one reader of coordinates: `<kind>:<pubkey>:<d>` with a replaceable or addressable kind and a
+ * pubkey of 64 lowercase hex characters (a replaceable kind's `d` is ignored: it has none), or
+ * undefined.
+ */
+export function readCoordinate(coordinate: string): Coordinate | undefined {
+  const first = coordinate.indexOf(':');
+  const second = coordinate.indexOf(':', first + 1);
+  if (first < 1 || second !== first + 65) return undefined;
+  const kindText = coordinate.slice(0, first);
+  const pubkey = coordinate.slice(first + 1, second);
+  if (!/^\d{1,5}$/.test(kindText) || !/^[0-9a-f]{64}$/.test(pubkey)) return undefined;
+  const kind = Number(kindText);
+  if (isReplaceableKind(kind)) return { kind, pubkey, d: '', address: replaceableKindAddress(kind, pubkey) };
+  const d = coordinate.slice(second + 1);
+  if (isAddressableKind(kind)) return { kind, pubkey, d, address: addressableAddress(kind, pubkey, d) };
+  return undefined;
+}

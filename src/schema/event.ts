@@ -1,11 +1,11 @@
 import { LookupError } from '../errors.js';
-import { parseEventId } from '../nostr/identifiers.js';
+import { type AddressPointer, type EventPointer, parseEventPointer } from '../nostr/identifiers.js';
 import { relevantPubkeys } from '../nostr/relevant-pubkeys.js';
-import type { StoredEvent } from '../store/event-store.js';
+import type { Held, StoredEvent } from '../store/event-store.js';
 import { isDeleted } from '../store/tombstones.js';
 import { builder } from './builder.js';
-import { answered } from './context.js';
-import { loadAll, loadAvailable } from './loaders.js';
+import { answered, type GraphQLContext } from './context.js';
+import { loadAvailable } from './loaders.js';
 import { Profile, ProfileRef, toProfile } from './profile.js';
 
 export const EventRef = builder.objectRef<StoredEvent>('Event');
@@ -73,36 +73,47 @@ builder.queryFields((t) => ({
     type: EventRef,
     nullable: true,
     description:
-      'One event by id: hex, note1… or nevent1…, optionally prefixed nostr:. Null if unknown, or if its author deleted it (NIP-09) or asked to vanish (NIP-62).',
+      'One event by id (hex, note1… or nevent1…), or the latest version of a replaceable or addressable event by naddr1…, optionally prefixed nostr:. Null if unknown, or if its author deleted it (NIP-09) or asked to vanish (NIP-62).',
     args: { id: t.arg.string({ required: true }) },
     resolve: (_root, { id }, context) => {
-      const { loaders, relays, budget } = context;
-      budget.charge(1);
-      const pointer = parseEventId(id);
-      relays?.request.addHints(pointer.relays);
-      relays?.request.addAuthor(pointer.id, pointer.author);
-      return loaders.events.load(pointer.id).then((held) => answered(context, pointer.id, held));
+      context.budget.charge(1);
+      const pointer = parseEventPointer(id);
+      return loadPointer(context, pointer).then((held) => answered(context, keyOf(pointer), held));
     },
   }),
   events: t.field({
     type: [EventRef],
     nullable: { list: false, items: true },
     description:
-      'Events by id, in the order given, one entry per distinct event (a repeated id is answered once, at its first place); null where unknown or deleted. At most MAX_LIST_LENGTH ids.',
+      'Events by id or naddr, as `event`, in the order given, one entry per distinct event (a repeated id is answered once, at its first place); null where unknown or deleted. At most MAX_LIST_LENGTH ids.',
     args: { ids: t.arg.stringList({ required: true }) },
     resolve: async (_root, { ids }, context) => {
-      const { loaders, limits, relays, budget } = context;
+      const { limits, budget } = context;
       if (ids.length > limits.maxListLength) throw new LookupError('list_too_long');
-      const pointers = ids.map(parseEventId);
-      for (const pointer of pointers) {
-        relays?.request.addHints(pointer.relays);
-        relays?.request.addAuthor(pointer.id, pointer.author);
-      }
       // Distinct ids only: the same id a hundred times must not cost a hundred answers.
-      const distinct = [...new Set(pointers.map((pointer) => pointer.id))];
-      budget.charge(distinct.length);
-      const found = await loadAll(loaders.events, distinct);
-      return found.map((held, index) => answered(context, distinct[index] as string, held));
+      const distinct = new Map<string, EventPointer | AddressPointer>();
+      for (const pointer of ids.map(parseEventPointer)) if (!distinct.has(keyOf(pointer))) distinct.set(keyOf(pointer), pointer);
+      budget.charge(distinct.size);
+      const found = await Promise.all([...distinct.values()].map((pointer) => loadPointer(context, pointer)));
+      const keys = [...distinct.keys()];
+      return found.map((held, index) => answered(context, keys[index] as string, held));
     },
   }),
 }));
+
+/** What a pointer is looked up by: an event id, or a coordinate (naddr). */
+function keyOf(pointer: EventPointer | AddressPointer): string {
+  return 'id' in pointer ? pointer.id : pointer.coordinate;
+}
+
+/**
+ * Loads what a pointer names, its relay hints (and an nevent's author) noted for the request: an
+ * event by id, or the latest version at a coordinate. A list fails as a whole if one load fails.
+ */
+function loadPointer(context: GraphQLContext, pointer: EventPointer | AddressPointer): Promise<Held> {
+  const { loaders, relays } = context;
+  relays?.request.addHints(pointer.relays);
+  if (!('id' in pointer)) return loaders.addresses.load(pointer.coordinate);
+  relays?.request.addAuthor(pointer.id, pointer.author);
+  return loaders.events.load(pointer.id);
+}

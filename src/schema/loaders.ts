@@ -11,6 +11,8 @@ export interface Loaders {
   events: DataLoader<string, Held>;
   /** Latest kind-0 event by pubkey (DELETED where deleted): every profile read of a request becomes one store call. */
   profiles: DataLoader<string, Held>;
+  /** Latest version by NIP-01 coordinate (`<kind>:<pubkey>:<d>`, an naddr; DELETED where deleted). */
+  addresses: DataLoader<string, Held>;
 }
 
 /** Relay fill for one request: the shared read-through path and this request's deadline, hints and authors. */
@@ -41,7 +43,11 @@ export function createLoaders(store: EventStore, relays?: RequestFill): Loaders 
     primeProfiles(stored);
     return stored;
   });
-  return { events, profiles };
+  const addresses = new DataLoader<string, Held>(
+    (coordinates): Promise<ReadAnswer[]> =>
+      relays ? relays.fill.addresses(coordinates, relays.request) : guarded(() => store.getByCoordinates(coordinates)),
+  );
+  return { events, profiles, addresses };
 }
 
 /** A request fails as a whole if any read failed. */

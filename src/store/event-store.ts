@@ -64,6 +64,12 @@ export interface EventIndex {
    */
   getReplaceable(kind: number, pubkeys: readonly string[]): Promise<Held[]>;
   /**
+   * The latest version at each NIP-01 coordinate (`<kind>:<pubkey>:<d>`, as an naddr names it: see
+   * nostr/kinds.ts readCoordinate), in the order asked; null where none (or not a coordinate),
+   * DELETED where deleted. One store command.
+   */
+  getByCoordinates(coordinates: readonly string[]): Promise<Held[]>;
+  /**
    * Writes verified events, applying the NIP-01 replaceable rule atomically, and deletions (NIP-09)
    * and requests to vanish (NIP-62) in any order of arrival: a batch applies its requests to vanish
    * first, then its deletion requests, then stores the rest.

@@ -34,6 +34,11 @@ export function relayListMarkKey(pubkey: string): string {
   return `relays:${pubkey}`;
 }
 
+/** The mark of a lookup by coordinate (naddr), keyed by the store address (a long `d` hashed). */
+export function addressMarkKey(address: string): string {
+  return `address:${address}`;
+}
+
 /** The mark of an event lookup by id. */
 export function eventMarkKey(id: string): string {
   return `event:${id}`;

@@ -63,6 +63,31 @@ export function describeEventIndexConformance(name: string, open: OpenStore): vo
     );
 
     it(
+      'reads the latest version at NIP-01 coordinates (naddr), in order: addressable by d, replaceable by kind, a long d hashed, null where none or malformed',
+      withStore(async (store) => {
+        const zoe = pubkeyOf('zoe');
+        const v1 = signed('zoe', { kind: 30023, created_at: 1_700_000_000, tags: [['d', 'essay']], content: 'v1' });
+        const v2 = signed('zoe', { kind: 30023, created_at: 1_700_000_100, tags: [['d', 'essay']], content: 'v2' });
+        const other = signed('zoe', { kind: 30023, tags: [['d', 'other']], content: 'other' });
+        const long = signed('zoe', { kind: 30023, tags: [['d', 'd'.repeat(600)]], content: 'long' });
+        const card = profile('zoe', { name: 'Zoe' });
+        await store.putEvents([v2, v1, other, long, card]);
+        const read = await store.getByCoordinates([
+          `30023:${zoe}:essay`,
+          `30023:${zoe}:missing`,
+          `0:${zoe}:`,
+          `30023:${zoe}:${'d'.repeat(600)}`,
+          `30023:${zoe}:other`,
+          `1:${zoe}:`, // a regular kind has no coordinate
+          'not a coordinate',
+          `30023:${zoe.toUpperCase()}:essay`,
+        ]);
+        expect(read.map((held) => held?.event?.id ?? null)).toEqual([v2.id, null, card.id, long.id, other.id, null, null, null]);
+        expect(await store.getByCoordinates([])).toEqual([]);
+      }),
+    );
+
+    it(
       'reads many ids in one call, in order, null where unknown',
       withStore(async (store) => {
         const a = signed('alice', { content: 'a' });

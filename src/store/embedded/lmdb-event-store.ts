@@ -11,7 +11,7 @@ import {
   vanishApplies,
 } from '../../nostr/deletions.js';
 import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
-import { PROFILE_KIND, replaceableAddress, replaceableKindAddress, supersedes } from '../../nostr/kinds.js';
+import { PROFILE_KIND, readCoordinate, replaceableAddress, replaceableKindAddress, supersedes } from '../../nostr/kinds.js';
 import {
   CorruptDataError,
   type EventStore,
@@ -133,6 +133,14 @@ export class LmdbEventStore implements EventStore {
   async getReplaceable(kind: number, pubkeys: readonly string[]): Promise<Held[]> {
     const values = await this.read(() => this.replaceable.getMany(pubkeys.map((pubkey) => replaceableKindAddress(kind, pubkey))));
     return values.map((value, index) => readSlot(value, { pubkey: pubkeys[index], kind }));
+  }
+
+  async getByCoordinates(coordinates: readonly string[]): Promise<Held[]> {
+    const read = coordinates.map(readCoordinate);
+    const wanted = read.filter((coordinate) => coordinate !== undefined);
+    const values = await this.read(() => this.replaceable.getMany(wanted.map(({ address }) => address)));
+    let next = 0;
+    return read.map((coordinate) => (coordinate ? readSlot(values[next++], coordinate) : null));
   }
 
   async getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]> {

@@ -12,7 +12,7 @@ import {
   vanishApplies,
 } from '../../nostr/deletions.js';
 import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
-import { PROFILE_KIND, replaceableAddress, replaceableKindAddress } from '../../nostr/kinds.js';
+import { PROFILE_KIND, readCoordinate, replaceableAddress, replaceableKindAddress } from '../../nostr/kinds.js';
 import {
   type EventStore,
   type Held,
@@ -151,6 +151,14 @@ export class RedisEventStore implements EventStore {
     const keys = pubkeys.map((pubkey) => this.keys.replaceable(replaceableKindAddress(kind, pubkey)));
     const values = await this.command(() => mgetBySlot(this.client, keys));
     return values.map((value, index) => readSlot(value, { pubkey: pubkeys[index], kind }));
+  }
+
+  async getByCoordinates(coordinates: readonly string[]): Promise<Held[]> {
+    const read = coordinates.map(readCoordinate);
+    const wanted = read.filter((coordinate) => coordinate !== undefined);
+    const values = await this.command(() => mgetBySlot(this.client, wanted.map(({ address }) => this.keys.replaceable(address))));
+    let next = 0;
+    return read.map((coordinate) => (coordinate ? readSlot(values[next++], coordinate) : null));
   }
 
   async getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]> {

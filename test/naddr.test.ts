@@ -1,0 +1,97 @@
+import { naddrEncode } from 'nostr-tools/nip19';
+import { describe, expect, it } from 'vitest';
+import type { RelayConfig } from '../src/config/env.js';
+import { ERRORS } from '../src/errors.js';
+import { type NostrEvent, serializeEvent } from '../src/nostr/event.js';
+import type { EventStore } from '../src/store/event-store.js';
+import { BOTH_STORES } from './support/both-stores.js';
+import { deletion } from './support/deletion-conformance.js';
+import { profile, pubkeyOf, signed } from './support/events.js';
+import { relayScenario } from './support/relay-scenario.js';
+import { getJson, startTestServer, type TestServer } from './support/test-server.js';
+
+/**
+ * naddr (NIP-19) on /event and GraphQL `event(id:)` (issue 14 §1): the latest version of a
+ * replaceable or addressable event by kind, author and `d`, from the index, or on a miss from the
+ * relays, answered exactly as an event by id is (with its profiles).
+ */
+
+const { cleanups, relay } = relayScenario();
+const T = 1_700_000_000;
+const author = pubkeyOf('naddr-ana');
+const article = (at: number, content: string, d = 'essay') =>
+  signed('naddr-ana', { kind: 30023, created_at: at, tags: [['d', d], ['p', pubkeyOf('naddr-ben')]], content });
+const card = profile('naddr-ana', { name: 'Ana' }, T);
+const ben = profile('naddr-ben', { name: 'Ben' }, T);
+
+describe.each(BOTH_STORES)('naddr lookups, $name store', ({ open }) => {
+  async function service(relays: Partial<RelayConfig>, seed: NostrEvent[] = []): Promise<{ server: TestServer; store: EventStore }> {
+    const opened = await open();
+    cleanups.push(() => opened.cleanup());
+    for (const event of seed) await opened.store.putEvents([event]);
+    const server = await startTestServer(opened.store, { relays });
+    cleanups.push(() => server.close());
+    return { server, store: opened.store };
+  }
+
+  it('from the index: the latest version with its profiles, exactly as /event by id answers it; GraphQL too', async () => {
+    const v1 = article(T, 'first');
+    const v2 = article(T + 10, 'second');
+    const { server } = await service({ urls: [] }, [v1, v2, card, ben]);
+    const naddr = naddrEncode({ kind: 30023, pubkey: author, identifier: 'essay' });
+    const byAddress = await getJson(`${server.url}/event?id=nostr:${naddr}`);
+    const byId = await getJson(`${server.url}/event?id=${v2.id}`);
+    expect(byAddress.status).toBe(200);
+    expect(byAddress.text).toBe(byId.text);
+    expect(byAddress.text).toBe(`{"event":${serializeEvent(v2)},"profiles":{"${author}":${serializeEvent(card)},"${ben.pubkey}":${serializeEvent(ben)}}}`);
+    // A replaceable kind by naddr (d ignored): the profile itself.
+    const profileAddress = naddrEncode({ kind: 0, pubkey: author, identifier: '' });
+    expect((await getJson(`${server.url}/event?id=${profileAddress}`)).body).toEqual({ event: card, profiles: { [author]: card } });
+    // Unknown d: 404 event_not_found.
+    const missing = await getJson(`${server.url}/event?id=${naddrEncode({ kind: 30023, pubkey: author, identifier: 'nope' })}`);
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({ error: { status: 404, code: 'event_not_found', message: ERRORS.event_not_found.message } });
+    // GraphQL: event(id: naddr) and events([naddr, id]).
+    const graphql = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `{ event(id: "${naddr}") { id content } events(ids: ["${naddr}", "${v1.id}", "${naddr}"]) { id } }` }),
+    });
+    expect(graphql.status).toBe(200);
+    expect(await graphql.json()).toEqual({ data: { event: { id: v2.id, content: 'second' }, events: [{ id: v2.id }, null] } });
+  });
+
+  it('an naddr whose versions its author deleted (a tag): 404 event_deleted', async () => {
+    const v1 = article(T, 'first');
+    const request = deletion('naddr-ana', { addresses: [`30023:${author}:essay`], at: T + 5 });
+    const { server } = await service({ urls: [] }, [v1, request]);
+    const response = await getJson(`${server.url}/event?id=${naddrEncode({ kind: 30023, pubkey: author, identifier: 'essay' })}`);
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({ error: { status: 404, code: 'event_deleted', message: ERRORS.event_deleted.message } });
+  });
+
+  it('on a miss, from a relay: asked by kind, author and d; the newest version the relay holds wins, is stored, and answers from the index after', async () => {
+    const v1 = article(T, 'first');
+    const v2 = article(T + 10, 'second');
+    const holder = await relay({ events: [v1, v2, card] });
+    const { server, store } = await service({ urls: [holder.url] });
+    const naddr = naddrEncode({ kind: 30023, pubkey: author, identifier: 'essay' });
+    const response = await getJson(`${server.url}/event?id=${naddr}`);
+    expect(response.status).toBe(200);
+    expect((response.body as { event: NostrEvent }).event).toEqual(v2);
+    // The same REQ asks for the author's relay list (outbox discovery, NIP-65).
+    expect(holder.requests[0]).toEqual([{ kinds: [30023], authors: [author], '#d': ['essay'] }, { kinds: [10002], authors: [author] }]);
+    expect((await store.getByCoordinates([`30023:${author}:essay`]))[0]?.event).toEqual(v2);
+    await holder.stop();
+    expect((await getJson(`${server.url}/event?id=${naddr}`)).status).toBe(200);
+  });
+
+  it('hostile naddr input: a regular kind, bad TLVs, a secret key: 400, never a lookup', async () => {
+    const { server } = await service({ urls: [] });
+    for (const id of [naddrEncode({ kind: 1, pubkey: author, identifier: 'x' }), 'naddr1qqqqqq', `naddr1${'q'.repeat(5000)}`]) {
+      const response = await getJson(`${server.url}/event?id=${id}`);
+      expect(response.status).toBe(400);
+      expect((response.body as { error: { code: string } }).error.code).toBe('invalid_id');
+    }
+  });
+});
