@@ -6,14 +6,13 @@ import { describe, expect, it } from 'vitest';
 import type { RelayConfig } from '../src/config/env.js';
 import { ERRORS } from '../src/errors.js';
 import { type NostrEvent, serializeEvent } from '../src/nostr/event.js';
-import type { EventStore } from '../src/store/event-store.js';
 import { DELETED } from '../src/store/tombstones.js';
 import { serveCli, spawnCli } from './support/cli.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { relayScenario } from './support/relay-scenario.js';
-import { getJson, startTestServer, type TestServer } from './support/test-server.js';
-import { BOTH_STORES } from './support/both-stores.js';
+import { getJson } from './support/test-server.js';
+import { BOTH_STORES, storeAndServer } from './support/both-stores.js';
 
 /**
  * Fetch on miss meets deletions (NIP-09) and requests to vanish (NIP-62): an event lookup at the
@@ -36,14 +35,7 @@ const STORES = BOTH_STORES;
 
 describe.each(STORES)('fetch on miss and deletions, $name store', ({ open }) => {
   /** A store (seeded, one write per event) and a server on it with `relays`; both stopped after the test. */
-  async function service(relays: Partial<RelayConfig>, seed: NostrEvent[] = []): Promise<{ server: TestServer; store: EventStore }> {
-    const opened = await open();
-    cleanups.push(() => opened.cleanup());
-    for (const event of seed) await opened.store.putEvents([event]);
-    const server = await startTestServer(opened.store, { relays });
-    cleanups.push(() => server.close());
-    return { server, store: opened.store };
-  }
+  const service = (relays: Partial<RelayConfig>, seed: NostrEvent[] = []) => storeAndServer(open, cleanups, relays, seed);
 
   function expectEventDeleted(response: Awaited<ReturnType<typeof getJson>>) {
     expect(response.status).toBe(404);

@@ -3,12 +3,11 @@ import { describe, expect, it } from 'vitest';
 import type { RelayConfig } from '../src/config/env.js';
 import { ERRORS } from '../src/errors.js';
 import { type NostrEvent, serializeEvent } from '../src/nostr/event.js';
-import type { EventStore } from '../src/store/event-store.js';
-import { BOTH_STORES } from './support/both-stores.js';
+import { BOTH_STORES, storeAndServer } from './support/both-stores.js';
 import { deletion } from './support/deletion-conformance.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { relayScenario } from './support/relay-scenario.js';
-import { getJson, startTestServer, type TestServer } from './support/test-server.js';
+import { getJson } from './support/test-server.js';
 
 /**
  * naddr (NIP-19) on /event and GraphQL `event(id:)` (issue 14 §1): the latest version of a
@@ -25,14 +24,7 @@ const card = profile('naddr-ana', { name: 'Ana' }, T);
 const ben = profile('naddr-ben', { name: 'Ben' }, T);
 
 describe.each(BOTH_STORES)('naddr lookups, $name store', ({ open }) => {
-  async function service(relays: Partial<RelayConfig>, seed: NostrEvent[] = []): Promise<{ server: TestServer; store: EventStore }> {
-    const opened = await open();
-    cleanups.push(() => opened.cleanup());
-    for (const event of seed) await opened.store.putEvents([event]);
-    const server = await startTestServer(opened.store, { relays });
-    cleanups.push(() => server.close());
-    return { server, store: opened.store };
-  }
+  const service = (relays: Partial<RelayConfig>, seed: NostrEvent[] = []) => storeAndServer(open, cleanups, relays, seed);
 
   it('from the index: the latest version with its profiles, exactly as /event by id answers it; GraphQL too', async () => {
     const v1 = article(T, 'first');
