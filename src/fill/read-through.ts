@@ -2,7 +2,7 @@ import { configuredRelays, type RelayConfig } from '../config/env.js';
 import { LookupError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
-import { isEphemeralKind } from '../nostr/kinds.js';
+import { isEphemeralKind, readCoordinate } from '../nostr/kinds.js';
 import { RELAY_LIST_KIND, writeRelaysOf } from '../nostr/relay-list.js';
 import type { RelayPool } from '../relays/relay-pool.js';
 import { CorruptDataError, type EventStore, type Held, StoreUnavailableError } from '../store/event-store.js';
@@ -116,8 +116,8 @@ export class ReadThrough {
     const missing = coordinates.filter((_, index) => stored[index] === null);
     if (missing.length === 0) return stored;
     const notes = await guarded(() => this.deps.store.marks.notes(missing.map(ADDRESS_LOOKUP.markKey)));
-    // The coordinate names its author: the pubkey after the kind.
-    const authors = new Map(missing.map((coordinate) => [coordinate, coordinate.slice(coordinate.indexOf(':') + 1, coordinate.indexOf(':') + 65)]));
+    // The coordinate names its author.
+    const authors = new Map(missing.map((coordinate) => [coordinate, readCoordinate(coordinate)?.pubkey ?? '']));
     const misses = await this.misses(missing, new Map(missing.map((key, index) => [key, notes[index] ?? null])), authors);
     return this.answerMisses(ADDRESS_LOOKUP, coordinates, stored, missing, misses, request);
   }
