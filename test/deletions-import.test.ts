@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawnCli } from './support/cli.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -150,22 +150,10 @@ describe('nostr-lookup import (the command) with deletions and a request to vani
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function run(args: string[], env: Record<string, string | undefined>) {
-    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', ...args], {
-        env: { ...process.env, ...env },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk) => {
-        stdout += chunk;
-      });
-      child.stderr.on('data', (chunk) => {
-        stderr += chunk;
-      });
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.end();
-    });
+  async function run(args: string[], env: Record<string, string | undefined>) {
+    const cli = spawnCli(['import', ...args], env, '');
+    const code = await cli.exited;
+    return { code, stdout: cli.stdout(), stderr: cli.stderr() };
   }
 
   async function redisEnv(): Promise<Record<string, string>> {

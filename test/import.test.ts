@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawnCli } from './support/cli.js';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -195,22 +195,10 @@ describe('nostr-lookup import (the command)', () => {
     await testStore.cleanup();
   });
 
-  function run(args: string[], stdin?: string, env: Record<string, string> = {}) {
-    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', ...args], {
-        env: { ...process.env, REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, ...env },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk) => {
-        stdout += chunk;
-      });
-      child.stderr.on('data', (chunk) => {
-        stderr += chunk;
-      });
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.end(stdin ?? '');
-    });
+  async function run(args: string[], stdin?: string, env: Record<string, string> = {}) {
+    const cli = spawnCli(['import', ...args], { REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, ...env }, stdin ?? '');
+    const code = await cli.exited;
+    return { code, stdout: cli.stdout(), stderr: cli.stderr() };
   }
 
   it('reads a file and prints the summary as JSON', async () => {

@@ -1,7 +1,7 @@
 import type { Filter } from 'nostr-tools/filter';
 import { DELETION_KIND } from '../nostr/deletions.js';
 import type { NostrEvent } from '../nostr/event.js';
-import { isAddressableKind, isReplaceableKind, PROFILE_KIND, readCoordinate, supersedes } from '../nostr/kinds.js';
+import { coordinateOf, isReplaceableKind, PROFILE_KIND, readCoordinate, supersedes } from '../nostr/kinds.js';
 import { addressMarkKey, eventMarkKey, profileMarkKey } from '../store/mark-store.js';
 
 /**
@@ -82,19 +82,11 @@ export const ADDRESS_LOOKUP: LookupKind = {
     );
   },
   asksDeletions: false,
-  keyOf: (event) => coordinateOf(event),
+  keyOf: coordinateOf,
   wins: (candidate, held) => supersedes(candidate, held),
   firstIsFinal: false,
   markKey: (coordinate) => addressMarkKey(readCoordinate(coordinate)?.address ?? coordinate),
 };
-
-/** An event's NIP-01 coordinate (`<kind>:<pubkey>:<d>`; d '' for replaceable kinds), or '' for a regular kind. */
-export function coordinateOf(event: NostrEvent): string {
-  if (isReplaceableKind(event.kind)) return `${event.kind}:${event.pubkey}:`;
-  if (!isAddressableKind(event.kind)) return '';
-  const d = event.tags.find((tag) => tag[0] === 'd')?.[1] ?? '';
-  return `${event.kind}:${event.pubkey}:${d}`;
-}
 
 export function chunks<T>(items: readonly T[], size: number): T[][] {
   const unique = [...new Set(items)];

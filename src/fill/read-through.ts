@@ -94,17 +94,7 @@ export class ReadThrough {
   ): Promise<ReadAnswer[]> {
     const stored = await guarded(() => this.deps.store.getEvents(ids));
     fromIndex?.(stored);
-    const missing = ids.filter((_, index) => stored[index] === null);
-    if (missing.length === 0) return stored;
-    // Only on a miss: a second store call for the negative cache.
-    const notes = await guarded(() => this.deps.store.marks.notes(missing.map(EVENT_LOOKUP.markKey)));
-    const authors = new Map<string, string>();
-    for (const id of missing) {
-      const author = request.authorOf(id);
-      if (author) authors.set(id, author);
-    }
-    const misses = await this.misses(missing, new Map(missing.map((id, index) => [id, notes[index] ?? null])), authors);
-    return this.answerMisses(EVENT_LOOKUP, ids, stored, missing, misses, request);
+    return this.missesToRelays(EVENT_LOOKUP, ids, stored, (id) => request.authorOf(id), request);
   }
 
   /**
@@ -113,13 +103,31 @@ export class ReadThrough {
    */
   async addresses(coordinates: readonly string[], request: RelayRequest): Promise<ReadAnswer[]> {
     const stored = await guarded(() => this.deps.store.getByCoordinates(coordinates));
-    const missing = coordinates.filter((_, index) => stored[index] === null);
-    if (missing.length === 0) return stored;
-    const notes = await guarded(() => this.deps.store.marks.notes(missing.map(ADDRESS_LOOKUP.markKey)));
     // The coordinate names its author.
-    const authors = new Map(missing.map((coordinate) => [coordinate, readCoordinate(coordinate)?.pubkey ?? '']));
+    return this.missesToRelays(ADDRESS_LOOKUP, coordinates, stored, (coordinate) => readCoordinate(coordinate)?.pubkey, request);
+  }
+
+  /**
+   * The keys the index does not hold (null) go to the relays, unless their mark says they were
+   * looked for: only on a miss, a second store call for the negative cache.
+   */
+  private async missesToRelays(
+    lookup: LookupKind,
+    keys: readonly string[],
+    stored: Held[],
+    authorOf: (key: string) => string | undefined,
+    request: RelayRequest,
+  ): Promise<ReadAnswer[]> {
+    const missing = keys.filter((_, index) => stored[index] === null);
+    if (missing.length === 0) return stored;
+    const notes = await guarded(() => this.deps.store.marks.notes(missing.map(lookup.markKey)));
+    const authors = new Map<string, string>();
+    for (const key of missing) {
+      const author = authorOf(key);
+      if (author) authors.set(key, author);
+    }
     const misses = await this.misses(missing, new Map(missing.map((key, index) => [key, notes[index] ?? null])), authors);
-    return this.answerMisses(ADDRESS_LOOKUP, coordinates, stored, missing, misses, request);
+    return this.answerMisses(lookup, keys, stored, missing, misses, request);
   }
 
   /** The latest profile (kind 0) of each pubkey, in order. */

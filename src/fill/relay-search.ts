@@ -302,14 +302,8 @@ class SearchRun {
     if (!held || this.input.lookup.wins(event, held)) this.result.found.set(key, event);
     if (this.input.lookup.asksDeletions) this.dropForeignDeletions();
     this.delivering.add(relay);
-    if (this.input.lookup.asksDeletions) {
-      this.completeIfAnswered();
-      return false;
-    }
-    if (this.input.lookup.firstIsFinal && this.result.found.size === this.wanted.size) {
-      this.complete.abort();
-      return true;
-    }
+    // Completion stops every query through `complete` (the queries' `stop` signal).
+    this.completeIfAnswered();
     return false;
   }
 
@@ -345,14 +339,15 @@ class SearchRun {
   }
 
   /**
-   * With deletions asked: the answer is complete once every key is found and every relay that
-   * delivered one has ended (see `delivering`); relays still running may hold a deletion the
-   * others lack, and get DELETION_GRACE_SHARE of the time left, no more.
+   * A lookup whose first answer is final is complete once every key is found; with deletions
+   * asked, once every relay that delivered one has also ended (see `delivering`), and relays still
+   * running, which may hold a deletion the others lack, get DELETION_GRACE_SHARE of the time left.
    */
   private completeIfAnswered(): void {
-    if (!this.input.lookup.firstIsFinal || this.result.found.size < this.wanted.size) return;
-    if (![...this.delivering].every((url) => this.ended.has(url))) return;
-    if ([...this.launched].every((url) => this.ended.has(url))) {
+    const { firstIsFinal, asksDeletions } = this.input.lookup;
+    if (!firstIsFinal || this.result.found.size < this.wanted.size) return;
+    if (asksDeletions && ![...this.delivering].every((url) => this.ended.has(url))) return;
+    if (!asksDeletions || [...this.launched].every((url) => this.ended.has(url))) {
       this.complete.abort();
     } else if (!this.graceStarted) {
       this.graceStarted = true;

@@ -63,10 +63,13 @@ export function isDeletionRequest(targets: DeletionTargets): boolean {
  * holds an event and its author's deletion refuses the event whatever else named it first (the
  * record of deletions that come before their event keeps a bounded number of signers).
  */
-export function deletersById(events: readonly NostrEvent[]): Map<string, Set<string>> {
+export function deletersById(
+  events: readonly NostrEvent[],
+  targets: readonly DeletionTargets[] = events.map(deletionTargets),
+): Map<string, Set<string>> {
   const deleters = new Map<string, Set<string>>();
-  for (const event of events) {
-    for (const id of deletionTargets(event).ids) {
+  for (const [index, event] of events.entries()) {
+    for (const id of targets[index]?.ids ?? []) {
       let signers = deleters.get(id);
       if (!signers) deleters.set(id, (signers = new Set()));
       signers.add(event.pubkey);

@@ -25,12 +25,19 @@ export function isAddressableKind(kind: number): boolean {
  */
 export function replaceableAddress(event: NostrEvent): string | undefined {
   if (isReplaceableKind(event.kind)) return replaceableKindAddress(event.kind, event.pubkey);
-  if (isAddressableKind(event.kind)) {
-    // NIP-01: the first `d` tag's value; a missing d tag counts as "".
-    const dTag = event.tags.find((tag) => tag[0] === 'd');
-    return addressableAddress(event.kind, event.pubkey, dTag?.[1] ?? '');
-  }
+  if (isAddressableKind(event.kind)) return addressableAddress(event.kind, event.pubkey, dTagOf(event));
   return undefined;
+}
+
+/** NIP-01: an addressable event's `d` is its first `d` tag's value; a missing d tag counts as "". */
+function dTagOf(event: NostrEvent): string {
+  return event.tags.find((tag) => tag[0] === 'd')?.[1] ?? '';
+}
+
+/** An event's NIP-01 coordinate (`<kind>:<pubkey>:<d>`; d '' for replaceable kinds), or '' for a regular kind. */
+export function coordinateOf(event: NostrEvent): string {
+  if (isReplaceableKind(event.kind)) return `${event.kind}:${event.pubkey}:`;
+  return isAddressableKind(event.kind) ? `${event.kind}:${event.pubkey}:${dTagOf(event)}` : '';
 }
 
 /** Longest `d` value kept as it is in an address; longer ones are hashed. */

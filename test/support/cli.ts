@@ -5,23 +5,36 @@ export interface RunningCli {
   child: ChildProcess;
   /** Everything it wrote to stdout and stderr so far, interleaved. */
   output: () => string;
+  /** What it wrote to stdout so far. */
+  stdout: () => string;
+  /** What it wrote to stderr so far. */
+  stderr: () => string;
+  /** Its exit code, once it has exited and its output is all read. */
   exited: Promise<number | null>;
 }
 
-/** `nostr-lookup <args>` as a user runs it: a child process from the sources, configured by `env`. */
-export function spawnCli(args: string[], env: Record<string, string | undefined>): RunningCli {
+/**
+ * `nostr-lookup <args>` as a user runs it: a child process from the sources, configured by `env`;
+ * `stdin`, if given, is written to it and closed.
+ */
+export function spawnCli(args: string[], env: Record<string, string | undefined>, stdin?: string): RunningCli {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     env: { ...process.env, ...env },
   });
   let output = '';
+  let stdout = '';
+  let stderr = '';
   child.stdout?.on('data', (chunk) => {
     output += chunk;
+    stdout += chunk;
   });
   child.stderr?.on('data', (chunk) => {
     output += chunk;
+    stderr += chunk;
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
+  if (stdin !== undefined) child.stdin?.end(stdin);
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return { child, output: () => output, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
 export interface ServingCli extends RunningCli {

@@ -3,6 +3,7 @@ import { open, type RootDatabase } from 'lmdb';
 import {
   DELETION_KIND,
   deletedBy,
+  type DeletionTargets,
   deletersById,
   deletionTargets,
   isDeletionRequest,
@@ -161,7 +162,9 @@ export class LmdbEventStore implements EventStore {
       // Requests to vanish first, then deletion requests, then the rest: within a batch, what
       // deletes is in force before what it deletes is written (any order across batches works too).
       const outcomes: WriteOutcome[] = new Array(events.length);
-      const deleters = deletersById(events);
+      // Each event's targets, read once (empty but for deletion requests).
+      const targets = events.map(deletionTargets);
+      const deleters = deletersById(events, targets);
       const phases = [
         (event: NostrEvent) => vanishApplies(event, this.publicUrl),
         (event: NostrEvent) => event.kind === DELETION_KIND,
@@ -172,7 +175,7 @@ export class LmdbEventStore implements EventStore {
           if (outcomes[index] !== undefined || !inPhase(event)) return;
           // One event the store refuses is skipped, never the whole batch (issue 18 §4).
           try {
-            outcomes[index] = this.putEvent(event, deleters);
+            outcomes[index] = this.putEvent(event, targets[index] as DeletionTargets, deleters);
           } catch {
             outcomes[index] = 'rejected';
           }
@@ -187,10 +190,9 @@ export class LmdbEventStore implements EventStore {
    * transaction, put/remove apply at once; the promises they return only signal the commit, which
    * `transaction()` already awaits, hence `void`.
    */
-  private putEvent(event: NostrEvent, deleters: ReadonlyMap<string, ReadonlySet<string>>): WriteOutcome {
+  private putEvent(event: NostrEvent, targets: DeletionTargets, deleters: ReadonlyMap<string, ReadonlySet<string>>): WriteOutcome {
     const vanishes = vanishApplies(event, this.publicUrl);
     if (vanishes) this.applyVanish(event);
-    const targets = deletionTargets(event);
     for (const id of targets.ids) this.deleteById(id, event.pubkey);
     for (const address of targets.addresses) this.raiseBar(address, { createdAt: event.created_at, id: '' }, event.pubkey);
     return requestOutcome(this.store(event, deletedBy(deleters, event)), vanishes || isDeletionRequest(targets));

@@ -4,6 +4,7 @@ import type { RedisConfig } from '../../config/env.js';
 import {
   DELETION_KIND,
   deletedBy,
+  type DeletionTargets,
   deletersById,
   deletionTargets,
   isDeletionRequest,
@@ -192,13 +193,15 @@ export class RedisEventStore implements EventStore {
         await this.applyVanish(request);
         vanishedAt.set(request.pubkey, Math.max(vanishedAt.get(request.pubkey) ?? -1, request.created_at));
       }
-      await Promise.all(events.filter((event) => event.kind === DELETION_KIND).map((request) => this.applyDeletion(request)));
-      const deleters = deletersById(events);
+      // Each event's targets, read once (empty but for deletion requests).
+      const targets = events.map(deletionTargets);
+      await Promise.all(events.map((event, index) => (event.kind === DELETION_KIND ? this.applyDeletion(event, targets[index] as DeletionTargets) : undefined)));
+      const deleters = deletersById(events, targets);
       const outcomes = await Promise.all(events.map((event) => this.putEvent(event, vanishedAt, deletedBy(deleters, event))));
       await this.recheckVanished(events, outcomes, vanishedAt);
       return outcomes.map((outcome, index) => {
         const event = events[index] as NostrEvent;
-        return requestOutcome(outcome, vanishing.includes(event) || isDeletionRequest(deletionTargets(event)));
+        return requestOutcome(outcome, vanishing.includes(event) || isDeletionRequest(targets[index] as DeletionTargets));
       });
     });
   }
@@ -297,8 +300,7 @@ export class RedisEventStore implements EventStore {
   }
 
   /** A deletion request (NIP-09): its `e` tags by id, its `a` tags by address (nostr/deletions.ts). */
-  private async applyDeletion(request: NostrEvent): Promise<void> {
-    const { ids, addresses } = deletionTargets(request);
+  private async applyDeletion(request: NostrEvent, { ids, addresses }: DeletionTargets): Promise<void> {
     await Promise.all([
       ...ids.map(async (id) => {
         const [verdict, address] = await this.client.nostrDeleteId(
