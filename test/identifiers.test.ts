@@ -267,6 +267,12 @@ describe('naddr (NIP-19) as an event pointer', () => {
     expect(parseEventPointer(HEX)).toEqual({ id: HEX, relays: [] });
   });
 
+  it('refuses an naddr whose d identifier holds a secret key (it would be sent to relays in a filter)', () => {
+    const nsec = nsecEncode(new Uint8Array(32).fill(7));
+    expect(codeOf(() => parseEventPointer(naddrEncode({ kind: 30023, pubkey, identifier: nsec })))).toBe('secret_key_refused');
+    expect(codeOf(() => parseEventPointer(naddrEncode({ kind: 30023, pubkey, identifier: `my ${nsec.toUpperCase()} post` })))).toBe('secret_key_refused');
+  });
+
   it('refuses a regular or ephemeral kind, an identifier over 1 KiB, uppercase, and bad TLVs with invalid_id', () => {
     expect(codeOf(() => parseEventPointer(naddrEncode({ kind: 1, pubkey, identifier: 'x' })))).toBe('invalid_id');
     expect(codeOf(() => parseEventPointer(naddrEncode({ kind: 20001, pubkey, identifier: 'x' })))).toBe('invalid_id');

@@ -121,6 +121,8 @@ export function parseEventPointer(raw: string): EventPointer | AddressPointer {
   }
   if (decoded?.type === 'naddr') {
     const { kind, pubkey, identifier, relays = [] } = decoded.data;
+    // The d identifier goes to relays in a filter: a secret key pasted there is refused, like anywhere else.
+    if (typeof identifier === 'string') refuseSecretKey(identifier);
     const addressable = Number.isInteger(kind) && (isAddressableKind(kind) || isReplaceableKind(kind));
     // A replaceable kind has no d tag: its coordinate's d is '' (NIP-01).
     const d = isReplaceableKind(kind) ? '' : identifier;
