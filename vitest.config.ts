@@ -1,4 +1,10 @@
+import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// The NIP-05 tests serve nostr.json over real HTTPS with a test certificate: Node reads its trusted
+// CAs when a process starts, so it is set here, before the test workers (and the services they
+// spawn) start, as an operator would set it.
+process.env.NODE_EXTRA_CA_CERTS = resolve('test/fixtures/tls/ca.pem');
 
 export default defineConfig({
   // graphql 16 ships CJS (index.js) and ESM (index.mjs); Node loads the CJS one for dependencies

@@ -16,7 +16,7 @@ export const ERRORS = {
   invalid_pubkey: {
     status: 400,
     message:
-      'The pubkey must be 64 hex characters, an npub1… or an nprofile1… (optionally prefixed "nostr:").',
+      'The pubkey must be 64 hex characters, an npub1… or an nprofile1… (optionally prefixed "nostr:"), or, where one profile is asked for, a NIP-05 name@domain.',
   },
   invalid_id: {
     status: 400,
@@ -68,6 +68,15 @@ export const ERRORS = {
   event_deleted: {
     status: 404,
     message: 'This event was deleted by its author (NIP-09), or its author asked to vanish (NIP-62).',
+  },
+  nip05_not_found: {
+    status: 404,
+    message: 'The domain does not know this NIP-05 name (its nostr.json has no valid pubkey for it).',
+  },
+  nip05_unresolvable: {
+    status: 404,
+    message:
+      'This NIP-05 name cannot be resolved: its domain could not be reached, did not answer in time, redirected, or did not answer with a valid nostr.json.',
   },
   route_not_found: { status: 404, message: 'There is no such route.' },
   method_not_allowed: { status: 405, message: 'This route answers GET and HEAD only.' },

@@ -3,6 +3,7 @@ import type { Config } from './config/env.js';
 import { ReadThrough } from './fill/read-through.js';
 import { buildApp } from './http/app.js';
 import type { Logger } from './logger.js';
+import { createNip05 } from './nip05/nip05.js';
 import { createRelayPool } from './relays/create-relay-pool.js';
 import { openStore } from './store/open-store.js';
 
@@ -24,18 +25,19 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   }
   const pool = createRelayPool(config.relays, logger);
   const fill = pool && new ReadThrough({ pool, store, config: config.relays, logger });
-  const app = buildApp({ store, fill, config, logger });
+  const nip05 = createNip05({ marks: store.marks, logger, config: config.nip05 });
+  const app = buildApp({ store, fill, config, logger, nip05 });
   await app.listen({ port: config.http.port, host: config.http.host });
   let closing: Promise<void> | undefined;
   const close = () => {
     // In-flight requests finish, new connections are refused, the relay pool closes (background
-    // profile refreshes end), then the store connection closes.
+    // profile refreshes end), NIP-05 exchanges end, then the store connection closes.
     closing ??= app.close().then(async () => {
       if (pool) {
         logger.info({ peakConnections: pool.peakConnections }, 'relay pool closed');
         pool.close();
       }
-      await fill?.settled();
+      await Promise.all([fill?.settled(), nip05.close()]);
       return store.close();
     });
     return closing;

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningCli, spawnCli } from './support/cli.js';
 import { profile, signed } from './support/events.js';
 import { startLoopbackRelay } from './support/loopback-relay.js';
+import { startNip05Server, TEST_CA_FILE } from './support/nip05-server.js';
 import { freePort } from './support/redis-server.js';
 import { getJson } from './support/test-server.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
@@ -82,6 +83,32 @@ describe('nostr-lookup serve', () => {
       expect(served.output()).toContain('fetching misses from relays');
     } finally {
       await relay.stop();
+    }
+  });
+
+  it('resolves name@host:port (NIP-05) with RELAY_ALLOW_PRIVATE and a CA from NODE_EXTRA_CA_CERTS, and verifies in the background', async () => {
+    const domain = await startNip05Server();
+    const carol = profile('cli-nip05 carol', { name: 'carol', nip05: `carol@${domain.domain}` });
+    await testStore.store.putEvents([carol]);
+    domain.route('alice', { json: { names: { alice: alice.pubkey } } });
+    domain.route('carol', { json: { names: { carol: carol.pubkey } } });
+    try {
+      const served = await serve({ RELAY_ALLOW_PRIVATE: 'true', NODE_EXTRA_CA_CERTS: TEST_CA_FILE, LOG_LEVEL: 'info' });
+      await untilHealthy(served.url, served);
+      expect(await getJson(`${served.url}/user-profile?pubkey=alice@${domain.domain}`)).toMatchObject({ status: 200, body: { profile: alice } });
+      const query = JSON.stringify({ query: `{ profile(pubkey: "${carol.pubkey}") { nip05Verification { status } } }` });
+      const statuses: string[] = [];
+      for (let attempt = 0; attempt < 50 && statuses.at(-1) !== 'VERIFIED'; attempt++) {
+        const response = await getJson(`${served.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: query });
+        statuses.push((response.body as { data: { profile: { nip05Verification: { status: string } } } }).data.profile.nip05Verification.status);
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      expect(statuses[0]).toBe('NOT_CHECKED');
+      expect(statuses.at(-1)).toBe('VERIFIED');
+      served.child.kill('SIGTERM');
+      expect(await served.exited).toBe(0);
+    } finally {
+      await domain.close();
     }
   });
 

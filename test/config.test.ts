@@ -33,6 +33,7 @@ describe('configuration from the environment', () => {
         outbox: { enabled: true, relaysPerPubkey: 2, maxRelays: 20 },
         maxConnections: 50,
       },
+      nip05: { timeoutMs: 3000, ttlSeconds: 3600, negativeTtlSeconds: 60, allowPrivate: false, maxPerClient: 8 },
       graphql: { graphiql: true, maxCost: 20_000, maxResponseBytes: 4 * 1024 * 1024 },
     });
     expect(DEFAULT_HTTP_LIMITS).toEqual({
@@ -77,6 +78,8 @@ describe('configuration from the environment', () => {
         MAX_CONNECTIONS: '100',
         MAX_CONNECTIONS_PER_CLIENT: '0',
         MAX_REQUESTS_PER_CONNECTION: '2',
+        NIP05_TIMEOUT_MS: '800',
+        NIP05_TTL: '120',
       }),
     ).toEqual({
       http: {
@@ -106,6 +109,8 @@ describe('configuration from the environment', () => {
         outbox: { enabled: false, relaysPerPubkey: 3, maxRelays: 8 },
         maxConnections: 12,
       },
+      // NEGATIVE_TTL, RELAY_ALLOW_PRIVATE and MISS_CONCURRENCY_PER_CLIENT hold for NIP-05 domains as for relays.
+      nip05: { timeoutMs: 800, ttlSeconds: 120, negativeTtlSeconds: 30, allowPrivate: true, maxPerClient: 3 },
       graphql: { graphiql: true, maxCost: 5000, maxResponseBytes: 65536 },
     });
   });
@@ -184,6 +189,14 @@ describe('configuration from the environment', () => {
       'SYNC_KINDS: not an event kind (0–65535): "70000"',
     ]);
     expect(problems({ SYNC_KINDS: '1,-2' })).toEqual(['SYNC_KINDS: not an event kind (0–65535): "-2"']);
+  });
+
+  it('refuses bad NIP-05 timings', () => {
+    expect(problems({ NIP05_TIMEOUT_MS: '50', NIP05_TTL: '0' })).toEqual(['NIP05_TIMEOUT_MS must be at least 100', 'NIP05_TTL must be at least 1']);
+    expect(problems({ NIP05_TIMEOUT_MS: '1e4', NIP05_TTL: String(86400 * 31) })).toEqual([
+      'NIP05_TIMEOUT_MS must be a whole number',
+      'NIP05_TTL must be at most 2592000',
+    ]);
   });
 
   it('refuses hostile limits, saying which and why', () => {
@@ -273,6 +286,8 @@ describe('configuration from the environment', () => {
       'OUTBOX_MAX_RELAYS',
       'MAX_RELAY_CONNECTIONS',
       'PUBLIC_URL',
+      'NIP05_TIMEOUT_MS',
+      'NIP05_TTL',
     ];
     fc.assert(
       fc.property(fc.dictionary(fc.constantFrom(...names), fc.string()), (env) => {

@@ -198,6 +198,11 @@ const RelayModel = z.object({
   SYNC_KINDS: kindList,
 });
 
+const Nip05Model = z.object({
+  NIP05_TIMEOUT_MS: integer('NIP05_TIMEOUT_MS', 100, 60000, 3000),
+  NIP05_TTL: integer('NIP05_TTL', 1, 86400 * 30, 3600),
+});
+
 const GraphqlModel = z.object({
   NODE_ENV: z.string().optional(),
   GRAPHIQL: z.preprocess(emptyAsUnset, booleanFlag('GRAPHIQL')),
@@ -264,6 +269,20 @@ export function configuredRelays(config: Pick<RelayConfig, 'urls' | 'indexerUrls
   return [...new Set([...config.urls, ...config.indexerUrls])];
 }
 
+/** NIP-05 names (`name@domain`) as input, and verification of the ones profiles declare (src/nip05/). */
+export interface Nip05Config {
+  /** The longest a resolution may take (DNS, connect, TLS, body), within the request's own deadline. */
+  timeoutMs: number;
+  /** How long a resolution that found the name is cached, and how often a profile's identifier is verified again. */
+  ttlSeconds: number;
+  /** How long a name not found, or a domain that could not be resolved, is remembered (NEGATIVE_TTL). */
+  negativeTtlSeconds: number;
+  /** RELAY_ALLOW_PRIVATE: domains at loopback, private or link-local addresses may be asked. */
+  allowPrivate: boolean;
+  /** Resolutions under way per client address, at most; past it, 429 (MISS_CONCURRENCY_PER_CLIENT; 0: no cap). */
+  maxPerClient: number;
+}
+
 export interface GraphqlConfig {
   /** GraphiQL is on in development, off when NODE_ENV=production unless GRAPHIQL=true. */
   graphiql: boolean;
@@ -279,6 +298,7 @@ export interface Config {
   log: LogConfig;
   lookup: LookupConfig;
   relays: RelayConfig;
+  nip05: Nip05Config;
   graphql: GraphqlConfig;
 }
 
@@ -310,6 +330,7 @@ export function loadConfig(env: Env = process.env): Config {
   const lookup = parseModel(LookupModel, env, problems);
   const relays = parseModel(RelayModel, env, problems);
   const graphql = parseModel(GraphqlModel, env, problems);
+  const nip05 = parseModel(Nip05Model, env, problems);
   if (relays) {
     const configured = configuredRelays({ urls: relays.RELAYS, indexerUrls: relays.INDEXER_RELAYS }).length;
     if (configured >= relays.MAX_RELAY_CONNECTIONS) {
@@ -318,7 +339,7 @@ export function loadConfig(env: Env = process.env): Config {
       );
     }
   }
-  if (!http || !store || !log || !lookup || !relays || !graphql || problems.length > 0) {
+  if (!http || !store || !log || !lookup || !relays || !graphql || !nip05 || problems.length > 0) {
     throw new ConfigError(problems);
   }
   return {
@@ -357,6 +378,13 @@ export function loadConfig(env: Env = process.env): Config {
       },
       maxConnections: relays.MAX_RELAY_CONNECTIONS,
       maxKeysPerRequest: relays.RELAY_MAX_KEYS_PER_REQUEST,
+    },
+    nip05: {
+      timeoutMs: nip05.NIP05_TIMEOUT_MS,
+      ttlSeconds: nip05.NIP05_TTL,
+      negativeTtlSeconds: relays.NEGATIVE_TTL,
+      allowPrivate: relays.RELAY_ALLOW_PRIVATE ?? false,
+      maxPerClient: relays.MISS_CONCURRENCY_PER_CLIENT,
     },
     graphql: {
       graphiql: graphql.GRAPHIQL ?? graphql.NODE_ENV !== 'production',

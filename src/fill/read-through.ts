@@ -309,6 +309,7 @@ export class ReadThrough {
           logger: this.deps.logger,
           claimSeconds: Math.ceil(this.deps.config.timeoutMs / 1000),
           readSettled: (pending) => this.readSettled(lookup, pending),
+          unsettled: UNAVAILABLE,
           signal: request.querySignal,
         },
         (mine) => this.searchAndRecord(lookup, mine, misses, request, { mark: true }),

@@ -41,6 +41,25 @@ export type Event = {
   tags: Array<Array<Scalars['String']['output']>>;
 };
 
+/** What the domain of a profile's declared NIP-05 identifier says about it. */
+export type Nip05Status =
+  /** The domain maps the name to another pubkey or does not know it, or the declared value is not a NIP-05 identifier. */
+  | 'MISMATCH'
+  /** Not checked yet: a check has started in the background; ask again shortly. */
+  | 'NOT_CHECKED'
+  /** The domain could not be asked: unreachable, too slow, redirected, not a public address, or no valid nostr.json. */
+  | 'UNREACHABLE'
+  /** The domain's nostr.json maps the name to this profile's pubkey. */
+  | 'VERIFIED';
+
+/** The service's own check of a profile's nip05 (NIP-05), made in the background after a read and repeated at most once per NIP05_TTL: what the profile claims about itself proves nothing. */
+export type Nip05Verification = {
+  __typename?: 'Nip05Verification';
+  /** When the domain was asked; null if it was not (NOT_CHECKED, or a value that is no identifier). */
+  checkedAt: Maybe<Scalars['Timestamp']['output']>;
+  status: Nip05Status;
+};
+
 /** The latest kind-0 event of a pubkey and its metadata. Metadata fields are null when absent, not strings, or when the content is not a JSON object. */
 export type Profile = {
   __typename?: 'Profile';
@@ -60,8 +79,10 @@ export type Profile = {
   lud16: Maybe<Scalars['String']['output']>;
   /** NIP-01 name. */
   name: Maybe<Scalars['String']['output']>;
-  /** NIP-05 identifier (not verified here). */
+  /** NIP-05 identifier, as the profile declares it: see nip05Verification. */
   nip05: Maybe<Scalars['String']['output']>;
+  /** Whether the declared nip05 holds, as last checked by this service (never blocking this read: NOT_CHECKED until a first check ends). Null when the profile declares none. */
+  nip05Verification: Maybe<Nip05Verification>;
   /** NIP-01 picture URL. */
   picture: Maybe<Scalars['String']['output']>;
   pubkey: Scalars['String']['output'];
@@ -75,7 +96,7 @@ export type Query = {
   event: Maybe<Event>;
   /** Events by id or naddr, as `event`, in the order given, one entry per distinct event (a repeated id is answered once, at its first place); null where unknown or deleted. At most MAX_LIST_LENGTH ids. */
   events: Array<Maybe<Event>>;
-  /** The latest profile of a pubkey: hex, npub1… or nprofile1…, optionally prefixed nostr:. Null if none, or if it was deleted (NIP-09) or its author asked to vanish (NIP-62). */
+  /** The latest profile of a pubkey: hex, npub1… or nprofile1…, optionally prefixed nostr:, or a NIP-05 name@domain (resolved at https://domain/.well-known/nostr.json; errors nip05_not_found, nip05_unresolvable). Null if none, or if it was deleted (NIP-09) or its author asked to vanish (NIP-62). */
   profile: Maybe<Profile>;
   /** Latest profiles of pubkeys, in the order given, one entry per distinct pubkey (a repeated pubkey is answered once, at its first place); null where none or deleted. At most MAX_LIST_LENGTH pubkeys. */
   profiles: Array<Maybe<Profile>>;

@@ -11,6 +11,7 @@ import type { GraphQLSchema } from 'graphql';
 import { type Config, DEFAULT_HTTP_LIMITS, type HttpLimits } from '../config/env.js';
 import type { ErrorCode } from '../errors.js';
 import type { ReadThrough } from '../fill/read-through.js';
+import type { Nip05 } from '../nip05/nip05.js';
 import type { Logger } from '../logger.js';
 import { containsSecretKey } from '../nostr/secret-keys.js';
 import { createContext, type GraphQLContext } from '../schema/context.js';
@@ -41,6 +42,8 @@ export interface AppDependencies {
   fill?: ReadThrough;
   config: Pick<Config, 'lookup' | 'graphql'> & { http?: { limits: HttpLimits } };
   logger: Logger;
+  /** NIP-05 names as input and verification; without it, names answer nip05_unresolvable. */
+  nip05?: Nip05;
 }
 
 const REST_ALLOW = 'GET, HEAD';
@@ -82,7 +85,7 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
 }
 
 /** The HTTP service: the two REST lookups, /graphql, health probes, JSON errors for everything else. */
-export function buildApp({ store, fill, config, logger }: AppDependencies): FastifyInstance {
+export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies): FastifyInstance {
   const limits = config.http?.limits ?? DEFAULT_HTTP_LIMITS;
   const app = Fastify({
     // Timeouts and caps: limitConnections (connection-limits.ts) sets them on the server; here only
@@ -109,7 +112,7 @@ export function buildApp({ store, fill, config, logger }: AppDependencies): Fast
     },
   });
   const newContext = (client: string) =>
-    createContext({ store, fill, limits: config.lookup, client, maxObjects: config.graphql.maxCost });
+    createContext({ store, fill, limits: config.lookup, client, maxObjects: config.graphql.maxCost, ...(nip05 ? { nip05 } : {}) });
   // First of the hooks, so that every answer has them, those of the limits below included.
   // (Callback-style hooks: an async hook costs a promise per request.)
   app.addHook('onRequest', (request, reply, done) => {

@@ -34,6 +34,23 @@ export interface AddressPointer {
   relays: string[];
 }
 
+/**
+ * A NIP-05 internet identifier, `<name>@<domain>`, given where a pubkey is asked for: resolved at
+ * `https://<domain>/.well-known/nostr.json?name=<name>` (src/nip05/). `name` is lowercase (NIP-05:
+ * `a-z0-9-_.`, case-insensitive; `_` is the domain's root identifier); `domain` is the URL host as
+ * WHATWG URL writes it (lowercase, punycode, default port dropped), a `host:port` allowed.
+ */
+export interface Nip05Name {
+  name: string;
+  domain: string;
+  /** `<name>@<domain>`: the one spelling, for caches and comparisons. */
+  identifier: string;
+}
+
+/** Longest NIP-05 local part (as an e-mail local part, RFC 5321) and domain (DNS, RFC 1035, with a port). */
+const MAX_NIP05_NAME_LENGTH = 64;
+const MAX_NIP05_DOMAIN_LENGTH = 259;
+
 /** Longest `d` identifier an naddr may carry here (a relay filter and a cache key must stay small). */
 export const MAX_NADDR_IDENTIFIER_BYTES = 1024;
 
@@ -96,6 +113,49 @@ export function parsePubkey(raw: string): PubkeyPointer {
     return { pubkey: decoded.data.pubkey, relays: decoded.data.relays ?? [] };
   }
   throw new LookupError('invalid_pubkey');
+}
+
+/**
+ * Parses what names a profile: a pubkey (hex, npub, nprofile) or a NIP-05 identifier
+ * (`name@domain`, `_@domain`). Throws LookupError('invalid_pubkey').
+ */
+export function parseProfilePointer(raw: string): PubkeyPointer | Nip05Name {
+  const candidate = stripScheme(raw);
+  refuseSecretKey(candidate);
+  if (candidate.includes('@')) {
+    const name = parseNip05Name(candidate);
+    if (name) return name;
+    throw new LookupError('invalid_pubkey');
+  }
+  return parsePubkey(raw);
+}
+
+/**
+ * Parses a NIP-05 identifier, or returns undefined. `bareDomain`: a lone domain counts as
+ * `_@domain` (NIP-05 lets clients show `_@bob.com` as `bob.com`, and some profiles write it so);
+ * as input a pubkey parameter must hold an `@`, so that a typo is a 400, not a web request.
+ */
+export function parseNip05Name(raw: string, { bareDomain = false } = {}): Nip05Name | undefined {
+  const text = raw.trim();
+  const at = text.lastIndexOf('@');
+  if (at < 0 && !bareDomain) return undefined;
+  const name = (at < 0 ? '_' : text.slice(0, at)).toLowerCase();
+  const host = text.slice(at + 1).toLowerCase();
+  // A lone word (`bob`) is a name without a domain, not a domain: a bare domain has a dot.
+  if (at < 0 && !host.includes('.')) return undefined;
+  if (name.length === 0 || name.length > MAX_NIP05_NAME_LENGTH || !/^[a-z0-9._-]+$/.test(name)) return undefined;
+  if (host.length === 0 || host.length > MAX_NIP05_DOMAIN_LENGTH) return undefined;
+  // A host name, an IPv4 address or a bracketed IPv6 address, optionally with a port: nothing that
+  // would make the URL below mean something else (credentials, a path, a query).
+  if (!/^(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/.test(host)) return undefined;
+  let url: URL;
+  try {
+    url = new URL(`https://${host}/`);
+  } catch {
+    return undefined;
+  }
+  if (url.hostname === '' || url.hostname.startsWith('.') || url.hostname.endsWith('.') || url.hostname.includes('..')) return undefined;
+  return { name, domain: url.host, identifier: `${name}@${url.host}` };
 }
 
 /** Parses an event id given as hex, note or nevent. Throws LookupError('invalid_id'). */

@@ -1,5 +1,6 @@
 import type { LookupConfig } from '../config/env.js';
 import type { ReadThrough } from '../fill/read-through.js';
+import type { Nip05 } from '../nip05/nip05.js';
 import type { EventStore, Held, StoredEvent } from '../store/event-store.js';
 import { isDeleted } from '../store/tombstones.js';
 import { createLoaders, type Loaders, type RequestFill } from './loaders.js';
@@ -18,6 +19,10 @@ export interface GraphQLContext {
    * their authors deleted them: a REST lookup answers them with event_deleted/profile_deleted.
    */
   deleted: Set<string>;
+  /** NIP-05: names as input and verification of declared ones; absent where not wired (names then unresolvable). */
+  nip05?: Nip05;
+  /** Who asks (the client's address): NIP-05 resolutions are capped per client too. */
+  client: string;
 }
 
 export interface ContextDependencies {
@@ -29,14 +34,16 @@ export interface ContextDependencies {
   client?: string;
   /** The most objects one request may hand back (GRAPHQL_MAX_COST). */
   maxObjects: number;
+  nip05?: Nip05;
 }
 
-export function createContext({ store, limits, fill, client = '', maxObjects }: ContextDependencies): GraphQLContext {
+export function createContext({ store, limits, fill, client = '', maxObjects, nip05 }: ContextDependencies): GraphQLContext {
   const budget = new ObjectBudget(maxObjects);
-  if (!fill) return { loaders: createLoaders(store), limits, budget, deleted: new Set() };
+  const shared = { limits, budget, deleted: new Set<string>(), client, ...(nip05 ? { nip05 } : {}) };
+  if (!fill) return { loaders: createLoaders(store), ...shared };
   // The deadline runs from the start of the request, across all of its relay queries.
   const relays = { fill, request: fill.newRequest(client) };
-  return { loaders: createLoaders(store, relays), limits, budget, relays, deleted: new Set() };
+  return { loaders: createLoaders(store, relays), relays, ...shared };
 }
 
 /**

@@ -4,6 +4,7 @@ import { guarded, type ReadAnswer, type ReadThrough } from '../fill/read-through
 import type { RelayRequest } from '../fill/relay-request.js';
 import { PROFILE_KIND } from '../nostr/kinds.js';
 import type { EventStore, Held } from '../store/event-store.js';
+import { nip05VerificationMarkKey } from '../store/mark-store.js';
 import { isDeleted } from '../store/tombstones.js';
 
 export interface Loaders {
@@ -13,6 +14,8 @@ export interface Loaders {
   profiles: DataLoader<string, Held>;
   /** Latest version by NIP-01 coordinate (`<kind>:<pubkey>:<d>`, an naddr; DELETED where deleted). */
   addresses: DataLoader<string, Held>;
+  /** The stored NIP-05 verification note of a pubkey's profile (nip05/nip05-verification.ts), or null. */
+  nip05Verifications: DataLoader<string, string | null>;
 }
 
 /** Relay fill for one request: the shared read-through path and this request's deadline, hints and authors. */
@@ -47,7 +50,10 @@ export function createLoaders(store: EventStore, relays?: RequestFill): Loaders 
     (coordinates): Promise<ReadAnswer[]> =>
       relays ? relays.fill.addresses(coordinates, relays.request) : guarded(() => store.getByCoordinates(coordinates)),
   );
-  return { events, profiles, addresses };
+  const nip05Verifications = new DataLoader<string, string | null>((pubkeys) =>
+    guarded(() => store.marks.notes(pubkeys.map(nip05VerificationMarkKey))),
+  );
+  return { events, profiles, addresses, nip05Verifications };
 }
 
 /** A request fails as a whole if any read failed. */

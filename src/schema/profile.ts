@@ -1,11 +1,13 @@
 import { LookupError } from '../errors.js';
-import { parsePubkey } from '../nostr/identifiers.js';
+import { guarded } from '../fill/read-through.js';
+import type { Nip05Verification } from '../nip05/nip05-verification.js';
+import { type Nip05Name, type PubkeyPointer, parseProfilePointer, parsePubkey } from '../nostr/identifiers.js';
 import { type ProfileMetadata, parseProfileMetadata } from '../nostr/profile-metadata.js';
 import type { Held, StoredEvent } from '../store/event-store.js';
 import { storedEventPubkey } from '../store/stored-event.js';
 import { isDeleted } from '../store/tombstones.js';
 import { builder } from './builder.js';
-import { answered } from './context.js';
+import { answered, type GraphQLContext } from './context.js';
 import { EventRef } from './event.js';
 import { loadAll } from './loaders.js';
 
@@ -38,6 +40,34 @@ export function toProfile(stored: Held): Profile | null {
 
 export const ProfileRef = builder.objectRef<Profile>('Profile');
 
+const Nip05StatusRef = builder.enumType('Nip05Status', {
+  description: 'What the domain of a profile\'s declared NIP-05 identifier says about it.',
+  values: {
+    VERIFIED: { description: "The domain's nostr.json maps the name to this profile's pubkey." },
+    MISMATCH: {
+      description: 'The domain maps the name to another pubkey or does not know it, or the declared value is not a NIP-05 identifier.',
+    },
+    UNREACHABLE: {
+      description: 'The domain could not be asked: unreachable, too slow, redirected, not a public address, or no valid nostr.json.',
+    },
+    NOT_CHECKED: { description: 'Not checked yet: a check has started in the background; ask again shortly.' },
+  } as const,
+});
+
+const Nip05VerificationRef = builder.objectRef<Nip05Verification>('Nip05Verification').implement({
+  description:
+    "The service's own check of a profile's nip05 (NIP-05), made in the background after a read and repeated at most once per NIP05_TTL: what the profile claims about itself proves nothing.",
+  fields: (t) => ({
+    status: t.field({ type: Nip05StatusRef, resolve: (verification) => verification.status }),
+    checkedAt: t.field({
+      type: 'Timestamp',
+      nullable: true,
+      description: 'When the domain was asked; null if it was not (NOT_CHECKED, or a value that is no identifier).',
+      resolve: (verification) => verification.checkedAt,
+    }),
+  }),
+});
+
 const metadataField = (description: string, field: Exclude<keyof ProfileMetadata, 'bot'>) =>
   ({ nullable: true, description, resolve: (profile: Profile) => profile.metadata[field] }) as const;
 
@@ -56,7 +86,19 @@ ProfileRef.implement({
     picture: t.string(metadataField('NIP-01 picture URL.', 'picture')),
     banner: t.string(metadataField('NIP-24 banner URL.', 'banner')),
     website: t.string(metadataField('NIP-24 website URL.', 'website')),
-    nip05: t.string(metadataField('NIP-05 identifier (not verified here).', 'nip05')),
+    nip05: t.string(metadataField('NIP-05 identifier, as the profile declares it: see nip05Verification.', 'nip05')),
+    nip05Verification: t.field({
+      type: Nip05VerificationRef,
+      nullable: true,
+      description:
+        'Whether the declared nip05 holds, as last checked by this service (never blocking this read: NOT_CHECKED until a first check ends). Null when the profile declares none.',
+      resolve: async (profile, _args, { loaders, nip05 }) => {
+        const declared = profile.metadata.nip05;
+        if (declared === null || declared.trim() === '') return null;
+        if (!nip05) return { status: 'NOT_CHECKED', checkedAt: null } satisfies Nip05Verification;
+        return nip05.verifier.verdict(profile.pubkey, declared, await loaders.nip05Verifications.load(profile.pubkey));
+      },
+    }),
     lud06: t.string(metadataField('LNURL (NIP-57).', 'lud06')),
     lud16: t.string(metadataField('Lightning address (NIP-57).', 'lud16')),
     bot: t.boolean({
@@ -72,12 +114,13 @@ builder.queryFields((t) => ({
     type: ProfileRef,
     nullable: true,
     description:
-      'The latest profile of a pubkey: hex, npub1… or nprofile1…, optionally prefixed nostr:. Null if none, or if it was deleted (NIP-09) or its author asked to vanish (NIP-62).',
+      'The latest profile of a pubkey: hex, npub1… or nprofile1…, optionally prefixed nostr:, or a NIP-05 name@domain (resolved at https://domain/.well-known/nostr.json; errors nip05_not_found, nip05_unresolvable). Null if none, or if it was deleted (NIP-09) or its author asked to vanish (NIP-62).',
     args: { pubkey: t.arg.string({ required: true }) },
     resolve: async (_root, { pubkey }, context) => {
       const { loaders, relays, budget } = context;
       budget.charge(1);
-      const pointer = parsePubkey(pubkey);
+      const parsed = parseProfilePointer(pubkey);
+      const pointer = 'identifier' in parsed ? await pubkeyOfName(context, parsed) : parsed;
       relays?.request.addHints(pointer.relays);
       return toProfile(answered(context, pointer.pubkey, await loaders.profiles.load(pointer.pubkey)));
     },
@@ -100,3 +143,17 @@ builder.queryFields((t) => ({
     },
   }),
 }));
+
+/**
+ * The pubkey a NIP-05 name stands for, with the relays its nostr.json lists as hints; the name not
+ * known → nip05_not_found, the domain no use → nip05_unresolvable (both 404: nothing failed here).
+ */
+async function pubkeyOfName(context: GraphQLContext, name: Nip05Name): Promise<PubkeyPointer> {
+  const { nip05, relays, client } = context;
+  if (!nip05) throw new LookupError('nip05_unresolvable');
+  // Within the request's relay deadline, so that a slow domain leaves time to find the profile.
+  const waitMs = relays?.request.queryMsLeft();
+  const { answer } = await guarded(() => nip05.resolver.resolve(name, { client, ...(waitMs === undefined ? {} : { waitMs }) }));
+  if (answer.kind === 'found') return { pubkey: answer.pubkey, relays: answer.relays };
+  throw new LookupError(answer.kind === 'not_found' ? 'nip05_not_found' : 'nip05_unresolvable');
+}

@@ -43,3 +43,18 @@ export function addressMarkKey(address: string): string {
 export function eventMarkKey(id: string): string {
   return `event:${id}`;
 }
+
+/** The cached resolution of a NIP-05 identifier (`name@domain`, canonical): found, not found or unresolvable. */
+export function nip05NameMarkKey(identifier: string): string {
+  return `nip05:${identifier}`;
+}
+
+/** The last NIP-05 verification of a pubkey's profile (its identifier, status and time). */
+export function nip05VerificationMarkKey(pubkey: string): string {
+  return `nip05-verified:${pubkey}`;
+}
+
+/** The claim to verify a pubkey's NIP-05 identifier: once per NIP05_TTL across instances. */
+export function nip05CheckMarkKey(pubkey: string, identifier: string): string {
+  return `nip05-check:${pubkey}:${identifier}`;
+}

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
-import type { Config, HttpLimits, RelayConfig } from '../../src/config/env.js';
+import type { Config, HttpLimits, Nip05Config, RelayConfig } from '../../src/config/env.js';
 import { ReadThrough } from '../../src/fill/read-through.js';
 import { buildApp } from '../../src/http/app.js';
+import { createNip05 } from '../../src/nip05/nip05.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { createRelayPool } from '../../src/relays/create-relay-pool.js';
 import type { RelayPool } from '../../src/relays/relay-pool.js';
@@ -27,7 +28,18 @@ export interface TestServerOptions {
   http?: HttpLimits;
   /** Relay fill, as `serve` sets it up from RELAYS; off when absent or when `urls` is empty. */
   relays?: Partial<RelayConfig>;
+  /** NIP-05 resolution and verification, as `serve` sets them up; the defaults below when absent. */
+  nip05?: Partial<Nip05Config>;
 }
+
+/** NIP-05 settings for tests: a short deadline; loopback domains refused unless a test allows them. */
+export const TEST_NIP05_CONFIG: Nip05Config = {
+  timeoutMs: 1000,
+  ttlSeconds: 3600,
+  negativeTtlSeconds: 60,
+  allowPrivate: false,
+  maxPerClient: 8,
+};
 
 /** Relay settings for tests: short deadlines and TTLs; RELAYS itself must be given. */
 export const TEST_RELAY_CONFIG: RelayConfig = {
@@ -53,10 +65,12 @@ export async function startTestServer(
   const relayConfig = { ...TEST_RELAY_CONFIG, ...options.relays };
   const pool = createRelayPool(relayConfig, logger);
   const fill = pool && new ReadThrough({ pool, store, config: relayConfig, logger });
+  const nip05 = createNip05({ marks: store.marks, logger, config: { ...TEST_NIP05_CONFIG, ...options.nip05 } });
   const app = buildApp({
     store,
     fill,
     logger,
+    nip05,
     config: {
       lookup: { maxProfiles: 100, maxListLength: 100, ...options.lookup },
       graphql: { graphiql: false, maxCost: 20_000, maxResponseBytes: 8 * 1024 * 1024, ...options.graphql },
@@ -69,8 +83,8 @@ export async function startTestServer(
   const close = async () => {
     await app.close();
     pool?.close();
-    // As `serve` does: the store must not be closed under a background profile refresh.
-    await fill?.settled();
+    // As `serve` does: the store must not be closed under a background profile refresh or NIP-05 check.
+    await Promise.all([fill?.settled(), nip05.close()]);
   };
   return { url: `http://127.0.0.1:${address.port}`, app, logs, close, pool };
 }

@@ -1,0 +1,160 @@
+import type { Nip05Config } from '../config/env.js';
+import { LookupError } from '../errors.js';
+import { acrossInstances } from '../fill/instance-claims.js';
+import type { Logger } from '../logger.js';
+import { clientKey } from '../client-key.js';
+import { isLowerHex64, type Nip05Name } from '../nostr/identifiers.js';
+import { parseRelayUrl } from '../relays/relay-url.js';
+import { type MarkStore, nip05NameMarkKey } from '../store/mark-store.js';
+import { fetchNostrJson, type NostrJsonAnswer, type NostrJsonOptions } from './fetch-nostr-json.js';
+
+/** A domain's answer about a name, and when it was given (seconds since the epoch). */
+export interface Nip05Resolution {
+  answer: NostrJsonAnswer;
+  checkedAt: number;
+}
+
+export interface Nip05ResolverDependencies {
+  marks: MarkStore;
+  logger: Logger;
+  config: Nip05Config;
+  /** The HTTPS exchange (tests replace it to count calls). */
+  fetch?: (name: Nip05Name, options: NostrJsonOptions) => Promise<NostrJsonAnswer>;
+}
+
+export interface ResolveOptions {
+  /** The client's address: resolutions under way are capped per client. Absent: not capped (background checks). */
+  client?: string;
+  /** The most this caller waits, in ms (its request's deadline); NIP05_TIMEOUT_MS at most. */
+  waitMs?: number;
+}
+
+/**
+ * NIP-05 resolutions as the relay lookups are kept: cached in the store for every instance (a name
+ * found for NIP05_TTL, not found or unresolvable for NEGATIVE_TTL), coalesced in the process (one
+ * exchange per identifier at a time) and across instances (one claims it, the others read its
+ * result from the store), and capped per client (a client sending random names must not turn us
+ * into a crawler of other people's domains).
+ */
+export class Nip05Resolver {
+  private readonly inflight = new Map<string, Promise<Nip05Resolution>>();
+  private readonly byClient = new Map<string, number>();
+  /** Ends every exchange at shutdown. */
+  private readonly closing = new AbortController();
+
+  constructor(private readonly deps: Nip05ResolverDependencies) {}
+
+  /**
+   * The domain's answer about `name`: from the store while cached, else asked (or awaited from
+   * whoever asks already). Store failures throw (store_unavailable); past the per-client cap,
+   * LookupError('too_many_requests'). Never caches a wait cut short by the caller's deadline.
+   */
+  async resolve(name: Nip05Name, options: ResolveOptions = {}): Promise<Nip05Resolution> {
+    const [note] = await this.deps.marks.notes([nip05NameMarkKey(name.identifier)]);
+    const cached = decodeResolution(note ?? null);
+    if (cached) return cached;
+    const waitMs = Math.min(options.waitMs ?? Infinity, this.deps.config.timeoutMs);
+    return this.perClient(options.client, () => this.shared(name, waitMs));
+  }
+
+  /** Stops exchanges under way (their callers get "unresolvable"). */
+  close(): void {
+    this.closing.abort();
+  }
+
+  private async perClient<T>(client: string | undefined, run: () => Promise<T>): Promise<T> {
+    const cap = this.deps.config.maxPerClient;
+    if (client === undefined || cap === 0) return run();
+    const key = clientKey(client);
+    const running = this.byClient.get(key) ?? 0;
+    if (running >= cap) throw new LookupError('too_many_requests');
+    this.byClient.set(key, running + 1);
+    try {
+      return await run();
+    } finally {
+      const left = (this.byClient.get(key) ?? 1) - 1;
+      if (left <= 0) this.byClient.delete(key);
+      else this.byClient.set(key, left);
+    }
+  }
+
+  /** Joins the exchange under way for this identifier, or starts one; waits at most `waitMs`. */
+  private shared(name: Nip05Name, waitMs: number): Promise<Nip05Resolution> {
+    let running = this.inflight.get(name.identifier);
+    if (!running) {
+      running = this.askOnce(name).finally(() => this.inflight.delete(name.identifier));
+      this.inflight.set(name.identifier, running);
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => resolve(resolutionNow(unresolvable('timeout'))), waitMs);
+      running.then(resolve, reject).finally(() => clearTimeout(timer));
+    });
+  }
+
+  /** One exchange for all instances: claimed in the store, its result cached there. */
+  private async askOnce(name: Nip05Name): Promise<Nip05Resolution> {
+    const { config, marks, logger } = this.deps;
+    const deadline = AbortSignal.any([AbortSignal.timeout(config.timeoutMs), this.closing.signal]);
+    const settled = await acrossInstances(
+      [name.identifier],
+      nip05NameMarkKey,
+      {
+        marks,
+        logger,
+        claimSeconds: Math.ceil(config.timeoutMs / 1000),
+        readSettled: async (keys) => (await marks.notes(keys.map(nip05NameMarkKey))).map((note) => decodeResolution(note)),
+        unsettled: resolutionNow(unresolvable('timeout')),
+        signal: deadline,
+      },
+      async () => new Map([[name.identifier, await this.ask(name)]]),
+    );
+    return settled.get(name.identifier) ?? resolutionNow(unresolvable('timeout'));
+  }
+
+  private async ask(name: Nip05Name): Promise<Nip05Resolution> {
+    const { config, marks, logger } = this.deps;
+    const fetch = this.deps.fetch ?? fetchNostrJson;
+    const answer = await fetch(name, { timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate, signal: this.closing.signal });
+    const resolution = resolutionNow(answer);
+    if (answer.kind === 'unresolvable') logger.debug({ reason: answer.reason }, 'NIP-05 name could not be resolved');
+    // Shutdown is no answer about the domain: not remembered.
+    if (this.closing.signal.aborted) return resolution;
+    const ttl = answer.kind === 'found' ? config.ttlSeconds : config.negativeTtlSeconds;
+    try {
+      await marks.set([nip05NameMarkKey(name.identifier)], ttl, [encodeResolution(resolution)]);
+    } catch (error) {
+      logger.warn({ err: error }, 'could not cache a NIP-05 resolution in the store');
+    }
+    return resolution;
+  }
+}
+
+function unresolvable(reason: string): NostrJsonAnswer {
+  return { kind: 'unresolvable', reason };
+}
+
+function resolutionNow(answer: NostrJsonAnswer): Nip05Resolution {
+  return { answer, checkedAt: Math.floor(Date.now() / 1000) };
+}
+
+/**
+ * A resolution as a mark's note (one line): `<checkedAt> found <pubkey> <relay>…`,
+ * `<checkedAt> not_found` or `<checkedAt> unresolvable` (the reason is for the log only).
+ */
+export function encodeResolution({ answer, checkedAt }: Nip05Resolution): string {
+  if (answer.kind === 'found') return [checkedAt, 'found', answer.pubkey, ...answer.relays].join(' ');
+  return `${checkedAt} ${answer.kind}`;
+}
+
+/** Reads a note back; undefined for none, or for anything this version did not write (asked again). */
+export function decodeResolution(note: string | null | undefined): Nip05Resolution | undefined {
+  if (!note) return undefined;
+  const [at, kind, pubkey, ...relays] = note.split(' ');
+  const checkedAt = Number(at);
+  if (!Number.isSafeInteger(checkedAt) || checkedAt < 0) return undefined;
+  if (kind === 'not_found' && pubkey === undefined) return { answer: { kind: 'not_found' }, checkedAt };
+  if (kind === 'unresolvable' && pubkey === undefined) return { answer: unresolvable('cached'), checkedAt };
+  if (kind !== 'found' || pubkey === undefined || !isLowerHex64(pubkey)) return undefined;
+  const urls = relays.map((relay) => parseRelayUrl(relay)).filter((url): url is string => url !== undefined);
+  return { answer: { kind: 'found', pubkey, relays: urls }, checkedAt };
+}

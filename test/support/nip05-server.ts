@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+
+/** The test CA the suite trusts through NODE_EXTRA_CA_CERTS (set in vitest.config.ts), and the server it signed (localhost, 127.0.0.1, ::1). */
+export const TEST_CA_FILE = resolve('test/fixtures/tls/ca.pem');
+const CERT = readFileSync(resolve('test/fixtures/tls/server.pem'));
+const KEY = readFileSync(resolve('test/fixtures/tls/server-key.pem'));
+
+/** How the server answers `/.well-known/nostr.json?name=<name>`; a function gets the raw exchange. */
+export type NostrJsonRoute =
+  | { json: unknown; status?: number; delayMs?: number }
+  | ((request: IncomingMessage, response: ServerResponse) => void);
+
+export interface Nip05Server {
+  /** `127.0.0.1:<port>`: the domain of this server's names. */
+  domain: string;
+  port: number;
+  /** Requests received so far, by the `name` they asked (`''` for none), and every path asked. */
+  hits: Map<string, number>;
+  paths: string[];
+  /** Sets how a name is answered (names are looked up in lowercase, as asked). */
+  route(name: string, answer: NostrJsonRoute): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A real HTTPS server on a loopback port serving NIP-05 nostr.json documents per name, with the
+ * test certificate; unknown names get `{"names": {}}`.
+ */
+export async function startNip05Server(): Promise<Nip05Server> {
+  const routes = new Map<string, NostrJsonRoute>();
+  const hits = new Map<string, number>();
+  const paths: string[] = [];
+  const server = createServer({ cert: CERT, key: KEY }, (request, response) => {
+    const url = new URL(request.url ?? '/', 'https://localhost');
+    paths.push(url.pathname);
+    const name = url.searchParams.get('name') ?? '';
+    hits.set(name, (hits.get(name) ?? 0) + 1);
+    if (url.pathname !== '/.well-known/nostr.json') {
+      response.writeHead(404).end();
+      return;
+    }
+    const route = routes.get(name) ?? { json: { names: {} } };
+    if (typeof route === 'function') {
+      route(request, response);
+      return;
+    }
+    const send = () => response.writeHead(route.status ?? 200, { 'content-type': 'application/json' }).end(JSON.stringify(route.json));
+    if (route.delayMs) setTimeout(send, route.delayMs);
+    else send();
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    domain: `127.0.0.1:${port}`,
+    port,
+    hits,
+    paths,
+    route: (name, answer) => routes.set(name, answer),
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
+  };
+}
