@@ -227,7 +227,7 @@ describe.each(STORES)('fetch on miss and deletions, $name store', ({ open }) => 
 
 describe('nostr-lookup serve, embedded store: SIGTERM while a deleted profile is refreshed in the background', () => {
   // A profile the index answers without a freshness mark is refreshed in the background
-  // (read-through.ts refreshProfiles), and DELETED counts as a stored profile there (here: authors
+  // (read-through.ts refreshInBackground), and DELETED counts as a stored profile there (here: authors
   // who asked to vanish, imported, so never marked). Shutdown used to close the LMDB store under
   // such a refresh, and lmdb-js killed the process (SIGSEGV, 8 runs of 8, before 6f123d4 too): now
   // service.ts waits for the refreshes (ReadThrough.settled) and a closed store refuses reads.

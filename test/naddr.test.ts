@@ -72,10 +72,84 @@ describe.each(BOTH_STORES)('naddr lookups, $name store', ({ open }) => {
     expect(response.status).toBe(200);
     expect((response.body as { event: NostrEvent }).event).toEqual(v2);
     // The same REQ asks for the author's relay list (outbox discovery, NIP-65).
-    expect(holder.requests[0]).toEqual([{ kinds: [30023], authors: [author], '#d': ['essay'] }, { kinds: [10002], authors: [author] }]);
+    // The same REQ asks for deletion requests naming the coordinate, from its author only (NIP-09 a
+    // tags), and for the author's relay list (outbox discovery, NIP-65).
+    expect(holder.requests[0]).toEqual([
+      { kinds: [30023], authors: [author], '#d': ['essay'] },
+      { kinds: [5], authors: [author], '#a': [`30023:${author}:essay`] },
+      { kinds: [10002], authors: [author] },
+    ]);
     expect((await store.getByCoordinates([`30023:${author}:essay`]))[0]?.event).toEqual(v2);
     await holder.stop();
     expect((await getJson(`${server.url}/event?id=${naddr}`)).status).toBe(200);
+  });
+
+  it('on a miss, an a-tag deletion the relay holds (NIP-09) is applied: 404 event_deleted, and kept for the next version sent', async () => {
+    const v1 = article(T, 'first');
+    const v2 = article(T + 10, 'second');
+    const request = deletion('naddr-ana', { addresses: [`30023:${author}:essay`], at: T + 10 });
+    const holder = await relay({ events: [v1, v2, request] });
+    const { server, store } = await service({ urls: [holder.url] });
+    const naddr = naddrEncode({ kind: 30023, pubkey: author, identifier: 'essay' });
+    const response = await getJson(`${server.url}/event?id=${naddr}`);
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({ error: { status: 404, code: 'event_deleted', message: ERRORS.event_deleted.message } });
+    // The deletion is stored: the versions it covers are refused from now on, a later one is not.
+    expect(await store.putEvents([v2])).toEqual(['deleted']);
+    const v3 = article(T + 20, 'third');
+    expect(await store.putEvents([v3])).toEqual(['stored']);
+    holder.reset([]);
+    expect((await getJson(`${server.url}/event?id=${naddr}`)).body).toMatchObject({ event: v3 });
+  });
+
+  it('a held version is served at once and looked for again in the background, once per PROFILE_TTL: an edit shows on a later read', async () => {
+    const v1 = article(T, 'first');
+    const v2 = article(T + 10, 'edited');
+    const holder = await relay({ events: [v2] });
+    const { server } = await service({ urls: [holder.url] }, [v1]);
+    const naddr = naddrEncode({ kind: 30023, pubkey: author, identifier: 'essay' });
+    expect((await getJson(`${server.url}/event?id=${naddr}`)).body).toMatchObject({ event: v1 });
+    let latest: unknown;
+    for (let attempt = 0; attempt < 50; attempt++) {
+      latest = (await getJson(`${server.url}/event?id=${naddr}`)).body;
+      if ((latest as { event: NostrEvent }).event.id === v2.id) break;
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    expect(latest).toMatchObject({ event: v2 });
+    // Once refreshed, it is fresh for PROFILE_TTL: reads do not ask the relay again.
+    const asked = holder.requests.length;
+    for (let round = 0; round < 5; round++) await getJson(`${server.url}/event?id=${naddr}`);
+    expect(holder.requests.length).toBe(asked);
+  });
+
+  it("on a miss, someone else's a-tag deletion of the coordinate does nothing", async () => {
+    const v1 = article(T, 'first');
+    const forged = deletion('naddr-ben', { addresses: [`30023:${author}:essay`], at: T + 10 });
+    const holder = await relay({ events: [v1, forged], newestFirstAcrossFilters: true });
+    const { server, store } = await service({ urls: [holder.url] });
+    const response = await getJson(`${server.url}/event?id=${naddrEncode({ kind: 30023, pubkey: author, identifier: 'essay' })}`);
+    expect(response.status).toBe(200);
+    expect((response.body as { event: NostrEvent }).event).toEqual(v1);
+    expect((await store.getEvents([forged.id]))[0]).toBeNull();
+  });
+
+  it('many naddrs in one request: one filter per kind (and one for their deletions), not one per author', async () => {
+    const authors = Array.from({ length: 60 }, (_, index) => `naddr-many-${index}`);
+    const articles = authors.map((name, index) => signed(name, { kind: 30023, created_at: T, tags: [['d', `post-${index}`]], content: name }));
+    const holder = await relay({ events: articles });
+    const { server } = await service({ urls: [holder.url], outbox: { enabled: false, relaysPerPubkey: 2, maxRelays: 20 } });
+    const naddrs = articles.map((event, index) => naddrEncode({ kind: 30023, pubkey: event.pubkey, identifier: `post-${index}` }));
+    const response = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'query ($ids: [String!]!) { events(ids: $ids) { id } }', variables: { ids: naddrs } }),
+    });
+    expect(await response.json()).toEqual({ data: { events: articles.map((event) => ({ id: event.id })) } });
+    expect(holder.requests).toHaveLength(1);
+    const [versions, deletions, ...rest] = holder.requests[0] ?? [];
+    expect(rest).toEqual([]);
+    expect(versions).toEqual({ kinds: [30023], authors: articles.map((event) => event.pubkey), '#d': articles.map((_, index) => `post-${index}`) });
+    expect(deletions).toMatchObject({ kinds: [5], authors: articles.map((event) => event.pubkey) });
   });
 
   it('hostile naddr input: a regular kind, bad TLVs, a secret key: 400, never a lookup', async () => {

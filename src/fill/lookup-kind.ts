@@ -1,7 +1,7 @@
 import type { Filter } from 'nostr-tools/filter';
 import { DELETION_KIND } from '../nostr/deletions.js';
 import type { NostrEvent } from '../nostr/event.js';
-import { coordinateOf, isReplaceableKind, PROFILE_KIND, readCoordinate, supersedes } from '../nostr/kinds.js';
+import { type Coordinate, coordinateOf, isReplaceableKind, PROFILE_KIND, readCoordinate, supersedes } from '../nostr/kinds.js';
 import { addressMarkKey, eventMarkKey, profileMarkKey } from '../store/mark-store.js';
 
 /**
@@ -25,8 +25,21 @@ export interface LookupKind {
   readonly firstIsFinal: boolean;
   /** The key's mark (store/mark-store.ts). */
   markKey(key: string): string;
-  /** Whether the filters also ask for deletion requests naming the keys (`{"kinds":[5],"#e":[…]}`). */
-  readonly asksDeletions: boolean;
+  /**
+   * For lookups whose filters also ask for the deletion requests naming their keys (NIP-09): how a
+   * request's tag names a key, and who may delete it.
+   */
+  readonly deletions?: DeletionRule;
+}
+
+export interface DeletionRule {
+  /** The key a deletion request's tag names, if it names one: an `e` tag's id, an `a` tag's coordinate. */
+  keyOfTag(tag: readonly string[]): string | undefined;
+  /**
+   * Who may delete a key (NIP-09: only its author): for an id, the author of the event found for it
+   * (undefined while none is: anyone may be); for a coordinate, the author it names.
+   */
+  signerOf(key: string, found: NostrEvent | undefined): string | undefined;
 }
 
 /**
@@ -40,7 +53,10 @@ export const EVENT_LOOKUP: LookupKind = {
   name: 'event',
   filters: (ids) =>
     chunks(ids, MAX_VALUES_PER_FILTER).flatMap((part) => [{ ids: part }, { kinds: [DELETION_KIND], '#e': part }]),
-  asksDeletions: true,
+  deletions: {
+    keyOfTag: ([name, id]) => (name === 'e' ? id : undefined),
+    signerOf: (_id, found) => found?.pubkey,
+  },
   keyOf: (event) => event.id,
   // An id names one event: the first that verifies is the answer (NIP-01).
   wins: () => false,
@@ -51,7 +67,6 @@ export const EVENT_LOOKUP: LookupKind = {
 export const PROFILE_LOOKUP: LookupKind = {
   name: 'profile',
   filters: (pubkeys) => chunks(pubkeys, MAX_VALUES_PER_FILTER).map((part) => ({ kinds: [PROFILE_KIND], authors: part })),
-  asksDeletions: false,
   keyOf: (event) => (event.kind === PROFILE_KIND ? event.pubkey : ''),
   // Relays may hold different versions: the newest wins (NIP-01 replaceable rule).
   wins: (candidate, held) => supersedes(candidate, held),
@@ -60,28 +75,45 @@ export const PROFILE_LOOKUP: LookupKind = {
 };
 
 /**
- * The latest version at a NIP-01 coordinate (`<kind>:<pubkey>:<d>`, an naddr). Asked by kind, author
- * and `d` (one filter per kind and author, their `d` values together); the newest version wins.
+ * The latest version at a NIP-01 coordinate (`<kind>:<pubkey>:<d>`, an naddr). Asked by kind, with
+ * the authors and `d` values of that kind together (a relay may cap the filters of one REQ: a
+ * hundred naddrs must not make a hundred filters); what else that brings (an author's event under
+ * another's `d`) answers no key and is dropped. The newest version wins. The deletion requests
+ * naming the coordinates (`a` tags, NIP-09) are asked in the same REQ, from their authors only.
  */
 export const ADDRESS_LOOKUP: LookupKind = {
   name: 'address',
-  filters: (coordinates) => {
-    const groups = new Map<string, { kind: number; pubkey: string; ds: string[] }>();
-    for (const text of new Set(coordinates)) {
-      const coordinate = readCoordinate(text);
-      if (!coordinate) continue;
-      const group = `${coordinate.kind}:${coordinate.pubkey}`;
-      const held = groups.get(group) ?? { kind: coordinate.kind, pubkey: coordinate.pubkey, ds: [] };
-      held.ds.push(coordinate.d);
-      groups.set(group, held);
+  filters: (keys) => {
+    const byKind = new Map<number, { authors: Set<string>; ds: Set<string> }>();
+    const coordinates = [...new Set(keys)].filter((key) => readCoordinate(key) !== undefined);
+    for (const key of coordinates) {
+      const { kind, pubkey, d } = readCoordinate(key) as Coordinate;
+      const group = byKind.get(kind) ?? { authors: new Set(), ds: new Set() };
+      group.authors.add(pubkey);
+      group.ds.add(d);
+      byKind.set(kind, group);
     }
-    return [...groups.values()].flatMap(({ kind, pubkey, ds }) =>
-      isReplaceableKind(kind)
-        ? [{ kinds: [kind], authors: [pubkey] }]
-        : chunks(ds, MAX_VALUES_PER_FILTER).map((part) => ({ kinds: [kind], authors: [pubkey], '#d': part })),
+    const versions = [...byKind].flatMap(([kind, { authors, ds }]) =>
+      chunks([...authors], MAX_VALUES_PER_FILTER).flatMap((someAuthors) =>
+        isReplaceableKind(kind)
+          ? [{ kinds: [kind], authors: someAuthors }]
+          : chunks([...ds], MAX_VALUES_PER_FILTER).map((someDs) => ({ kinds: [kind], authors: someAuthors, '#d': someDs })),
+      ),
     );
+    const deletions = chunks(coordinates, MAX_VALUES_PER_FILTER).map((part) => ({
+      kinds: [DELETION_KIND],
+      authors: [...new Set(part.map((key) => (readCoordinate(key) as Coordinate).pubkey))],
+      '#a': part,
+    }));
+    return [...versions, ...deletions];
   },
-  asksDeletions: false,
+  deletions: {
+    keyOfTag: ([name, value]) => {
+      const coordinate = name === 'a' && value !== undefined ? readCoordinate(value) : undefined;
+      return coordinate && `${coordinate.kind}:${coordinate.pubkey}:${coordinate.d}`;
+    },
+    signerOf: (coordinate) => readCoordinate(coordinate)?.pubkey,
+  },
   keyOf: coordinateOf,
   wins: (candidate, held) => supersedes(candidate, held),
   firstIsFinal: false,

@@ -103,6 +103,10 @@ export class ReadThrough {
    */
   async addresses(coordinates: readonly string[], request: RelayRequest): Promise<ReadAnswer[]> {
     const stored = await guarded(() => this.deps.store.getByCoordinates(coordinates));
+    // A held version may have been replaced since (an edited article): served, and looked for again
+    // in the background once per PROFILE_TTL, as profiles are.
+    const held = coordinates.filter((_, index) => stored[index] && !isDeleted(stored[index]));
+    if (held.length > 0) this.refreshInBackground(ADDRESS_LOOKUP, held, (coordinate) => readCoordinate(coordinate)?.pubkey);
     // The coordinate names its author.
     return this.missesToRelays(ADDRESS_LOOKUP, coordinates, stored, (coordinate) => readCoordinate(coordinate)?.pubkey, request);
   }
@@ -135,7 +139,7 @@ export class ReadThrough {
     // One store command: the profiles and their freshness marks.
     const read = await guarded(() => this.deps.store.getProfilesWithMarks(pubkeys));
     const stale = pubkeys.filter((_, index) => read[index]?.profile && !read[index].marked);
-    if (stale.length > 0) this.refreshProfiles(stale);
+    if (stale.length > 0) this.refreshInBackground(PROFILE_LOOKUP, stale, (pubkey) => pubkey);
     const found = read.map(({ profile }) => profile);
     const missing = pubkeys.filter((_, index) => !read[index]?.profile);
     if (missing.length === 0) return found;
@@ -145,29 +149,30 @@ export class ReadThrough {
   }
 
   /**
-   * Stale-while-revalidate: the caller has already served these stored profiles; this refreshes them
-   * in the background, once per PROFILE_TTL per pubkey across every instance sharing the store (the
-   * mark is claimed first; whoever wins it asks the relays, the authors' write relays included).
+   * Stale-while-revalidate: the caller has already served these stored profiles (or latest versions
+   * at coordinates); this refreshes them in the background, once per PROFILE_TTL per key across
+   * every instance sharing the store (the mark is claimed first; whoever wins it asks the relays,
+   * the authors' write relays included). A profile's mark is read with it: only stale ones come
+   * here; a coordinate's is claimed at once (one command either way).
    */
-  refreshProfiles(pubkeys: readonly string[]): void {
-    const wanted = pubkeys.filter((pubkey) => !this.refreshing.has(pubkey));
+  refreshInBackground(lookup: LookupKind, keys: readonly string[], authorOf: (key: string) => string | undefined): void {
+    const wanted = keys.filter((key) => !this.refreshing.has(lookup.markKey(key)));
     if (wanted.length === 0) return;
-    for (const pubkey of wanted) this.refreshing.add(pubkey);
+    for (const key of wanted) this.refreshing.add(lookup.markKey(key));
     const refresh = async () => {
-      const claimed = await this.deps.store.marks.claim(wanted.map(PROFILE_LOOKUP.markKey), this.deps.config.profileTtlSeconds);
+      const claimed = await this.deps.store.marks.claim(wanted.map(lookup.markKey), this.deps.config.profileTtlSeconds);
       const mine = wanted.filter((_, index) => claimed[index]);
       if (mine.length === 0) return;
       const request = this.newRequest();
-      const misses = await this.misses(mine, new Map(), new Map(mine.map((pubkey) => [pubkey, pubkey])));
-      // Coalesced with cold fetches of the same pubkeys; the claimed marks stand as they are.
-      await this.inflight.profile.join(mine, request.signal, (keys) =>
-        this.searchAndRecord(PROFILE_LOOKUP, keys, misses, request, { mark: false }),
-      );
+      const authors = new Map(mine.flatMap((key) => (authorOf(key) ? [[key, authorOf(key) as string] as const] : [])));
+      const misses = await this.misses(mine, new Map(), authors);
+      // Coalesced with cold fetches of the same keys; the claimed marks stand as they are.
+      await this.inflight[lookup.name].join(mine, request.signal, (fresh) => this.searchAndRecord(lookup, fresh, misses, request, { mark: false }));
     };
     const running = refresh()
-      .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'background profile refresh failed'))
+      .catch((error: unknown) => this.deps.logger.warn({ err: error, lookup: lookup.name }, 'background refresh failed'))
       .finally(() => {
-        for (const pubkey of wanted) this.refreshing.delete(pubkey);
+        for (const key of wanted) this.refreshing.delete(lookup.markKey(key));
         this.background.delete(running);
       });
     this.background.add(running);
@@ -438,9 +443,10 @@ export class ReadThrough {
         const { notKept } = written;
         refused = written.refused;
         const foundKeys = [...result.found.keys()];
-        if (mark && lookup === PROFILE_LOOKUP) await this.mark(foundKeys.map(lookup.markKey), profileTtlSeconds);
+        // A found profile or latest version is fresh for PROFILE_TTL (then refreshed in the background).
+        if (mark && lookup !== EVENT_LOOKUP) await this.mark(foundKeys.map(lookup.markKey), profileTtlSeconds);
         const dropped = foundKeys.filter((key) => notKept.has((result.found.get(key) as NostrEvent).id));
-        if (lookup !== PROFILE_LOOKUP) await this.mark(dropped.map(lookup.markKey), negativeTtlSeconds);
+        if (lookup === EVENT_LOOKUP) await this.mark(dropped.map(lookup.markKey), negativeTtlSeconds);
       }),
       this.mark(absent.map(lookup.markKey), negativeTtlSeconds, notes),
       this.mark(checkedLists, profileTtlSeconds),

@@ -125,7 +125,7 @@ class SearchRun {
     listsChecked: new Set(),
     deletions: [],
   };
-  /** Deletion requests naming a wanted key, by id, with their size (event lookups: asksDeletions). */
+  /** Deletion requests naming a wanted key, by id, with their size (lookups with a deletion rule). */
   private readonly deletions = new Map<string, { request: NostrEvent; bytes: number }>();
   private deletionBytes = 0;
   /**
@@ -252,9 +252,10 @@ class SearchRun {
     for (const author of this.keysByAuthor.keys()) {
       if (this.lists.has(author) || this.result.listsChecked.has(author)) this.result.consulted.add(author);
     }
+    // Kept: those signed by who may delete what they name (an id's only once its event is found).
     this.result.deletions = [...this.deletions.values()]
       .map(({ request }) => request)
-      .filter((request) => request.tags.some(([name, id]) => name === 'e' && id !== undefined && this.result.found.get(id)?.pubkey === request.pubkey));
+      .filter((request) => this.namesDeletable(request, (signer) => signer === request.pubkey));
     return this.result;
   }
 
@@ -295,12 +296,12 @@ class SearchRun {
   /** An event from any relay of the search: an answer, a relay list being discovered, a deletion request, or several. */
   private accept(event: NostrEvent, relay: string): boolean {
     if (event.kind === RELAY_LIST_KIND && this.discovering.has(event.pubkey)) this.discovered(event);
-    if (this.input.lookup.asksDeletions && event.kind === DELETION_KIND) this.keepDeletion(event);
+    if (this.input.lookup.deletions && event.kind === DELETION_KIND) this.keepDeletion(event);
     const key = this.input.lookup.keyOf(event);
     if (!this.wanted.has(key)) return false;
     const held = this.result.found.get(key);
     if (!held || this.input.lookup.wins(event, held)) this.result.found.set(key, event);
-    if (this.input.lookup.asksDeletions) this.dropForeignDeletions();
+    if (this.input.lookup.deletions) this.dropForeignDeletions();
     this.delivering.add(relay);
     // Completion stops every query through `complete` (the queries' `stop` signal).
     this.completeIfAnswered();
@@ -317,15 +318,22 @@ class SearchRun {
   }
 
   /**
-   * Whether a deletion request names a wanted key whose author may be its signer: the author of the
-   * event found for it, any signer until it is found. (Not the author an nevent names: a client
-   * naming a wrong one must not get the real author's deletion dropped, and the note stored.)
+   * Whether a deletion request names a wanted key whose author may be its signer: for an id, the
+   * author of the event found for it, any signer until it is found (not the author an nevent names:
+   * a client naming a wrong one must not get the real author's deletion dropped, and the note
+   * stored); for a coordinate, the author it names.
    */
   private mayDelete(request: NostrEvent): boolean {
-    return request.tags.some(([name, id]) => {
-      if (name !== 'e' || id === undefined || !this.wanted.has(id)) return false;
-      const author = this.result.found.get(id)?.pubkey;
-      return author === undefined || author === request.pubkey;
+    return this.namesDeletable(request, (signer) => signer === undefined || signer === request.pubkey);
+  }
+
+  /** Whether a tag of the request names a wanted key whose signer (lookup-kind.ts `signerOf`) passes `allowed`. */
+  private namesDeletable(request: NostrEvent, allowed: (signer: string | undefined) => boolean): boolean {
+    const rule = this.input.lookup.deletions;
+    if (!rule) return false;
+    return request.tags.some((tag) => {
+      const key = rule.keyOfTag(tag);
+      return key !== undefined && this.wanted.has(key) && allowed(rule.signerOf(key, this.result.found.get(key)));
     });
   }
 
@@ -344,7 +352,8 @@ class SearchRun {
    * running, which may hold a deletion the others lack, get DELETION_GRACE_SHARE of the time left.
    */
   private completeIfAnswered(): void {
-    const { firstIsFinal, asksDeletions } = this.input.lookup;
+    const { firstIsFinal } = this.input.lookup;
+    const asksDeletions = this.input.lookup.deletions !== undefined;
     if (!firstIsFinal || this.result.found.size < this.wanted.size) return;
     if (asksDeletions && ![...this.delivering].every((url) => this.ended.has(url))) return;
     if (!asksDeletions || [...this.launched].every((url) => this.ended.has(url))) {
