@@ -182,7 +182,12 @@ describe('GraphQL API', () => {
     try {
       const on = await fetch(`${withGraphiql.url}/graphql`, html);
       expect(on.status).toBe(200);
-      expect(await on.text()).toContain('graphiql');
+      const page = await on.text();
+      expect(page).toContain('<title>Nostr lookup — GraphiQL</title>');
+      expect(page).toContain('# Nostr lookup: events with the profiles of their people, and profiles.');
+      // Everything is in the page (issue 17): no script or style from a CDN.
+      expect(page).not.toMatch(/<script[^>]+src=["']https?:|<link[^>]+href=["']https?:/);
+      expect(page).not.toContain('unpkg.com');
     } finally {
       await withGraphiql.close();
     }

@@ -5,6 +5,7 @@ import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphqlConfig, LookupConfig } from '../../config/env.js';
 import type { Logger } from '../../logger.js';
 import type { FailureLog } from '../failure-log.js';
+import { GRAPHIQL_EXAMPLE_QUERY, GRAPHIQL_TITLE, renderOfflineGraphiQL } from './graphiql.js';
 import type { GraphQLContext } from '../../schema/context.js';
 import { useLogServerErrors } from './use-log-server-errors.js';
 import { useQueryLimits } from './use-query-limits.js';
@@ -62,7 +63,8 @@ export function createLookupYoga({ schema, config, limits, logger, logFailure, c
   return createYoga({
     schema,
     graphqlEndpoint: '/graphql',
-    graphiql: config.graphiql ? { title: 'Nostr lookup' } : false,
+    graphiql: config.graphiql ? { title: GRAPHIQL_TITLE, defaultQuery: GRAPHIQL_EXAMPLE_QUERY } : false,
+    renderGraphiQL: renderOfflineGraphiQL,
     landingPage: false,
     maskedErrors: true,
     // CORS is answered by the HTTP layer (graphql-route.ts): yoga's reflects any Origin with

@@ -1,0 +1,102 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ServingCli, serveCli, spawnCli } from '../support/cli.js';
+
+/**
+ * GraphiQL in a real browser (issue 17 §2): a headless Chromium from the system (CHROMIUM_PATH, or
+ * Debian's `chromium`), every request that is not to the loopback service blocked, against
+ * `nostr-lookup serve` with the sample imported and no relays.
+ */
+
+const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
+const executablePath = CANDIDATES.find((path): path is string => !!path && existsSync(path));
+
+let dataDir: string;
+let served: ServingCli;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!executablePath) throw new Error('No Chromium found: set CHROMIUM_PATH, or apt-get install chromium');
+  dataDir = mkdtempSync(join(tmpdir(), 'nostr-lookup-browser-'));
+  const imported = spawnCli(['import', 'sample/events.jsonl'], { DATA_DIR: dataDir, RELAYS: '' });
+  expect(await imported.exited).toBe(0);
+  served = await serveCli({ DATA_DIR: dataDir, RELAYS: '' });
+  browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (served) {
+    served.child.kill('SIGTERM');
+    await served.exited;
+  }
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** A page on which every request off the loopback service is refused (and recorded), console errors recorded. */
+async function offlinePage(): Promise<{ page: Page; offMachine: string[]; errors: string[] }> {
+  const page = await browser.newPage();
+  const offMachine: string[] = [];
+  const errors: string[] = [];
+  const service = new URL(served.url);
+  await page.route('**/*', (route) => {
+    const url = new URL(route.request().url());
+    if (['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol) && url.host !== service.host) {
+      offMachine.push(url.href);
+      return route.abort();
+    }
+    return route.continue();
+  });
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(error.message));
+  return { page, offMachine, errors };
+}
+
+/** Opens GraphiQL and waits until its editor shows the example query (the page is ready to run it). */
+async function openGraphiql(page: Page): Promise<void> {
+  await page.goto(`${served.url}/graphql`);
+  // (Locators, not waitForFunction: vitest rewrites functions it compiles, and the page cannot run them.)
+  await page.locator('.graphiql-query-editor .view-lines', { hasText: 'Nostr lookup: events with the profiles' }).waitFor({ timeout: 20_000 });
+}
+
+/** The result pane's text without whitespace (the editor draws spaces as no-break spaces and wraps long lines). */
+const responseText = (page: Page) => page.textContent('.graphiql-response').then((text) => (text ?? '').replace(/\s+/g, ''));
+
+describe('GraphiQL at /graphql, offline, in headless Chromium', () => {
+  it('loads with no request leaving the machine, runs the example query, and shows the data', async () => {
+    const { page, offMachine, errors } = await offlinePage();
+    await openGraphiql(page);
+    expect(await page.title()).toBe('Nostr lookup — GraphiQL');
+    await page.click('.graphiql-execute-button');
+    // The example's event (sample) and its people: Vitor Pamplona wrote it, and names JeffG.
+    await page.locator('.graphiql-response', { hasText: 'Vitor Pamplona' }).waitFor({ timeout: 15_000 });
+    const shown = await responseText(page);
+    expect(shown).toMatch(/^\{"data":\{"event":\{"id":"d7c2b6093d9dfa3f452b871da8b3290a42159db6cd084ff17bcd6c6e25fc2a06","kind":1,"createdAt":1689715846,/);
+    expect(shown).toContain('"displayName":"VitorPamplona"');
+    expect(shown).not.toContain('errors');
+    expect(offMachine).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('runs a query typed into the editor', async () => {
+    const { page, offMachine, errors } = await offlinePage();
+    await openGraphiql(page);
+    await page.click('.graphiql-query-editor .monaco-editor');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText('{ profile(pubkey: "npub1zuuajd7u3sx8xu92yav9jwxpr839cs0kc3q6t56vd5u9q033xmhsk6c2uc") { name displayName } }');
+    await page.locator('.graphiql-query-editor .view-lines', { hasText: 'displayName' }).waitFor();
+    await page.keyboard.press('Control+Enter');
+    await page.locator('.graphiql-response', { hasText: 'JeffG' }).waitFor({ timeout: 15_000 });
+    expect(await responseText(page)).toBe('{"data":{"profile":{"name":"JeffG","displayName":"JeffG"}}}');
+    expect(offMachine).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
