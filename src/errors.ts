@@ -37,6 +37,19 @@ export const ERRORS = {
     status: 400,
     message: 'The answer would be larger than MAX_RESPONSE_BYTES. Ask for fewer ids or fewer fields.',
   },
+  graphql_parse_failed: { status: 400, message: 'The GraphQL document does not parse.' },
+  graphql_validation_failed: {
+    status: 400,
+    message: 'The GraphQL operation is not valid against the schema (see schema.graphql), or its variables do not fit it.',
+  },
+  query_too_deep: { status: 400, message: 'The query nests fields deeper than 8 levels.' },
+  too_many_aliases: { status: 400, message: 'The query uses more than 15 aliases.' },
+  too_many_tokens: { status: 400, message: 'The GraphQL document is longer than 2,000 tokens.' },
+  too_many_directives: { status: 400, message: 'The query uses more than 50 directives.' },
+  batching_not_supported: {
+    status: 400,
+    message: 'Send one GraphQL operation per request (a JSON object), not an array: batching is not supported. Fetch several things in one query instead.',
+  },
   invalid_graphql_request: {
     status: 400,
     message: 'The GraphQL request could not be parsed: a POST body, "variables" and "extensions" must be JSON.',

@@ -118,7 +118,7 @@ describe('/graphql answers what yoga answered badly (issue 18 §5, §6)', () => 
     const response = await raw('GET', '/graphql?query=%7B__typename%7D&variables=%5B1%5D');
     expect(response.status).toBe(400);
     expect(JSON.parse(response.body)).toEqual({
-      errors: [{ message: 'Expected "variables" param to be empty or an object, but given array.', extensions: { code: 'BAD_REQUEST' } }],
+      errors: [{ message: 'Expected "variables" param to be empty or an object, but given array.', extensions: { code: 'invalid_graphql_request' } }],
     });
   });
 

@@ -7,6 +7,7 @@ import type { Logger } from '../../logger.js';
 import type { FailureLog } from '../failure-log.js';
 import { GRAPHIQL_EXAMPLE_QUERY, GRAPHIQL_TITLE, renderOfflineGraphiQL } from './graphiql.js';
 import type { GraphQLContext } from '../../schema/context.js';
+import { armorRejection, useErrorCodes } from './use-error-codes.js';
 import { useLogServerErrors } from './use-log-server-errors.js';
 import { useQueryLimits } from './use-query-limits.js';
 import { useRequestParseErrors } from './use-request-parse-errors.js';
@@ -74,9 +75,10 @@ export function createLookupYoga({ schema, config, limits, logger, logFailure, c
     context: ({ req }) => createContext(req.ip),
     plugins: [
       EnvelopArmorPlugin({
-        maxDepth: { n: 8 },
-        maxAliases: { n: 15 },
-        maxTokens: { n: 2000 },
+        maxDepth: { n: 8, onReject: [armorRejection('query_too_deep')] },
+        maxAliases: { n: 15, onReject: [armorRejection('too_many_aliases')] },
+        maxTokens: { n: 2000, onReject: [armorRejection('too_many_tokens')] },
+        maxDirectives: { n: 50, onReject: [armorRejection('too_many_directives')] },
         // Cost is ours (use-query-limits.ts): armor's does not multiply by list sizes.
         costLimit: { enabled: false },
       }),
@@ -84,6 +86,7 @@ export function createLookupYoga({ schema, config, limits, logger, logFailure, c
       useRequestParseErrors(),
       useLogServerErrors(logger, logFailure),
       useRedactSecretKeys(),
+      useErrorCodes(),
     ],
   });
 }

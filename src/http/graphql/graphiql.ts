@@ -44,13 +44,18 @@ export const GRAPHIQL_EXAMPLE_QUERY = `# Nostr lookup: events with the profiles 
 
 export const GRAPHIQL_TITLE = 'Nostr lookup — GraphiQL';
 
-let page: string | undefined;
+const pages = new Map<string, string>();
 
 /**
- * The page, rendered once (about 9 MB: the whole GraphiQL bundle): the options are fixed, and
- * building the string per request would cost more than any lookup.
+ * The page, rendered once per set of options (about 9 MB: the whole GraphiQL bundle): building the
+ * string per request would cost more than any lookup.
  */
 export function renderOfflineGraphiQL(options: Parameters<typeof renderGraphiQL>[0]): string {
-  page ??= renderGraphiQL(options);
+  const key = JSON.stringify(options ?? {});
+  let page = pages.get(key);
+  if (page === undefined) {
+    page = renderGraphiQL(options);
+    pages.set(key, page);
+  }
   return page;
 }
