@@ -39,7 +39,8 @@ function tagError(error: unknown, executed: boolean): void {
   // would answer some 200 and others 400. Errors of an executed request stay 200, next to `data`.
   // (yoga's `spec: true` is what makes it answer 200 to application/json: dropped.)
   if (!executed) {
-    const { spec: _spec, ...http } = (extensions.http ?? {}) as Record<string, unknown>;
+    const http = { ...(extensions.http as Record<string, unknown> | undefined) };
+    delete http.spec;
     extensions.http = { ...http, status: 400 };
   }
   const given = extensions.code;
