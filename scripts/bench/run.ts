@@ -197,6 +197,7 @@ function cycle<T>(items: readonly T[]): () => T {
 
 const EVENT_QUERY =
   'query ($id: String!) { event(id: $id) { json relevantProfiles { pubkey event { json } } } }';
+const PROFILE_QUERY = 'query ($pubkey: String!) { profile(pubkey: $pubkey) { event { json } } }';
 
 async function main() {
   const started = Date.now();
@@ -316,6 +317,12 @@ async function main() {
       profile('baseline /user-profile (bytes)', bytesBaselineUrl, true),
       profile('service /user-profile', serviceUrl, true),
       profile('service, embedded store /user-profile', embeddedUrl, false),
+      {
+        name: 'service POST /graphql (profile)',
+        url: serviceUrl,
+        next: () => ({ path: '/graphql', method: 'POST', body: JSON.stringify({ query: PROFILE_QUERY, variables: { pubkey: nextPubkey() } }) }),
+        countCommands: true,
+      },
     ]);
 
     const peak = { redis: peakRssMiB(service.pid ?? 0), embedded: peakRssMiB(embeddedService.pid ?? 0) };

@@ -26,6 +26,7 @@ import {
   SOCKET_INACTIVITY_MS,
 } from './connection-limits.js';
 import { createLookupYoga } from './graphql/create-yoga.js';
+import { createDirectGraphql } from './graphql/direct-execution.js';
 import { registerGraphqlRoute } from './graphql/graphql-route.js';
 import { createFailureLog, type FailureLog } from './failure-log.js';
 import { sendJson } from './reply.js';
@@ -140,7 +141,7 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
     logFailure,
     createContext: newContext,
   });
-  registerGraphqlRoute(app, yoga);
+  registerGraphqlRoute(app, yoga, createDirectGraphql(yoga, logger, logFailure));
 
   const restPaths = new Set([userProfileLookup.path, eventLookup.path]);
   app.setNotFoundHandler((request, reply) => {

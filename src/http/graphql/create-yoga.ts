@@ -7,6 +7,7 @@ import type { Logger } from '../../logger.js';
 import type { FailureLog } from '../failure-log.js';
 import { GRAPHIQL_EXAMPLE_QUERY, GRAPHIQL_TITLE, renderOfflineGraphiQL } from './graphiql.js';
 import type { GraphQLContext } from '../../schema/context.js';
+import { useCompiledExecution } from './use-compiled-execution.js';
 import { armorRejection, useErrorCodes } from './use-error-codes.js';
 import { useLogServerErrors } from './use-log-server-errors.js';
 import { useQueryLimits } from './use-query-limits.js';
@@ -84,6 +85,7 @@ export function createLookupYoga({ schema, config, limits, logger, logFailure, c
       }),
       useQueryLimits({ limits, config }),
       useRequestParseErrors(),
+      useCompiledExecution(),
       useLogServerErrors(logger, logFailure),
       useRedactSecretKeys(),
       useErrorCodes(),

@@ -1,7 +1,8 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../errors.js';
 import { sendError } from '../reply.js';
 import type { LookupYoga } from './create-yoga.js';
+import type { DirectGraphql } from './direct-execution.js';
 
 /**
  * The largest POST body /graphql reads. yoga reads bodies itself, past Fastify's limit; a GraphQL
@@ -28,7 +29,7 @@ function sendGraphqlError(reply: FastifyReply, code: ErrorCode, message?: string
  * GRAPHQL_MAX_BODY_BYTES or of unknown length (yoga would read any size). Requests that do not
  * parse are answered inside yoga (use-request-parse-errors.ts).
  */
-export function registerGraphqlRoute(app: FastifyInstance, yoga: LookupYoga): void {
+export function registerGraphqlRoute(app: FastifyInstance, yoga: LookupYoga, direct?: DirectGraphql): void {
   app.register(async (graphqlScope) => {
     // yoga reads and parses request bodies itself, as GraphQL over HTTP prescribes.
     graphqlScope.removeAllContentTypeParsers();
@@ -57,7 +58,17 @@ export function registerGraphqlRoute(app: FastifyInstance, yoga: LookupYoga): vo
           if (length === undefined) return sendGraphqlError(reply, 'length_required');
           if (Number(length) > GRAPHQL_MAX_BODY_BYTES) return sendGraphqlError(reply, 'body_too_large');
         }
-        const response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
+        // The common request, a JSON POST, runs on the envelop pipeline directly (direct-execution.ts);
+        // what it leaves, and everything else, is yoga's.
+        let response: Response;
+        if (request.method === 'POST' && direct) {
+          const body = await readBody(request);
+          if (body === undefined) return sendGraphqlError(reply, 'body_too_large');
+          if (await direct.answer(request, reply, body)) return reply;
+          response = await yoga.fetch(`http://localhost${request.raw.url}`, { method: 'POST', headers: headersOf(request), body: new Uint8Array(body) }, { req: request, reply });
+        } else {
+          response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
+        }
         const empty = response.status >= 400 && response.body === null ? EMPTY_ANSWERS[response.status] : undefined;
         if (empty) return sendGraphqlError(reply, empty);
         response.headers.forEach((value, key) => {
@@ -68,4 +79,25 @@ export function registerGraphqlRoute(app: FastifyInstance, yoga: LookupYoga): vo
       },
     });
   });
+}
+
+/** The body of a POST whose length was checked (at most GRAPHQL_MAX_BODY_BYTES), or undefined past it. */
+async function readBody(request: FastifyRequest): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request.raw as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    // Content-Length was checked; a client sending more than it said is cut off.
+    if (size > GRAPHQL_MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The request's headers for a Fetch API request, repeated ones kept. */
+function headersOf(request: FastifyRequest): Headers {
+  const headers = new Headers();
+  const raw = request.raw.rawHeaders;
+  for (let index = 0; index + 1 < raw.length; index += 2) headers.append(raw[index] as string, raw[index + 1] as string);
+  return headers;
 }

@@ -17,13 +17,18 @@ export function useErrorCodes(): Plugin {
   return {
     onResultProcess({ result }) {
       for (const item of Array.isArray(result) ? result : [result]) {
-        if (!('errors' in item) || !Array.isArray(item.errors)) continue;
-        // A result without `data` is a request error: nothing was executed (GraphQL over HTTP).
-        const executed = 'data' in item;
-        for (const error of item.errors) tagError(error, executed);
+        if ('errors' in item) tagResultErrors(item);
       }
     },
   };
+}
+
+/** Tags the errors of one result in place (also used by the direct path, direct-execution.ts). */
+export function tagResultErrors(result: { errors?: readonly unknown[]; data?: unknown }): void {
+  if (!Array.isArray(result.errors)) return;
+  // A result without `data` is a request error: nothing was executed (GraphQL over HTTP).
+  const executed = 'data' in result;
+  for (const error of result.errors) tagError(error, executed);
 }
 
 const YOGA_CODES: Record<string, ErrorCode> = {

@@ -23,16 +23,18 @@ export function isServerFault(error: GraphQLError): boolean {
 export function useLogServerErrors(logger: Logger, logFailure: FailureLog): Plugin {
   return {
     onExecutionResult({ result }) {
-      const results = Array.isArray(result) ? result : [result];
-      for (const { errors } of results) {
-        for (const error of errors ?? []) {
-          if (isServerFault(error)) {
-            logFailure(logger, error, 'graphql error');
-          } else {
-            logger.debug({ code: errorCodeOf(error) ?? error.extensions?.code, message: error.message }, 'graphql client error');
-          }
-        }
-      }
+      for (const { errors } of Array.isArray(result) ? result : [result]) logResultErrors(logger, logFailure, errors);
     },
   };
+}
+
+/** Logs the errors of one result as above (also used by the direct path, direct-execution.ts). */
+export function logResultErrors(logger: Logger, logFailure: FailureLog, errors: readonly GraphQLError[] | undefined): void {
+  for (const error of errors ?? []) {
+    if (isServerFault(error)) {
+      logFailure(logger, error, 'graphql error');
+    } else {
+      logger.debug({ code: errorCodeOf(error) ?? error.extensions?.code, message: error.message }, 'graphql client error');
+    }
+  }
 }

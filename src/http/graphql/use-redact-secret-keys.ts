@@ -28,9 +28,14 @@ function redactStrings(value: unknown, depth = 0): unknown {
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [redactSecretKeys(key), redactStrings(item, depth + 1)]));
 }
 
-function redactResult(result: ExecutionResult): ExecutionResult {
+export function redactResult(result: ExecutionResult): ExecutionResult {
   if (!result.errors?.some(carriesSecretKey)) return result;
   return { ...result, errors: result.errors.map(redacted) };
+}
+
+/** Whether a request's document or operation name names a secret key (refused whole). */
+export function namesSecretKey(params: { query?: string | null; operationName?: string | null }): boolean {
+  return containsSecretKey(`${params.query ?? ''} ${params.operationName ?? ''}`);
 }
 
 /**
@@ -43,7 +48,7 @@ export function useRedactSecretKeys(): Plugin {
     // A document that names a secret key anywhere (an alias, an operation name, a literal) is
     // refused whole: GraphQL echoes aliases in its data, and a literal would be refused anyway.
     onParams({ params, setResult }) {
-      if (containsSecretKey(`${params.query ?? ''} ${params.operationName ?? ''}`)) {
+      if (namesSecretKey(params)) {
         setResult({ errors: [new LookupError('secret_key_refused')] });
       }
     },

@@ -1,0 +1,156 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type DocumentNode, type ExecutionResult, GraphQLError, getOperationAST } from 'graphql';
+import { LookupError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { FailureLog } from '../failure-log.js';
+import type { LookupYoga } from './create-yoga.js';
+import { tagResultErrors } from './use-error-codes.js';
+import { logResultErrors } from './use-log-server-errors.js';
+import { namesSecretKey, redactResult } from './use-redact-secret-keys.js';
+
+/**
+ * The common GraphQL request, `POST /graphql` with a JSON object body, run on yoga's envelop
+ * pipeline directly (issue 17 §4): the same parse, validation and execution, with every envelop
+ * plugin (graphql-armor, the parse and validation caches, cost and size limits, compiled
+ * execution, error masking), and the same result handling as yoga's own hooks (the functions of
+ * use-error-codes, use-redact-secret-keys and use-log-server-errors), but without yoga's Fetch API
+ * layer: building a WHATWG Request and Response and their streams around a ~1 KB answer cost
+ * more than the lookup (about 500 µs a request, most of /graphql's time, BENCHMARKS.md).
+ *
+ * Anything else (GET, other media types, an array, unknown parameters, a body that is not JSON)
+ * is left to yoga, which answers it as it always did: `answer` returns false.
+ */
+
+/** The parameters a GraphQL-over-HTTP request body may have; any other key goes to yoga (which refuses it). */
+const PARAMETERS = new Set(['query', 'variables', 'operationName', 'extensions']);
+
+interface Params {
+  query: string;
+  variables?: Record<string, unknown>;
+  operationName?: string;
+}
+
+export interface DirectGraphql {
+  /** Answers the request and returns true, or returns false for yoga to answer it. */
+  answer(request: FastifyRequest, reply: FastifyReply, body: Buffer): Promise<boolean>;
+}
+
+export function createDirectGraphql(yoga: LookupYoga, logger: Logger, logFailure: FailureLog): DirectGraphql {
+  return {
+    async answer(request, reply, body) {
+      const mediaType = responseMediaType(request.headers.accept);
+      if (!mediaType || !isJsonContentType(request.headers['content-type'])) return false;
+      const params = readParams(body);
+      if (!params) return false;
+      const send = (result: ExecutionResult) => {
+        tagResultErrors(result);
+        const safe = redactResult(result);
+        const executed = 'data' in safe;
+        reply.status(executed ? 200 : 400).header('content-type', `${mediaType}; charset=utf-8`);
+        return reply.send(stringifyResult(safe));
+      };
+      // As yoga's onParams hook (use-redact-secret-keys): refused whole, before anything else.
+      if (namesSecretKey(params)) {
+        await send({ errors: [new LookupError('secret_key_refused')] });
+        return true;
+      }
+      const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({ req: request, reply, params } as never);
+      let document: DocumentNode;
+      try {
+        document = parse(params.query);
+      } catch (error) {
+        const refusal = asGraphQLError(error);
+        // A syntax error (graphql-armor's token limit comes tagged already).
+        const extensions = refusal.extensions as Record<string, unknown>;
+        extensions.code ??= 'graphql_parse_failed';
+        await send({ errors: [refusal] });
+        return true;
+      }
+      // As yoga checks right after parsing (before validation): the operation to run must be there.
+      if (!getOperationAST(document, params.operationName)) {
+        await send({ errors: [new GraphQLError('Could not determine what operation to execute.')] });
+        return true;
+      }
+      let errors: readonly GraphQLError[];
+      try {
+        errors = validate(schema, document);
+      } catch (error) {
+        // graphql-armor throws its refusals from inside validation rules.
+        errors = [asGraphQLError(error)];
+      }
+      if (errors.length > 0) {
+        await send({ errors });
+        return true;
+      }
+      const contextValue = await contextFactory();
+      const result = (await execute({
+        schema,
+        document,
+        contextValue,
+        variableValues: params.variables,
+        operationName: params.operationName,
+      })) as ExecutionResult;
+      logResultErrors(logger, logFailure, result.errors);
+      await send(result);
+      return true;
+    },
+  };
+}
+
+/** What the client accepts, as yoga reads it: the first of its types we can send, or undefined (yoga answers). */
+function responseMediaType(accept: string | undefined): string | undefined {
+  if (accept === undefined || accept.trim() === '') return 'application/json';
+  for (const part of accept.split(',')) {
+    const type = part.split(';')[0]?.trim().toLowerCase();
+    if (type === 'application/graphql-response+json') return type;
+    if (type === 'application/json' || type === '*/*' || type === 'application/*') return 'application/json';
+  }
+  return undefined;
+}
+
+function isJsonContentType(contentType: string | undefined): boolean {
+  const type = contentType?.split(';')[0]?.trim().toLowerCase();
+  return type === 'application/json';
+}
+
+/** The body as GraphQL parameters, or undefined if it is anything yoga would treat differently. */
+function readParams(body: Buffer): Params | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+  const object = parsed as Record<string, unknown>;
+  if (Object.keys(object).some((key) => !PARAMETERS.has(key))) return undefined;
+  const { query, variables, operationName, extensions } = object;
+  if (typeof query !== 'string') return undefined;
+  if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
+  if (operationName != null && typeof operationName !== 'string') return undefined;
+  // Extensions (persisted queries and the like) are yoga's business.
+  if (extensions != null) return undefined;
+  return {
+    query,
+    ...(variables != null ? { variables: variables as Record<string, unknown> } : {}),
+    ...(operationName != null ? { operationName } : {}),
+  };
+}
+
+function asGraphQLError(error: unknown): GraphQLError {
+  return error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.', { originalError: error as Error });
+}
+
+/** The result as yoga writes it: errors without their internal `http` extension, `data` as it is. */
+function stringifyResult(result: ExecutionResult): string {
+  const errors = result.errors?.map((error) => {
+    const json: Record<string, unknown> = { ...error.toJSON() };
+    if (!json.extensions || !('http' in (json.extensions as object))) return json;
+    const extensions: Record<string, unknown> = { ...(json.extensions as object) };
+    delete extensions.http;
+    if (Object.keys(extensions).length > 0) json.extensions = extensions;
+    else delete json.extensions;
+    return json;
+  });
+  return JSON.stringify(errors ? { errors, ...('data' in result ? { data: result.data } : {}) } : { data: result.data });
+}
