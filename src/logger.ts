@@ -1,4 +1,5 @@
 import { type Logger, pino } from 'pino';
+import pretty from 'pino-pretty';
 import type { LogConfig } from './config/env.js';
 import { redactSecretKeys } from './nostr/secret-keys.js';
 
@@ -14,6 +15,16 @@ const SERVICE = 'nostr-lookup';
  */
 function asyncStdout(): pino.DestinationStream {
   return pino.destination({ dest: 1, sync: false });
+}
+
+/**
+ * Where logs go by default: JSON lines for log shippers and files; readable lines (pino-pretty)
+ * when stdout is a terminal, where a person reads them. The redaction runs before either (pino's
+ * streamWrite hook), so a pretty line is redacted too.
+ */
+export function stdoutDestination(isTerminal: boolean = process.stdout.isTTY === true): pino.DestinationStream {
+  if (!isTerminal) return asyncStdout();
+  return pretty({ destination: 1, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
 }
 
 /** Where each logger made by createLogger writes, for the request log (which writes there in pieces). */
@@ -44,12 +55,13 @@ function loggerOptions(level: LogConfig['level']): pino.LoggerOptions {
 }
 
 /**
- * Structured JSON logs on stdout (pino): one line per event, fit for any log shipper. Every line,
+ * Structured JSON logs on stdout (pino): one line per event, fit for any log shipper (readable
+ * lines instead when stdout is a terminal: stdoutDestination). Every line,
  * whatever logged it (our code, Fastify, yoga, an error's message or stack, the request log),
  * passes through the one secret-key redaction (nostr/secret-keys.ts) on its way out: pino's
  * `streamWrite` hook.
  */
-export function createLogger(config: LogConfig, destination: pino.DestinationStream = asyncStdout()): Logger {
+export function createLogger(config: LogConfig, destination: pino.DestinationStream = stdoutDestination()): Logger {
   const logger = pino(loggerOptions(config.level), destination);
   destinations.set(logger, destination);
   return logger;

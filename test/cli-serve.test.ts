@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serializeEvent } from '../src/nostr/event.js';
@@ -110,6 +111,46 @@ describe('nostr-lookup serve', () => {
     } finally {
       await domain.close();
     }
+  });
+
+  it('`npm start` stopped with SIGTERM (to npm only, as a process manager sends it) stops the server too', async () => {
+    const port = await freePort();
+    // Detached: its own process group, so that cleanup can reach whatever it leaves behind.
+    const npm = spawn('npm', ['start'], {
+      env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, RELAYS: '' },
+      detached: true,
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)));
+    try {
+      const url = `http://127.0.0.1:${port}/healthz`;
+      for (let attempt = 0; ; attempt++) {
+        if (await fetch(url).then((response) => response.ok, () => false)) break;
+        if (attempt > 150) throw new Error('npm start did not serve');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      npm.kill('SIGTERM');
+      await exited;
+      // The server itself stopped: nothing answers on its port any more.
+      let answering = true;
+      for (let attempt = 0; attempt < 50 && answering; attempt++) {
+        answering = await fetch(url).then(() => true, () => false);
+        if (answering) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(answering).toBe(false);
+    } finally {
+      try {
+        process.kill(-(npm.pid as number), 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+    }
+  });
+
+  it('--version prints the version of package.json', async () => {
+    const version = spawnCli(['--version'], {});
+    expect(await version.exited).toBe(0);
+    expect(version.stdout().trim()).toBe((JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version);
   });
 
   it('exits 1 listing every configuration problem', async () => {

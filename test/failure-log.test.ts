@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ERRORS, LookupError } from '../src/errors.js';
+import { createFailureLog } from '../src/http/failure-log.js';
 import { profile } from './support/events.js';
 import { getJson, startTestServer } from './support/test-server.js';
 import { createTestStore } from './support/test-store.js';
@@ -32,5 +34,17 @@ describe('server failures are logged with their cause, but not once per request 
       await server.close();
       await store.cleanup();
     }
+  });
+});
+
+describe('a table error with no cause behind it is logged in words, not as a stack', () => {
+  it('relays_unavailable (no relay answered): the message says what happened; no err, no stack', () => {
+    const lines: { fields: object; message: string }[] = [];
+    const log = createFailureLog();
+    log({ error: (fields, message) => lines.push({ fields, message }) }, new LookupError('relays_unavailable'), 'lookup failed');
+    expect(lines).toEqual([{ fields: { code: 'relays_unavailable' }, message: `lookup failed: ${ERRORS.relays_unavailable.message}` }]);
+    const withCause = new LookupError('store_unavailable', { cause: new Error('Connection is closed.') });
+    createFailureLog()({ error: (fields, message) => lines.push({ fields, message }) }, withCause, 'lookup failed');
+    expect(lines[1]).toMatchObject({ fields: { code: 'store_unavailable', err: { message: 'Connection is closed.' } }, message: 'lookup failed' });
   });
 });

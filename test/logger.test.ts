@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { spawn } from 'node:child_process';
 import { describe, expect, it, vi } from 'vitest';
 import { createRequestLog, REQUEST_LOG_MAX_DELAY_MS, type RequestLogEntry } from '../src/logger.js';
 import { captureLogs } from './support/logs.js';
@@ -97,5 +98,36 @@ describe('the request log line', () => {
     log.flush();
     const lines = chunks.join('').split('\n').filter(Boolean);
     expect(lines.map((line) => JSON.parse(line).reqId)).toEqual(Array.from({ length: 200 }, (_, n) => `r${n}`));
+  });
+});
+
+describe('where logs go', () => {
+  const run = (isTerminal: boolean) =>
+    new Promise<string>((resolve, reject) => {
+      // A child whose stdout says it is a terminal (or not), logging one line with a secret key in it.
+      const script = `process.stdout.isTTY = ${isTerminal};
+        const { createLogger } = await import('./src/logger.ts');
+        const logger = createLogger({ level: 'info' });
+        logger.info({ key: 'nsec1vl029mgpspedva04g90vltkh6fvh240zqtv9k0t9af8935ke9laqsnlfe5' }, 'hello there');
+        logger.flush(() => process.exit(0));`;
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]);
+      let output = '';
+      child.stdout.on('data', (chunk) => (output += chunk));
+      child.on('error', reject);
+      child.on('close', () => resolve(output));
+    });
+
+  it('JSON lines when stdout is not a terminal (log shippers, files)', async () => {
+    const output = await run(false);
+    expect(JSON.parse(output.trim())).toMatchObject({ level: 'info', msg: 'hello there', key: '[redacted]' });
+  });
+
+  it('readable lines when it is a terminal, redacted all the same', async () => {
+    const output = await run(true);
+    expect(output).toContain('INFO');
+    expect(output).toContain('hello there');
+    expect(output).toContain('[redacted]');
+    expect(output).not.toContain('nsec1');
+    expect(() => JSON.parse(output.trim())).toThrow();
   });
 });

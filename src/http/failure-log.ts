@@ -1,4 +1,4 @@
-import { type ErrorCode, errorCodeOf, rootCause } from '../errors.js';
+import { type ErrorCode, errorCodeOf, LookupError, rootCause } from '../errors.js';
 
 /** Failures of one code are logged at most once per this window (the rest are counted). */
 const WINDOW_MS = 1000;
@@ -29,6 +29,11 @@ export function createFailureLog(windowMs: number = WINDOW_MS): FailureLog {
     }
     windows.set(code, { until: now + windowMs, suppressed: 0 });
     const suppressed = window?.suppressed ?? 0;
-    logger.error({ err: rootCause(error), code, ...(suppressed > 0 ? { suppressed } : {}) }, message);
+    const cause = rootCause(error);
+    const counted = suppressed > 0 ? { suppressed } : {};
+    // A table error with nothing behind it (no relay answered, say) is said in words: its stack
+    // would only show our own code path, and read like a crash.
+    if (cause instanceof LookupError) logger.error({ code, ...counted }, `${message}: ${cause.message}`);
+    else logger.error({ err: cause, code, ...counted }, message);
   };
 }
