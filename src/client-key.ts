@@ -11,3 +11,25 @@ export function clientKey(address: string | undefined): string {
   if (parsed.kind() === 'ipv4') return parsed.toString();
   return `${(parsed as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16)).join(':')}::/64`;
 }
+
+/**
+ * Work under way per client (keyed by clientKey), capped: lookups at the relays, NIP-05
+ * resolutions. Every `enter` that returns true is paired with one `leave`.
+ */
+export class ClientSlots {
+  private readonly held = new Map<string, number>();
+
+  /** Takes a slot for `client` unless it holds `cap` already (0: no cap); false when full. */
+  enter(client: string, cap: number): boolean {
+    const running = this.held.get(client) ?? 0;
+    if (cap > 0 && running >= cap) return false;
+    this.held.set(client, running + 1);
+    return true;
+  }
+
+  leave(client: string): void {
+    const left = (this.held.get(client) ?? 1) - 1;
+    if (left <= 0) this.held.delete(client);
+    else this.held.set(client, left);
+  }
+}

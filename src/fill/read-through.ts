@@ -1,3 +1,4 @@
+import { ClientSlots } from '../client-key.js';
 import { configuredRelays, type RelayConfig } from '../config/env.js';
 import { LookupError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -65,7 +66,7 @@ export class ReadThrough {
   /** Background refreshes under way: the service waits for them before it closes the store. */
   private readonly background = new Set<Promise<void>>();
   /** Lookups at the relays in progress, per client. */
-  private readonly missesByClient = new Map<string, number>();
+  private readonly missesByClient = new ClientSlots();
   private readonly configured: ReadonlySet<string>;
 
   constructor(private readonly deps: ReadThroughDependencies) {
@@ -106,9 +107,8 @@ export class ReadThrough {
     // A held version may have been replaced since (an edited article): served, and looked for again
     // in the background once per PROFILE_TTL, as profiles are.
     const held = coordinates.filter((_, index) => stored[index] && !isDeleted(stored[index]));
-    if (held.length > 0) this.refreshInBackground(ADDRESS_LOOKUP, held, (coordinate) => readCoordinate(coordinate)?.pubkey);
-    // The coordinate names its author.
-    return this.missesToRelays(ADDRESS_LOOKUP, coordinates, stored, (coordinate) => readCoordinate(coordinate)?.pubkey, request);
+    if (held.length > 0) this.refreshInBackground(ADDRESS_LOOKUP, held, authorOfCoordinate);
+    return this.missesToRelays(ADDRESS_LOOKUP, coordinates, stored, authorOfCoordinate, request);
   }
 
   /**
@@ -125,12 +125,7 @@ export class ReadThrough {
     const missing = keys.filter((_, index) => stored[index] === null);
     if (missing.length === 0) return stored;
     const notes = await guarded(() => this.deps.store.marks.notes(missing.map(lookup.markKey)));
-    const authors = new Map<string, string>();
-    for (const key of missing) {
-      const author = authorOf(key);
-      if (author) authors.set(key, author);
-    }
-    const misses = await this.misses(missing, new Map(missing.map((key, index) => [key, notes[index] ?? null])), authors);
+    const misses = await this.misses(missing, new Map(missing.map((key, index) => [key, notes[index] ?? null])), authorsOf(missing, authorOf));
     return this.answerMisses(lookup, keys, stored, missing, misses, request);
   }
 
@@ -164,8 +159,7 @@ export class ReadThrough {
       const mine = wanted.filter((_, index) => claimed[index]);
       if (mine.length === 0) return;
       const request = this.newRequest();
-      const authors = new Map(mine.flatMap((key) => (authorOf(key) ? [[key, authorOf(key) as string] as const] : [])));
-      const misses = await this.misses(mine, new Map(), authors);
+      const misses = await this.misses(mine, new Map(), authorsOf(mine, authorOf));
       // Coalesced with cold fetches of the same keys; the claimed marks stand as they are.
       await this.inflight[lookup.name].join(mine, request.signal, (fresh) => this.searchAndRecord(lookup, fresh, misses, request, { mark: false }));
     };
@@ -274,21 +268,15 @@ export class ReadThrough {
     keys: readonly string[],
     fetch: (admitted: readonly string[]) => Promise<Fetched[]>,
   ): Promise<Fetched[]> {
-    const running = this.missesByClient.get(request.client) ?? 0;
-    const cap = this.deps.config.missesPerClient;
-    if (cap > 0 && running >= cap) return keys.map(() => THROTTLED);
     const room = Math.max(0, this.deps.config.maxKeysPerRequest - request.keysAsked);
     const admitted = keys.slice(0, room);
-    if (admitted.length === 0) return keys.map(() => THROTTLED);
+    if (admitted.length === 0 || !this.missesByClient.enter(request.client, this.deps.config.missesPerClient)) return keys.map(() => THROTTLED);
     request.keysAsked += admitted.length;
-    this.missesByClient.set(request.client, running + 1);
     try {
       const answers = await fetch(admitted);
       return keys.map((_, index) => answers[index] ?? THROTTLED);
     } finally {
-      const left = (this.missesByClient.get(request.client) ?? 1) - 1;
-      if (left <= 0) this.missesByClient.delete(request.client);
-      else this.missesByClient.set(request.client, left);
+      this.missesByClient.leave(request.client);
     }
   }
 
@@ -541,6 +529,19 @@ export class ReadThrough {
 }
 
 const NO_HINTS: ReadonlySet<string> = new Set();
+
+/** A coordinate names its author. */
+const authorOfCoordinate = (coordinate: string) => readCoordinate(coordinate)?.pubkey;
+
+/** Each key's author, where known. */
+function authorsOf(keys: readonly string[], authorOf: (key: string) => string | undefined): Map<string, string> {
+  const authors = new Map<string, string>();
+  for (const key of keys) {
+    const author = authorOf(key);
+    if (author) authors.set(key, author);
+  }
+  return authors;
+}
 
 /**
  * Freshness marks for the relay lists a search checked, of authors who have one (stored before, or

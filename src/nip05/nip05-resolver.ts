@@ -2,11 +2,11 @@ import type { Nip05Config } from '../config/env.js';
 import { LookupError } from '../errors.js';
 import { acrossInstances } from '../fill/instance-claims.js';
 import type { Logger } from '../logger.js';
-import { clientKey } from '../client-key.js';
+import { ClientSlots, clientKey } from '../client-key.js';
 import { isLowerHex64, type Nip05Name } from '../nostr/identifiers.js';
 import { parseRelayUrl } from '../relays/relay-url.js';
 import { type MarkStore, nip05NameMarkKey } from '../store/mark-store.js';
-import { fetchNostrJson, type NostrJsonAnswer, type NostrJsonOptions } from './fetch-nostr-json.js';
+import { fetchNostrJson, type NostrJsonAnswer } from './fetch-nostr-json.js';
 
 /** A domain's answer about a name, and when it was given (seconds since the epoch). */
 export interface Nip05Resolution {
@@ -18,8 +18,6 @@ export interface Nip05ResolverDependencies {
   marks: MarkStore;
   logger: Logger;
   config: Nip05Config;
-  /** The HTTPS exchange (tests replace it to count calls). */
-  fetch?: (name: Nip05Name, options: NostrJsonOptions) => Promise<NostrJsonAnswer>;
 }
 
 export interface ResolveOptions {
@@ -38,7 +36,7 @@ export interface ResolveOptions {
  */
 export class Nip05Resolver {
   private readonly inflight = new Map<string, Promise<Nip05Resolution>>();
-  private readonly byClient = new Map<string, number>();
+  private readonly byClient = new ClientSlots();
   /** Ends every exchange at shutdown. */
   private readonly closing = new AbortController();
 
@@ -63,18 +61,13 @@ export class Nip05Resolver {
   }
 
   private async perClient<T>(client: string | undefined, run: () => Promise<T>): Promise<T> {
-    const cap = this.deps.config.maxPerClient;
-    if (client === undefined || cap === 0) return run();
+    if (client === undefined) return run();
     const key = clientKey(client);
-    const running = this.byClient.get(key) ?? 0;
-    if (running >= cap) throw new LookupError('too_many_requests');
-    this.byClient.set(key, running + 1);
+    if (!this.byClient.enter(key, this.deps.config.maxPerClient)) throw new LookupError('too_many_requests');
     try {
       return await run();
     } finally {
-      const left = (this.byClient.get(key) ?? 1) - 1;
-      if (left <= 0) this.byClient.delete(key);
-      else this.byClient.set(key, left);
+      this.byClient.leave(key);
     }
   }
 
@@ -113,8 +106,7 @@ export class Nip05Resolver {
 
   private async ask(name: Nip05Name): Promise<Nip05Resolution> {
     const { config, marks, logger } = this.deps;
-    const fetch = this.deps.fetch ?? fetchNostrJson;
-    const answer = await fetch(name, { timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate, signal: this.closing.signal });
+    const answer = await fetchNostrJson(name, { timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate, signal: this.closing.signal });
     const resolution = resolutionNow(answer);
     if (answer.kind === 'unresolvable') logger.debug({ reason: answer.reason }, 'NIP-05 name could not be resolved');
     // Shutdown is no answer about the domain: not remembered.
