@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { approximateJsonBytes } from '../src/http/graphql/use-query-limits.js';
 import { serializeEvent } from '../src/nostr/event.js';
 import { ObjectBudget } from '../src/schema/object-budget.js';
 import { pubkeyOf, signed } from './support/events.js';
@@ -185,4 +186,38 @@ describe('GraphQL output is bounded by what is asked (issue 18 §1)', () => {
     expect(seen.tooLarge).toBeGreaterThan(0);
     expect(seen.largest).toBeGreaterThan(CAP / 4);
   }, 120_000);
+});
+
+describe('approximateJsonBytes: the size check of every answer', () => {
+  // GraphQL data: keys are GraphQL names (ASCII), strings anything (lone surrogates, controls, emoji).
+  const name = fc.stringMatching(/^[_A-Za-z][_0-9A-Za-z]{0,8}$/);
+  const text = fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.string({ unit: fc.constantFrom('"', '\\', '\u0001', '\ud800', 'a') }));
+  const { json } = fc.letrec((tie) => ({
+    json: fc.oneof(
+      { depthSize: 'small' },
+      text,
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(tie('json')),
+      fc.dictionary(name, tie('json')),
+    ),
+  }));
+
+  it('is never less than the bytes JSON.stringify writes (property)', () => {
+    fc.assert(
+      fc.property(json, (value) => {
+        expect(approximateJsonBytes(value, Number.MAX_SAFE_INTEGER)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(value)));
+      }),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 300), seed: Number(process.env.FUZZ_SEED ?? 42) },
+    );
+  });
+
+  it('looks at the characters before it refuses: an answer under the limit that only the rough bound passes is accepted', () => {
+    const value = { json: 'a'.repeat(1000) };
+    // Rough bound: six bytes per character (6,000+); exact: 1,000 and a few.
+    expect(approximateJsonBytes(value, 2000)).toBeLessThanOrEqual(2000);
+    expect(approximateJsonBytes({ json: '\u0001'.repeat(1000) }, 2000)).toBeGreaterThan(2000);
+    expect(approximateJsonBytes({ json: 'é'.repeat(1000) }, 1500)).toBeGreaterThan(1500);
+  });
 });

@@ -68,3 +68,28 @@ describe('POST /graphql: the direct path answers as yoga does', () => {
     // Four requests a run: the long mode (FUZZ_RUNS=10000) needs minutes, not the default 20 s.
   }, Math.max(20_000, RUNS * 20));
 });
+
+describe('POST /graphql: prepared operations (a query text validated twice) answer as yoga does', () => {
+  it('cost by the variables of each request, variable errors, data: the same on every run, before and after preparation', async () => {
+    const query = 'query ($ids: [String!]!) { events(ids: $ids) { id relevantProfiles { event { relevantProfiles { name } } } } }';
+    const variables = [
+      { ids: [note.id] },
+      // 100 ids, each multiplied through relevantProfiles twice: refused by cost, not by preparation.
+      { ids: Array.from({ length: 100 }, () => note.id) },
+      // A single value is coerced to a list of one (GraphQL input coercion): an invalid id.
+      { ids: 'not a list' },
+      { ids: null },
+      { ids: [note.id, 42] },
+    ];
+    const seen = new Set<string>();
+    for (let run = 0; run < 5; run++) {
+      for (const vars of variables) {
+        const { direct, yoga } = await both({ query, variables: vars });
+        expect(direct).toEqual(yoga);
+        seen.add(JSON.stringify((direct.body as { errors?: { extensions?: { code?: string } }[] }).errors?.map((error) => error.extensions?.code) ?? []));
+      }
+    }
+    // Not vacuous: data, a cost refusal, a field error and variable errors were all answered.
+    expect(seen).toEqual(new Set(['[]', '["query_too_costly"]', '["invalid_id"]', '["graphql_validation_failed"]']));
+  });
+});

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { GraphQLString } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { JsonText, joinJson } from '../src/store/json-text.js';
+import { JsonText, joinJson, stringifyKeepingJsonText } from '../src/store/json-text.js';
 
 const anyText = fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }));
 
@@ -28,6 +28,43 @@ describe('JsonText: stored JSON kept as bytes', () => {
         const made = JsonText.of(text);
         expect(made.toString()).toBe(text);
         expect(made.bytes.equals(bytes)).toBe(true);
+      }),
+    );
+  });
+
+  it('stringifyKeepingJsonText writes what JSON.stringify writes, byte for byte, stored texts quoted from their bytes (property)', () => {
+    // Texts as the store holds them (JSON of any value) and any other valid UTF-8, controls and
+    // quotes included; values that look like the placeholder (a NUL, "json-text:") among the strings.
+    const text = fc.oneof(anyText, fc.string({ unit: fc.constantFrom('"', '\\', '\n', '\u0001', '\u001f', '\b', 'é', '🌅', 'a') }));
+    const stored = fc.oneof(fc.jsonValue().map((value) => JSON.stringify(value)), text).map((value) => new JsonText(Buffer.from(value, 'utf8')));
+    const lookalike = fc.constantFrom('\u0000json-text:', '\u0000json-text:0', '"\\u0000json-text:"');
+    const { value } = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        text,
+        lookalike,
+        stored,
+        fc.integer(),
+        fc.constant(null),
+        fc.array(tie('value')),
+        fc.dictionary(text, tie('value')),
+      ),
+    }));
+    fc.assert(
+      fc.property(value, (input) => {
+        const written = stringifyKeepingJsonText({ data: input });
+        expect(written.toString('utf8')).toBe(JSON.stringify({ data: input }));
+        expect(written.equals(Buffer.from(JSON.stringify({ data: input }), 'utf8'))).toBe(true);
+      }),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 500), seed: Number(process.env.FUZZ_SEED ?? 42) },
+    );
+  });
+
+  it('quotedLatin1 is the bytes of JSON.stringify(text), one Latin-1 character per byte (property)', () => {
+    fc.assert(
+      fc.property(fc.oneof(anyText, fc.string({ unit: fc.constantFrom('"', '\\', '\n', '\u0001', '\u007f', '\u2028', 'é', '🌅') })), (input) => {
+        const quoted = new JsonText(Buffer.from(input, 'utf8')).quotedLatin1();
+        expect(Buffer.from(quoted, 'latin1').equals(Buffer.from(JSON.stringify(input), 'utf8'))).toBe(true);
       }),
     );
   });

@@ -28,6 +28,7 @@ import {
 import { createLookupYoga } from './graphql/create-yoga.js';
 import { createDirectGraphql } from './graphql/direct-execution.js';
 import { registerGraphqlRoute } from './graphql/graphql-route.js';
+import { PreparedOperations } from './graphql/prepared-operations.js';
 import { createFailureLog, type FailureLog } from './failure-log.js';
 import { sendJson } from './reply.js';
 import { registerRequestLog } from './request-log.js';
@@ -141,7 +142,8 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
     logFailure,
     createContext: newContext,
   });
-  registerGraphqlRoute(app, yoga, createDirectGraphql(yoga, logger, logFailure));
+  const prepared = new PreparedOperations({ schema, logger, limits: config.lookup, config: config.graphql });
+  registerGraphqlRoute(app, yoga, createDirectGraphql({ yoga, logger, logFailure, prepared, createContext: newContext }));
 
   const restPaths = new Set([userProfileLookup.path, eventLookup.path]);
   app.setNotFoundHandler((request, reply) => {

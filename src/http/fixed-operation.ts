@@ -4,8 +4,11 @@ import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { GraphQLContext } from '../schema/context.js';
 import { JsonText } from '../store/json-text.js';
 
-/** Strings as GraphQL serialises them, except stored JSON text, which stays bytes for the response. */
-const keepJsonText = (value: unknown) => (value instanceof JsonText ? value : GraphQLString.serialize(value));
+/**
+ * Strings as GraphQL serialises them, except stored JSON text, which stays bytes for the response
+ * (graphql-jit's `customSerializers`; also used by /graphql's compiled execution).
+ */
+export const keepJsonText = (value: unknown) => (value instanceof JsonText ? value : GraphQLString.serialize(value));
 
 export type FixedOperation<TResult, TVariables> = (
   variables: TVariables,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 /**
  * An event's JSON text held as the UTF-8 bytes the store returned. The REST routes write these bytes
  * into the response as they are; the string is decoded only when something reads it (a GraphQL
@@ -25,9 +26,73 @@ export class JsonText {
     return this.toString();
   }
 
+  /** The text as JSON.stringify writes it, or, inside stringifyKeepingJsonText, a placeholder. */
   toJSON(): string {
+    if (collecting) {
+      collecting.push(this);
+      return PLACEHOLDER;
+    }
     return this.toString();
   }
+
+  /**
+   * The text as a JSON string literal, quotes included, as a Latin-1 string of its UTF-8 bytes (one
+   * character per byte): JSON.stringify escapes `"`, `\` and control characters, which are single
+   * bytes in UTF-8, and leaves every other character as it is, so escaping the bytes read as Latin-1
+   * and writing the result back as Latin-1 gives the bytes of JSON.stringify(text), all in native code.
+   */
+  quotedLatin1(): string {
+    return JSON.stringify(this.bytes.toString('latin1'));
+  }
+}
+
+/**
+ * What JsonText#toJSON writes while stringifyKeepingJsonText runs: a string no value can hold (a NUL
+ * and 128 random bits drawn at start, never sent), so each occurrence in the output is a JsonText.
+ */
+const PLACEHOLDER = `\u0000json-text:${randomBytes(16).toString('hex')}`;
+const PLACEHOLDER_LITERAL = JSON.stringify(PLACEHOLDER);
+/** The JsonTexts met by the JSON.stringify under way, in output order (JSON.stringify is synchronous). */
+let collecting: JsonText[] | undefined;
+
+/**
+ * `Buffer.from(JSON.stringify(value))`, byte for byte, except that every JsonText inside is written
+ * as a JSON string from its stored bytes (quotedLatin1): not decoded from UTF-8 and encoded back. For
+ * /graphql answers that select `json` (issue 17 §4): the escaping is that of a string literal,
+ * since GraphQL's `json` is a String, where the REST routes splice the text itself (joinJson).
+ */
+export function stringifyKeepingJsonText(value: unknown): Buffer {
+  const texts: JsonText[] = [];
+  collecting = texts;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } finally {
+    collecting = undefined;
+  }
+  if (json === undefined) throw new TypeError('not a JSON value');
+  if (texts.length === 0) return Buffer.from(json);
+  const between: string[] = [];
+  let from = 0;
+  for (let index = 0; index < texts.length; index++) {
+    const at = json.indexOf(PLACEHOLDER_LITERAL, from);
+    // Cannot happen (one placeholder per toJSON call); if it did, the plain way is still right.
+    if (at < 0) return Buffer.from(JSON.stringify(value));
+    between.push(json.slice(from, at));
+    from = at + PLACEHOLDER_LITERAL.length;
+  }
+  between.push(json.slice(from));
+  const quoted = texts.map((text) => text.quotedLatin1());
+  let length = 0;
+  for (const text of between) length += Buffer.byteLength(text);
+  for (const text of quoted) length += text.length;
+  const body = Buffer.allocUnsafe(length);
+  let offset = body.write(between[0] as string, 0);
+  for (let index = 0; index < quoted.length; index++) {
+    offset += body.write(quoted[index] as string, offset, 'latin1');
+    offset += body.write(between[index + 1] as string, offset);
+  }
+  return body;
 }
 
 /** What a `String` field of a fixed operation (src/http/fixed-operation.ts) yields: event JSON stays bytes. */

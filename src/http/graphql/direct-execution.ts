@@ -1,9 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type DocumentNode, type ExecutionResult, GraphQLError, getOperationAST } from 'graphql';
 import { LookupError } from '../../errors.js';
+import { stringifyKeepingJsonText } from '../../store/json-text.js';
 import type { Logger } from '../../logger.js';
 import type { FailureLog } from '../failure-log.js';
+import type { GraphQLContext } from '../../schema/context.js';
 import type { LookupYoga } from './create-yoga.js';
+import type { PreparedOperations } from './prepared-operations.js';
 import { tagResultErrors } from './use-error-codes.js';
 import { logResultErrors } from './use-log-server-errors.js';
 import { namesSecretKey, redactResult } from './use-redact-secret-keys.js';
@@ -35,7 +38,16 @@ export interface DirectGraphql {
   answer(request: FastifyRequest, reply: FastifyReply, body: Buffer): Promise<boolean>;
 }
 
-export function createDirectGraphql(yoga: LookupYoga, logger: Logger, logFailure: FailureLog): DirectGraphql {
+export interface DirectGraphqlOptions {
+  yoga: LookupYoga;
+  logger: Logger;
+  logFailure: FailureLog;
+  /** The queries apps repeat, run without the envelop pipeline (prepared-operations.ts). */
+  prepared: PreparedOperations;
+  createContext(client: string): GraphQLContext;
+}
+
+export function createDirectGraphql({ yoga, logger, logFailure, prepared, createContext }: DirectGraphqlOptions): DirectGraphql {
   return {
     async answer(request, reply, body) {
       const mediaType = responseMediaType(request.headers.accept);
@@ -52,6 +64,13 @@ export function createDirectGraphql(yoga: LookupYoga, logger: Logger, logFailure
       // As yoga's onParams hook (use-redact-secret-keys): refused whole, before anything else.
       if (namesSecretKey(params)) {
         await send({ errors: [new LookupError('secret_key_refused')] });
+        return true;
+      }
+      const operation = prepared.get(params.query, params.operationName);
+      if (operation) {
+        const result = await prepared.run(operation, createContext(request.ip), params.variables);
+        logResultErrors(logger, logFailure, result.errors);
+        await send(result);
         return true;
       }
       const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({ req: request, reply, params } as never);
@@ -82,6 +101,7 @@ export function createDirectGraphql(yoga: LookupYoga, logger: Logger, logFailure
         await send({ errors });
         return true;
       }
+      prepared.validated(params.query, params.operationName, document);
       const contextValue = await contextFactory();
       const result = (await execute({
         schema,
@@ -141,8 +161,11 @@ function asGraphQLError(error: unknown): GraphQLError {
   return error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.', { originalError: error as Error });
 }
 
-/** The result as yoga writes it: errors without their internal `http` extension, `data` as it is. */
-function stringifyResult(result: ExecutionResult): string {
+/**
+ * The result as yoga writes it: errors without their internal `http` extension, `data` as it is,
+ * with stored event JSON written from its bytes.
+ */
+function stringifyResult(result: ExecutionResult): Buffer {
   const errors = result.errors?.map((error) => {
     const json: Record<string, unknown> = { ...error.toJSON() };
     if (!json.extensions || !('http' in (json.extensions as object))) return json;
@@ -152,5 +175,5 @@ function stringifyResult(result: ExecutionResult): string {
     else delete json.extensions;
     return json;
   });
-  return JSON.stringify(errors ? { errors, ...('data' in result ? { data: result.data } : {}) } : { data: result.data });
+  return stringifyKeepingJsonText(errors ? { errors, ...('data' in result ? { data: result.data } : {}) } : { data: result.data });
 }

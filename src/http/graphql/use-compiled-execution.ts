@@ -3,6 +3,7 @@ import {
   type ExecutionResult,
   type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLSchema,
   getOperationAST,
   getVariableValues,
   GraphQLError,
@@ -12,6 +13,7 @@ import {
 } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
+import { keepJsonText } from '../fixed-operation.js';
 
 /**
  * /graphql on the compiled-execution path the REST routes use (issue 17 §4): graphql-jit turns an
@@ -25,23 +27,24 @@ import type { Plugin } from 'graphql-yoga';
  * - Variables are checked by graphql-js first, so a bad variable gets the same error either way
  *   (graphql-jit's own are masked as unexpected).
  * - A document graphql-jit cannot compile keeps running on graphql-js.
+ * - Stored event JSON (`json`) stays JsonText in the result: the direct path writes it from its
+ *   bytes (stringifyKeepingJsonText); JSON.stringify elsewhere reads it through toJSON.
  * - graphql-jit's errors have a path but no locations: they are added back from the document, so
  *   an error reads the same on the first run and the next.
  */
 export function useCompiledExecution(): Plugin {
   const seen = new WeakSet<DocumentNode>();
   const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();
-  const compiledFor = (args: { schema: Parameters<typeof compileQuery>[0]; document: DocumentNode; operationName?: string | null }) => {
-    let byOperation = compiled.get(args.document);
+  const compiledFor = (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined) => {
+    let byOperation = compiled.get(document);
     if (!byOperation) {
       byOperation = new Map();
-      compiled.set(args.document, byOperation);
+      compiled.set(document, byOperation);
     }
-    const key = args.operationName ?? '';
+    const key = operationName ?? '';
     let query = byOperation.get(key);
     if (query === undefined) {
-      const result = compileQuery(args.schema, args.document, args.operationName ?? undefined);
-      query = isCompiledQuery(result) ? result : null;
+      query = compileOperation(schema, document, operationName);
       byOperation.set(key, query);
     }
     return query;
@@ -53,16 +56,29 @@ export function useCompiledExecution(): Plugin {
         return;
       }
       const operation = getOperationAST(args.document, args.operationName);
-      const query = operation && compiledFor(args);
+      const query = operation && compiledFor(args.schema, args.document, args.operationName);
       if (!operation || !query) return;
-      setExecuteFn(async (run) => {
-        const variables = getVariableValues(run.schema, operation.variableDefinitions ?? [], run.variableValues ?? {}, { maxErrors: 25 });
-        if (variables.errors) return { errors: variables.errors } satisfies ExecutionResult;
-        const result = await query.query(run.rootValue, run.contextValue, run.variableValues ?? {});
-        return result.errors ? { ...result, errors: result.errors.map((error) => withLocations(error, run.document, operation)) } : result;
-      });
+      setExecuteFn((run) => executeCompiled(query, operation, run));
     },
   };
+}
+
+/** An operation compiled by graphql-jit, stored JSON text kept as it is; null if it cannot be compiled. */
+export function compileOperation(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): CompiledQuery | null {
+  const result = compileQuery(schema, document, operationName ?? undefined, { customSerializers: { String: keepJsonText } });
+  return isCompiledQuery(result) ? result : null;
+}
+
+/** One run of a compiled operation: variables checked by graphql-js first, error locations restored. */
+export async function executeCompiled(
+  query: CompiledQuery,
+  operation: OperationDefinitionNode,
+  run: { schema: GraphQLSchema; document: DocumentNode; contextValue?: unknown; rootValue?: unknown; variableValues?: Readonly<Record<string, unknown>> | null },
+): Promise<ExecutionResult> {
+  const variables = getVariableValues(run.schema, operation.variableDefinitions ?? [], run.variableValues ?? {}, { maxErrors: 25 });
+  if (variables.errors) return { errors: variables.errors };
+  const result = await query.query(run.rootValue, run.contextValue, run.variableValues ?? {});
+  return result.errors ? { ...result, errors: result.errors.map((error) => withLocations(error, run.document, operation)) } : result;
 }
 
 /** The error with the node of the field its path names (graphql-js gives it; graphql-jit does not). */
