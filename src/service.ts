@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/env.js';
 import { ReadThrough } from './fill/read-through.js';
 import { buildApp } from './http/app.js';
+import { startMetricsServer } from './http/routes/metrics.js';
 import type { Logger } from './logger.js';
 import { createNip05 } from './nip05/nip05.js';
 import { createRelayPool } from './relays/create-relay-pool.js';
@@ -28,11 +29,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const nip05 = createNip05({ marks: store.marks, logger, config: config.nip05 });
   const app = buildApp({ store, fill, config, logger, nip05 });
   await app.listen({ port: config.http.port, host: config.http.host });
+  const metricsServer =
+    config.metrics.enabled && config.metrics.port !== undefined ? await startMetricsServer(config.http.host, config.metrics.port, logger) : undefined;
   let closing: Promise<void> | undefined;
   const close = () => {
     // In-flight requests finish, new connections are refused, the relay pool closes (background
     // profile refreshes end), NIP-05 exchanges end, then the store connection closes.
-    closing ??= app.close().then(async () => {
+    closing ??= Promise.all([app.close(), metricsServer?.close()]).then(async () => {
       if (pool) {
         logger.info({ peakConnections: pool.peakConnections }, 'relay pool closed');
         pool.close();

@@ -16,6 +16,7 @@ function problems(env: Record<string, string>): string[] {
 describe('configuration from the environment', () => {
   it('has working defaults: without REDIS_URL, the embedded store in ./data', () => {
     expect(loadConfig({})).toEqual({
+      metrics: { enabled: true },
       http: { port: 8080, host: '127.0.0.1', limits: DEFAULT_HTTP_LIMITS },
       store: { kind: 'embedded', dataDir: resolve('data') },
       log: { level: 'info' },
@@ -80,8 +81,11 @@ describe('configuration from the environment', () => {
         MAX_REQUESTS_PER_CONNECTION: '2',
         NIP05_TIMEOUT_MS: '800',
         NIP05_TTL: '120',
+        METRICS: 'true',
+        METRICS_PORT: '9100',
       }),
     ).toEqual({
+      metrics: { enabled: true, port: 9100 },
       http: {
         port: 9000,
         host: '0.0.0.0',
@@ -199,6 +203,17 @@ describe('configuration from the environment', () => {
     ]);
   });
 
+  it('METRICS and METRICS_PORT (issue 16 §1): off, a port of their own, and what cannot be', () => {
+    expect(loadConfig({ METRICS: 'false' }).metrics).toEqual({ enabled: false });
+    expect(loadConfig({ METRICS: '0', METRICS_PORT: '' }).metrics).toEqual({ enabled: false });
+    expect(problems({ METRICS: 'no' })).toEqual(['METRICS must be true or false']);
+    expect(problems({ METRICS_PORT: '65536' })).toEqual(['METRICS_PORT must be at most 65535']);
+    expect(problems({ METRICS_PORT: '-1' })).toEqual(['METRICS_PORT must be a whole number']);
+    expect(problems({ METRICS_PORT: '9100; rm -rf /' })).toEqual(['METRICS_PORT must be a whole number']);
+    expect(problems({ METRICS: 'false', METRICS_PORT: '9100' })).toEqual(['METRICS_PORT is set but METRICS=false turns metrics off']);
+    expect(problems({ PORT: '9100', METRICS_PORT: '9100' })).toEqual(['METRICS_PORT (9100) must differ from PORT']);
+  });
+
   it('refuses hostile limits, saying which and why', () => {
     expect(
       problems({
@@ -288,6 +303,8 @@ describe('configuration from the environment', () => {
       'PUBLIC_URL',
       'NIP05_TIMEOUT_MS',
       'NIP05_TTL',
+      'METRICS',
+      'METRICS_PORT',
     ];
     fc.assert(
       fc.property(fc.dictionary(fc.constantFrom(...names), fc.string()), (env) => {

@@ -1,5 +1,7 @@
 import type { Config } from '../config/env.js';
 import { RelaySync } from '../fill/relay-sync.js';
+import { startMetricsServer } from '../http/routes/metrics.js';
+import { metrics } from '../metrics/metrics.js';
 import type { Logger } from '../logger.js';
 import { openCommandStore } from './open-command-store.js';
 
@@ -27,6 +29,10 @@ export async function runSync(options: SyncCommandOptions, config: Config, logge
     logger,
   });
   sync.start();
+  metrics.followSync(sync.counts);
+  // sync has no HTTP port: its metrics are served only on METRICS_PORT.
+  const metricsServer =
+    config.metrics.enabled && config.metrics.port !== undefined ? await startMetricsServer(config.http.host, config.metrics.port, logger) : undefined;
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
@@ -37,7 +43,7 @@ export async function runSync(options: SyncCommandOptions, config: Config, logge
     logger.flush(() => process.exit(1));
   }, 10_000);
   force.unref();
-  await sync.stop();
+  await Promise.all([sync.stop(), metricsServer?.close()]);
   await store.close();
   clearTimeout(force);
   return 0;

@@ -203,6 +203,14 @@ const Nip05Model = z.object({
   NIP05_TTL: integer('NIP05_TTL', 1, 86400 * 30, 3600),
 });
 
+const MetricsModel = z.object({
+  METRICS: z.preprocess(emptyAsUnset, booleanFlag('METRICS')),
+  METRICS_PORT: z.preprocess(
+    emptyAsUnset,
+    z.string().trim().regex(/^\d+$/, 'METRICS_PORT must be a whole number').transform(Number).pipe(z.number().int().min(0, 'METRICS_PORT must be at least 0').max(65535, 'METRICS_PORT must be at most 65535')).optional(),
+  ),
+});
+
 const GraphqlModel = z.object({
   NODE_ENV: z.string().optional(),
   GRAPHIQL: z.preprocess(emptyAsUnset, booleanFlag('GRAPHIQL')),
@@ -292,7 +300,16 @@ export interface GraphqlConfig {
   maxResponseBytes: number;
 }
 
+/** Prometheus metrics (src/metrics): at /metrics, or on a port of their own. */
+export interface MetricsConfig {
+  /** METRICS (default true): false serves no /metrics. */
+  enabled: boolean;
+  /** METRICS_PORT: /metrics on this port (on HOST) instead of the service's. */
+  port?: number;
+}
+
 export interface Config {
+  metrics: MetricsConfig;
   http: HttpConfig;
   store: StoreConfig;
   log: LogConfig;
@@ -331,6 +348,11 @@ export function loadConfig(env: Env = process.env): Config {
   const relays = parseModel(RelayModel, env, problems);
   const graphql = parseModel(GraphqlModel, env, problems);
   const nip05 = parseModel(Nip05Model, env, problems);
+  const metrics = parseModel(MetricsModel, env, problems);
+  if (metrics?.METRICS === false && metrics.METRICS_PORT !== undefined) problems.push('METRICS_PORT is set but METRICS=false turns metrics off');
+  if (metrics?.METRICS_PORT !== undefined && metrics.METRICS_PORT !== 0 && http && metrics.METRICS_PORT === http.PORT) {
+    problems.push(`METRICS_PORT (${metrics.METRICS_PORT}) must differ from PORT`);
+  }
   if (relays) {
     const configured = configuredRelays({ urls: relays.RELAYS, indexerUrls: relays.INDEXER_RELAYS }).length;
     if (configured >= relays.MAX_RELAY_CONNECTIONS) {
@@ -339,10 +361,11 @@ export function loadConfig(env: Env = process.env): Config {
       );
     }
   }
-  if (!http || !store || !log || !lookup || !relays || !graphql || !nip05 || problems.length > 0) {
+  if (!http || !store || !log || !lookup || !relays || !graphql || !nip05 || !metrics || problems.length > 0) {
     throw new ConfigError(problems);
   }
   return {
+    metrics: { enabled: metrics.METRICS ?? true, ...(metrics.METRICS_PORT !== undefined ? { port: metrics.METRICS_PORT } : {}) },
     http: {
       port: http.PORT,
       host: http.HOST,

@@ -1,5 +1,6 @@
 import { untilAborted } from '../abortable.js';
 import type { Logger } from '../logger.js';
+import { metrics } from '../metrics/metrics.js';
 import { type Fetched, UNAVAILABLE } from './fetched.js';
 
 /** How long a settled lookup stays joinable: a request that read the index just before the results were written would otherwise ask the relays again. */
@@ -13,7 +14,11 @@ const JOINABLE_AFTER_SETTLED_MS = 1000;
 export class InFlightLookups {
   private readonly inflight = new Map<string, Promise<Fetched>>();
 
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    /** The lookup kind, for the coalescing metric. */
+    private readonly kind: string,
+  ) {}
 
   async join(
     keys: readonly string[],
@@ -21,6 +26,7 @@ export class InFlightLookups {
     lookup: (fresh: string[]) => Promise<Map<string, Fetched>>,
   ): Promise<Fetched[]> {
     const fresh = [...new Set(keys.filter((key) => !this.inflight.has(key)))];
+    metrics.coalesced(this.kind, keys.length - fresh.length);
     if (fresh.length > 0) {
       const running = lookup(fresh).catch((error: unknown) => {
         this.logger.error({ err: error }, 'relay fetch failed');

@@ -1,4 +1,5 @@
 import { ClientSlots } from '../client-key.js';
+import { type LookupOutcome, metrics } from '../metrics/metrics.js';
 import { configuredRelays, type RelayConfig } from '../config/env.js';
 import { LookupError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -72,9 +73,9 @@ export class ReadThrough {
   constructor(private readonly deps: ReadThroughDependencies) {
     this.search = new RelaySearch(deps);
     this.inflight = {
-      event: new InFlightLookups(deps.logger),
-      profile: new InFlightLookups(deps.logger),
-      address: new InFlightLookups(deps.logger),
+      event: new InFlightLookups(deps.logger, 'event'),
+      profile: new InFlightLookups(deps.logger, 'profile'),
+      address: new InFlightLookups(deps.logger, 'address'),
     };
     this.configured = new Set(configuredRelays(deps.config));
   }
@@ -123,6 +124,7 @@ export class ReadThrough {
     request: RelayRequest,
   ): Promise<ReadAnswer[]> {
     const missing = keys.filter((_, index) => stored[index] === null);
+    metrics.lookups(lookup.name, 'index_hit', keys.length - missing.length);
     if (missing.length === 0) return stored;
     const notes = await guarded(() => this.deps.store.marks.notes(missing.map(lookup.markKey)));
     const misses = await this.misses(missing, new Map(missing.map((key, index) => [key, notes[index] ?? null])), authorsOf(missing, authorOf));
@@ -137,6 +139,7 @@ export class ReadThrough {
     if (stale.length > 0) this.refreshInBackground(PROFILE_LOOKUP, stale, (pubkey) => pubkey);
     const found = read.map(({ profile }) => profile);
     const missing = pubkeys.filter((_, index) => !read[index]?.profile);
+    metrics.lookups(PROFILE_LOOKUP.name, 'index_hit', pubkeys.length - missing.length);
     if (missing.length === 0) return found;
     const notes = new Map(pubkeys.map((pubkey, index) => [pubkey, read[index]?.note ?? null]));
     const misses = await this.misses(missing, notes, new Map(missing.map((pubkey) => [pubkey, pubkey])));
@@ -157,6 +160,7 @@ export class ReadThrough {
     const refresh = async () => {
       const claimed = await this.deps.store.marks.claim(wanted.map(lookup.markKey), this.deps.config.profileTtlSeconds);
       const mine = wanted.filter((_, index) => claimed[index]);
+      metrics.profileRefresh(lookup.name, mine.length);
       if (mine.length === 0) return;
       const request = this.newRequest();
       const misses = await this.misses(mine, new Map(), authorsOf(mine, authorOf));
@@ -228,8 +232,10 @@ export class ReadThrough {
     // A remembered miss is asked again only where it was not looked for yet.
     const withNewPlaces = new Set(missing.filter((key) => misses.notes.get(key) != null && this.hasNewPlaces(key, misses)));
     const ask = missing.filter((key) => misses.notes.get(key) == null || hinted || withNewPlaces.has(key));
+    metrics.lookups(lookup.name, 'remembered_miss', missing.length - ask.length);
     if (ask.length === 0) return [...found];
     const fetched = await this.perClient(request, ask, (admitted) => this.fetch(lookup, admitted, misses, request, withNewPlaces));
+    for (const answer of fetched) metrics.lookups(lookup.name, FETCHED_OUTCOMES[answer.kind], 1);
     const answers = new Map(ask.map((key, index) => [key, fetched[index] as Fetched]));
     return keys.map((key, index) => {
       const answer = answers.get(key);
@@ -529,6 +535,15 @@ export class ReadThrough {
 }
 
 const NO_HINTS: ReadonlySet<string> = new Set();
+
+/** How a key asked of relays is counted (metrics/metrics.ts). */
+const FETCHED_OUTCOMES: Record<Fetched['kind'], LookupOutcome> = {
+  found: 'relay_found',
+  deleted: 'relay_deleted',
+  absent: 'relay_not_found',
+  unavailable: 'relay_unavailable',
+  throttled: 'throttled',
+};
 
 /** A coordinate names its author. */
 const authorOfCoordinate = (coordinate: string) => readCoordinate(coordinate)?.pubkey;

@@ -8,7 +8,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
-import { type Config, DEFAULT_HTTP_LIMITS, type HttpLimits } from '../config/env.js';
+import { type Config, DEFAULT_HTTP_LIMITS, type HttpLimits, type MetricsConfig } from '../config/env.js';
 import type { ErrorCode } from '../errors.js';
 import type { ReadThrough } from '../fill/read-through.js';
 import type { Nip05 } from '../nip05/nip05.js';
@@ -35,6 +35,7 @@ import { registerRequestLog } from './request-log.js';
 import { errorResponse, type RestResponse } from './rest-response.js';
 import { eventLookup } from './routes/event.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerMetricsRoute, registerRequestMetrics } from './routes/metrics.js';
 import { type RenderLimits, type RestLookup, restLookupHandler } from './routes/rest-lookup.js';
 import { userProfileLookup } from './routes/user-profile.js';
 
@@ -42,7 +43,7 @@ export interface AppDependencies {
   store: EventStore;
   /** Fetch on miss from relays; without it the index alone answers (RELAYS empty). */
   fill?: ReadThrough;
-  config: Pick<Config, 'lookup' | 'graphql'> & { http?: { limits: HttpLimits } };
+  config: Pick<Config, 'lookup' | 'graphql'> & { http?: { limits: HttpLimits }; metrics?: MetricsConfig };
   logger: Logger;
   /** NIP-05 names as input and verification; without it, names answer nip05_unresolvable. */
   nip05?: Nip05;
@@ -126,6 +127,12 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
   closeConnectionsOnShutdown(app);
   limitRequestsPerConnection(app, limits.maxRequestsPerConnection);
   registerRequestLog(app, logger);
+  // Metrics are on unless METRICS=false; with METRICS_PORT, /metrics is served there (service.ts).
+  const metricsConfig = config.metrics ?? { enabled: true };
+  if (metricsConfig.enabled) {
+    registerRequestMetrics(app);
+    if (metricsConfig.port === undefined) registerMetricsRoute(app);
+  }
 
   const logFailure = createFailureLog();
   const renderLimits = { maxResponseBytes: config.graphql.maxResponseBytes };

@@ -1,3 +1,4 @@
+import { metrics, relayLabel } from '../metrics/metrics.js';
 import type { AbstractRelay, Subscription } from 'nostr-tools/abstract-relay';
 import { setMaxListeners } from 'node:events';
 import WebSocket from 'ws';
@@ -206,6 +207,7 @@ export class RelayPool {
   /** One relay of a query: its outcome, recorded in its health unless it was never sent the REQ. */
   private async askPooled(url: string, learned: boolean, asked: Asked): Promise<RelayOutcome> {
     const { outcome, sent } = await this.askPooledOnce(url, learned, asked);
+    metrics.relayOutcome(relayLabel(url, learned), outcome);
     // Only what the relay did once it had our REQ counts: waiting for our own connections or slots,
     // being called off, or the address policy are not its doing, and a failure to connect is
     // recorded once per attempt by dial(), however many queries waited on it.
@@ -296,6 +298,7 @@ export class RelayPool {
       lastUsed: Date.now(),
     };
     this.connections.set(url, connection);
+    metrics.relayConnection(relayLabel(url, learned));
     this.peakConnections = Math.max(this.peakConnections, this.connections.size + this.closing);
     return take(connection);
   }
@@ -399,10 +402,16 @@ export class RelayPool {
     if (!connected || !relay.connected) return 'failed';
     let invalid = 0;
     let subscription: Subscription | undefined;
+    const label = relayLabel(url, learned);
+    metrics.relayRequest(label);
     const answer = new Promise<RelayOutcome>((resolve) => {
       subscription = relay.subscribe(filters, {
-        onevent: (event) => onEvent(event, url),
+        onevent: (event) => {
+          metrics.relayEvent(label, 'verified');
+          onEvent(event, url);
+        },
         oninvalidevent: () => {
+          metrics.relayEvent(label, 'rejected');
           invalid += 1;
         },
         oneose: () => resolve('eose'),

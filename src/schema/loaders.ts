@@ -2,6 +2,7 @@ import DataLoader from 'dataloader';
 import { errorCodeOf } from '../errors.js';
 import { guarded, type ReadAnswer, type ReadThrough } from '../fill/read-through.js';
 import type { RelayRequest } from '../fill/relay-request.js';
+import { metrics } from '../metrics/metrics.js';
 import { PROFILE_KIND } from '../nostr/kinds.js';
 import type { EventStore, Held } from '../store/event-store.js';
 import { nip05VerificationMarkKey } from '../store/mark-store.js';
@@ -30,7 +31,7 @@ export interface RequestFill {
  */
 export function createLoaders(store: EventStore, relays?: RequestFill): Loaders {
   const profiles = new DataLoader<string, Held>(
-    (pubkeys): Promise<ReadAnswer[]> => (relays ? relays.fill.profiles(pubkeys, relays.request) : guarded(() => store.getProfiles(pubkeys))),
+    (pubkeys): Promise<ReadAnswer[]> => (relays ? relays.fill.profiles(pubkeys, relays.request) : counted('profile', guarded(() => store.getProfiles(pubkeys)))),
   );
   // A kind-0 event the index holds is its author's latest profile (older versions are not kept):
   // priming saves the profile read when the response also wants the author. Not so for one a
@@ -42,18 +43,28 @@ export function createLoaders(store: EventStore, relays?: RequestFill): Loaders 
   };
   const events = new DataLoader<string, Held>(async (ids): Promise<ReadAnswer[]> => {
     if (relays) return relays.fill.events(ids, relays.request, primeProfiles);
-    const stored = await guarded(() => store.getEvents(ids));
+    const stored = await counted('event', guarded(() => store.getEvents(ids)));
     primeProfiles(stored);
     return stored;
   });
   const addresses = new DataLoader<string, Held>(
     (coordinates): Promise<ReadAnswer[]> =>
-      relays ? relays.fill.addresses(coordinates, relays.request) : guarded(() => store.getByCoordinates(coordinates)),
+      relays ? relays.fill.addresses(coordinates, relays.request) : counted('address', guarded(() => store.getByCoordinates(coordinates))),
   );
   const nip05Verifications = new DataLoader<string, string | null>((pubkeys) =>
     guarded(() => store.marks.notes(pubkeys.map(nip05VerificationMarkKey))),
   );
   return { events, profiles, addresses, nip05Verifications };
+}
+
+/** Index-only lookups (relays off) as metrics count them; the read-through path counts its own. */
+async function counted(kind: string, read: Promise<Held[]>): Promise<Held[]> {
+  const held = await read;
+  let hits = 0;
+  for (const value of held) if (value !== null) hits += 1;
+  metrics.lookups(kind, 'index_hit', hits);
+  metrics.lookups(kind, 'index_miss', held.length - hits);
+  return held;
 }
 
 /** A request fails as a whole if any read failed. */

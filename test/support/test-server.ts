@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
-import type { Config, HttpLimits, Nip05Config, RelayConfig } from '../../src/config/env.js';
+import type { Config, HttpLimits, MetricsConfig, Nip05Config, RelayConfig } from '../../src/config/env.js';
 import { ReadThrough } from '../../src/fill/read-through.js';
 import { buildApp } from '../../src/http/app.js';
 import { createNip05 } from '../../src/nip05/nip05.js';
@@ -30,6 +30,8 @@ export interface TestServerOptions {
   relays?: Partial<RelayConfig>;
   /** NIP-05 resolution and verification, as `serve` sets them up; the defaults below when absent. */
   nip05?: Partial<Nip05Config>;
+  /** Prometheus metrics: on at /metrics when absent, as `serve` has them. */
+  metrics?: MetricsConfig;
 }
 
 /** NIP-05 settings for tests: a short deadline; loopback domains refused unless a test allows them. */
@@ -75,6 +77,7 @@ export async function startTestServer(
       lookup: { maxProfiles: 100, maxListLength: 100, ...options.lookup },
       graphql: { graphiql: false, maxCost: 20_000, maxResponseBytes: 8 * 1024 * 1024, ...options.graphql },
       ...(options.http ? { http: { limits: options.http } } : {}),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
     },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });

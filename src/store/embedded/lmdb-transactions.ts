@@ -1,3 +1,4 @@
+import { metrics } from '../../metrics/metrics.js';
 import type { RootDatabase } from 'lmdb';
 import { StoreUnavailableError } from '../event-store.js';
 
@@ -36,9 +37,11 @@ export class LmdbTransactions {
   /** One LMDB write transaction: atomic, and serialised with every other writer of the directory. */
   async write<T>(action: () => T): Promise<T> {
     if (this.closed) throw new StoreUnavailableError({ cause: new Error('the store is closed') });
+    metrics.storeCommand('embedded');
     try {
       return await this.root.transaction(action);
     } catch (error) {
+      metrics.storeFailure('embedded');
       this.lastWriteFailure = Date.now();
       // lmdb-js rejects a second promise with the cause of a failed commit, which nobody else awaits.
       (error as { commitError?: Promise<unknown> }).commitError?.catch(() => {});
@@ -48,9 +51,11 @@ export class LmdbTransactions {
 
   async read<T>(run: () => Promise<T> | T): Promise<T> {
     if (this.closed) throw new StoreUnavailableError({ cause: new Error('the store is closed') });
+    metrics.storeCommand('embedded');
     try {
       return await run();
     } catch (error) {
+      metrics.storeFailure('embedded');
       throw new StoreUnavailableError({ cause: error });
     }
   }

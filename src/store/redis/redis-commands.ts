@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { metrics } from '../../metrics/metrics.js';
 import { CorruptDataError, StoreUnavailableError } from '../event-store.js';
 import { CoalescedWrites } from './coalesced-writes.js';
 import type { RedisClient } from './mget-by-slot.js';
@@ -18,10 +19,12 @@ export class RedisCommands {
 
   async run<T>(send: () => Promise<T>): Promise<T> {
     this.writes?.beforeCommand();
+    metrics.storeCommand('redis');
     try {
       return await send();
     } catch (error) {
       if (error instanceof CorruptDataError) throw error;
+      metrics.storeFailure('redis');
       throw new StoreUnavailableError({ cause: error });
     }
   }

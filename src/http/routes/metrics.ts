@@ -1,0 +1,43 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from '../../logger.js';
+import { metrics, registry } from '../../metrics/metrics.js';
+
+/**
+ * GET /metrics: the process's metrics in the Prometheus text format (src/metrics/metrics.ts). Not
+ * cached; open like every route here (it names no client, id or pubkey). METRICS=false leaves it
+ * out, METRICS_PORT serves it on a port of its own instead (startMetricsServer).
+ */
+export function registerMetricsRoute(app: FastifyInstance): void {
+  app.get('/metrics', async (_request, reply) => {
+    const text = await registry.metrics();
+    return reply.header('content-type', registry.contentType).header('cache-control', 'no-store').send(text);
+  });
+}
+
+/**
+ * Counts every answered request by route pattern (never the URL: ids are in it), method and status,
+ * and its duration. Requests that match no route count as `unmatched`.
+ */
+export function registerRequestMetrics(app: FastifyInstance): void {
+  // Callback-style hook: an async hook costs a promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.httpRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
+}
+
+export interface MetricsServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** /metrics alone on METRICS_PORT (for `serve` and for `sync`, which has no other port). */
+export async function startMetricsServer(host: string, port: number, logger: Logger): Promise<MetricsServer> {
+  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, disableRequestLogging: true });
+  registerMetricsRoute(app);
+  await app.listen({ host, port });
+  const address = app.server.address();
+  const bound = typeof address === 'object' && address ? address.port : port;
+  logger.info({ port: bound }, 'metrics served at /metrics');
+  return { port: bound, close: () => app.close() };
+}
