@@ -30,7 +30,8 @@ import { createDirectGraphql } from './graphql/direct-execution.js';
 import { registerGraphqlRoute } from './graphql/graphql-route.js';
 import { PreparedOperations } from './graphql/prepared-operations.js';
 import { createFailureLog, type FailureLog } from './failure-log.js';
-import { sendJson } from './reply.js';
+import { notModified, validatorHeaders } from './conditional.js';
+import { sendJson, sendNotModified } from './reply.js';
 import { registerRequestLog } from './request-log.js';
 import { errorResponse, type RestResponse } from './rest-response.js';
 import { eventLookup } from './routes/event.js';
@@ -68,6 +69,10 @@ function registerRestLookup<TResult, TVariables extends Record<string, unknown>>
   app.get(lookup.path, async (request, reply) => {
     const response = await handle(request.query, newContext(request.ip));
     if (response.failure) logFailure(request.log, response.failure, 'lookup failed');
+    if (response.validators) {
+      reply.headers(validatorHeaders(response.validators));
+      if (notModified(request.headers, response.validators)) return sendNotModified(reply);
+    }
     return send(reply, response);
   });
 }

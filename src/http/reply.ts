@@ -4,14 +4,26 @@ import { type ErrorCode, errorBody, ERRORS, graphqlErrorBody } from '../errors.j
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
+ * The cache policy, in one place (README, "HTTP caching"): a success may be cached for a minute (a
+ * profile can change; an event cannot, but its profiles map can) and revalidated with its ETag; a
+ * 404 only very briefly (the event may arrive at a relay); failures not at all.
+ */
+export function cacheControlFor(status: number): string {
+  return status === 200 || status === 304 ? 'public, max-age=60' : status === 404 ? 'public, max-age=10' : 'no-store';
+}
+
+/**
  * The one place that writes a JSON answer's status and headers: the content type, the cache policy
- * (successes may be cached briefly, a profile can change; a 404 only very briefly; failures not at
- * all) and, for answers that say "try again shortly" (429, 503), `Retry-After`.
+ * and, for answers that say "try again shortly" (429, 503), `Retry-After` (unless set already).
  */
 export function sendJson(reply: FastifyReply, status: number, body: string | Buffer): FastifyReply {
-  const cacheControl = status === 200 ? 'public, max-age=60' : status === 404 ? 'public, max-age=10' : 'no-store';
-  if (status === 429 || status === 503) reply.header('retry-after', '1');
-  return reply.status(status).header('content-type', JSON_TYPE).header('cache-control', cacheControl).send(body);
+  if ((status === 429 || status === 503) && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
+  return reply.status(status).header('content-type', JSON_TYPE).header('cache-control', cacheControlFor(status)).send(body);
+}
+
+/** 304 Not Modified: the validators (set by the caller) and the cache policy, no body. */
+export function sendNotModified(reply: FastifyReply): FastifyReply {
+  return reply.status(304).header('cache-control', cacheControlFor(304)).send();
 }
 
 /** An error from the table, in the REST shape or, on /graphql, in the GraphQL shape. */

@@ -1,4 +1,5 @@
 import type { ExecutionResult } from 'graphql';
+import type { Validators } from './conditional.js';
 import { ERRORS, type ErrorCode, errorBody, errorCodeOf, LookupError } from '../errors.js';
 
 /** A REST answer: status and JSON (text, or bytes), plus the failure behind a 500 for the log (never the body). */
@@ -6,6 +7,14 @@ export interface RestResponse {
   status: number;
   body: string | Buffer;
   failure?: unknown;
+  /** A 200's validators (ETag, Last-Modified), for conditional requests. */
+  validators?: Validators;
+}
+
+/** A success body and its validators. */
+export interface Rendered {
+  body: Buffer;
+  validators: Validators;
 }
 
 /**
@@ -27,12 +36,12 @@ export function errorResponse(code: ErrorCode, cause?: Error): RestResponse {
  */
 export function toRestResponse<TData>(
   outcome: ExecutionResult<TData> | LookupError,
-  render: (data: TData) => Buffer | null,
+  render: (data: TData) => Rendered | null,
   notFound: ErrorCode,
 ): RestResponse {
   if (outcome instanceof LookupError) return errorResponse(outcome.code, outcome);
   const [firstError] = outcome.errors ?? [];
   if (firstError) return errorResponse(errorCodeOf(firstError) ?? 'internal_error', firstError);
-  const body = outcome.data ? render(outcome.data) : null;
-  return body === null ? errorResponse(notFound) : { status: 200, body };
+  const rendered = outcome.data ? render(outcome.data) : null;
+  return rendered === null ? errorResponse(notFound) : { status: 200, ...rendered };
 }

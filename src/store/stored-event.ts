@@ -113,6 +113,14 @@ export function toStoredEvent(event: NostrEvent): StoredEvent {
   return new StoredWireEvent(JsonText.of(serializeEvent(event)), event, event.pubkey);
 }
 
+/** The created_at after its fixed offset in bytes a store holds (digits only, as serializeEvent wrote them). */
+export function wireCreatedAtOf(bytes: Buffer): number {
+  let at = CREATED_AT_AT;
+  let seconds = 0;
+  while (isDigit(bytes[at])) seconds = seconds * 10 + (bytes[at++] as number) - 0x30;
+  return seconds;
+}
+
 /** The id at its fixed offset in bytes a store holds (what serializeEvent wrote), without parsing. */
 export function wireIdOf(bytes: Buffer): string {
   return wireId(bytes);

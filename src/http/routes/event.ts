@@ -4,6 +4,7 @@ import {
   type RestEventQueryVariables,
 } from '../../generated/operations.js';
 import { byteLengthOf, joinJson, type StringOutput } from '../../store/json-text.js';
+import { validatorsOf } from '../conditional.js';
 import type { RestLookup } from './rest-lookup.js';
 
 /**
@@ -21,6 +22,7 @@ export const eventLookup: RestLookup<RestEventQuery, RestEventQueryVariables> = 
   render: ({ event }, { maxResponseBytes }) => {
     if (!event) return null;
     const parts: StringOutput[] = ['{"event":', event.json, ',"profiles":{'];
+    const included = [event.json];
     let bytes = 0;
     let separator = '';
     for (const { pubkey, event: profile } of event.relevantProfiles) {
@@ -28,10 +30,11 @@ export const eventLookup: RestLookup<RestEventQuery, RestEventQueryVariables> = 
       if (bytes > maxResponseBytes) break;
       // A pubkey is 64 lowercase hex characters (read from the stored event): nothing to escape.
       parts.push(`${separator}"${pubkey}":`, profile.json);
+      included.push(profile.json);
       separator = ',';
     }
     parts.push('}}');
-    return joinJson(parts);
+    return { body: joinJson(parts), validators: validatorsOf(included) };
   },
   notFound: 'event_not_found',
   deleted: 'event_deleted',

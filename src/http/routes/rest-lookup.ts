@@ -4,7 +4,7 @@ import { type ErrorCode, LookupError } from '../../errors.js';
 import type { GraphQLContext } from '../../schema/context.js';
 import { prepareFixedOperation } from '../fixed-operation.js';
 import { singleQueryParameter } from '../query-parameter.js';
-import { type RestResponse, toRestResponse } from '../rest-response.js';
+import { type Rendered, type RestResponse, toRestResponse } from '../rest-response.js';
 
 /** A REST lookup route: one query parameter, one fixed operation, one JSON shape. */
 export interface RestLookup<TResult, TVariables extends Record<string, unknown>> {
@@ -12,8 +12,8 @@ export interface RestLookup<TResult, TVariables extends Record<string, unknown>>
   parameter: string;
   document: TypedDocumentNode<TResult, TVariables>;
   variables(parameterValue: string): TVariables;
-  /** The success body (JSON), or null when nothing was found. */
-  render(data: TResult, limits: RenderLimits): Buffer | null;
+  /** The success body (JSON) and its validators, or null when nothing was found. */
+  render(data: TResult, limits: RenderLimits): Rendered | null;
   notFound: ErrorCode;
   /** The answer when what was asked was deleted by its author (NIP-09) or vanished (NIP-62). */
   deleted: ErrorCode;

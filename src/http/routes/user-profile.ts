@@ -4,6 +4,7 @@ import {
   type RestUserProfileQueryVariables,
 } from '../../generated/operations.js';
 import { joinJson } from '../../store/json-text.js';
+import { validatorsOf } from '../conditional.js';
 import type { RestLookup } from './rest-lookup.js';
 
 /** GET /user-profile?pubkey=… → `{"profile": <latest kind-0 event>}` (spec §4.1). */
@@ -12,7 +13,8 @@ export const userProfileLookup: RestLookup<RestUserProfileQuery, RestUserProfile
   parameter: 'pubkey',
   document: RestUserProfileDocument,
   variables: (pubkey) => ({ pubkey }),
-  render: ({ profile }) => (profile ? joinJson(['{"profile":', profile.event.json, '}']) : null),
+  render: ({ profile }) =>
+    profile ? { body: joinJson(['{"profile":', profile.event.json, '}']), validators: validatorsOf([profile.event.json]) } : null,
   notFound: 'profile_not_found',
   deleted: 'profile_deleted',
 };
