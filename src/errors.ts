@@ -71,6 +71,10 @@ export const ERRORS = {
     message:
       'Too many requests at once from this client (lookups that go to relays) or on this connection (pipelined). Try again shortly.',
   },
+  rate_limited: {
+    status: 429,
+    message: 'Too many requests from this client (RATE_LIMIT), or too many that had to ask relays (MISS_RATE_LIMIT). Retry after the seconds in Retry-After.',
+  },
   shutting_down: { status: 503, message: 'The service is restarting. Try again shortly.' },
   profile_not_found: { status: 404, message: 'No profile (kind 0 event) is known for this pubkey.' },
   event_not_found: { status: 404, message: 'No event with this id is known.' },
@@ -111,11 +115,15 @@ export type ErrorCode = keyof typeof ERRORS;
 export class LookupError extends GraphQLError {
   readonly code: ErrorCode;
   readonly status: number;
+  /** For a 429: when to try again (Retry-After on REST, `extensions.retryAfter` on GraphQL). */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(code: ErrorCode, options: { message?: string; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, options: { message?: string; cause?: unknown; retryAfterSeconds?: number } = {}) {
     // The cause is kept as Error.cause, not as GraphQL's originalError: yoga masks a GraphQLError
     // whose originalError is not a GraphQLError, and the client should see this table error.
-    super(options.message ?? ERRORS[code].message, { extensions: { code } });
+    const { retryAfterSeconds } = options;
+    super(options.message ?? ERRORS[code].message, { extensions: retryAfterSeconds === undefined ? { code } : { code, retryAfter: retryAfterSeconds } });
+    this.retryAfterSeconds = retryAfterSeconds;
     if (options.cause !== undefined) this.cause = options.cause;
     this.name = 'LookupError';
     this.code = code;

@@ -16,6 +16,7 @@ function problems(env: Record<string, string>): string[] {
 describe('configuration from the environment', () => {
   it('has working defaults: without REDIS_URL, the embedded store in ./data', () => {
     expect(loadConfig({})).toEqual({
+      rateLimits: { trustProxy: false },
       metrics: { enabled: true },
       http: { port: 8080, host: '127.0.0.1', limits: DEFAULT_HTTP_LIMITS },
       store: { kind: 'embedded', dataDir: resolve('data') },
@@ -83,8 +84,13 @@ describe('configuration from the environment', () => {
         NIP05_TTL: '120',
         METRICS: 'true',
         METRICS_PORT: '9100',
+        RATE_LIMIT: '20',
+        RATE_LIMIT_BURST: '100',
+        MISS_RATE_LIMIT: '0.5',
+        TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
       }),
     ).toEqual({
+      rateLimits: { requests: { perSecond: 20, burst: 100 }, misses: { perSecond: 0.5, burst: 1 }, trustProxy: ['10.0.0.0/8', '127.0.0.1'] },
       metrics: { enabled: true, port: 9100 },
       http: {
         port: 9000,
@@ -214,6 +220,24 @@ describe('configuration from the environment', () => {
     expect(problems({ PORT: '9100', METRICS_PORT: '9100' })).toEqual(['METRICS_PORT (9100) must differ from PORT']);
   });
 
+  it('RATE_LIMIT, MISS_RATE_LIMIT and TRUST_PROXY (issue 16 §2): rates, bursts, proxies, and hostile values', () => {
+    expect(loadConfig({ RATE_LIMIT: '2.5' }).rateLimits).toEqual({ requests: { perSecond: 2.5, burst: 3 }, trustProxy: false });
+    expect(loadConfig({ MISS_RATE_LIMIT: '1', MISS_RATE_LIMIT_BURST: '5' }).rateLimits).toEqual({ misses: { perSecond: 1, burst: 5 }, trustProxy: false });
+    expect(loadConfig({ TRUST_PROXY: 'true' }).rateLimits.trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).rateLimits.trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '::1, fd00::/8' }).rateLimits.trustProxy).toEqual(['::1', 'fd00::/8']);
+    expect(problems({ RATE_LIMIT: '0' })).toEqual(['RATE_LIMIT must be at least 0.001']);
+    expect(problems({ RATE_LIMIT: '-5' })).toEqual(['RATE_LIMIT must be a number of requests per second']);
+    expect(problems({ RATE_LIMIT: '1e9' })).toEqual(['RATE_LIMIT must be a number of requests per second']);
+    expect(problems({ MISS_RATE_LIMIT: 'Infinity' })).toEqual(['MISS_RATE_LIMIT must be a number of requests per second']);
+    expect(problems({ RATE_LIMIT_BURST: '10' })).toEqual(['RATE_LIMIT_BURST is set but RATE_LIMIT is not']);
+    expect(problems({ MISS_RATE_LIMIT_BURST: '10' })).toEqual(['MISS_RATE_LIMIT_BURST is set but MISS_RATE_LIMIT is not']);
+    expect(problems({ RATE_LIMIT: '1', RATE_LIMIT_BURST: '0' })).toEqual(['RATE_LIMIT_BURST must be at least 1']);
+    for (const hostile of ['proxy.example.com', '10.0.0.0/8; rm -rf /', 'yes', ',']) {
+      expect(problems({ TRUST_PROXY: hostile })).toEqual(['TRUST_PROXY must be true, false, a number of proxy hops, or comma-separated addresses/CIDRs']);
+    }
+  });
+
   it('refuses hostile limits, saying which and why', () => {
     expect(
       problems({
@@ -305,6 +329,11 @@ describe('configuration from the environment', () => {
       'NIP05_TTL',
       'METRICS',
       'METRICS_PORT',
+      'RATE_LIMIT',
+      'RATE_LIMIT_BURST',
+      'MISS_RATE_LIMIT',
+      'MISS_RATE_LIMIT_BURST',
+      'TRUST_PROXY',
     ];
     fc.assert(
       fc.property(fc.dictionary(fc.constantFrom(...names), fc.string()), (env) => {

@@ -203,6 +203,45 @@ const Nip05Model = z.object({
   NIP05_TTL: integer('NIP05_TTL', 1, 86400 * 30, 3600),
 });
 
+/** A rate in requests per second, fractions allowed (0.5: one every two seconds); unset or empty: off. */
+const rate = (name: string) =>
+  z.preprocess(
+    emptyAsUnset,
+    z
+      .string()
+      .trim()
+      .regex(/^\d+(\.\d+)?$/, `${name} must be a number of requests per second`)
+      .transform(Number)
+      .pipe(z.number().min(0.001, `${name} must be at least 0.001`).max(1_000_000, `${name} must be at most 1000000`))
+      .optional(),
+  );
+
+/** TRUST_PROXY as Fastify's trustProxy takes it: true/false, a hop count, or addresses and CIDRs. */
+const trustProxy = z.preprocess(
+  emptyAsUnset,
+  z
+    .string()
+    .trim()
+    .transform((value, context): boolean | number | string[] => {
+      if (value === 'true' || value === 'false') return value === 'true';
+      if (/^\d{1,2}$/.test(value)) return Number(value);
+      const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+      // Addresses or CIDRs only (IPv4 or IPv6), no host names: a name would be resolved by nobody.
+      if (entries.length > 0 && entries.every((entry) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry))) return entries;
+      context.addIssue({ code: 'custom', message: 'TRUST_PROXY must be true, false, a number of proxy hops, or comma-separated addresses/CIDRs' });
+      return z.NEVER;
+    })
+    .optional(),
+);
+
+const RateLimitModel = z.object({
+  RATE_LIMIT: rate('RATE_LIMIT'),
+  RATE_LIMIT_BURST: integer('RATE_LIMIT_BURST', 1, 10_000_000, 0),
+  MISS_RATE_LIMIT: rate('MISS_RATE_LIMIT'),
+  MISS_RATE_LIMIT_BURST: integer('MISS_RATE_LIMIT_BURST', 1, 10_000_000, 0),
+  TRUST_PROXY: trustProxy,
+});
+
 const MetricsModel = z.object({
   METRICS: z.preprocess(emptyAsUnset, booleanFlag('METRICS')),
   METRICS_PORT: z.preprocess(
@@ -308,7 +347,24 @@ export interface MetricsConfig {
   port?: number;
 }
 
+/** A fixed-window limit: at most `burst` in `burst / perSecond` seconds, per client (http/rate-limits.ts). */
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+}
+
+/** Per-client rate limits (issue 16 §2); each off when unset. */
+export interface RateLimitConfig {
+  /** RATE_LIMIT / RATE_LIMIT_BURST: every request but the health and metrics probes. */
+  requests?: RateLimit;
+  /** MISS_RATE_LIMIT / MISS_RATE_LIMIT_BURST: requests that had to ask relays. */
+  misses?: RateLimit;
+  /** TRUST_PROXY: whether and which X-Forwarded-For hops decide the client address (Fastify's trustProxy). */
+  trustProxy: boolean | number | string[];
+}
+
 export interface Config {
+  rateLimits: RateLimitConfig;
   metrics: MetricsConfig;
   http: HttpConfig;
   store: StoreConfig;
@@ -338,6 +394,12 @@ function parseModel<T extends z.ZodType>(model: T, env: Env, problems: string[])
   return undefined;
 }
 
+/** A limit from its rate and burst (0: unset, then the rate rounded up, at least 1). */
+function limitOf<K extends 'requests' | 'misses'>(perSecond: number | undefined, burst: number, key: K): Partial<Record<K, RateLimit>> {
+  if (perSecond === undefined) return {};
+  return { [key]: { perSecond, burst: burst || Math.max(1, Math.ceil(perSecond)) } } as Partial<Record<K, RateLimit>>;
+}
+
 /** Reads the whole configuration; throws ConfigError listing every problem. */
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
@@ -349,6 +411,9 @@ export function loadConfig(env: Env = process.env): Config {
   const graphql = parseModel(GraphqlModel, env, problems);
   const nip05 = parseModel(Nip05Model, env, problems);
   const metrics = parseModel(MetricsModel, env, problems);
+  const rateLimits = parseModel(RateLimitModel, env, problems);
+  if (rateLimits?.RATE_LIMIT === undefined && rateLimits?.RATE_LIMIT_BURST) problems.push('RATE_LIMIT_BURST is set but RATE_LIMIT is not');
+  if (rateLimits?.MISS_RATE_LIMIT === undefined && rateLimits?.MISS_RATE_LIMIT_BURST) problems.push('MISS_RATE_LIMIT_BURST is set but MISS_RATE_LIMIT is not');
   if (metrics?.METRICS === false && metrics.METRICS_PORT !== undefined) problems.push('METRICS_PORT is set but METRICS=false turns metrics off');
   if (metrics?.METRICS_PORT !== undefined && metrics.METRICS_PORT !== 0 && http && metrics.METRICS_PORT === http.PORT) {
     problems.push(`METRICS_PORT (${metrics.METRICS_PORT}) must differ from PORT`);
@@ -361,10 +426,15 @@ export function loadConfig(env: Env = process.env): Config {
       );
     }
   }
-  if (!http || !store || !log || !lookup || !relays || !graphql || !nip05 || !metrics || problems.length > 0) {
+  if (!http || !store || !log || !lookup || !relays || !graphql || !nip05 || !metrics || !rateLimits || problems.length > 0) {
     throw new ConfigError(problems);
   }
   return {
+    rateLimits: {
+      ...limitOf(rateLimits.RATE_LIMIT, rateLimits.RATE_LIMIT_BURST, 'requests'),
+      ...limitOf(rateLimits.MISS_RATE_LIMIT, rateLimits.MISS_RATE_LIMIT_BURST, 'misses'),
+      trustProxy: rateLimits.TRUST_PROXY ?? false,
+    },
     metrics: { enabled: metrics.METRICS ?? true, ...(metrics.METRICS_PORT !== undefined ? { port: metrics.METRICS_PORT } : {}) },
     http: {
       port: http.PORT,

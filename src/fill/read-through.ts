@@ -17,7 +17,7 @@ import { ABSENT, type Fetched, type Found, GONE, THROTTLED, UNAVAILABLE } from '
 import { acrossInstances } from './instance-claims.js';
 import { ADDRESS_LOOKUP, EVENT_LOOKUP, type LookupKind, PROFILE_LOOKUP } from './lookup-kind.js';
 import { RelaySearch, type SearchResult } from './relay-search.js';
-import { RelayRequest } from './relay-request.js';
+import { type MissLimit, RelayRequest } from './relay-request.js';
 
 /**
  * One answer of a read: the stored event, DELETED (its author deleted it, or asked to vanish), null
@@ -81,8 +81,8 @@ export class ReadThrough {
   }
 
   /** A request starting now: its deadline is RELAY_TIMEOUT_MS away. */
-  newRequest(client = ''): RelayRequest {
-    return new RelayRequest(this.deps.config.timeoutMs, client, this.deps.config.outbox.maxRelays);
+  newRequest(client = '', missLimit?: MissLimit): RelayRequest {
+    return new RelayRequest(this.deps.config.timeoutMs, client, this.deps.config.outbox.maxRelays, missLimit);
   }
 
   /**
@@ -240,7 +240,7 @@ export class ReadThrough {
     return keys.map((key, index) => {
       const answer = answers.get(key);
       // A remembered miss the caps kept from its new places to look is still a known miss.
-      if (answer?.kind === 'throttled' && misses.notes.get(key) != null) return null;
+      if ((answer?.kind === 'throttled' || answer?.kind === 'rate_limited') && misses.notes.get(key) != null) return null;
       return answer ? fromRelays(answer) : (found[index] ?? null);
     });
   }
@@ -277,6 +277,19 @@ export class ReadThrough {
     const room = Math.max(0, this.deps.config.maxKeysPerRequest - request.keysAsked);
     const admitted = keys.slice(0, room);
     if (admitted.length === 0 || !this.missesByClient.enter(request.client, this.deps.config.missesPerClient)) return keys.map(() => THROTTLED);
+    // MISS_RATE_LIMIT: each lookup that goes to relays takes one from the client's allowance.
+    let retryAfterSeconds: number | null;
+    try {
+      retryAfterSeconds = request.missLimit ? await request.missLimit(request.client) : null;
+    } catch (error) {
+      this.missesByClient.leave(request.client);
+      throw error;
+    }
+    if (retryAfterSeconds !== null) {
+      this.missesByClient.leave(request.client);
+      const limited: Fetched = { kind: 'rate_limited', retryAfterSeconds };
+      return keys.map(() => limited);
+    }
     request.keysAsked += admitted.length;
     try {
       const answers = await fetch(admitted);
@@ -543,6 +556,7 @@ const FETCHED_OUTCOMES: Record<Fetched['kind'], LookupOutcome> = {
   absent: 'relay_not_found',
   unavailable: 'relay_unavailable',
   throttled: 'throttled',
+  rate_limited: 'rate_limited',
 };
 
 /** A coordinate names its author. */
@@ -592,6 +606,7 @@ function fromRelays(fetched: Fetched): ReadAnswer {
   if (fetched.kind === 'absent') return null;
   if (fetched.kind === 'deleted') return DELETED;
   if (fetched.kind === 'throttled') return new LookupError('too_many_requests');
+  if (fetched.kind === 'rate_limited') return new LookupError('rate_limited', { retryAfterSeconds: fetched.retryAfterSeconds });
   return new LookupError('relays_unavailable');
 }
 

@@ -1,6 +1,12 @@
 import { clientKey } from '../client-key.js';
 import { parseRelayUrl } from '../relays/relay-url.js';
 
+/**
+ * MISS_RATE_LIMIT for one client (http/rate-limits.ts): takes one lookup that goes to relays from
+ * the client's allowance; resolves with the seconds to wait when there is none left, else null.
+ */
+export type MissLimit = (client: string) => Promise<number | null>;
+
 /** At most this many relay hints are followed per request (untrusted input: each is a new connection). */
 export const MAX_HINTS_PER_REQUEST = 3;
 
@@ -33,6 +39,8 @@ export class RelayRequest {
     private readonly address: string = '',
     /** OUTBOX_MAX_RELAYS: write relays one request may ask. */
     outboxMaxRelays = 20,
+    /** MISS_RATE_LIMIT, when set: asked before each lookup of this request goes to relays. */
+    readonly missLimit?: MissLimit,
   ) {
     this.outboxBudget = { left: outboxMaxRelays };
   }

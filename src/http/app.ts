@@ -4,19 +4,19 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
-  type FastifyReply,
+  type FastifyServerOptions,
   LogController,
 } from 'fastify';
-import type { GraphQLSchema } from 'graphql';
-import { type Config, DEFAULT_HTTP_LIMITS, type HttpLimits, type MetricsConfig } from '../config/env.js';
-import type { ErrorCode } from '../errors.js';
+import { type Config, DEFAULT_HTTP_LIMITS, type HttpLimits, type MetricsConfig, type RateLimitConfig } from '../config/env.js';
+import { type ErrorCode, LookupError } from '../errors.js';
 import type { ReadThrough } from '../fill/read-through.js';
 import type { Nip05 } from '../nip05/nip05.js';
 import type { Logger } from '../logger.js';
 import { containsSecretKey } from '../nostr/secret-keys.js';
-import { createContext, type GraphQLContext } from '../schema/context.js';
+import { createContext } from '../schema/context.js';
 import { schema } from '../schema/index.js';
 import type { EventStore } from '../store/event-store.js';
+import { RedisEventStore } from '../store/redis/redis-event-store.js';
 import {
   CONNECTIONS_CHECKING_INTERVAL_MS,
   closeConnectionsOnShutdown,
@@ -25,57 +25,32 @@ import {
   rawErrorResponse,
   SOCKET_INACTIVITY_MS,
 } from './connection-limits.js';
+import { createFailureLog } from './failure-log.js';
 import { createLookupYoga } from './graphql/create-yoga.js';
 import { createDirectGraphql } from './graphql/direct-execution.js';
 import { registerGraphqlRoute } from './graphql/graphql-route.js';
 import { PreparedOperations } from './graphql/prepared-operations.js';
-import { createFailureLog, type FailureLog } from './failure-log.js';
-import { notModified, validatorHeaders } from './conditional.js';
-import { sendJson, sendNotModified } from './reply.js';
+import { registerRateLimits } from './rate-limits.js';
+import { sendError } from './reply.js';
 import { registerRequestLog } from './request-log.js';
-import { errorResponse, type RestResponse } from './rest-response.js';
-import { eventLookup } from './routes/event.js';
-import { registerHealthRoutes } from './routes/health.js';
-import { registerMetricsRoute, registerRequestMetrics } from './routes/metrics.js';
-import { type RenderLimits, type RestLookup, restLookupHandler } from './routes/rest-lookup.js';
-import { userProfileLookup } from './routes/user-profile.js';
+import { errorResponse } from './rest-response.js';
+import { healthRoutes } from './routes/health.js';
+import { metricsRoutes, registerRequestMetrics } from './routes/metrics.js';
+import { REST_ALLOW, REST_LOOKUPS, restRoutes, sendRest } from './routes/rest-routes.js';
 
 export interface AppDependencies {
   store: EventStore;
   /** Fetch on miss from relays; without it the index alone answers (RELAYS empty). */
   fill?: ReadThrough;
-  config: Pick<Config, 'lookup' | 'graphql'> & { http?: { limits: HttpLimits }; metrics?: MetricsConfig };
+  config: Pick<Config, 'lookup' | 'graphql'> & { http?: { limits: HttpLimits }; metrics?: MetricsConfig; rateLimits?: RateLimitConfig };
   logger: Logger;
   /** NIP-05 names as input and verification; without it, names answer nip05_unresolvable. */
   nip05?: Nip05;
 }
 
-const REST_ALLOW = 'GET, HEAD';
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
-function send(reply: FastifyReply, { status, body }: RestResponse): FastifyReply {
-  return sendJson(reply, status, body);
-}
-
-function registerRestLookup<TResult, TVariables extends Record<string, unknown>>(
-  app: FastifyInstance,
-  schema: GraphQLSchema,
-  lookup: RestLookup<TResult, TVariables>,
-  newContext: (client: string) => GraphQLContext,
-  logFailure: FailureLog,
-  limits: RenderLimits,
-): void {
-  const handle = restLookupHandler(schema, lookup, limits);
-  app.get(lookup.path, async (request, reply) => {
-    const response = await handle(request.query, newContext(request.ip));
-    if (response.failure) logFailure(request.log, response.failure, 'lookup failed');
-    if (response.validators) {
-      reply.headers(validatorHeaders(response.validators));
-      if (notModified(request.headers, response.validators)) return sendNotModified(reply);
-    }
-    return send(reply, response);
-  });
-}
+const send = sendRest;
 
 /**
  * Requests Node's HTTP parser refuses before any route sees them (a URL over 16 KiB, a malformed
@@ -104,6 +79,8 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
     // Requests during shutdown get our 503 (closeConnectionsOnShutdown), not Fastify's own body.
     return503OnClosing: false,
     loggerInstance: logger as FastifyBaseLogger,
+    // TRUST_PROXY: whether X-Forwarded-For decides request.ip (rate limits and per-client caps).
+    trustProxy: (config.rateLimits?.trustProxy ?? false) as FastifyServerOptions['trustProxy'],
     // Fastify's two lines per request are replaced by one of ours (onResponse below).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     // Trust a caller's request id only if it is short and plain, and not a secret key (it is echoed
@@ -119,8 +96,21 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
       return send(reply.header('access-control-allow-origin', '*'), errorResponse('bad_request'));
     },
   });
-  const newContext = (client: string) =>
-    createContext({ store, fill, limits: config.lookup, client, maxObjects: config.graphql.maxCost, ...(nip05 ? { nip05 } : {}) });
+  // Rate limits first: the plugin's hook must see every route registered after it.
+  const shared = store instanceof RedisEventStore ? { client: store.client, keyPrefix: store.keyPrefix } : undefined;
+  const { missLimit } = registerRateLimits(app, config.rateLimits ?? { trustProxy: false }, shared);
+  const newContext = (client: string) => {
+    const misses = missLimit();
+    return createContext({
+      store,
+      fill,
+      limits: config.lookup,
+      client,
+      maxObjects: config.graphql.maxCost,
+      ...(nip05 ? { nip05 } : {}),
+      ...(misses ? { missLimit: misses } : {}),
+    });
+  };
   // First of the hooks, so that every answer has them, those of the limits below included.
   // (Callback-style hooks: an async hook costs a promise per request.)
   app.addHook('onRequest', (request, reply, done) => {
@@ -136,15 +126,12 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
   const metricsConfig = config.metrics ?? { enabled: true };
   if (metricsConfig.enabled) {
     registerRequestMetrics(app);
-    if (metricsConfig.port === undefined) registerMetricsRoute(app);
+    if (metricsConfig.port === undefined) void app.register(metricsRoutes);
   }
 
   const logFailure = createFailureLog();
-  const renderLimits = { maxResponseBytes: config.graphql.maxResponseBytes };
-  registerRestLookup(app, schema, userProfileLookup, newContext, logFailure, renderLimits);
-  registerRestLookup(app, schema, eventLookup, newContext, logFailure, renderLimits);
-
-  registerHealthRoutes(app, store);
+  void app.register(restRoutes, { schema, newContext, logFailure, limits: { maxResponseBytes: config.graphql.maxResponseBytes } });
+  void app.register(healthRoutes, { store });
 
   const yoga = createLookupYoga({
     schema,
@@ -157,7 +144,7 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
   const prepared = new PreparedOperations({ schema, logger, limits: config.lookup, config: config.graphql });
   registerGraphqlRoute(app, yoga, createDirectGraphql({ yoga, logger, logFailure, prepared, createContext: newContext }));
 
-  const restPaths = new Set([userProfileLookup.path, eventLookup.path]);
+  const restPaths = new Set<string>(REST_LOOKUPS.map((lookup) => lookup.path));
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '';
     if (!restPaths.has(path)) return send(reply, errorResponse('route_not_found'));
@@ -175,6 +162,14 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // A table error thrown by a hook (rate_limited, from the rate-limit plugin): its own answer.
+    if (error instanceof LookupError) {
+      if (request.url.startsWith('/graphql')) {
+        if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+        return sendError(reply, error.code, { graphql: true });
+      }
+      return send(reply, errorResponse(error.code, error));
+    }
     // Framework-level failures (a malformed URL…) still answer in the error shape, from the table.
     if ((error.statusCode ?? 500) < 500) {
       request.log.info({ err: error }, 'bad request');

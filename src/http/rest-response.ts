@@ -1,4 +1,4 @@
-import type { ExecutionResult } from 'graphql';
+import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { Validators } from './conditional.js';
 import { ERRORS, type ErrorCode, errorBody, errorCodeOf, LookupError } from '../errors.js';
 
@@ -9,6 +9,8 @@ export interface RestResponse {
   failure?: unknown;
   /** A 200's validators (ETag, Last-Modified), for conditional requests. */
   validators?: Validators;
+  /** A 429's Retry-After, in seconds, when the limit says (rate_limited). */
+  retryAfterSeconds?: number;
 }
 
 /** A success body and its validators. */
@@ -24,7 +26,10 @@ export interface Rendered {
 export function errorResponse(code: ErrorCode, cause?: Error): RestResponse {
   const { status } = ERRORS[code];
   if (status >= 500) return { status, body: JSON.stringify(errorBody(code)), failure: cause };
-  return { status, body: JSON.stringify(errorBody(code, cause?.message)) };
+  // A LookupError's retryAfter, also where execution wrapped it in a located GraphQLError.
+  const retryAfter = cause instanceof GraphQLError ? cause.extensions.retryAfter : undefined;
+  const retryAfterSeconds = typeof retryAfter === 'number' ? retryAfter : undefined;
+  return { status, body: JSON.stringify(errorBody(code, cause?.message)), ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) };
 }
 
 /**

@@ -137,7 +137,9 @@ export type LookupOutcome =
   /** Relays could not be asked or did not answer in time (500 for the thing asked). */
   | 'relay_unavailable'
   /** Past the per-client caps: not asked (429 for the thing asked). */
-  | 'throttled';
+  | 'throttled'
+  /** Past MISS_RATE_LIMIT: not asked (429 rate_limited). */
+  | 'rate_limited';
 
 /**
  * A relay as a label: a configured relay (RELAYS, INDEXER_RELAYS) by its URL, any other (learned

@@ -1,5 +1,6 @@
 import type { LookupConfig } from '../config/env.js';
 import type { ReadThrough } from '../fill/read-through.js';
+import type { MissLimit } from '../fill/relay-request.js';
 import type { Nip05 } from '../nip05/nip05.js';
 import type { EventStore, Held, StoredEvent } from '../store/event-store.js';
 import { isDeleted } from '../store/tombstones.js';
@@ -35,14 +36,16 @@ export interface ContextDependencies {
   /** The most objects one request may hand back (GRAPHQL_MAX_COST). */
   maxObjects: number;
   nip05?: Nip05;
+  /** MISS_RATE_LIMIT, when set (http/rate-limits.ts). */
+  missLimit?: MissLimit;
 }
 
-export function createContext({ store, limits, fill, client = '', maxObjects, nip05 }: ContextDependencies): GraphQLContext {
+export function createContext({ store, limits, fill, client = '', maxObjects, nip05, missLimit }: ContextDependencies): GraphQLContext {
   const budget = new ObjectBudget(maxObjects);
   const shared = { limits, budget, deleted: new Set<string>(), client, ...(nip05 ? { nip05 } : {}) };
   if (!fill) return { loaders: createLoaders(store), ...shared };
   // The deadline runs from the start of the request, across all of its relay queries.
-  const relays = { fill, request: fill.newRequest(client) };
+  const relays = { fill, request: fill.newRequest(client, missLimit) };
   return { loaders: createLoaders(store, relays), relays, ...shared };
 }
 

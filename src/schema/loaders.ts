@@ -87,7 +87,7 @@ export async function loadAvailable<V>(loader: DataLoader<string, V>, keys: read
     return settled.map((outcome) => {
       if (outcome.status === 'fulfilled') return outcome.value;
       const code = errorCodeOf(outcome.reason);
-      if (code === 'relays_unavailable' || code === 'too_many_requests') return null;
+      if (code === 'relays_unavailable' || code === 'too_many_requests' || code === 'rate_limited') return null;
       throw outcome.reason;
     });
   }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
-import type { Config, HttpLimits, MetricsConfig, Nip05Config, RelayConfig } from '../../src/config/env.js';
+import type { Config, HttpLimits, MetricsConfig, Nip05Config, RateLimitConfig, RelayConfig } from '../../src/config/env.js';
 import { ReadThrough } from '../../src/fill/read-through.js';
 import { buildApp } from '../../src/http/app.js';
 import { createNip05 } from '../../src/nip05/nip05.js';
@@ -32,6 +32,8 @@ export interface TestServerOptions {
   nip05?: Partial<Nip05Config>;
   /** Prometheus metrics: on at /metrics when absent, as `serve` has them. */
   metrics?: MetricsConfig;
+  /** RATE_LIMIT, MISS_RATE_LIMIT, TRUST_PROXY: off when absent. */
+  rateLimits?: RateLimitConfig;
 }
 
 /** NIP-05 settings for tests: a short deadline; loopback domains refused unless a test allows them. */
@@ -78,6 +80,7 @@ export async function startTestServer(
       graphql: { graphiql: false, maxCost: 20_000, maxResponseBytes: 8 * 1024 * 1024, ...options.graphql },
       ...(options.http ? { http: { limits: options.http } } : {}),
       ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
     },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginCallback } from 'fastify';
+import { NOT_RATE_LIMITED } from '../rate-limits.js';
 import type { EventStore } from '../../store/event-store.js';
 import { JSON_TYPE } from '../reply.js';
 
@@ -7,14 +8,14 @@ import { JSON_TYPE } from '../reply.js';
  * only while the store answers (503 otherwise), so a load balancer stops sending traffic to an
  * instance that has lost Redis.
  */
-export function registerHealthRoutes(app: FastifyInstance, store: EventStore): void {
-  app.get('/healthz', async (_request, reply) =>
+export const healthRoutes: FastifyPluginCallback<{ store: EventStore }> = (app, { store }, done) => {
+  app.get('/healthz', NOT_RATE_LIMITED, async (_request, reply) =>
     reply
       .header('content-type', JSON_TYPE)
       .header('cache-control', 'no-store')
       .send('{"status":"ok"}'),
   );
-  app.get('/readyz', async (request, reply) => {
+  app.get('/readyz', NOT_RATE_LIMITED, async (request, reply) => {
     reply.header('content-type', JSON_TYPE).header('cache-control', 'no-store');
     try {
       await store.ping();
@@ -26,4 +27,5 @@ export function registerHealthRoutes(app: FastifyInstance, store: EventStore): v
       return reply.status(503).send('{"status":"unavailable"}');
     }
   });
-}
+  done();
+};

@@ -1,4 +1,5 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginCallback } from 'fastify';
+import { NOT_RATE_LIMITED } from '../rate-limits.js';
 import type { Logger } from '../../logger.js';
 import { metrics, registry } from '../../metrics/metrics.js';
 
@@ -7,12 +8,13 @@ import { metrics, registry } from '../../metrics/metrics.js';
  * cached; open like every route here (it names no client, id or pubkey). METRICS=false leaves it
  * out, METRICS_PORT serves it on a port of its own instead (startMetricsServer).
  */
-export function registerMetricsRoute(app: FastifyInstance): void {
-  app.get('/metrics', async (_request, reply) => {
+export const metricsRoutes: FastifyPluginCallback = (app, _options, done) => {
+  app.get('/metrics', NOT_RATE_LIMITED, async (_request, reply) => {
     const text = await registry.metrics();
     return reply.header('content-type', registry.contentType).header('cache-control', 'no-store').send(text);
   });
-}
+  done();
+};
 
 /**
  * Counts every answered request by route pattern (never the URL: ids are in it), method and status,
@@ -34,7 +36,7 @@ export interface MetricsServer {
 /** /metrics alone on METRICS_PORT (for `serve` and for `sync`, which has no other port). */
 export async function startMetricsServer(host: string, port: number, logger: Logger): Promise<MetricsServer> {
   const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, disableRequestLogging: true });
-  registerMetricsRoute(app);
+  await app.register(metricsRoutes);
   await app.listen({ host, port });
   const address = app.server.address();
   const bound = typeof address === 'object' && address ? address.port : port;

@@ -111,8 +111,9 @@ export class RedisEventStore implements EventStore {
   private readonly commands: RedisCommands;
 
   constructor(
-    private readonly client: RedisClient,
-    keyPrefix: string,
+    /** Also shared by instance-wide counters kept beside the index (the HTTP rate limits). */
+    readonly client: RedisClient,
+    readonly keyPrefix: string,
     /** PUBLIC_URL: a request to vanish naming it applies here (nostr/deletions.ts). */
     private readonly publicUrl?: string,
     /** How long a deletion whose event is not held is remembered (tests shorten it). */

@@ -1,0 +1,64 @@
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { clientKey } from '../client-key.js';
+import type { RateLimit, RateLimitConfig } from '../config/env.js';
+import { LookupError } from '../errors.js';
+import type { MissLimit } from '../fill/relay-request.js';
+import type { RedisClient } from '../store/redis/mget-by-slot.js';
+
+/** Where the counters live: Redis beside the index (shared by every instance using it), else in process. */
+export interface SharedCounters {
+  client: RedisClient;
+  keyPrefix: string;
+}
+
+/** A fixed window as @fastify/rate-limit counts: `burst` requests per `burst / perSecond` seconds. */
+function window({ perSecond, burst }: RateLimit): { max: number; timeWindow: number } {
+  return { max: burst, timeWindow: Math.max(1, Math.round((burst / perSecond) * 1000)) };
+}
+
+/**
+ * Per-client rate limits (issue 16 §2), by @fastify/rate-limit: its fixed-window counters, kept in
+ * Redis (one Lua script per request, `<prefix>rl:…` keys that expire with their window) when the
+ * index is in Redis, so that a fleet limits together, or in process on the embedded store. A client
+ * is its address as clientKey reads it (IPv4, IPv6 /64), after TRUST_PROXY.
+ *
+ * - RATE_LIMIT: every request but /healthz, /readyz and /metrics, counted before anything else is
+ *   done (the onRequest hook); past it, 429 `rate_limited` with Retry-After.
+ * - MISS_RATE_LIMIT: only lookups that must ask relays (each fans out to many relays), taken when
+ *   the read-through path is about to ask them (ReadThrough.perClient): the request gets 429
+ *   `rate_limited` with Retry-After for what it asked. The plugin's manual limiter
+ *   (`createRateLimit`) does the counting: the same store and window rule.
+ * If the counters cannot be read (Redis down), requests are let through (`skipOnError`): the
+ * lookups themselves then fail with store_unavailable anyway.
+ *
+ * Returns the miss check, ready once the app has booted (before it serves).
+ */
+export function registerRateLimits(app: FastifyInstance, config: RateLimitConfig, shared?: SharedCounters): { missLimit: () => MissLimit | undefined } {
+  const { requests, misses } = config;
+  if (!requests && !misses) return { missLimit: () => undefined };
+  let missLimit: MissLimit | undefined;
+  void app.register(rateLimit, {
+    global: requests !== undefined,
+    ...(requests ? window(requests) : {}),
+    keyGenerator: (request: FastifyRequest) => clientKey(request.ip),
+    ...(shared ? { redis: shared.client, nameSpace: `${shared.keyPrefix}rl:` } : {}),
+    skipOnError: true,
+    // Thrown by the plugin; the app's error handler answers it from the error table.
+    errorResponseBuilder: (_request, context) => new LookupError('rate_limited', { retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)) }),
+  });
+  if (misses) {
+    app.after(() => {
+      const check = app.createRateLimit({ ...window(misses), keyGenerator: (request: FastifyRequest) => `miss:${clientKey(request.ip)}` });
+      // The limiter reads only the client address (and the route config, for a group): no request is needed.
+      missLimit = async (client) => {
+        const limit = await check({ ip: client, routeOptions: {} } as unknown as FastifyRequest);
+        return !limit.isAllowed && limit.isExceeded ? Math.max(1, limit.ttlInSeconds) : null;
+      };
+    });
+  }
+  return { missLimit: () => missLimit };
+}
+
+/** Route options of the routes no limit applies to (probes and scrapes). */
+export const NOT_RATE_LIMITED = { config: { rateLimit: false } } as const;

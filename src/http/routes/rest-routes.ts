@@ -1,0 +1,51 @@
+import type { FastifyPluginCallback, FastifyReply } from 'fastify';
+import type { GraphQLSchema } from 'graphql';
+import type { GraphQLContext } from '../../schema/context.js';
+import { notModified, validatorHeaders } from '../conditional.js';
+import type { FailureLog } from '../failure-log.js';
+import { sendJson, sendNotModified } from '../reply.js';
+import type { RestResponse } from '../rest-response.js';
+import { eventLookup } from './event.js';
+import { type RenderLimits, type RestLookup, restLookupHandler } from './rest-lookup.js';
+import { userProfileLookup } from './user-profile.js';
+
+/** The REST lookups, in the order the README lists them. */
+export const REST_LOOKUPS = [userProfileLookup, eventLookup] as const;
+/** What a REST route answers besides OPTIONS (DESIGN §1); anything else is 405. */
+export const REST_ALLOW = 'GET, HEAD';
+
+/** A REST answer: its status and body, and Retry-After where a limit says when. */
+export function sendRest(reply: FastifyReply, { status, body, retryAfterSeconds }: RestResponse): FastifyReply {
+  if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
+  return sendJson(reply, status, body);
+}
+
+export interface RestRoutesOptions {
+  schema: GraphQLSchema;
+  newContext(client: string): GraphQLContext;
+  logFailure: FailureLog;
+  limits: RenderLimits;
+}
+
+/**
+ * GET (and HEAD) /user-profile and /event, as a Fastify plugin: each runs its fixed GraphQL
+ * operation (rest-lookup.ts), answers a 200 with its validators, or 304 when the client's copy is
+ * current (conditional.ts).
+ */
+export const restRoutes: FastifyPluginCallback<RestRoutesOptions> = (app, { schema, newContext, logFailure, limits }, done) => {
+  const register = <TResult, TVariables extends Record<string, unknown>>(lookup: RestLookup<TResult, TVariables>) => {
+    const handle = restLookupHandler(schema, lookup, limits);
+    app.get(lookup.path, async (request, reply) => {
+      const response = await handle(request.query, newContext(request.ip));
+      if (response.failure) logFailure(request.log, response.failure, 'lookup failed');
+      if (response.validators) {
+        reply.headers(validatorHeaders(response.validators));
+        if (notModified(request.headers, response.validators)) return sendNotModified(reply);
+      }
+      return sendRest(reply, response);
+    });
+  };
+  register(userProfileLookup);
+  register(eventLookup);
+  done();
+};

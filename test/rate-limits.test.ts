@@ -1,0 +1,149 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RateLimitConfig } from '../src/config/env.js';
+import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
+import { profile, signed } from './support/events.js';
+import { relayScenario } from './support/relay-scenario.js';
+import { startTestServer, type TestServer } from './support/test-server.js';
+import { createTestStore, type TestStore } from './support/test-store.js';
+
+/**
+ * Rate limits per client (issue 16 §2): RATE_LIMIT on every request, MISS_RATE_LIMIT on lookups that
+ * go to relays, counted in Redis for every instance sharing it, in process on the embedded store;
+ * TRUST_PROXY decides whether X-Forwarded-For names the client.
+ */
+
+const alice = profile('limit-alice', { name: 'alice' });
+const note = signed('limit-alice', { content: 'limited' });
+const unknownId = (n: number) => n.toString(16).padStart(64, 'f');
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+const scenario = relayScenario();
+
+async function redisStore(): Promise<TestStore> {
+  const store = await createTestStore();
+  cleanups.push(() => store.cleanup());
+  await store.store.putEvents([alice, note]);
+  return store;
+}
+
+async function server(store: TestStore['store'] | LmdbEventStore, rateLimits: RateLimitConfig): Promise<TestServer> {
+  const started = await startTestServer(store, { rateLimits });
+  cleanups.push(() => started.close());
+  return started;
+}
+
+async function get(url: string, headers: Record<string, string> = {}) {
+  const response = await fetch(url, { headers });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as unknown };
+}
+
+const LIMITED = {
+  error: {
+    status: 429,
+    code: 'rate_limited',
+    message: 'Too many requests from this client (RATE_LIMIT), or too many that had to ask relays (MISS_RATE_LIMIT). Retry after the seconds in Retry-After.',
+  },
+};
+
+describe('RATE_LIMIT (issue 16 §2)', () => {
+  it('past the burst: 429 rate_limited with Retry-After, CORS and the JSON error; probes are never limited; the window passes', async () => {
+    const store = await redisStore();
+    // 2 per second, a burst of 3: at most 3 requests per 1.5 s window.
+    const { url } = await server(store.store, { requests: { perSecond: 2, burst: 3 }, trustProxy: false });
+    const path = `${url}/user-profile?pubkey=${alice.pubkey}`;
+    for (let n = 0; n < 3; n++) expect((await get(path)).status).toBe(200);
+    const refused = await get(path);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual(LIMITED);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(2);
+    expect(refused.headers.get('access-control-allow-origin')).toBe('*');
+    expect(refused.headers.get('cache-control')).toBe('no-store');
+    // Every route counts against the same allowance, /graphql included (in the GraphQL error shape).
+    const graphql = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' });
+    expect(graphql.status).toBe(429);
+    expect(await graphql.json()).toEqual({ errors: [{ message: LIMITED.error.message, extensions: { code: 'rate_limited' } }] });
+    // Health probes and the metrics scrape are not limited.
+    for (const probe of ['/healthz', '/readyz', '/metrics']) expect((await fetch(`${url}${probe}`)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000 + 100));
+    expect((await get(path)).status).toBe(200);
+  });
+
+  it('two instances on one Redis limit together', async () => {
+    const store = await redisStore();
+    const limits: RateLimitConfig = { requests: { perSecond: 1, burst: 4 }, trustProxy: false };
+    const first = await server(store.store, limits);
+    const second = await server(await store.reopen(), limits);
+    const statuses: number[] = [];
+    for (let n = 0; n < 6; n++) statuses.push((await get(`${(n % 2 === 0 ? first : second).url}/event?id=${note.id}`)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+  });
+
+  it('on the embedded store the counters are in process', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-limits-'));
+    const store = new LmdbEventStore(dir);
+    cleanups.push(async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    await store.putEvents([alice]);
+    const { url } = await server(store, { requests: { perSecond: 1, burst: 2 }, trustProxy: false });
+    const statuses = [];
+    for (let n = 0; n < 3; n++) statuses.push((await get(`${url}/user-profile?pubkey=${alice.pubkey}`)).status);
+    expect(statuses).toEqual([200, 200, 429]);
+  });
+
+  it('TRUST_PROXY: X-Forwarded-For names the client only when trusted', async () => {
+    const store = await redisStore();
+    const path = (url: string) => `${url}/user-profile?pubkey=${alice.pubkey}`;
+    const trusted = await server(store.store, { requests: { perSecond: 1, burst: 1 }, trustProxy: true });
+    expect((await get(path(trusted.url), { 'x-forwarded-for': '203.0.113.1' })).status).toBe(200);
+    expect((await get(path(trusted.url), { 'x-forwarded-for': '203.0.113.1' })).status).toBe(429);
+    // Another client behind the same proxy has its own allowance.
+    expect((await get(path(trusted.url), { 'x-forwarded-for': '203.0.113.2' })).status).toBe(200);
+
+    const other = await redisStore();
+    const untrusted = await server(other.store, { requests: { perSecond: 1, burst: 1 }, trustProxy: false });
+    expect((await get(path(untrusted.url), { 'x-forwarded-for': '203.0.113.1' })).status).toBe(200);
+    // A forged header does not buy a new allowance.
+    expect((await get(path(untrusted.url), { 'x-forwarded-for': '198.51.100.7' })).status).toBe(429);
+  });
+});
+
+describe('MISS_RATE_LIMIT (issue 16 §2): random ids cannot make us flood relays', () => {
+  it('lookups that go to relays are limited apart from the rest: 429 with Retry-After, the relay not asked; index hits still answered', async () => {
+    const relay = await scenario.relay({ events: [] });
+    const store = await redisStore();
+    const started = await startTestServer(store.store, {
+      relays: { urls: [relay.url], indexerUrls: [], outbox: { enabled: false, relaysPerPubkey: 2, maxRelays: 20 } },
+      rateLimits: { misses: { perSecond: 0.5, burst: 2 }, trustProxy: false },
+    });
+    cleanups.push(() => started.close());
+    const statuses = [];
+    for (let n = 0; n < 4; n++) statuses.push((await get(`${started.url}/event?id=${unknownId(n)}`)).status);
+    // Two misses asked the relay (404: it has none), the next two were refused before any REQ.
+    expect(statuses).toEqual([404, 404, 429, 429]);
+    const refused = await get(`${started.url}/event?id=${unknownId(9)}`);
+    expect(refused.body).toEqual(LIMITED);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(relay.requests.filter((filters) => filters.some((filter) => filter.ids?.some((id) => id.startsWith('fff'))))).toHaveLength(2);
+    // What the index holds is answered without touching the miss allowance.
+    for (let n = 0; n < 3; n++) expect((await get(`${started.url}/event?id=${note.id}`)).status).toBe(200);
+    // GraphQL: the code, and when to try again.
+    const graphql = await fetch(`${started.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `{ event(id: "${unknownId(20)}") { id } }` }),
+    });
+    const body = (await graphql.json()) as { errors: { extensions: { code: string; retryAfter: number } }[] };
+    expect(body.errors[0]?.extensions.code).toBe('rate_limited');
+    expect(body.errors[0]?.extensions.retryAfter).toBeGreaterThanOrEqual(1);
+  });
+});
