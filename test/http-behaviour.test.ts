@@ -8,14 +8,11 @@ const alice = profile('alice', { name: 'alice' });
 const context = useTestServer([alice]);
 
 describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
-  it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])(
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE'])(
     '%s on a REST route is 405 with Allow, in the error shape',
     async (method) => {
       for (const path of ['/event?id=x', '/user-profile']) {
-        const response = await getJson(`${context.server.url}${path}`, {
-          method,
-          body: method === 'OPTIONS' ? undefined : '{}',
-        });
+        const response = await getJson(`${context.server.url}${path}`, { method, body: '{}' });
         expect(response.status).toBe(405);
         expect(response.headers.get('allow')).toBe('GET, HEAD');
         expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
@@ -39,6 +36,18 @@ describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
     expect(await head.text()).toBe('');
     const missing = await fetch(`${context.server.url}/event?id=${'c'.repeat(64)}`, { method: 'HEAD' });
     expect(missing.status).toBe(404);
+  });
+
+  it('OPTIONS without a preflight is answered as one (RFC 9110 §9.3.7: it asks what the route allows), by @fastify/cors', async () => {
+    for (const [path, methods] of [['/event?id=x', 'GET, HEAD'], ['/user-profile', 'GET, HEAD'], ['/graphql', 'GET, POST']] as const) {
+      const response = await fetch(`${context.server.url}${path}`, { method: 'OPTIONS' });
+      expect(response.status).toBe(204);
+      expect(await response.text()).toBe('');
+      expect(response.headers.get('access-control-allow-origin')).toBe('*');
+      expect(response.headers.get('access-control-allow-methods')).toBe(methods);
+      expect(response.headers.get('access-control-max-age')).toBe('86400');
+      expect(response.headers.get('access-control-allow-credentials')).toBeNull();
+    }
   });
 
   it('a CORS preflight is answered for GET', async () => {

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { createRequire } from 'node:module';
 import { Command, InvalidArgumentError } from 'commander';
 import { type Config, ConfigError, loadConfig } from '../config/env.js';
 import { createLogger } from '../logger.js';
@@ -7,13 +6,9 @@ import { closeOnSignals, startService } from '../service.js';
 import { guardProcess } from './process-guards.js';
 import { runImport } from './import-command.js';
 import { runSync } from './sync-command.js';
+import { PACKAGE_VERSION } from '../version.js';
 
 /** Reads the configuration, or prints every problem and exits 1. */
-/** The version in package.json: two levels up from src/cli/main.ts and from dist/cli/main.js alike. */
-function packageVersion(): string {
-  return (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
-}
-
 function configOrExit(): Config {
   try {
     return loadConfig();
@@ -58,7 +53,7 @@ function sinceTime(value: string): number {
 
 const program = new Command()
   .name('nostr-lookup')
-  .version(packageVersion(), '-V, --version', 'print the version and exit')
+  .version(PACKAGE_VERSION, '-V, --version', 'print the version and exit')
   .description('Nostr event and profile lookup service. Configuration: environment variables (see README).');
 
 program

@@ -25,6 +25,7 @@ import {
   rawErrorResponse,
   SOCKET_INACTIVITY_MS,
 } from './connection-limits.js';
+import cors from '@fastify/cors';
 import { createFailureLog } from './failure-log.js';
 import { createLookupYoga } from './graphql/create-yoga.js';
 import { createDirectGraphql } from './graphql/direct-execution.js';
@@ -34,7 +35,9 @@ import { registerRateLimits } from './rate-limits.js';
 import { sendError } from './reply.js';
 import { registerRequestLog } from './request-log.js';
 import { errorResponse } from './rest-response.js';
+import { registerDocs } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
+import { PACKAGE_VERSION } from '../version.js';
 import { metricsRoutes, registerRequestMetrics } from './routes/metrics.js';
 import { REST_ALLOW, REST_LOOKUPS, restRoutes, sendRest } from './routes/rest-routes.js';
 
@@ -99,6 +102,13 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
   // Rate limits first: the plugin's hook must see every route registered after it.
   const shared = store instanceof RedisEventStore ? { client: store.client, keyPrefix: store.keyPrefix } : undefined;
   const { missLimit } = registerRateLimits(app, config.rateLimits ?? { trustProxy: false }, shared);
+  // The document collects the routes registered after it.
+  registerDocs(app, {
+    lookup: config.lookup,
+    maxResponseBytes: config.graphql.maxResponseBytes,
+    ...(config.rateLimits ? { rateLimits: config.rateLimits } : {}),
+    version: PACKAGE_VERSION,
+  });
   const newContext = (client: string) => {
     const misses = missLimit();
     return createContext({
@@ -115,8 +125,19 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
   // (Callback-style hooks: an async hook costs a promise per request.)
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    reply.header('access-control-allow-origin', '*');
     done();
+  });
+  // CORS (DESIGN §1): open to every origin, never with credentials, never an echo of what the
+  // request sent (no Origin reflected, `*` for headers). Any OPTIONS is answered as a preflight
+  // (204): OPTIONS asks what the resource allows (RFC 9110 §9.3.7). Methods per route:
+  // REST here, /graphql in its route's config (graphql-route.ts).
+  void app.register(cors, {
+    origin: '*',
+    credentials: false,
+    methods: REST_ALLOW,
+    allowedHeaders: '*',
+    maxAge: 86_400,
+    strictPreflight: false,
   });
   limitConnections(app.server, limits);
   closeConnectionsOnShutdown(app);
@@ -148,16 +169,7 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '';
     if (!restPaths.has(path)) return send(reply, errorResponse('route_not_found'));
-    // A CORS preflight is answered; any other method than GET/HEAD on a REST route is 405 (DESIGN §1).
-    if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {
-      return reply
-        .status(204)
-        .header('access-control-allow-methods', REST_ALLOW)
-        // Not the requested headers echoed back: a response never repeats what a client sent.
-        .header('access-control-allow-headers', '*')
-        .header('access-control-max-age', '86400')
-        .send();
-    }
+    // Any other method than GET/HEAD (OPTIONS is @fastify/cors') on a REST route is 405 (DESIGN §1).
     return send(reply.header('allow', REST_ALLOW), errorResponse('method_not_allowed'));
   });
 

@@ -21,7 +21,7 @@ function sendGraphqlError(reply: FastifyReply, code: ErrorCode, message?: string
 }
 
 /**
- * /graphql: GraphQL over HTTP (GET and POST) by graphql-yoga, inside Fastify. CORS is ours (open `*`,
+ * /graphql: GraphQL over HTTP (GET and POST) by graphql-yoga, inside Fastify. CORS is @fastify/cors' (open `*`,
  * no credentials, DESIGN §1), and the cases yoga would answer badly are answered here in the
  * GraphQL error shape with a code from the table: an absolute request target (yoga: 500), a
  * browser's `accept: text/html` while GraphiQL is off, a content type it does not read (yoga: 406
@@ -37,17 +37,14 @@ export function registerGraphqlRoute(app: FastifyInstance, yoga: LookupYoga, dir
     graphqlScope.route({
       url: yoga.graphqlEndpoint,
       method: ['GET', 'POST', 'OPTIONS', 'PUT', 'PATCH', 'DELETE'],
+      // GraphQL describes itself (introspection, GraphiQL); /openapi.json names it in its description.
+      schema: { hide: true },
+      // Preflights are answered by @fastify/cors (app.ts), with this route's methods.
+      config: { cors: { methods: 'GET, POST' } },
       handler: async (request, reply) => {
-        if (!['GET', 'HEAD', 'POST', 'OPTIONS'].includes(request.method)) {
+        // (OPTIONS never gets here: @fastify/cors answers it.)
+        if (!['GET', 'HEAD', 'POST'].includes(request.method)) {
           return sendGraphqlError(reply.header('allow', 'GET, POST'), 'method_not_allowed', '/graphql answers GET and POST only.');
-        }
-        if (request.method === 'OPTIONS') {
-          return reply
-            .status(204)
-            .header('access-control-allow-methods', 'GET, POST')
-            .header('access-control-allow-headers', '*')
-            .header('access-control-max-age', '86400')
-            .send();
         }
         // An absolute URL as the request target (`GET http://host/graphql`) is valid HTTP that yoga
         // cannot parse (500); GraphQL over HTTP needs only the path.

@@ -1,4 +1,5 @@
 import type { FastifyPluginCallback } from 'fastify';
+import { DOCUMENTATION_ONLY, HEALTHZ_SCHEMA, READYZ_SCHEMA } from '../openapi/schemas.js';
 import { NOT_RATE_LIMITED } from '../rate-limits.js';
 import type { EventStore } from '../../store/event-store.js';
 import { JSON_TYPE } from '../reply.js';
@@ -9,13 +10,13 @@ import { JSON_TYPE } from '../reply.js';
  * instance that has lost Redis.
  */
 export const healthRoutes: FastifyPluginCallback<{ store: EventStore }> = (app, { store }, done) => {
-  app.get('/healthz', NOT_RATE_LIMITED, async (_request, reply) =>
+  app.get('/healthz', { ...NOT_RATE_LIMITED, schema: HEALTHZ_SCHEMA, ...DOCUMENTATION_ONLY }, async (_request, reply) =>
     reply
       .header('content-type', JSON_TYPE)
       .header('cache-control', 'no-store')
       .send('{"status":"ok"}'),
   );
-  app.get('/readyz', NOT_RATE_LIMITED, async (request, reply) => {
+  app.get('/readyz', { ...NOT_RATE_LIMITED, schema: READYZ_SCHEMA, ...DOCUMENTATION_ONLY }, async (request, reply) => {
     reply.header('content-type', JSON_TYPE).header('cache-control', 'no-store');
     try {
       await store.ping();

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginCallback } from 'fastify';
+import { DOCUMENTATION_ONLY, METRICS_SCHEMA } from '../openapi/schemas.js';
 import { NOT_RATE_LIMITED } from '../rate-limits.js';
 import type { Logger } from '../../logger.js';
 import { metrics, registry } from '../../metrics/metrics.js';
@@ -9,7 +10,7 @@ import { metrics, registry } from '../../metrics/metrics.js';
  * out, METRICS_PORT serves it on a port of its own instead (startMetricsServer).
  */
 export const metricsRoutes: FastifyPluginCallback = (app, _options, done) => {
-  app.get('/metrics', NOT_RATE_LIMITED, async (_request, reply) => {
+  app.get('/metrics', { ...NOT_RATE_LIMITED, schema: METRICS_SCHEMA, ...DOCUMENTATION_ONLY }, async (_request, reply) => {
     const text = await registry.metrics();
     return reply.header('content-type', registry.contentType).header('cache-control', 'no-store').send(text);
   });

@@ -5,6 +5,7 @@ import { notModified, validatorHeaders } from '../conditional.js';
 import type { FailureLog } from '../failure-log.js';
 import { sendJson, sendNotModified } from '../reply.js';
 import type { RestResponse } from '../rest-response.js';
+import { DOCUMENTATION_ONLY, EVENT_SCHEMA, USER_PROFILE_SCHEMA } from '../openapi/schemas.js';
 import { eventLookup } from './event.js';
 import { type RenderLimits, type RestLookup, restLookupHandler } from './rest-lookup.js';
 import { userProfileLookup } from './user-profile.js';
@@ -33,9 +34,9 @@ export interface RestRoutesOptions {
  * current (conditional.ts).
  */
 export const restRoutes: FastifyPluginCallback<RestRoutesOptions> = (app, { schema, newContext, logFailure, limits }, done) => {
-  const register = <TResult, TVariables extends Record<string, unknown>>(lookup: RestLookup<TResult, TVariables>) => {
+  const register = <TResult, TVariables extends Record<string, unknown>>(lookup: RestLookup<TResult, TVariables>, documented: object) => {
     const handle = restLookupHandler(schema, lookup, limits);
-    app.get(lookup.path, async (request, reply) => {
+    app.get(lookup.path, { schema: documented, ...DOCUMENTATION_ONLY }, async (request, reply) => {
       const response = await handle(request.query, newContext(request.ip));
       if (response.failure) logFailure(request.log, response.failure, 'lookup failed');
       if (response.validators) {
@@ -45,7 +46,7 @@ export const restRoutes: FastifyPluginCallback<RestRoutesOptions> = (app, { sche
       return sendRest(reply, response);
     });
   };
-  register(userProfileLookup);
-  register(eventLookup);
+  register(userProfileLookup, USER_PROFILE_SCHEMA);
+  register(eventLookup, EVENT_SCHEMA);
   done();
 };

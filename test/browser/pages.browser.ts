@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServingCli, serveCli, spawnCli } from '../support/cli.js';
 
 /**
- * GraphiQL in a real browser (issue 17 §2): a headless Chromium from the system (CHROMIUM_PATH, or
+ * GraphiQL (issue 17 §2) and the API docs (issue 16 §4) in a real browser: a headless Chromium from the system (CHROMIUM_PATH, or
  * Debian's `chromium`), every request that is not to the loopback service blocked, against
  * `nostr-lookup serve` with the sample imported and no relays.
  */
@@ -95,6 +95,25 @@ describe('GraphiQL at /graphql, offline, in headless Chromium', () => {
     await page.keyboard.press('Control+Enter');
     await page.locator('.graphiql-response', { hasText: 'JeffG' }).waitFor({ timeout: 15_000 });
     expect(await responseText(page)).toBe('{"data":{"profile":{"name":"JeffG","displayName":"JeffG"}}}');
+    expect(offMachine).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('API docs at /docs (issue 16 §4), offline, in headless Chromium', () => {
+  it('Swagger UI loads from the service alone, shows both routes, and runs a lookup against the service', async () => {
+    const { page, offMachine, errors } = await offlinePage();
+    await page.goto(`${served.url}/docs`);
+    await page.locator('.swagger-ui .info .title', { hasText: 'Nostr lookup' }).waitFor({ timeout: 20_000 });
+    const operations = await page.locator('.opblock-summary-path').allTextContents();
+    expect(operations.map((text) => text.replace(/\u200b/g, ''))).toEqual(expect.arrayContaining(['/user-profile', '/event']));
+    // Try it out: the sample's profile of JeffG, answered by the service.
+    await page.locator('.opblock-summary-path', { hasText: '/user-profile' }).click();
+    await page.locator('.try-out__btn').click();
+    await page.locator('input[placeholder="pubkey"]').fill('npub1zuuajd7u3sx8xu92yav9jwxpr839cs0kc3q6t56vd5u9q033xmhsk6c2uc');
+    await page.locator('.execute').click();
+    await page.locator('.responses-wrapper .live-responses-table', { hasText: 'JeffG' }).waitFor({ timeout: 15_000 });
     expect(offMachine).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
