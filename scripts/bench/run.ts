@@ -260,6 +260,10 @@ async function main() {
     );
     children.push(embeddedService);
     const embeddedUrl = `http://127.0.0.1:${embeddedPort}`;
+    // The cost of metrics and rate limits (issue 16: at most 5% on cached lookups): the same service
+    // with both off, and with both on (limits high enough never to refuse: every request is counted).
+    const bareUrl = `http://127.0.0.1:${await startService(children, env, { METRICS: 'false' })}`;
+    const limitedUrl = `http://127.0.0.1:${await startService(children, env, { RATE_LIMIT: '1000000', MISS_RATE_LIMIT: '1000' })}`;
     const serviceUrl = `http://127.0.0.1:${servicePort}`;
     const baselineUrl = `http://127.0.0.1:${baselinePort}`;
     const bytesBaselineUrl = `http://127.0.0.1:${bytesBaselinePort}`;
@@ -298,6 +302,8 @@ async function main() {
         event('baseline /event (bytes)', bytesBaselineUrl, true),
         event('service /event', serviceUrl, true),
         event('service, embedded store /event', embeddedUrl, false),
+        event('service, METRICS=false /event', bareUrl, true),
+        event('service, metrics + rate limits /event', limitedUrl, true),
         {
           name: 'service POST /graphql (event)',
           url: serviceUrl,
@@ -317,6 +323,8 @@ async function main() {
       profile('baseline /user-profile (bytes)', bytesBaselineUrl, true),
       profile('service /user-profile', serviceUrl, true),
       profile('service, embedded store /user-profile', embeddedUrl, false),
+      profile('service, METRICS=false /user-profile', bareUrl, true),
+      profile('service, metrics + rate limits /user-profile', limitedUrl, true),
       {
         name: 'service POST /graphql (profile)',
         url: serviceUrl,
@@ -336,6 +344,13 @@ async function main() {
     await privateRedis?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Another `serve` on the bench's Redis, with `extra` environment: its port. */
+async function startService(children: ChildProcess[], env: Record<string, string>, extra: Record<string, string>): Promise<number> {
+  const port = await freePort();
+  children.push(await startProcess(['dist/cli/main.js', 'serve'], { ...env, ...extra, PORT: String(port), NODE_ENV: 'production' }, `http://127.0.0.1:${port}/healthz`));
+  return port;
 }
 
 function writeReport(rows: Row[], peakRss: { redis: number | undefined; embedded: number | undefined }) {
@@ -385,10 +400,15 @@ Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes 
   answered by the index, so the figures measure the service, not public relays.
 - **service, embedded store**: the same, without \`REDIS_URL\`: the same dataset in LMDB (\`DATA_DIR\`).
   Its ratios compare it with the Redis baselines.
+- **service, METRICS=false** and **service, metrics + rate limits**: the cost of issue 16's
+  features on cached lookups: both off, and both on (\`RATE_LIMIT=1000000\`, \`MISS_RATE_LIMIT=1000\`:
+  every request counted in Redis, none refused). The table below the main one gives the ratio.
 
 | K | target | req/s | p50 ms | p99 ms | errors | Redis cmds/req | bytes/resp | ×baseline | ×bytes | ×ceiling |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${lines.join('\n')}
+
+${costLines(rows)}
 
 Service peak RSS over the whole run: ${peakRss.redis?.toFixed(0) ?? 'n/a'} MiB on Redis, ${
     peakRss.embedded?.toFixed(0) ?? 'n/a'
@@ -403,6 +423,17 @@ Service peak RSS over the whole run: ${peakRss.redis?.toFixed(0) ?? 'n/a'} MiB o
   }
   const notes = existing.indexOf('\n## Notes');
   writeFileSync(path, report + (notes >= 0 ? existing.slice(notes) : ''));
+}
+
+/** Metrics and rate limits on, against both off, per group (issue 16: at most 5% lower). */
+function costLines(rows: Row[]): string {
+  const lines = ['| K | route | both off req/s | metrics + rate limits req/s | ratio |', '| --- | --- | --- | --- | --- |'];
+  for (const bare of rows.filter((row) => row.target.startsWith('service, METRICS=false'))) {
+    const route = bare.target.slice('service, METRICS=false '.length);
+    const limited = rows.find((row) => row.k === bare.k && row.target === `service, metrics + rate limits ${route}`);
+    if (limited) lines.push(`| ${bare.k} | ${route} | ${bare.rps.toFixed(0)} | ${limited.rps.toFixed(0)} | ${(limited.rps / bare.rps).toFixed(2)} |`);
+  }
+  return `Cost of metrics and rate limits (same run, same groups):\n\n${lines.join('\n')}`;
 }
 
 await main();
