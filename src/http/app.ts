@@ -53,8 +53,6 @@ export interface AppDependencies {
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
-const send = sendRest;
-
 /**
  * Requests Node's HTTP parser refuses before any route sees them (a URL over 16 KiB, a malformed
  * request line) still get the JSON error shape.
@@ -96,7 +94,7 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
     // A URL Fastify cannot decode (`/%`) would get Fastify's own body, which echoes the input.
     frameworkErrors: (error, request, reply) => {
       request.log.info({ err: error }, 'bad request');
-      return send(reply.header('access-control-allow-origin', '*'), errorResponse('bad_request'));
+      return sendRest(reply.header('access-control-allow-origin', '*'), errorResponse('bad_request'));
     },
   });
   // Rate limits first: the plugin's hook must see every route registered after it.
@@ -168,9 +166,9 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
   const restPaths = new Set<string>(REST_LOOKUPS.map((lookup) => lookup.path));
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '';
-    if (!restPaths.has(path)) return send(reply, errorResponse('route_not_found'));
+    if (!restPaths.has(path)) return sendRest(reply, errorResponse('route_not_found'));
     // Any other method than GET/HEAD (OPTIONS is @fastify/cors') on a REST route is 405 (DESIGN §1).
-    return send(reply.header('allow', REST_ALLOW), errorResponse('method_not_allowed'));
+    return sendRest(reply.header('allow', REST_ALLOW), errorResponse('method_not_allowed'));
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -180,15 +178,15 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
         if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
         return sendError(reply, error.code, { graphql: true });
       }
-      return send(reply, errorResponse(error.code, error));
+      return sendRest(reply, errorResponse(error.code, error));
     }
     // Framework-level failures (a malformed URL…) still answer in the error shape, from the table.
     if ((error.statusCode ?? 500) < 500) {
       request.log.info({ err: error }, 'bad request');
-      return send(reply, errorResponse('bad_request'));
+      return sendRest(reply, errorResponse('bad_request'));
     }
     request.log.error({ err: error }, 'unhandled error');
-    return send(reply, errorResponse('internal_error'));
+    return sendRest(reply, errorResponse('internal_error'));
   });
 
   return app;

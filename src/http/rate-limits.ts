@@ -5,6 +5,7 @@ import type { RateLimit, RateLimitConfig } from '../config/env.js';
 import { LookupError } from '../errors.js';
 import type { MissLimit } from '../fill/relay-request.js';
 import type { RedisClient } from '../store/redis/mget-by-slot.js';
+import { leasedWindowStore } from './leased-window-store.js';
 
 /** Where the counters live: Redis beside the index (shared by every instance using it), else in process. */
 export interface SharedCounters {
@@ -18,9 +19,9 @@ function window({ perSecond, burst }: RateLimit): { max: number; timeWindow: num
 }
 
 /**
- * Per-client rate limits (issue 16 §2), by @fastify/rate-limit: its fixed-window counters, kept in
- * Redis (one Lua script per request, `<prefix>rl:…` keys that expire with their window) when the
- * index is in Redis, so that a fleet limits together, or in process on the embedded store. A client
+ * Per-client rate limits (issue 16 §2), by @fastify/rate-limit: its fixed windows, counted in Redis
+ * when the index is there (`<prefix>rl:…` keys that expire with their window; leased in blocks,
+ * leased-window-store.ts) so that a fleet limits together, or in process on the embedded store. A client
  * is its address as clientKey reads it (IPv4, IPv6 /64), after TRUST_PROXY.
  *
  * - RATE_LIMIT: every request but /healthz, /readyz and /metrics, counted before anything else is
@@ -42,7 +43,8 @@ export function registerRateLimits(app: FastifyInstance, config: RateLimitConfig
     global: requests !== undefined,
     ...(requests ? window(requests) : {}),
     keyGenerator: (request: FastifyRequest) => clientKey(request.ip),
-    ...(shared ? { redis: shared.client, nameSpace: `${shared.keyPrefix}rl:` } : {}),
+    // On Redis: leased blocks of the shared counters (leased-window-store.ts), not a round trip per request.
+    ...(shared ? { store: leasedWindowStore(shared.client, `${shared.keyPrefix}rl:`) } : {}),
     skipOnError: true,
     // Thrown by the plugin; the app's error handler answers it from the error table.
     errorResponseBuilder: (_request, context) => new LookupError('rate_limited', { retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)) }),
