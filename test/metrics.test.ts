@@ -69,6 +69,14 @@ describe('GET /metrics (issue 16 §1)', () => {
     expect(moved('nostr_lookup_http_requests_total', { route: '/event', method: 'GET', status: '400' })).toBe(1);
     expect(moved('nostr_lookup_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' })).toBe(1);
     expect(durationCount('/user-profile') - durationsBefore).toBe(2);
+    // The histogram is cumulative: buckets never decrease, and +Inf is the count.
+    const buckets = lastText
+      .split('\n')
+      .filter((line) => line.startsWith('nostr_lookup_http_request_duration_seconds_bucket{') && line.includes('route="/user-profile"'))
+      .map((line) => Number(line.split(' ')[1]));
+    expect(buckets).toHaveLength(14);
+    expect(buckets).toEqual([...buckets].sort((a, b) => a - b));
+    expect(buckets.at(-1)).toBe(durationCount('/user-profile'));
     // Relays are off in this server: the index answers or misses.
     expect(moved('nostr_lookup_lookups_total', { kind: 'profile', outcome: 'index_hit' })).toBe(2);
     expect(moved('nostr_lookup_lookups_total', { kind: 'event', outcome: 'index_miss' })).toBe(1);

@@ -60,6 +60,12 @@ export function leasedWindowStore(client: RedisClient, namespace: string): Fasti
     ) {}
 
     incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number, max: number): void {
+      // Answered at once from the lease in hand (the common case), else once a lease comes back.
+      const now = this.takeNow(key, timeWindow, max);
+      if (now) {
+        callback(null, now);
+        return;
+      }
       this.take(key, timeWindow, max).then(
         (result) => callback(null, result),
         (error: unknown) => callback(error as Error),
@@ -72,24 +78,35 @@ export function leasedWindowStore(client: RedisClient, namespace: string): Fasti
       return new LeasedWindowStore(undefined, `${this.prefix}${route.method ?? ''}${route.url ?? ''}-`);
     }
 
-    /** One request: `current` past `max` means refused (the plugin's rule). */
+    /**
+     * One request, decided without Redis if it can be: from the lease in hand, or refused when the
+     * fleet has taken the whole limit in this window. `current` past `max` means refused (the
+     * plugin's rule). Undefined: a lease is needed.
+     */
+    private takeNow(key: string, timeWindow: number, max: number): { current: number; ttl: number } | undefined {
+      const now = Date.now();
+      let window = this.windows.get(key);
+      if (!window || window.endsAt <= now) {
+        if (window) this.windows.delete(key);
+        window = { endsAt: now + timeWindow, tokens: 0, total: 0 };
+        if (this.windows.size >= MAX_WINDOWS) this.windows.delete(this.windows.keys().next().value as string);
+        this.windows.set(key, window);
+      }
+      const ttl = window.endsAt - now;
+      if (window.tokens > 0) {
+        window.tokens -= 1;
+        return { current: window.total - window.tokens, ttl };
+      }
+      if (window.total >= max) return { current: max + 1, ttl };
+      return undefined;
+    }
+
+    /** One request that needs a lease first (one lease in flight per key; others wait for it). */
     private async take(key: string, timeWindow: number, max: number): Promise<{ current: number; ttl: number }> {
       for (;;) {
-        const now = Date.now();
-        let window = this.windows.get(key);
-        if (!window || window.endsAt <= now) {
-          if (window) this.windows.delete(key);
-          window = { endsAt: now + timeWindow, tokens: 0, total: 0 };
-          if (this.windows.size >= MAX_WINDOWS) this.windows.delete(this.windows.keys().next().value as string);
-          this.windows.set(key, window);
-        }
-        const ttl = window.endsAt - now;
-        if (window.tokens > 0) {
-          window.tokens -= 1;
-          return { current: window.total - window.tokens, ttl };
-        }
-        // The fleet has taken the whole limit in this window: refused, no need to ask.
-        if (window.total >= max) return { current: max + 1, ttl };
+        const now = this.takeNow(key, timeWindow, max);
+        if (now) return now;
+        const window = this.windows.get(key) as LeasedWindow;
         window.leasing ??= this.lease(key, window, timeWindow, max);
         await window.leasing;
       }
