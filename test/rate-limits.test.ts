@@ -57,8 +57,15 @@ describe('RATE_LIMIT (issue 16 §2)', () => {
     // 2 per second, a burst of 3: at most 3 requests per 1.5 s window.
     const { url } = await server(store.store, { requests: { perSecond: 2, burst: 3 }, trustProxy: false });
     const path = `${url}/user-profile?pubkey=${alice.pubkey}`;
-    for (let n = 0; n < 3; n++) expect((await get(path)).status).toBe(200);
+    for (let n = 0; n < 3; n++) {
+      const allowed = await get(path);
+      expect(allowed.status).toBe(200);
+      // The plugin's headers only on refusals.
+      expect(allowed.headers.get('x-ratelimit-limit')).toBeNull();
+    }
     const refused = await get(path);
+    expect(refused.headers.get('x-ratelimit-limit')).toBe('3');
+    expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(refused.status).toBe(429);
     expect(refused.body).toEqual(LIMITED);
     const retryAfter = Number(refused.headers.get('retry-after'));

@@ -95,9 +95,9 @@ const COMMON_HEADERS = {
   'access-control-allow-origin': header('Always `*`: any origin may read, never with credentials.'),
 };
 const RATE_HEADERS = {
-  'x-ratelimit-limit': header('With RATE_LIMIT: the requests a client may send per window.'),
-  'x-ratelimit-remaining': header('With RATE_LIMIT: what is left of this window.'),
-  'x-ratelimit-reset': header('With RATE_LIMIT: seconds until the window starts again.'),
+  'x-ratelimit-limit': header('The requests a client may send per window.'),
+  'x-ratelimit-remaining': header('What is left of this window: 0.'),
+  'x-ratelimit-reset': header('Seconds until the window starts again.'),
 };
 
 /** The errors each REST route may answer, by status (every code from the table that applies). */
@@ -108,7 +108,7 @@ function restErrors(notFound: readonly ErrorCode[], invalid: ErrorCode) {
     405: errorSchema(405, ['method_not_allowed'], 'Only GET and HEAD (and CORS preflights).'),
     429: {
       ...errorSchema(429, ['rate_limited', 'too_many_requests'], 'Past a per-client limit: RATE_LIMIT, MISS_RATE_LIMIT (lookups that must ask relays), MISS_CONCURRENCY_PER_CLIENT or MAX_REQUESTS_PER_CONNECTION.'),
-      headers: { 'retry-after': header('Seconds to wait before trying again.'), ...COMMON_HEADERS },
+      headers: { 'retry-after': header('Seconds to wait before trying again.'), ...RATE_HEADERS, ...COMMON_HEADERS },
     },
     500: errorSchema(500, ['store_unavailable', 'relays_unavailable', 'corrupt_data', 'internal_error'], 'The index or the relays could not be read; try again shortly.'),
     503: { ...errorSchema(503, ['too_many_connections', 'shutting_down'], 'Too many connections from this client, or the service is stopping.'), headers: { 'retry-after': header('Seconds to wait.') } },
@@ -120,7 +120,6 @@ const SUCCESS_HEADERS = {
   'last-modified': header("The newest created_at among the body's events (never later than now)."),
   'cache-control': header('`public, max-age=60`.'),
   ...COMMON_HEADERS,
-  ...RATE_HEADERS,
 };
 const NOT_MODIFIED = {
   description: "Not Modified: the client's copy (If-None-Match, else If-Modified-Since) is current. No body.",
