@@ -18,12 +18,29 @@ export function clientKey(address: string | undefined): string {
   return key;
 }
 
+function withoutPort(text: string): string | undefined {
+  if (text.length > 64) return undefined;
+  const bracketed = /^\[([0-9a-fA-F:.]+)\](?::\d{1,5})?$/.exec(text);
+  if (bracketed) return bracketed[1];
+  const ipv4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(text);
+  return ipv4WithPort ? ipv4WithPort[1] : text;
+}
+
 /** Addresses seen lately and their keys (cleared whole when full: a flood of addresses costs parsing, nothing more). */
 const RECENT_KEYS = 4096;
 const recentKeys = new Map<string, string>();
 
-function keyOf(address: string): string {
-  if (!ipaddr.isValid(address)) return address;
+/**
+ * What is not an address (an X-Forwarded-For value written by the client, with TRUST_PROXY) is never
+ * a key of its own: a new string per request would be a new allowance, and a long one a large key.
+ * An address with a port (`1.2.3.4:5678`, `[2001:db8::1]:443`, as some proxies write it) is that
+ * address; anything else is one shared client.
+ */
+export const UNKNOWN_CLIENT = 'unknown';
+
+function keyOf(given: string): string {
+  const address = withoutPort(given);
+  if (address === undefined || !ipaddr.isValid(address)) return UNKNOWN_CLIENT;
   const parsed = ipaddr.process(address);
   if (parsed.kind() === 'ipv4') return parsed.toString();
   return `${(parsed as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16)).join(':')}::/64`;

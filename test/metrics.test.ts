@@ -27,7 +27,13 @@ const scenario = relayScenario();
 /** The text last scraped, for what the parser does not keep (it drops a histogram's labels and count). */
 let lastText = '';
 
+/** When each server was last scraped: /metrics keeps a scrape's text for a second. */
+const scrapedAt = new Map<string, number>();
+
 async function scrape(url: string): Promise<Family[]> {
+  const wait = (scrapedAt.get(url) ?? 0) + 1050 - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  scrapedAt.set(url, Date.now());
   const response = await fetch(`${url}/metrics`);
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
@@ -120,6 +126,16 @@ describe('GET /metrics (issue 16 §1)', () => {
     expect(value(again, 'nostr_lookup_lookups_total', { kind: 'event', outcome: 'index_hit' })).toBeGreaterThan(value(after, 'nostr_lookup_lookups_total', { kind: 'event', outcome: 'index_hit' }));
     const relayLabels = new Set(again.flatMap((family) => family.metrics.map((metric) => metric.labels?.relay).filter((label) => label !== undefined)));
     for (const label of relayLabels) expect([relay.url, 'other']).toContain(label);
+  });
+
+  it('a scrape is kept for a second: scrapes in a burst cost one formatting', async () => {
+    const url = context.server.url;
+    // Past any text kept from before: the first fetch below makes a fresh one.
+    await new Promise((resolve) => setTimeout(resolve, 1050));
+    const first = await (await fetch(`${url}/metrics`)).text();
+    await fetch(`${url}/user-profile?pubkey=${alice.pubkey}`);
+    expect(await (await fetch(`${url}/metrics`)).text()).toBe(first);
+    scrapedAt.set(url, Date.now());
   });
 
   it('METRICS=false: /metrics is not served (404 route_not_found)', async () => {

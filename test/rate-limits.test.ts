@@ -153,4 +153,25 @@ describe('MISS_RATE_LIMIT (issue 16 §2): random ids cannot make us flood relays
     expect(body.errors[0]?.extensions.code).toBe('rate_limited');
     expect(body.errors[0]?.extensions.retryAfter).toBeGreaterThanOrEqual(1);
   });
+
+  it('counts keys, not requests: one GraphQL request naming many unknown ids gets only the allowance asked', async () => {
+    const relay = await scenario.relay({ events: [] });
+    const store = await redisStore();
+    const started = await startTestServer(store.store, {
+      relays: { urls: [relay.url], indexerUrls: [], outbox: { enabled: false, relaysPerPubkey: 2, maxRelays: 20 } },
+      rateLimits: { misses: { perSecond: 0.1, burst: 3 }, trustProxy: false },
+    });
+    cleanups.push(() => started.close());
+    const ids = Array.from({ length: 8 }, (_, n) => unknownId(100 + n));
+    const response = await fetch(`${started.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `{ ${ids.map((id, n) => `e${n}: event(id: "${id}") { id }`).join(' ')} }` }),
+    });
+    const body = (await response.json()) as { data: Record<string, unknown>; errors?: { path: string[]; extensions: { code: string } }[] };
+    // Three ids were asked (not found: null), the other five refused before any REQ.
+    expect(body.errors?.map((error) => error.extensions.code)).toEqual(Array(5).fill('rate_limited'));
+    const askedIds = new Set(relay.requests.flat().flatMap((filter) => filter.ids ?? []));
+    expect(ids.filter((id) => askedIds.has(id))).toHaveLength(3);
+  });
 });

@@ -277,23 +277,15 @@ export class ReadThrough {
     const room = Math.max(0, this.deps.config.maxKeysPerRequest - request.keysAsked);
     const admitted = keys.slice(0, room);
     if (admitted.length === 0 || !this.missesByClient.enter(request.client, this.deps.config.missesPerClient)) return keys.map(() => THROTTLED);
-    // MISS_RATE_LIMIT: each lookup that goes to relays takes one from the client's allowance.
-    let retryAfterSeconds: number | null;
     try {
-      retryAfterSeconds = request.missLimit ? await request.missLimit(request.client) : null;
-    } catch (error) {
-      this.missesByClient.leave(request.client);
-      throw error;
-    }
-    if (retryAfterSeconds !== null) {
-      this.missesByClient.leave(request.client);
-      const limited: Fetched = { kind: 'rate_limited', retryAfterSeconds };
-      return keys.map(() => limited);
-    }
-    request.keysAsked += admitted.length;
-    try {
-      const answers = await fetch(admitted);
-      return keys.map((_, index) => answers[index] ?? THROTTLED);
+      // MISS_RATE_LIMIT: each key asked of relays takes one from the client's allowance; the keys
+      // past it are `rate_limited`, not asked.
+      const limit = request.missLimit ? await request.missLimit(request.client, admitted.length) : { admitted: admitted.length, retryAfterSeconds: 0 };
+      const asked = admitted.slice(0, limit.admitted);
+      const limited: Fetched = { kind: 'rate_limited', retryAfterSeconds: limit.retryAfterSeconds };
+      request.keysAsked += asked.length;
+      const answers = asked.length > 0 ? await fetch(asked) : [];
+      return keys.map((_, index) => (index < asked.length ? (answers[index] ?? THROTTLED) : index < admitted.length ? limited : THROTTLED));
     } finally {
       this.missesByClient.leave(request.client);
     }

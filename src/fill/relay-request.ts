@@ -2,10 +2,11 @@ import { clientKey } from '../client-key.js';
 import { parseRelayUrl } from '../relays/relay-url.js';
 
 /**
- * MISS_RATE_LIMIT for one client (http/rate-limits.ts): takes one lookup that goes to relays from
- * the client's allowance; resolves with the seconds to wait when there is none left, else null.
+ * MISS_RATE_LIMIT for one client (http/rate-limits.ts): takes `keys` keys about to be asked of
+ * relays from the client's allowance; resolves with how many of them it allows (the first ones)
+ * and, when not all, the seconds to wait.
  */
-export type MissLimit = (client: string) => Promise<number | null>;
+export type MissLimit = (client: string, keys: number) => Promise<{ admitted: number; retryAfterSeconds: number }>;
 
 /** At most this many relay hints are followed per request (untrusted input: each is a new connection). */
 export const MAX_HINTS_PER_REQUEST = 3;

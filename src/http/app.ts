@@ -99,7 +99,7 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
   });
   // Rate limits first: the plugin's hook must see every route registered after it.
   const shared = store instanceof RedisEventStore ? { client: store.client, keyPrefix: store.keyPrefix } : undefined;
-  const { missLimit } = registerRateLimits(app, config.rateLimits ?? { trustProxy: false }, shared);
+  const { missLimit } = registerRateLimits(app, config.rateLimits ?? { trustProxy: false }, shared, logger);
   // The document collects the routes registered after it.
   registerDocs(app, {
     lookup: config.lookup,
@@ -136,6 +136,8 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
     allowedHeaders: '*',
     maxAge: 86_400,
     strictPreflight: false,
+    // What a browser script may read besides the simple headers.
+    exposedHeaders: ['etag', 'last-modified', 'retry-after', 'x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
   });
   limitConnections(app.server, limits);
   closeConnectionsOnShutdown(app);

@@ -46,7 +46,7 @@ interface LeasedWindow {
 type LeaseCommand = (key: string, count: number, windowMs: number) => Promise<[number, number]>;
 
 /** The store constructor the plugin takes (`store:`), on `client`, its keys under `namespace`. */
-export function leasedWindowStore(client: RedisClient, namespace: string): FastifyRateLimitStoreCtor {
+export function leasedWindowStore(client: RedisClient, namespace: string, onFailure: (error: unknown) => void = () => {}): FastifyRateLimitStoreCtor {
   if (!('rateLimitLease' in client)) client.defineCommand('rateLimitLease', { numberOfKeys: 1, lua: LEASE_SCRIPT });
   const commands = client as unknown as { rateLimitLease: LeaseCommand };
   const lease: LeaseCommand = (key, count, windowMs) => commands.rateLimitLease(key, count, windowMs);
@@ -95,7 +95,8 @@ export function leasedWindowStore(client: RedisClient, namespace: string): Fasti
       const ttl = window.endsAt - now;
       if (window.tokens > 0) {
         window.tokens -= 1;
-        return { current: window.total - window.tokens, ttl };
+        // The counter may have gone past max (a block granted in part): what was handed out is at most max.
+        return { current: Math.min(window.total, max) - window.tokens, ttl };
       }
       if (window.total >= max) return { current: max + 1, ttl };
       return undefined;
@@ -109,6 +110,8 @@ export function leasedWindowStore(client: RedisClient, namespace: string): Fasti
         const window = this.windows.get(key) as LeasedWindow;
         window.leasing ??= this.lease(key, window, timeWindow, max);
         await window.leasing;
+        // Evicted meanwhile (a flood of clients): put back, so its lease is not wasted and asked again.
+        if (this.windows.get(key) !== window && window.endsAt > Date.now()) this.windows.set(key, window);
       }
     }
 
@@ -121,6 +124,9 @@ export function leasedWindowStore(client: RedisClient, namespace: string): Fasti
         window.tokens = Math.max(0, Math.min(block, max - (total - block)));
         window.total = total;
         window.endsAt = Date.now() + Number(ttl);
+      } catch (error) {
+        onFailure(error);
+        throw error;
       } finally {
         window.leasing = undefined;
       }

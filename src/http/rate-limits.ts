@@ -5,6 +5,8 @@ import type { RateLimit, RateLimitConfig } from '../config/env.js';
 import { LookupError } from '../errors.js';
 import type { MissLimit } from '../fill/relay-request.js';
 import type { RedisClient } from '../store/redis/mget-by-slot.js';
+import type { Logger } from '../logger.js';
+import { metrics } from '../metrics/metrics.js';
 import { leasedWindowStore } from './leased-window-store.js';
 
 /** Where the counters live: Redis beside the index (shared by every instance using it), else in process. */
@@ -26,25 +28,38 @@ function window({ perSecond, burst }: RateLimit): { max: number; timeWindow: num
  *
  * - RATE_LIMIT: every request but /healthz, /readyz and /metrics, counted before anything else is
  *   done (the onRequest hook); past it, 429 `rate_limited` with Retry-After.
- * - MISS_RATE_LIMIT: only lookups that must ask relays (each fans out to many relays), taken when
- *   the read-through path is about to ask them (ReadThrough.perClient): the request gets 429
- *   `rate_limited` with Retry-After for what it asked. The plugin's manual limiter
+ * - MISS_RATE_LIMIT: only keys (ids, pubkeys, addresses) that must be asked of relays (each fans
+ *   out to many relays), taken when the read-through path is about to ask them
+ *   (ReadThrough.perClient): the keys past it get 429 `rate_limited` with Retry-After. The plugin's manual limiter
  *   (`createRateLimit`) does the counting: the same store and window rule.
  * If the counters cannot be read (Redis down), requests are let through (`skipOnError`): the
  * lookups themselves then fail with store_unavailable anyway.
  *
  * Returns the miss check, ready once the app has booted (before it serves).
  */
-export function registerRateLimits(app: FastifyInstance, config: RateLimitConfig, shared?: SharedCounters): { missLimit: () => MissLimit | undefined } {
+export function registerRateLimits(
+  app: FastifyInstance,
+  config: RateLimitConfig,
+  shared: SharedCounters | undefined,
+  logger: Logger,
+): { missLimit: () => MissLimit | undefined } {
   const { requests, misses } = config;
   if (!requests && !misses) return { missLimit: () => undefined };
   let missLimit: MissLimit | undefined;
+  // Let through, but never silently: counted, and logged at most once a minute.
+  let lastWarning = 0;
+  const counterFailed = (error: unknown) => {
+    metrics.rateLimitFailure();
+    if (Date.now() - lastWarning < 60_000) return;
+    lastWarning = Date.now();
+    logger.warn({ err: error }, 'rate-limit counters unreachable: requests are let through unlimited');
+  };
   void app.register(rateLimit, {
     global: requests !== undefined,
     ...(requests ? window(requests) : {}),
     keyGenerator: (request: FastifyRequest) => clientKey(request.ip),
     // On Redis: leased blocks of the shared counters (leased-window-store.ts), not a round trip per request.
-    ...(shared ? { store: leasedWindowStore(shared.client, `${shared.keyPrefix}rl:`) } : {}),
+    ...(shared ? { store: leasedWindowStore(shared.client, `${shared.keyPrefix}rl:`, counterFailed) } : {}),
     skipOnError: true,
     // The x-ratelimit-* headers on 429s only (with Retry-After): on every answer they cost ~1% of
     // a cached lookup (three headers), for what a client rarely reads.
@@ -56,9 +71,14 @@ export function registerRateLimits(app: FastifyInstance, config: RateLimitConfig
     app.after(() => {
       const check = app.createRateLimit({ ...window(misses), keyGenerator: (request: FastifyRequest) => `miss:${clientKey(request.ip)}` });
       // The limiter reads only the client address (and the route config, for a group): no request is needed.
-      missLimit = async (client) => {
-        const limit = await check({ ip: client, routeOptions: {} } as unknown as FastifyRequest);
-        return !limit.isAllowed && limit.isExceeded ? Math.max(1, limit.ttlInSeconds) : null;
+      const request = (client: string) => ({ ip: client, routeOptions: {} }) as unknown as FastifyRequest;
+      // One count per key (a GraphQL request may ask hundreds), stopping at the first refused.
+      missLimit = async (client, keys) => {
+        for (let admitted = 0; admitted < keys; admitted++) {
+          const limit = await check(request(client));
+          if (!limit.isAllowed && limit.isExceeded) return { admitted, retryAfterSeconds: Math.max(1, limit.ttlInSeconds) };
+        }
+        return { admitted: keys, retryAfterSeconds: 0 };
       };
     });
   }

@@ -100,6 +100,7 @@ const relayOutcomes = counter(
 );
 const relayEvents = counter(`${PREFIX}relay_events_total`, 'Events received from relays, verified (id and signature) or rejected.', ['relay', 'result']);
 const profileRefreshes = counter(`${PREFIX}profile_refreshes_total`, 'Background refreshes of stale profiles and addresses started (keys claimed and asked of relays).', ['kind']);
+const rateLimitFailures = counter(`${PREFIX}rate_limit_store_failures_total`, 'Rate-limit counters that could not be read in Redis (the request was let through).', ['store']);
 const coalesced = counter(`${PREFIX}fill_coalesced_total`, 'Keys a request did not ask relays for because a lookup of the same key was already under way.', ['kind']);
 
 /** The running sync's counts (relay-sync.ts keeps them), read when metrics are collected. */
@@ -174,6 +175,9 @@ export const metrics = {
   },
   profileRefresh(kind: string, count: number): void {
     if (count > 0) profileRefreshes(kind).value += count;
+  },
+  rateLimitFailure(): void {
+    rateLimitFailures('redis').value += 1;
   },
   coalesced(kind: string, count: number): void {
     if (count > 0) coalesced(kind).value += count;

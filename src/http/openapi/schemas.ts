@@ -117,15 +117,15 @@ function restErrors(notFound: readonly ErrorCode[], invalid: ErrorCode) {
 
 const SUCCESS_HEADERS = {
   etag: header('Strong validator from the ids of every event in the body: send it back in If-None-Match.'),
-  'last-modified': header("The newest created_at among the body's events (never later than now)."),
   'cache-control': header('`public, max-age=60`.'),
   ...COMMON_HEADERS,
 };
-const NOT_MODIFIED = {
-  description: "Not Modified: the client's copy (If-None-Match, else If-Modified-Since) is current. No body.",
+const LAST_MODIFIED = { 'last-modified': header("The profile's created_at (never later than now).") };
+const notModified = (headers: Record<string, unknown>) => ({
+  description: "Not Modified: the client's copy (If-None-Match, else If-Modified-Since where there is a Last-Modified) is current. No body.",
   type: 'null',
-  headers: { etag: SUCCESS_HEADERS.etag, 'last-modified': SUCCESS_HEADERS['last-modified'], 'cache-control': SUCCESS_HEADERS['cache-control'] },
-};
+  headers,
+});
 const CONDITIONAL_HEADERS = {
   type: 'object',
   properties: {
@@ -159,10 +159,10 @@ export const USER_PROFILE_SCHEMA = {
       required: ['profile'],
       additionalProperties: false,
       properties: { profile: { $ref: 'ProfileEvent#' } },
-      headers: SUCCESS_HEADERS,
+      headers: { ...SUCCESS_HEADERS, ...LAST_MODIFIED },
       examples: [{ profile: EXAMPLE_PROFILE }],
     },
-    304: NOT_MODIFIED,
+    304: notModified({ etag: SUCCESS_HEADERS.etag, ...LAST_MODIFIED, 'cache-control': SUCCESS_HEADERS['cache-control'] }),
     ...restErrors(['profile_not_found', 'profile_deleted', 'nip05_not_found', 'nip05_unresolvable'], 'invalid_pubkey'),
   },
 };
@@ -198,7 +198,7 @@ export const EVENT_SCHEMA = {
       headers: SUCCESS_HEADERS,
       examples: [{ event: EXAMPLE_NOTE, profiles: { [EXAMPLE_PROFILE.pubkey]: EXAMPLE_PROFILE } }],
     },
-    304: NOT_MODIFIED,
+    304: notModified({ etag: SUCCESS_HEADERS.etag, 'cache-control': SUCCESS_HEADERS['cache-control'] }),
     ...restErrors(['event_not_found', 'event_deleted'], 'invalid_id'),
   },
 };

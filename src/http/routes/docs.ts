@@ -41,7 +41,7 @@ export function registerDocs(app: FastifyInstance, { lookup, maxResponseBytes, r
           `- requests: ${perSecond(rateLimits?.requests)} (RATE_LIMIT), lookups that must ask relays: ${perSecond(rateLimits?.misses)} (MISS_RATE_LIMIT); past either, 429 rate_limited with Retry-After;`,
           '- every error: `{"error": {"status", "code", "message"}}`, the codes listed per status below.',
           '',
-          'Caching: a 200 carries a strong ETag and Last-Modified, and `cache-control: public, max-age=60`; If-None-Match / If-Modified-Since answer 304. A 404 may be cached 10 s, other errors not at all.',
+          'Caching: a 200 carries a strong ETag (and, for a profile, Last-Modified) and `cache-control: public, max-age=60`; If-None-Match (or If-Modified-Since) answers 304. A 404 may be cached 10 s, other errors not at all.',
         ].join('\n'),
       },
       tags: [

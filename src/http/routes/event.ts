@@ -34,7 +34,7 @@ export const eventLookup: RestLookup<RestEventQuery, RestEventQueryVariables> = 
       separator = ',';
     }
     parts.push('}}');
-    return { body: joinJson(parts), validators: validatorsOf(included) };
+    return { body: joinJson(parts), validators: validatorsOf(included, { lastModified: false }) };
   },
   notFound: 'event_not_found',
   deleted: 'event_deleted',

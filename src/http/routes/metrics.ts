@@ -10,8 +10,12 @@ import { metrics, registry } from '../../metrics/metrics.js';
  * out, METRICS_PORT serves it on a port of its own instead (startMetricsServer).
  */
 export const metricsRoutes: FastifyPluginCallback = (app, _options, done) => {
+  // Formatting every series costs far more than a lookup, and /metrics is not rate limited: a
+  // scrape's text is kept for a second (scrapers ask every few seconds at most).
+  let cached: { at: number; text: Promise<string> } | undefined;
   app.get('/metrics', { ...NOT_RATE_LIMITED, schema: METRICS_SCHEMA, ...DOCUMENTATION_ONLY }, async (_request, reply) => {
-    const text = await registry.metrics();
+    if (!cached || Date.now() - cached.at >= 1000) cached = { at: Date.now(), text: registry.metrics() };
+    const text = await cached.text;
     return reply.header('content-type', registry.contentType).header('cache-control', 'no-store').send(text);
   });
   done();

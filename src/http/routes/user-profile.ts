@@ -14,7 +14,7 @@ export const userProfileLookup: RestLookup<RestUserProfileQuery, RestUserProfile
   document: RestUserProfileDocument,
   variables: (pubkey) => ({ pubkey }),
   render: ({ profile }) =>
-    profile ? { body: joinJson(['{"profile":', profile.event.json, '}']), validators: validatorsOf([profile.event.json]) } : null,
+    profile ? { body: joinJson(['{"profile":', profile.event.json, '}']), validators: validatorsOf([profile.event.json], { lastModified: true }) } : null,
   notFound: 'profile_not_found',
   deleted: 'profile_deleted',
 };
