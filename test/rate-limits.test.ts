@@ -154,6 +154,20 @@ describe('MISS_RATE_LIMIT (issue 16 §2): random ids cannot make us flood relays
     expect(body.errors[0]?.extensions.retryAfter).toBeGreaterThanOrEqual(1);
   });
 
+  it('each IPv6 /64 has its own miss allowance (found by reread: the key was made twice, and every IPv6 client shared one)', async () => {
+    const relay = await scenario.relay({ events: [] });
+    const store = await redisStore();
+    const started = await startTestServer(store.store, {
+      relays: { urls: [relay.url], indexerUrls: [], outbox: { enabled: false, relaysPerPubkey: 2, maxRelays: 20 } },
+      rateLimits: { misses: { perSecond: 0.1, burst: 1 }, trustProxy: true },
+    });
+    cleanups.push(() => started.close());
+    const ask = (client: string, n: number) => get(`${started.url}/event?id=${unknownId(200 + n)}`, { 'x-forwarded-for': client });
+    expect((await ask('2001:db8:1::1', 0)).status).toBe(404);
+    expect((await ask('2001:db8:1::2', 1)).status).toBe(429);
+    expect((await ask('2001:db8:2::1', 2)).status).toBe(404);
+  });
+
   it('counts keys, not requests: one GraphQL request naming many unknown ids gets only the allowance asked', async () => {
     const relay = await scenario.relay({ events: [] });
     const store = await redisStore();

@@ -30,8 +30,8 @@ function window({ perSecond, burst }: RateLimit): { max: number; timeWindow: num
  *   done (the onRequest hook); past it, 429 `rate_limited` with Retry-After.
  * - MISS_RATE_LIMIT: only keys (ids, pubkeys, addresses) that must be asked of relays (each fans
  *   out to many relays), taken when the read-through path is about to ask them
- *   (ReadThrough.perClient): the keys past it get 429 `rate_limited` with Retry-After. The plugin's manual limiter
- *   (`createRateLimit`) does the counting: the same store and window rule.
+ *   (ReadThrough.perClient): the keys past it get 429 `rate_limited` with Retry-After. The
+ *   plugin's manual limiter (`createRateLimit`) does the counting: the same store and window rule.
  * If the counters cannot be read (Redis down), requests are let through (`skipOnError`): the
  * lookups themselves then fail with store_unavailable anyway.
  *
@@ -69,8 +69,9 @@ export function registerRateLimits(
   });
   if (misses) {
     app.after(() => {
-      const check = app.createRateLimit({ ...window(misses), keyGenerator: (request: FastifyRequest) => `miss:${clientKey(request.ip)}` });
-      // The limiter reads only the client address (and the route config, for a group): no request is needed.
+      // The read-through path gives the client's key already (RelayRequest.client is clientKey's).
+      const check = app.createRateLimit({ ...window(misses), keyGenerator: (request: FastifyRequest) => `miss:${request.ip}` });
+      // The limiter reads only the client (and the route config, for a group): no request is needed.
       const request = (client: string) => ({ ip: client, routeOptions: {} }) as unknown as FastifyRequest;
       // One count per key (a GraphQL request may ask hundreds), stopping at the first refused.
       missLimit = async (client, keys) => {
