@@ -5,6 +5,7 @@ import { type RunningCli, spawnCli } from './support/cli.js';
 import { profile, signed } from './support/events.js';
 import { captureLogs } from './support/logs.js';
 import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
+import { freePort } from './support/redis-server.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -41,6 +42,25 @@ async function held(testStore: TestStore, event: NostrEvent): Promise<boolean> {
 }
 
 describe('nostr-lookup sync', () => {
+  it('exports its counts on METRICS_PORT (issue 16 §1: sync has no other port)', async () => {
+    const alice = profile('sync-metrics', { name: 'M' }, now() - 100);
+    const note = signed('sync-metrics', { created_at: now() - 50, content: 'counted' });
+    const source = await relay([alice, note]);
+    const testStore = await store();
+    const port = await freePort();
+    sync(testStore, { RELAYS: source.url, METRICS_PORT: String(port), HOST: '127.0.0.1' });
+    await expect.poll(() => held(testStore, note), { timeout: 15_000, interval: 100 }).toBe(true);
+    const counted = async () => {
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      return Number(/^nostr_lookup_sync_events_total\{result="stored"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    };
+    // The counts are read when scraped (a scrape is kept for a second).
+    await expect.poll(counted, { timeout: 5000, interval: 300 }).toBeGreaterThanOrEqual(2);
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(text).toMatch(/^nostr_lookup_sync_events_total\{result="received"\} \d+$/m);
+    expect(text).toMatch(/^process_cpu_user_seconds_total /m);
+  });
+
   it('stores verified history and live events, stops cleanly on SIGTERM, and resumes from its cursor', async () => {
     const old = signed('sync-a', { created_at: now() - 600, content: 'history' });
     const alice = profile('sync-a', { name: 'A' }, now() - 500);
