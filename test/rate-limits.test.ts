@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RateLimitConfig } from '../src/config/env.js';
 import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
 import { profile, signed } from './support/events.js';
+import type { LoopbackRelay } from './support/loopback-relay.js';
 import { relayScenario } from './support/relay-scenario.js';
 import { startTestServer, type TestServer } from './support/test-server.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
@@ -124,15 +125,21 @@ describe('RATE_LIMIT (issue 16 §2)', () => {
   });
 });
 
+/** A service whose only relay (loopback, empty) is limited by `misses`; outbox and indexers off. */
+async function missLimited(misses: { perSecond: number; burst: number }, trustProxy = false): Promise<{ relay: LoopbackRelay; started: TestServer }> {
+  const relay = await scenario.relay({ events: [] });
+  const store = await redisStore();
+  const started = await startTestServer(store.store, {
+    relays: { urls: [relay.url], indexerUrls: [], outbox: { enabled: false, relaysPerPubkey: 2, maxRelays: 20 } },
+    rateLimits: { misses, trustProxy },
+  });
+  cleanups.push(() => started.close());
+  return { relay, started };
+}
+
 describe('MISS_RATE_LIMIT (issue 16 §2): random ids cannot make us flood relays', () => {
   it('lookups that go to relays are limited apart from the rest: 429 with Retry-After, the relay not asked; index hits still answered', async () => {
-    const relay = await scenario.relay({ events: [] });
-    const store = await redisStore();
-    const started = await startTestServer(store.store, {
-      relays: { urls: [relay.url], indexerUrls: [], outbox: { enabled: false, relaysPerPubkey: 2, maxRelays: 20 } },
-      rateLimits: { misses: { perSecond: 0.5, burst: 2 }, trustProxy: false },
-    });
-    cleanups.push(() => started.close());
+    const { relay, started } = await missLimited({ perSecond: 0.5, burst: 2 });
     const statuses = [];
     for (let n = 0; n < 4; n++) statuses.push((await get(`${started.url}/event?id=${unknownId(n)}`)).status);
     // Two misses asked the relay (404: it has none), the next two were refused before any REQ.
@@ -155,13 +162,7 @@ describe('MISS_RATE_LIMIT (issue 16 §2): random ids cannot make us flood relays
   });
 
   it('each IPv6 /64 has its own miss allowance (found by reread: the key was made twice, and every IPv6 client shared one)', async () => {
-    const relay = await scenario.relay({ events: [] });
-    const store = await redisStore();
-    const started = await startTestServer(store.store, {
-      relays: { urls: [relay.url], indexerUrls: [], outbox: { enabled: false, relaysPerPubkey: 2, maxRelays: 20 } },
-      rateLimits: { misses: { perSecond: 0.1, burst: 1 }, trustProxy: true },
-    });
-    cleanups.push(() => started.close());
+    const { started } = await missLimited({ perSecond: 0.1, burst: 1 }, true);
     const ask = (client: string, n: number) => get(`${started.url}/event?id=${unknownId(200 + n)}`, { 'x-forwarded-for': client });
     expect((await ask('2001:db8:1::1', 0)).status).toBe(404);
     expect((await ask('2001:db8:1::2', 1)).status).toBe(429);
@@ -169,13 +170,7 @@ describe('MISS_RATE_LIMIT (issue 16 §2): random ids cannot make us flood relays
   });
 
   it('counts keys, not requests: one GraphQL request naming many unknown ids gets only the allowance asked', async () => {
-    const relay = await scenario.relay({ events: [] });
-    const store = await redisStore();
-    const started = await startTestServer(store.store, {
-      relays: { urls: [relay.url], indexerUrls: [], outbox: { enabled: false, relaysPerPubkey: 2, maxRelays: 20 } },
-      rateLimits: { misses: { perSecond: 0.1, burst: 3 }, trustProxy: false },
-    });
-    cleanups.push(() => started.close());
+    const { relay, started } = await missLimited({ perSecond: 0.1, burst: 3 });
     const ids = Array.from({ length: 8 }, (_, n) => unknownId(100 + n));
     const response = await fetch(`${started.url}/graphql`, {
       method: 'POST',

@@ -2,7 +2,7 @@ import { type DocumentNode, type ExecutionResult, type GraphQLError, type GraphQ
 import type { CompiledQuery } from 'graphql-jit';
 import { maskError } from 'graphql-yoga';
 import type { Logger } from '../../logger.js';
-import { compileOperation, executeCompiled } from './use-compiled-execution.js';
+import { compiledFor, executeCompiled } from './use-compiled-execution.js';
 import { costRefusal, type QueryLimitOptions, withinResponseSize } from './use-query-limits.js';
 
 /** How many operations are kept prepared, and the longest query text that is (apps repeat a few short ones). */
@@ -59,7 +59,7 @@ export class PreparedOperations {
     }
     const operation = getOperationAST(document, operationName);
     if (!operation || operation.operation !== 'query') return;
-    const compiled = compileOperation(this.options.schema, document, operationName);
+    const compiled = compiledFor(this.options.schema, document, operationName);
     if (!compiled) return;
     this.validatedOnce.delete(key);
     if (this.prepared.size >= MAX_PREPARED) this.prepared.delete(this.prepared.keys().next().value as string);

@@ -34,21 +34,6 @@ import { keepJsonText } from '../fixed-operation.js';
  */
 export function useCompiledExecution(): Plugin {
   const seen = new WeakSet<DocumentNode>();
-  const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();
-  const compiledFor = (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined) => {
-    let byOperation = compiled.get(document);
-    if (!byOperation) {
-      byOperation = new Map();
-      compiled.set(document, byOperation);
-    }
-    const key = operationName ?? '';
-    let query = byOperation.get(key);
-    if (query === undefined) {
-      query = compileOperation(schema, document, operationName);
-      byOperation.set(key, query);
-    }
-    return query;
-  };
   return {
     onExecute({ args, setExecuteFn }) {
       if (!seen.has(args.document)) {
@@ -63,10 +48,28 @@ export function useCompiledExecution(): Plugin {
   };
 }
 
-/** An operation compiled by graphql-jit, stored JSON text kept as it is; null if it cannot be compiled. */
-export function compileOperation(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): CompiledQuery | null {
-  const result = compileQuery(schema, document, operationName ?? undefined, { customSerializers: { String: keepJsonText } });
-  return isCompiledQuery(result) ? result : null;
+/**
+ * Compiled operations by document (yoga's parse cache hands back the same DocumentNode for the same
+ * text, and a WeakMap lets them go with it), shared by this plugin and prepared operations, so a
+ * document is compiled once whichever path runs it. Null: graphql-jit cannot compile it.
+ */
+const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();
+
+/** The operation compiled by graphql-jit (stored JSON text kept as it is), once per document and name. */
+export function compiledFor(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): CompiledQuery | null {
+  let byOperation = compiled.get(document);
+  if (!byOperation) {
+    byOperation = new Map();
+    compiled.set(document, byOperation);
+  }
+  const key = operationName ?? '';
+  let query = byOperation.get(key);
+  if (query === undefined) {
+    const result = compileQuery(schema, document, operationName ?? undefined, { customSerializers: { String: keepJsonText } });
+    query = isCompiledQuery(result) ? result : null;
+    byOperation.set(key, query);
+  }
+  return query;
 }
 
 /** One run of a compiled operation: variables checked by graphql-js first, error locations restored. */
