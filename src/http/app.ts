@@ -177,8 +177,7 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
     // A table error thrown by a hook (rate_limited, from the rate-limit plugin): its own answer.
     if (error instanceof LookupError) {
       if (request.url.startsWith('/graphql')) {
-        if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-        return sendError(reply, error.code, { graphql: true });
+        return sendError(reply, error.code, { graphql: true, ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}) });
       }
       return sendRest(reply, errorResponse(error.code, error));
     }

@@ -14,10 +14,11 @@ export function cacheControlFor(status: number): string {
 
 /**
  * The one place that writes a JSON answer's status and headers: the content type, the cache policy
- * and, for answers that say "try again shortly" (429, 503), `Retry-After` (unless set already).
+ * and, for answers that say "try again shortly" (429, 503), `Retry-After`: what a limit said
+ * (`retryAfterSeconds`, rate_limited), else one second.
  */
-export function sendJson(reply: FastifyReply, status: number, body: string | Buffer): FastifyReply {
-  if ((status === 429 || status === 503) && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
+export function sendJson(reply: FastifyReply, status: number, body: string | Buffer, retryAfterSeconds?: number): FastifyReply {
+  if (status === 429 || status === 503) reply.header('retry-after', String(retryAfterSeconds ?? 1));
   return reply.status(status).header('content-type', JSON_TYPE).header('cache-control', cacheControlFor(status)).send(body);
 }
 
@@ -30,8 +31,8 @@ export function sendNotModified(reply: FastifyReply): FastifyReply {
 export function sendError(
   reply: FastifyReply,
   code: ErrorCode,
-  { graphql = false, message }: { graphql?: boolean; message?: string } = {},
+  { graphql = false, message, retryAfterSeconds }: { graphql?: boolean; message?: string; retryAfterSeconds?: number } = {},
 ): FastifyReply {
   const body = graphql ? graphqlErrorBody(code, message) : errorBody(code, message);
-  return sendJson(reply, ERRORS[code].status, JSON.stringify(body));
+  return sendJson(reply, ERRORS[code].status, JSON.stringify(body), retryAfterSeconds);
 }

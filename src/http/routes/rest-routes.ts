@@ -17,8 +17,7 @@ export const REST_ALLOW = 'GET, HEAD';
 
 /** A REST answer: its status and body, and Retry-After where a limit says when. */
 export function sendRest(reply: FastifyReply, { status, body, retryAfterSeconds }: RestResponse): FastifyReply {
-  if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
-  return sendJson(reply, status, body);
+  return sendJson(reply, status, body, retryAfterSeconds);
 }
 
 export interface RestRoutesOptions {
