@@ -9,21 +9,19 @@ import { parseRelayUrl } from '../relays/relay-url.js';
 
 const emptyAsUnset = (value: unknown) => (value === '' ? undefined : value);
 
+/** A whole number between `min` and `max`, as a string; unset or empty: undefined. */
+const wholeNumber = (name: string, min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, `${name} must be a whole number`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`))
+    .optional();
+
 /** A whole number between `min` and `max`; unset or empty: `fallback`. */
 const integer = (name: string, min: number, max: number, fallback: number) =>
-  z.preprocess(
-    emptyAsUnset,
-    z
-      .string()
-      .trim()
-      .regex(/^\d+$/, `${name} must be a whole number`)
-      .transform(Number)
-      .pipe(
-        z.number().int().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`),
-      )
-      .optional()
-      .transform((value) => value ?? fallback),
-  );
+  z.preprocess(emptyAsUnset, wholeNumber(name, min, max).transform((value) => value ?? fallback));
 
 const booleanFlag = (name: string) =>
   z
@@ -244,10 +242,7 @@ const RateLimitModel = z.object({
 
 const MetricsModel = z.object({
   METRICS: z.preprocess(emptyAsUnset, booleanFlag('METRICS')),
-  METRICS_PORT: z.preprocess(
-    emptyAsUnset,
-    z.string().trim().regex(/^\d+$/, 'METRICS_PORT must be a whole number').transform(Number).pipe(z.number().int().min(0, 'METRICS_PORT must be at least 0').max(65535, 'METRICS_PORT must be at most 65535')).optional(),
-  ),
+  METRICS_PORT: z.preprocess(emptyAsUnset, wholeNumber('METRICS_PORT', 0, 65535)),
 });
 
 const GraphqlModel = z.object({
