@@ -55,6 +55,7 @@ describe('configuration from the environment', () => {
         REDIS_URL: 'rediss://:pw@cache.internal:6380/2',
         REDIS_KEY_PREFIX: '{nostr}:',
         REDIS_TIMEOUT_MS: '250',
+        REDIS_WAIT_REPLICAS: '1',
         LOG_LEVEL: 'debug',
         MAX_PROFILES: '20',
         MAX_LIST_LENGTH: '10',
@@ -103,7 +104,7 @@ describe('configuration from the environment', () => {
           maxRequestsPerConnection: 2,
         },
       },
-      store: { kind: 'redis', url: 'rediss://:pw@cache.internal:6380/2', keyPrefix: '{nostr}:', timeoutMs: 250 },
+      store: { kind: 'redis', url: 'rediss://:pw@cache.internal:6380/2', keyPrefix: '{nostr}:', timeoutMs: 250, waitReplicas: 1 },
       log: { level: 'debug' },
       lookup: { maxProfiles: 20, maxListLength: 10 },
       relays: {
@@ -299,6 +300,64 @@ describe('configuration from the environment', () => {
     expect(problems({ PORT: '-1' })).toEqual(['PORT must be a whole number']);
   });
 
+  it('REDIS_CLUSTER_NODES (issue 15 §1): seeds as host:port or redis(s):// URLs, one set of credentials, never with REDIS_URL', () => {
+    expect(loadConfig({ REDIS_CLUSTER_NODES: ' 10.0.0.1:7000, redis-2:7001 ,[::1]:7002,', REDIS_WAIT_REPLICAS: '1' }).store).toEqual({
+      kind: 'redis-cluster',
+      nodes: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: 'redis-2', port: 7001 },
+        { host: '::1', port: 7002 },
+      ],
+      tls: false,
+      keyPrefix: 'nostr:',
+      timeoutMs: 1000,
+      waitReplicas: 1,
+    });
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'rediss://svc:s%40cret@a.example:6380,rediss://svc:s%40cret@b.example:6380' }).store).toMatchObject({
+      kind: 'redis-cluster',
+      nodes: [
+        { host: 'a.example', port: 6380 },
+        { host: 'b.example', port: 6380 },
+      ],
+      username: 'svc',
+      password: 's@cret',
+      tls: true,
+    });
+    expect(problems({ REDIS_URL: 'redis://a:6379', REDIS_CLUSTER_NODES: 'b:7000' })).toEqual([
+      'REDIS_URL and REDIS_CLUSTER_NODES are both set: choose one Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES)',
+    ]);
+    const refused: [string, string][] = [
+      [',, ,', 'REDIS_CLUSTER_NODES: name at least one node as host:port'],
+      ['host-without-port', 'REDIS_CLUSTER_NODES: entry 1 has no port (host:port)'],
+      ['a:7000,b:0', 'REDIS_CLUSTER_NODES: entry 2 has a port outside 1–65535'],
+      ['a:70000', 'REDIS_CLUSTER_NODES: entry 1 is not host:port or a redis:// URL'],
+      ['http://a:7000', 'REDIS_CLUSTER_NODES: entry 1 must be host:port, redis:// or rediss://'],
+      ['redis://a:7000/2', 'REDIS_CLUSTER_NODES: entry 1 must be only an address (no database, path or query: a cluster has database 0 only)'],
+      ['a:7000?x=1', 'REDIS_CLUSTER_NODES: entry 1 must be only an address (no database, path or query: a cluster has database 0 only)'],
+      ['redis://:hunter2@a:7000,redis://:other@b:7000', 'REDIS_CLUSTER_NODES: entry 2 differs from entry 1 in its scheme or credentials: one cluster has one set of both'],
+      ['rediss://a:7000,redis://b:7000', 'REDIS_CLUSTER_NODES: entry 2 differs from entry 1 in its scheme or credentials: one cluster has one set of both'],
+      ['redis://u%zz:hunter2@a:7000', 'REDIS_CLUSTER_NODES: entry 1 has credentials with a broken %-escape'],
+      [Array.from({ length: 65 }, (_, n) => `h${n}:7000`).join(','), 'REDIS_CLUSTER_NODES: at most 64 seed nodes'],
+      ['a:7000,'.repeat(1200), 'REDIS_CLUSTER_NODES must be at most 8192 characters'],
+    ];
+    for (const [value, problem] of refused) {
+      const found = problems({ REDIS_CLUSTER_NODES: value });
+      expect(found, value.slice(0, 60)).toEqual([problem]);
+      expect(found.join()).not.toContain('hunter2');
+    }
+  });
+
+  it('REDIS_WAIT_REPLICAS (issue 15 §3): 0 by default, a small whole number, only with a Redis', () => {
+    expect(loadConfig({ REDIS_URL: 'redis://a:6379' }).store).toMatchObject({ waitReplicas: 0 });
+    expect(loadConfig({ REDIS_URL: 'redis://a:6379', REDIS_WAIT_REPLICAS: '' }).store).toMatchObject({ waitReplicas: 0 });
+    expect(problems({ REDIS_URL: 'redis://a:6379', REDIS_WAIT_REPLICAS: '17' })).toEqual(['REDIS_WAIT_REPLICAS must be at most 16']);
+    expect(problems({ REDIS_URL: 'redis://a:6379', REDIS_WAIT_REPLICAS: '-1' })).toEqual(['REDIS_WAIT_REPLICAS must be a whole number']);
+    expect(problems({ REDIS_URL: 'redis://a:6379', REDIS_WAIT_REPLICAS: 'all' })).toEqual(['REDIS_WAIT_REPLICAS must be a whole number']);
+    expect(problems({ REDIS_WAIT_REPLICAS: '1' })).toEqual([
+      'REDIS_WAIT_REPLICAS is set but no Redis is (REDIS_URL or REDIS_CLUSTER_NODES): the embedded store has no replicas',
+    ]);
+  });
+
   it('never echoes a REDIS_URL (it may hold a password)', () => {
     expect(problems({ REDIS_URL: 'ftp://user:hunter2@host' }).join()).not.toContain('hunter2');
   });
@@ -308,6 +367,8 @@ describe('configuration from the environment', () => {
       'PORT',
       'HOST',
       'REDIS_URL',
+      'REDIS_CLUSTER_NODES',
+      'REDIS_WAIT_REPLICAS',
       'REDIS_KEY_PREFIX',
       'REDIS_TIMEOUT_MS',
       'LOG_LEVEL',

@@ -10,7 +10,7 @@ import { type InputItem, readEventInput } from '../src/import/read-event-input.j
 import { serializeEvent } from '../src/nostr/event.js';
 import { type EventStore, StoreUnavailableError } from '../src/store/event-store.js';
 import { profile, realEvents, signed } from './support/events.js';
-import { createTestStore, type TestStore } from './support/test-store.js';
+import { createTestStore, type TestStore, storeEnv } from './support/test-store.js';
 
 const tamperedText = readFileSync(new URL('./fixtures/tampered-event.json', import.meta.url), 'utf8');
 const a = signed('alice', { content: 'a' });
@@ -196,7 +196,7 @@ describe('nostr-lookup import (the command)', () => {
   });
 
   async function run(args: string[], stdin?: string, env: Record<string, string> = {}) {
-    const cli = spawnCli(['import', ...args], { REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, ...env }, stdin ?? '');
+    const cli = spawnCli(['import', ...args], { ...storeEnv(testStore.prefix), ...env }, stdin ?? '');
     const code = await cli.exited;
     return { code, stdout: cli.stdout(), stderr: cli.stderr() };
   }

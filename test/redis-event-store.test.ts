@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
 import { CorruptDataError } from '../src/store/event-store.js';
@@ -76,9 +75,9 @@ describe('Redis specifics', () => {
   });
 
   it('a writer whose marker lands after a newer version replaced its own leaves no dangling marker (issue 18 §8)', async () => {
-    const { store, client, prefix, cleanup, reopen } = await createTestStore();
+    const { store, client, prefix, cleanup, reopen, connectAdmin } = await createTestStore();
     const other = await reopen();
-    const admin = new Redis(client.options);
+    const admin = await connectAdmin();
     try {
       const older = profile('race', { v: 1 }, 1_700_000_001);
       const newer = profile('race', { v: 2 }, 1_700_000_002);

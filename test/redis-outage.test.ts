@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, RedisEventStore } from '../src/store/redis/redis-event-store.js';
+import { connectRedis } from '../src/store/redis/connect.js';
+import { RedisEventStore } from '../src/store/redis/redis-event-store.js';
 import { profile, signed } from './support/events.js';
 import { freePort, type PrivateRedis, startPrivateRedis } from './support/redis-server.js';
 import { getJson, startTestServer, type TestServer } from './support/test-server.js';
@@ -98,7 +99,6 @@ describe('when Redis was never there', () => {
   it('the service still starts, lookups answer 500 and /readyz 503', async () => {
     const client = connectRedis({
       url: `redis://127.0.0.1:${await freePort()}`,
-      keyPrefix: 'x:',
       timeoutMs: 500,
     });
     client.on('error', () => {});

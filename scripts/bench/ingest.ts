@@ -24,7 +24,8 @@ import { type ImportSummary, importEvents } from '../../src/import/import-events
 import { type NostrEvent, serializeEvent } from '../../src/nostr/event.js';
 import { verifyNostrEvent } from '../../src/nostr/verify-event.js';
 import { redisKeys } from '../../src/store/redis/keys.js';
-import { connectRedis, RedisEventStore, waitUntilReady } from '../../src/store/redis/redis-event-store.js';
+import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
+import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix, type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
 import { type Identity, identity, makeDeletions, makeNotes, makeProfiles, makeVanish, unseenIds } from './dataset.js';
 
@@ -97,7 +98,7 @@ async function main() {
   const redisUrl = process.env.REDIS_URL ?? (privateRedis = await startPrivateRedis()).url;
   const prefix = `ingest:${Date.now()}:`;
   const keys = redisKeys(prefix);
-  const client = connectRedis({ url: redisUrl, keyPrefix: prefix, timeoutMs: 30_000 });
+  const client = connectRedis({ url: redisUrl, timeoutMs: 30_000 });
   await waitUntilReady(client, 5000);
   const store = new RedisEventStore(client, prefix);
   const admin = new Redis(redisUrl);

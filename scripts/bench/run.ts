@@ -18,7 +18,8 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { join } from 'node:path';
 import { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
-import { connectRedis, RedisEventStore, waitUntilReady } from '../../src/store/redis/redis-event-store.js';
+import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
+import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix, freePort, type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
 import { identity, makeNotes, makeProfiles } from './dataset.js';
 
@@ -204,7 +205,7 @@ async function main() {
   let privateRedis: PrivateRedis | undefined;
   const redisUrl = process.env.REDIS_URL ?? (privateRedis = await startPrivateRedis()).url;
   const prefix = `bench:${started}:`;
-  const client = connectRedis({ url: redisUrl, keyPrefix: prefix, timeoutMs: 10_000 });
+  const client = connectRedis({ url: redisUrl, timeoutMs: 10_000 });
   await waitUntilReady(client, 5000);
   const store = new RedisEventStore(client, prefix);
   const admin = new Redis(redisUrl);

@@ -10,7 +10,7 @@ import { openStore } from '../store/open-store.js';
 export async function openCommandStore(command: string, config: Config, logger: Logger): Promise<EventStore | undefined> {
   let opened: ReturnType<typeof openStore>;
   try {
-    opened = openStore(config.store, logger);
+    opened = openStore(config.store, logger, { writer: true });
   } catch (error) {
     process.stderr.write(`nostr-lookup ${command}: ${(error as Error).message}\n`);
     return undefined;

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseRelayUrl } from '../relays/relay-url.js';
+import { type ClusterSeeds, parseClusterNodes } from './redis-cluster-nodes.js';
 
 /**
  * Configuration comes from environment variables only, validated at start: one zod model per
@@ -77,6 +78,24 @@ const StoreModel = z.object({
       }, 'REDIS_URL must be a redis:// or rediss:// URL')
       .optional(),
   ),
+  // Set: Redis Cluster, from these seed nodes (src/config/redis-cluster-nodes.ts). Not with REDIS_URL.
+  REDIS_CLUSTER_NODES: z.preprocess(
+    emptyAsUnset,
+    z
+      .string()
+      .max(8192, 'REDIS_CLUSTER_NODES must be at most 8192 characters')
+      .transform((value, context) => {
+        const parsed = parseClusterNodes(value);
+        if (typeof parsed === 'string') {
+          context.addIssue({ code: 'custom', message: `REDIS_CLUSTER_NODES: ${parsed}` });
+          return z.NEVER;
+        }
+        return parsed;
+      })
+      .optional(),
+  ),
+  // import and sync confirm each batch on this many replicas (WAIT) before counting it written.
+  REDIS_WAIT_REPLICAS: integer('REDIS_WAIT_REPLICAS', 0, 16, 0),
   DATA_DIR: z.preprocess(emptyAsUnset, z.string().default('./data')),
   REDIS_KEY_PREFIX: z
     .string()
@@ -257,16 +276,24 @@ export interface HttpConfig {
   host: string;
   limits: HttpLimits;
 }
+/** What a single Redis and a Redis Cluster share. */
 export interface RedisConfig {
-  url: string;
   keyPrefix: string;
+  /** Deadline of one store operation. */
   timeoutMs: number;
+  /** REDIS_WAIT_REPLICAS: `import` and `sync` confirm each batch on this many replicas (0: not). */
+  waitReplicas: number;
 }
 /**
- * Where events are indexed: Redis when REDIS_URL is set, else the embedded store in DATA_DIR; and
- * PUBLIC_URL, which decides which requests to vanish (NIP-62) apply here besides ALL_RELAYS.
+ * Where events are indexed: a single Redis when REDIS_URL is set, Redis Cluster when
+ * REDIS_CLUSTER_NODES is, else the embedded store in DATA_DIR; and PUBLIC_URL, which decides which
+ * requests to vanish (NIP-62) apply here besides ALL_RELAYS.
  */
-export type StoreConfig = (({ kind: 'redis' } & RedisConfig) | { kind: 'embedded'; dataDir: string }) & { publicUrl?: string };
+export type StoreConfig = (
+  | ({ kind: 'redis'; url: string } & RedisConfig)
+  | ({ kind: 'redis-cluster' } & ClusterSeeds & RedisConfig)
+  | { kind: 'embedded'; dataDir: string }
+) & { publicUrl?: string };
 export interface LogConfig {
   level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
@@ -395,6 +422,14 @@ function limitOf<K extends 'requests' | 'misses'>(perSecond: number | undefined,
   return { [key]: { perSecond, burst: burst || Math.max(1, Math.ceil(perSecond)) } } as Partial<Record<K, RateLimit>>;
 }
 
+/** Which store the variables name (loadConfig has refused REDIS_URL with REDIS_CLUSTER_NODES). */
+function storeKind(store: z.output<typeof StoreModel>): StoreConfig {
+  const shared = { keyPrefix: store.REDIS_KEY_PREFIX, timeoutMs: store.REDIS_TIMEOUT_MS, waitReplicas: store.REDIS_WAIT_REPLICAS };
+  if (store.REDIS_URL) return { kind: 'redis', url: store.REDIS_URL, ...shared };
+  if (store.REDIS_CLUSTER_NODES) return { kind: 'redis-cluster', ...store.REDIS_CLUSTER_NODES, ...shared };
+  return { kind: 'embedded', dataDir: resolve(store.DATA_DIR) };
+}
+
 /** Reads the whole configuration; throws ConfigError listing every problem. */
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
@@ -409,6 +444,10 @@ export function loadConfig(env: Env = process.env): Config {
   const rateLimits = parseModel(RateLimitModel, env, problems);
   if (rateLimits?.RATE_LIMIT === undefined && rateLimits?.RATE_LIMIT_BURST) problems.push('RATE_LIMIT_BURST is set but RATE_LIMIT is not');
   if (rateLimits?.MISS_RATE_LIMIT === undefined && rateLimits?.MISS_RATE_LIMIT_BURST) problems.push('MISS_RATE_LIMIT_BURST is set but MISS_RATE_LIMIT is not');
+  if (store?.REDIS_URL && store.REDIS_CLUSTER_NODES) problems.push('REDIS_URL and REDIS_CLUSTER_NODES are both set: choose one Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES)');
+  if (store && store.REDIS_WAIT_REPLICAS > 0 && !store.REDIS_URL && !store.REDIS_CLUSTER_NODES) {
+    problems.push('REDIS_WAIT_REPLICAS is set but no Redis is (REDIS_URL or REDIS_CLUSTER_NODES): the embedded store has no replicas');
+  }
   if (metrics?.METRICS === false && metrics.METRICS_PORT !== undefined) problems.push('METRICS_PORT is set but METRICS=false turns metrics off');
   if (metrics?.METRICS_PORT !== undefined && metrics.METRICS_PORT !== 0 && http && metrics.METRICS_PORT === http.PORT) {
     problems.push(`METRICS_PORT (${metrics.METRICS_PORT}) must differ from PORT`);
@@ -443,9 +482,7 @@ export function loadConfig(env: Env = process.env): Config {
       },
     },
     store: {
-      ...(store.REDIS_URL
-        ? { kind: 'redis', url: store.REDIS_URL, keyPrefix: store.REDIS_KEY_PREFIX, timeoutMs: store.REDIS_TIMEOUT_MS }
-        : { kind: 'embedded', dataDir: resolve(store.DATA_DIR) }),
+      ...storeKind(store),
       ...(store.PUBLIC_URL ? { publicUrl: store.PUBLIC_URL } : {}),
     },
     log: { level: log.LOG_LEVEL },

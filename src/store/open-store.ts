@@ -1,8 +1,12 @@
+import { Cluster } from 'ioredis';
 import type { StoreConfig } from '../config/env.js';
 import type { Logger } from '../logger.js';
 import { LmdbEventStore } from './embedded/lmdb-event-store.js';
 import type { EventStore } from './event-store.js';
-import { connectRedis, RedisEventStore, waitUntilReady } from './redis/redis-event-store.js';
+import { describeSeeds } from '../config/redis-cluster-nodes.js';
+import { connectRedis, connectRedisCluster, waitUntilReady } from './redis/connect.js';
+import type { RedisClient } from './redis/mget-by-slot.js';
+import { RedisEventStore } from './redis/redis-event-store.js';
 
 export interface OpenedStore {
   store: EventStore;
@@ -28,8 +32,11 @@ export function redactedRedisUrl(url: string): string {
   }
 }
 
-/** Opens the store the configuration names, and says at start which one and where. */
-export function openStore(config: StoreConfig, logger: Logger): OpenedStore {
+/**
+ * Opens the store the configuration names, and says at start which one and where. `writer`: the
+ * store is opened by `import` or `sync`, whose batches REDIS_WAIT_REPLICAS confirms on replicas.
+ */
+export function openStore(config: StoreConfig, logger: Logger, { writer = false }: { writer?: boolean } = {}): OpenedStore {
   if (config.kind === 'embedded') {
     let store: LmdbEventStore;
     try {
@@ -41,22 +48,42 @@ export function openStore(config: StoreConfig, logger: Logger): OpenedStore {
     if (store.readOnly) logger.warn({ dataDir: config.dataDir }, 'DATA_DIR is on a read-only disk: serving what it holds, storing nothing');
     return { store, description: `the embedded store in ${config.dataDir}`, ready: () => store.ping() };
   }
-  const client = connectRedis(config);
-  const where = { store: 'redis', redis: redactedRedisUrl(config.url), keyPrefix: config.keyPrefix };
+  let client: RedisClient;
+  let where: Record<string, string | number>;
+  let description: string;
+  if (config.kind === 'redis-cluster') {
+    client = connectRedisCluster(config);
+    where = { store: 'redis-cluster', seedNodes: describeSeeds(config), keyPrefix: config.keyPrefix };
+    description = `the Redis Cluster at ${where.seedNodes} (key prefix "${config.keyPrefix}")`;
+  } else {
+    client = connectRedis(config);
+    where = { store: 'redis', redis: redactedRedisUrl(config.url), keyPrefix: config.keyPrefix };
+    description = `Redis at ${where.redis} (key prefix "${config.keyPrefix}")`;
+  }
+  const waitReplicas = writer ? config.waitReplicas : 0;
+  if (waitReplicas > 0) where.waitReplicas = waitReplicas;
   let lastError = '';
   client.on('error', (error: Error) => {
     // ioredis reports every reconnect attempt: log each distinct error once until it changes.
-    if (error.message !== lastError) logger.warn({ err: { message: error.message } }, 'redis connection error');
+    if (error.message !== lastError) logger.warn({ err: { message: error.message } }, `${where.store} connection error`);
     lastError = error.message;
   });
   client.on('ready', () => {
     lastError = '';
-    logger.info(where, 'redis ready');
+    logger.info(where, `${where.store} ready`);
   });
-  logger.info(where, 'event store: redis');
+  // A cluster's nodes are connections of their own: a failed master is reported by them.
+  if (client instanceof Cluster) {
+    client.on('node error', (error: Error, node: string) => {
+      const message = `${node}: ${error.message}`;
+      if (message !== lastError) logger.warn({ err: { message: error.message }, node }, 'redis-cluster node error');
+      lastError = message;
+    });
+  }
+  logger.info(where, `event store: ${where.store}`);
   return {
-    store: new RedisEventStore(client, config.keyPrefix, config.publicUrl),
-    description: `Redis at ${where.redis} (key prefix "${config.keyPrefix}")`,
+    store: new RedisEventStore(client, config.keyPrefix, { publicUrl: config.publicUrl, timeoutMs: config.timeoutMs, waitReplicas }),
+    description,
     ready: (timeoutMs) => waitUntilReady(client, timeoutMs),
   };
 }

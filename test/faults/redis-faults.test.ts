@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../../src/nostr/event.js';
-import { connectRedis, RedisEventStore, waitUntilReady } from '../../src/store/redis/redis-event-store.js';
+import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
+import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { profile, signed } from '../support/events.js';
 import { freePort, HOW_TO_GET_REDIS, hasRedisServerBinary, redisAnswers } from '../support/redis-server.js';
 import { getJson, startTestServer, type TestServer } from '../support/test-server.js';
@@ -88,7 +89,7 @@ async function startOwnRedis(port?: number): Promise<OwnRedis> {
 
 /** Seeds `events` through a RedisEventStore of its own, then closes it. */
 async function seed(url: string, events: readonly NostrEvent[]): Promise<void> {
-  const client = connectRedis({ url, keyPrefix: PREFIX, timeoutMs: 2000 });
+  const client = connectRedis({ url, timeoutMs: 2000 });
   client.on('error', () => {});
   try {
     await waitUntilReady(client, 5000);
@@ -193,7 +194,7 @@ let server: TestServer | undefined;
 beforeAll(async () => {
   redis = await startOwnRedis();
   await seed(redis.url, seedEvents);
-  client = connectRedis({ url: redis.url, keyPrefix: PREFIX, timeoutMs: REDIS_TIMEOUT_MS });
+  client = connectRedis({ url: redis.url, timeoutMs: REDIS_TIMEOUT_MS });
   client.on('error', () => {}); // the service logs these; here they are expected
   await waitUntilReady(client, 5000);
   server = await startTestServer(new RedisEventStore(client, PREFIX));

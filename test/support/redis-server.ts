@@ -81,12 +81,15 @@ export async function startPrivateRedis(options: { port?: number } = {}): Promis
   return { url, port, process: child, stop };
 }
 
-/** Deletes every key under `prefix` (SCAN, then UNLINK in batches). */
+/**
+ * Deletes every key under `prefix` (SCAN, then UNLINK pipelined one key each: a cluster node refuses
+ * a multi-key UNLINK across hash slots).
+ */
 export async function deleteByPrefix(redis: Redis, prefix: string): Promise<void> {
   let cursor = '0';
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (keys.length > 0) await redis.unlink(...keys);
+    if (keys.length > 0) await keys.reduce((pipeline, key) => pipeline.unlink(key), redis.pipeline()).exec();
     cursor = next;
   } while (cursor !== '0');
 }

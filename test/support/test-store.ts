@@ -1,45 +1,92 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { inject } from 'vitest';
-import { connectRedis, RedisEventStore, waitUntilReady } from '../../src/store/redis/redis-event-store.js';
+import { parseClusterNodes } from '../../src/config/redis-cluster-nodes.js';
+import { connectRedis, connectRedisCluster, waitUntilReady } from '../../src/store/redis/connect.js';
+import type { RedisClient } from '../../src/store/redis/mget-by-slot.js';
+import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix } from './redis-server.js';
 import type { StoreOptions } from './store-under-test.js';
 
 export interface TestStore {
   store: RedisEventStore;
-  client: ReturnType<typeof connectRedis>;
+  client: RedisClient;
   prefix: string;
+  /** The single Redis's URL; on a cluster run, the seed nodes as REDIS_CLUSTER_NODES takes them. */
   url: string;
   /** A second store on the same Redis and prefix, as after a restart of the process. */
   reopen(): Promise<RedisEventStore>;
+  /** Another connection to the same Redis (or cluster), ready; the caller disconnects it. */
+  connectAdmin(): Promise<RedisClient>;
   /** Deletes every key under this store's prefix and closes the connection. */
   cleanup(): Promise<void>;
 }
 
-async function connect(url: string, prefix: string, { publicUrl, pendingTtlSeconds }: StoreOptions = {}) {
-  const client = connectRedis({ url, keyPrefix: prefix, timeoutMs: 2000 });
-  client.on('error', () => {});
-  await waitUntilReady(client, 5000);
-  return { client, store: new RedisEventStore(client, prefix, publicUrl, pendingTtlSeconds) };
+/** The Redis Cluster of a cluster run (`npm run test:cluster`), or undefined. */
+export function testClusterNodes(): string[] | undefined {
+  const nodes = inject('redisClusterNodes');
+  return nodes.length > 0 ? nodes : undefined;
 }
 
-/** A store on the run's Redis (or `url`) under a key prefix of its own, with store options (PUBLIC_URL…). */
-export async function createTestStore(url: string = inject('redisUrl'), options: StoreOptions = {}): Promise<TestStore> {
+/** The environment `serve`, `import` and `sync` need to reach the run's store (REDIS_URL, or REDIS_CLUSTER_NODES on a cluster run). */
+export function storeEnv(prefix: string): Record<string, string> {
+  const nodes = testClusterNodes();
+  return nodes ? { REDIS_CLUSTER_NODES: nodes.join(','), REDIS_KEY_PREFIX: prefix } : { REDIS_URL: inject('redisUrl'), REDIS_KEY_PREFIX: prefix };
+}
+
+function connectClient(where: string, timeoutMs: number): RedisClient {
+  if (where.startsWith('redis://') || where.startsWith('rediss://')) {
+    if (!where.includes(',')) return connectRedis({ url: where, timeoutMs });
+  }
+  const seeds = parseClusterNodes(where);
+  if (typeof seeds === 'string') throw new Error(seeds);
+  return connectRedisCluster({ ...seeds, timeoutMs });
+}
+
+async function connect(where: string, prefix: string, { publicUrl, pendingTtlSeconds }: StoreOptions = {}) {
+  const client = connectClient(where, 2000);
+  client.on('error', () => {});
+  client.on('node error', () => {});
+  await waitUntilReady(client, 5000);
+  return { client, store: new RedisEventStore(client, prefix, { publicUrl, pendingTtlSeconds, timeoutMs: 2000 }) };
+}
+
+/**
+ * A store under a key prefix of its own, with store options (PUBLIC_URL…): on `url` if given, else
+ * on the run's Redis, or on its Redis Cluster in a cluster run.
+ */
+export async function createTestStore(url?: string, options: StoreOptions = {}): Promise<TestStore> {
+  const where = url ?? testClusterNodes()?.join(',') ?? inject('redisUrl');
   const prefix = `test:${randomUUID()}:`;
-  const { client, store } = await connect(url, prefix, options);
+  const { client, store } = await connect(where, prefix, options);
   const cleanup = async () => {
     await store.close().catch(() => {});
     // A connection of its own: the store's may be closed, or its Redis gone.
-    const admin = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    admin.on('error', () => {});
     try {
-      await admin.connect();
-      await deleteByPrefix(admin, prefix);
+      await deleteEverywhere(where, prefix);
     } catch {
       // Redis is gone (outage tests): nothing left to clean.
-    } finally {
-      admin.disconnect();
     }
   };
-  return { store, client, prefix, url, reopen: async () => (await connect(url, prefix, options)).store, cleanup };
+  const connectAdmin = async () => {
+    const admin = connectClient(where, 2000);
+    admin.on('error', () => {});
+    await waitUntilReady(admin, 5000);
+    return admin;
+  };
+  return { store, client, prefix, url: where, reopen: async () => (await connect(where, prefix, options)).store, connectAdmin, cleanup };
+}
+
+/** Deletes every key under `prefix`, on each master of a cluster. */
+async function deleteEverywhere(where: string, prefix: string): Promise<void> {
+  const admin = connectClient(where, 2000);
+  admin.on('error', () => {});
+  admin.on('node error', () => {});
+  try {
+    await waitUntilReady(admin, 2000);
+    const nodes = admin instanceof Cluster ? admin.nodes('master') : [admin as Redis];
+    await Promise.all(nodes.map((node) => deleteByPrefix(node, prefix)));
+  } finally {
+    admin.disconnect();
+  }
 }

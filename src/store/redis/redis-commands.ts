@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { metrics } from '../../metrics/metrics.js';
 import { CorruptDataError, StoreUnavailableError } from '../event-store.js';
 import { CoalescedWrites } from './coalesced-writes.js';
@@ -7,25 +7,46 @@ import type { RedisClient } from './mget-by-slot.js';
 /**
  * How every concern stored in Redis (events, marks, cursors) sends its commands: any failure of
  * Redis itself becomes StoreUnavailableError, corrupt data stays what it is, and the commands of one
- * event-loop turn leave in one socket write (coalesced-writes.ts).
+ * event-loop turn leave in one socket write per connection (coalesced-writes.ts).
  */
 export class RedisCommands {
-  private readonly writes: CoalescedWrites | undefined;
+  private readonly writes: CoalescedWrites;
 
-  constructor(readonly client: RedisClient) {
-    // On a single Redis; a Cluster client spreads commands over several sockets.
-    this.writes = client instanceof Redis ? new CoalescedWrites(client) : undefined;
+  constructor(
+    readonly client: RedisClient,
+    /**
+     * On a cluster, the deadline of one operation as a whole: a command there may follow redirections
+     * and failover retries, each within the per-command timeout. A single Redis's commandTimeout is
+     * the deadline already.
+     */
+    private readonly timeoutMs?: number,
+  ) {
+    this.writes = new CoalescedWrites(client);
   }
 
   async run<T>(send: () => Promise<T>): Promise<T> {
-    this.writes?.beforeCommand();
+    this.writes.beforeCommand();
     metrics.storeCommand('redis');
     try {
-      return await send();
+      return await (this.timeoutMs !== undefined && this.client instanceof Cluster ? withDeadline(send(), this.timeoutMs) : send());
     } catch (error) {
       if (error instanceof CorruptDataError) throw error;
       metrics.storeFailure('redis');
       throw new StoreUnavailableError({ cause: error });
     }
   }
+}
+
+class DeadlineExceeded extends Error {
+  override name = 'DeadlineExceeded';
+}
+
+function withDeadline<T>(pending: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineExceeded(`no answer from the cluster within ${timeoutMs} ms`)), timeoutMs);
+  });
+  // The late answer (or failure) of a command given up on is dropped.
+  pending.catch(() => {});
+  return Promise.race([pending, expired]).finally(() => clearTimeout(timer));
 }

@@ -1,6 +1,4 @@
-import { Redis, type Result } from 'ioredis';
-import { untilAborted } from '../../abortable.js';
-import type { RedisConfig } from '../../config/env.js';
+import { Cluster, Redis, type Result } from 'ioredis';
 import {
   DELETION_KIND,
   deletedBy,
@@ -19,7 +17,6 @@ import {
   type Held,
   type ProfileWithMark,
   type ReplaceableWithMark,
-  StoreUnavailableError,
   type WriteOutcome,
 } from '../event-store.js';
 import { profileMarkKey } from '../mark-store.js';
@@ -72,35 +69,18 @@ declare module 'ioredis' {
 /** Ids a request to vanish removes per round trip. */
 const VANISH_PAGE = 500;
 
-/**
- * Connects to Redis for the event index. While Redis is unreachable, commands fail at once instead of
- * queueing (no request hangs), each command has a deadline, and the client keeps reconnecting in the
- * background so the service recovers by itself.
- */
-export function connectRedis(config: RedisConfig): Redis {
-  return new Redis(config.url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: config.timeoutMs,
-    connectTimeout: Math.max(config.timeoutMs, 2000),
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-    // Off: auto-pipelining allocates a Pipeline per tick and cost /event ~30% of its CPU
-    // (BENCHMARKS.md); commands issued together are still pipelined on the one connection.
-    enableAutoPipelining: false,
-  });
-}
-
-/** Resolves when the client is ready, or rejects after `timeoutMs`. */
-export async function waitUntilReady(client: Redis, timeoutMs: number): Promise<void> {
-  if (client.status === 'ready') return;
-  let onReady!: () => void;
-  const ready = new Promise<boolean>((resolve) => {
-    onReady = () => resolve(true);
-    client.once('ready', onReady);
-  });
-  const inTime = await untilAborted(ready, AbortSignal.timeout(timeoutMs), false);
-  client.off('ready', onReady);
-  if (!inTime) throw new StoreUnavailableError();
+export interface RedisStoreOptions {
+  /** PUBLIC_URL: a request to vanish naming it applies here (nostr/deletions.ts). */
+  publicUrl?: string;
+  /** How long a deletion whose event is not held is remembered (tests shorten it). */
+  pendingTtlSeconds?: number;
+  /**
+   * REDIS_WAIT_REPLICAS, for `import` and `sync`: a batch counts as written once this many replicas
+   * of every master hold it (WAIT), so that a failover cannot lose it. 0: not waited for.
+   */
+  waitReplicas?: number;
+  /** REDIS_TIMEOUT_MS: the deadline of one store operation (and of WAIT). */
+  timeoutMs?: number;
 }
 
 /** The production EventStore: the key layout of keys.ts, the replaceable and deletion rules of lua-scripts.ts. */
@@ -110,17 +90,25 @@ export class RedisEventStore implements EventStore {
   private readonly keys: RedisKeys;
   private readonly commands: RedisCommands;
 
+  /** PUBLIC_URL: a request to vanish naming it applies here (nostr/deletions.ts). */
+  private readonly publicUrl: string | undefined;
+  /** How long a deletion whose event is not held is remembered (tests shorten it). */
+  private readonly pendingTtlSeconds: number;
+  private readonly waitReplicas: number;
+  private readonly timeoutMs: number;
+
   constructor(
     /** Also shared by instance-wide counters kept beside the index (the HTTP rate limits). */
     readonly client: RedisClient,
     readonly keyPrefix: string,
-    /** PUBLIC_URL: a request to vanish naming it applies here (nostr/deletions.ts). */
-    private readonly publicUrl?: string,
-    /** How long a deletion whose event is not held is remembered (tests shorten it). */
-    private readonly pendingTtlSeconds: number = PENDING_TTL_SECONDS,
+    options: RedisStoreOptions = {},
   ) {
+    this.publicUrl = options.publicUrl;
+    this.pendingTtlSeconds = options.pendingTtlSeconds ?? PENDING_TTL_SECONDS;
+    this.waitReplicas = options.waitReplicas ?? 0;
+    this.timeoutMs = options.timeoutMs ?? 1000;
     this.keys = redisKeys(keyPrefix);
-    this.commands = new RedisCommands(client);
+    this.commands = new RedisCommands(client, this.timeoutMs);
     this.marks = new RedisMarkStore(this.commands, this.keys);
     this.cursors = new RedisCursorStore(this.commands, this.keys);
     client.defineCommand('nostrReplaceEvent', { numberOfKeys: 1, lua: REPLACE_SCRIPT });
@@ -200,6 +188,7 @@ export class RedisEventStore implements EventStore {
       const deleters = deletersById(events, targets);
       const outcomes = await Promise.all(events.map((event) => this.putEvent(event, vanishedAt, deletedBy(deleters, event))));
       await this.recheckVanished(events, outcomes, vanishedAt);
+      await this.confirmReplicated();
       return outcomes.map((outcome, index) => {
         const event = events[index] as NostrEvent;
         return requestOutcome(outcome, vanishing.includes(event) || isDeletionRequest(targets[index] as DeletionTargets));
@@ -345,13 +334,36 @@ export class RedisEventStore implements EventStore {
     );
   }
 
+  /**
+   * REDIS_WAIT_REPLICAS: WAIT on every connection that wrote (each master's, on a cluster), which
+   * returns once that many replicas hold everything the connection wrote. Fewer in time fails the
+   * batch (import retries it, sync keeps its cursor): an acknowledged batch survives a failover.
+   */
+  private async confirmReplicated(): Promise<void> {
+    if (this.waitReplicas === 0) return;
+    const connections = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
+    // Within the operation's deadline, leaving it room to answer.
+    const waitMs = Math.max(10, Math.floor(this.timeoutMs * 0.8));
+    const counts = await Promise.all(connections.map((connection) => connection.call('WAIT', this.waitReplicas, waitMs) as Promise<number>));
+    const short = counts.findIndex((count) => Number(count) < this.waitReplicas);
+    if (short !== -1) {
+      throw new Error(`WAIT: ${counts[short]} of ${this.waitReplicas} replicas confirmed the batch within ${waitMs} ms`);
+    }
+  }
+
   /** Redis fails reads and writes together: ping() tells. */
   writesFailing(): boolean {
     return false;
   }
 
+  /** A single Redis answers PING; a cluster is ready when every slot's master does (none is failing over). */
   async ping(): Promise<void> {
-    await this.command(() => this.client.ping());
+    const { client } = this;
+    if (client instanceof Redis) {
+      await this.command(() => client.ping());
+      return;
+    }
+    await this.command(() => pingEverySlotOwner(client));
   }
 
   async close(): Promise<void> {
@@ -365,4 +377,24 @@ export class RedisEventStore implements EventStore {
   private command<T>(send: () => Promise<T>): Promise<T> {
     return this.commands.run(send);
   }
+}
+
+/** PINGs the master of every slot range, through the cluster's own connections. */
+async function pingEverySlotOwner(cluster: Cluster): Promise<void> {
+  if (cluster.status !== 'ready') throw new Error(`cluster ${cluster.status}`);
+  const owners = new Set<string>();
+  for (const nodes of cluster.slots) {
+    const master = nodes?.[0];
+    if (master === undefined) throw new Error('a slot has no master');
+    owners.add(master);
+  }
+  if (owners.size === 0) throw new Error('no slot table yet');
+  const byKey = new Map(cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
+  await Promise.all(
+    [...owners].map((key) => {
+      const node = byKey.get(key);
+      if (node === undefined) throw new Error(`no connection to the master ${key}`);
+      return node.ping();
+    }),
+  );
 }

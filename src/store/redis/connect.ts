@@ -1,0 +1,97 @@
+import { Cluster, Redis } from 'ioredis';
+import { untilAborted } from '../../abortable.js';
+import type { ClusterSeeds } from '../../config/redis-cluster-nodes.js';
+import { StoreUnavailableError } from '../event-store.js';
+import type { RedisClient } from './mget-by-slot.js';
+
+/** A reconnect every 200 ms more, up to every 2 s: the service recovers by itself, without a storm. */
+const reconnectDelay = (attempt: number) => Math.min(attempt * 200, 2000);
+
+/**
+ * Connects to Redis for the event index. While Redis is unreachable, commands fail at once instead of
+ * queueing (no request hangs), each command has a deadline, and the client keeps reconnecting in the
+ * background so the service recovers by itself.
+ */
+export function connectRedis(config: { url: string; timeoutMs: number }): Redis {
+  return new Redis(config.url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: config.timeoutMs,
+    connectTimeout: Math.max(config.timeoutMs, 2000),
+    retryStrategy: reconnectDelay,
+    // Off: auto-pipelining allocates a Pipeline per tick and cost /event ~30% of its CPU
+    // (BENCHMARKS.md); commands issued together are still pipelined on the one connection.
+    enableAutoPipelining: false,
+  });
+}
+
+/**
+ * Connects to a Redis Cluster from its seed nodes, with the behaviour of connectRedis: no queueing
+ * while the cluster is unreachable (commands fail at once), a deadline per command, reconnection in
+ * the background. MOVED and ASK are followed by the client (and MOVED refreshes its slot table); a
+ * master that fails is retried briefly (the slot table is refreshed meanwhile), so that a failover
+ * costs the requests of its window, not more. Reads and writes go to masters only: a replica may lag
+ * behind what a client just wrote.
+ */
+export function connectRedisCluster(config: ClusterSeeds & { timeoutMs: number }): Cluster {
+  const cluster = new Cluster(
+    config.nodes.map(({ host, port }) => ({ host, port })),
+    {
+      enableOfflineQueue: false,
+      scaleReads: 'master',
+      // A command follows at most this many redirections or failover retries; the store's own
+      // deadline (RedisCommands) bounds the time they take together.
+      maxRedirections: 8,
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+      retryDelayOnTryAgain: 100,
+      slotsRefreshTimeout: Math.max(config.timeoutMs, 1000),
+      // The slot table is also read every 5 s: a failover is noticed even by a client sending
+      // nothing to the failed master.
+      slotsRefreshInterval: 5000,
+      clusterRetryStrategy: reconnectDelay,
+      enableAutoPipelining: false,
+      // TLS certificates name hosts, not the addresses a lookup returns: keep the names.
+      ...(config.tls ? { dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address) } : {}),
+      redisOptions: {
+        maxRetriesPerRequest: 1,
+        commandTimeout: config.timeoutMs,
+        connectTimeout: Math.max(config.timeoutMs, 2000),
+        ...(config.username ? { username: config.username } : {}),
+        ...(config.password ? { password: config.password } : {}),
+        ...(config.tls ? { tls: {} } : {}),
+      },
+    },
+  );
+  // Without an offline queue, ioredis refuses a command for a node whose connection is still being
+  // opened ("Connection is closed"), then retries it 100 ms later on another node, which answers
+  // MOVED: the first commands to each master would pay that, and could overtake later ones. So every
+  // master's connection is opened as soon as it is known, not by its first command.
+  const connectMasters = () => {
+    if (cluster.status !== 'ready') return;
+    for (const node of cluster.nodes('master')) if (node.status === 'wait') node.connect().catch(() => {});
+  };
+  cluster.on('ready', connectMasters);
+  cluster.on('refresh', connectMasters);
+  return cluster;
+}
+
+/** Resolves when the client is ready, or rejects after `timeoutMs`. */
+export async function waitUntilReady(client: RedisClient, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready' && client instanceof Redis) return;
+  let onReady!: () => void;
+  const ready = new Promise<boolean>((resolve) => {
+    onReady = () => resolve(true);
+    if (client.status === 'ready') resolve(true);
+    else client.once('ready', onReady);
+  });
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const inTime = await untilAborted(ready, deadline, false);
+  client.off('ready', onReady);
+  if (!inTime) throw new StoreUnavailableError();
+  // A cluster is ready once it has its slot table: ready to serve once each master's connection is.
+  if (client instanceof Cluster) {
+    const connected = Promise.all(client.nodes('master').map((node) => node.ping())).then(() => true, () => false);
+    if (!(await untilAborted(connected, deadline, false))) throw new StoreUnavailableError();
+  }
+}

@@ -1,0 +1,29 @@
+import { resolve } from 'node:path';
+import { defineConfig } from 'vitest/config';
+
+// `npm run test:cluster`: the store conformance suite, the HTTP contract suites, import and the
+// cluster's own tests (failover, configuration) on a Redis Cluster: REDIS_CLUSTER_NODES if set, else
+// a local 3-master, 3-replica cluster the global setup starts from redis-server. Same module
+// resolution as vitest.config.ts.
+process.env.NODE_EXTRA_CA_CERTS = resolve('test/fixtures/tls/ca.pem');
+process.env.TEST_REDIS_CLUSTER = '1';
+
+export default defineConfig({
+  resolve: { alias: { graphql: 'graphql/index.js' } },
+  test: {
+    include: [
+      'test/cluster/**/*.test.ts',
+      'test/redis-event-store.test.ts',
+      'test/rest-event.test.ts',
+      'test/rest-user-profile.test.ts',
+      'test/graphql-api.test.ts',
+      'test/deletions-http.test.ts',
+      'test/conditional-requests.test.ts',
+      'test/http-behaviour.test.ts',
+      'test/import.test.ts',
+    ],
+    globalSetup: ['test/support/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
