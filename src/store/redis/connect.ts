@@ -41,8 +41,8 @@ export function connectRedisCluster(config: ClusterSeeds & { timeoutMs: number }
       scaleReads: 'master',
       // A command follows at most this many redirections or failover retries; the store's own
       // deadline (RedisCommands) bounds the time they take together.
-      maxRedirections: 8,
-      retryDelayOnFailover: 100,
+      maxRedirections: 5,
+      retryDelayOnFailover: 50,
       retryDelayOnClusterDown: 100,
       retryDelayOnTryAgain: 100,
       slotsRefreshTimeout: Math.max(config.timeoutMs, 1000),
