@@ -10,18 +10,30 @@
 // Uses REDIS_URL if set, else starts a private redis-server. The service runs as users run it
 // (`node dist/cli/main.js serve`, default configuration), so `npm run build` first (the script does),
 // except RELAYS= (empty): the figures are those of lookups the index answers, not of public relays.
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { join } from 'node:path';
 import { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
 import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix, freePort, type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
+import { runClusterBench } from './cluster.js';
 import { identity, makeNotes, makeProfiles } from './dataset.js';
+import {
+  cycle,
+  log,
+  measureInterleaved,
+  peakRssMiB,
+  type Row,
+  startProcess,
+  stop,
+  type Target,
+  totalCommands,
+  waitForHttp,
+} from './harness.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -32,6 +44,8 @@ const { values: options } = parseArgs({
     connections: { type: 'string', default: '32' },
     rounds: { type: 'string', default: '3' },
     output: { type: 'string', default: 'BENCHMARKS.md' },
+    // One Redis against a 3-master Redis Cluster instead (issue 15 §6): scripts/bench/cluster.ts.
+    cluster: { type: 'boolean', default: false },
   },
 });
 const ks = options.k.split(',').map(Number);
@@ -41,160 +55,6 @@ const duration = Number(options.duration);
 const connections = Number(options.connections);
 const rounds = Number(options.rounds);
 const root = new URL('../../', import.meta.url);
-
-interface Row {
-  k: string;
-  target: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  commandsPerRequest: number | undefined;
-  bytes: number;
-}
-
-function log(message: string) {
-  process.stderr.write(`${message}\n`);
-}
-
-async function waitForHttp(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      if ((await fetch(url)).status < 500) return;
-    } catch {
-      // not yet listening
-    }
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${url} did not come up`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-function startProcess(command: string[], env: Record<string, string>, probe: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, command, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-  return waitForHttp(probe, child).then(() => child);
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
-
-/** Peak resident set size of a process, from /proc (Linux). */
-function peakRssMiB(pid: number): number | undefined {
-  try {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) / 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-async function totalCommands(admin: Redis): Promise<number> {
-  const info = await admin.info('commandstats');
-  let total = 0;
-  for (const [, name, calls] of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-    if (name !== 'info' && !name?.startsWith('config')) total += Number(calls);
-  }
-  return total;
-}
-
-interface Target {
-  name: string;
-  url: string;
-  /** A new request per call: path (and body for POST). */
-  next: () => { path: string; method?: 'GET' | 'POST'; body?: string };
-  countCommands: boolean;
-}
-
-interface Round {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  completed: number;
-  commands: number;
-  bytes: number;
-}
-
-/** One measured round of one target (after a short warm-up on the first). */
-async function measureRound(target: Target, admin: Redis, seconds: number, warmUp: boolean): Promise<Round> {
-  const requests = [
-    {
-      setupRequest: (request: { path: string; method?: string; body?: string; headers?: Record<string, string> }) => {
-        const next = target.next();
-        request.path = next.path;
-        request.method = next.method ?? 'GET';
-        if (next.body !== undefined) {
-          request.body = next.body;
-          request.headers = { 'content-type': 'application/json' };
-        }
-        return request;
-      },
-    },
-  ];
-  if (warmUp) await autocannon({ url: target.url, connections, duration: 2, requests: requests as never });
-  const before = target.countCommands ? await totalCommands(admin) : 0;
-  const result = await autocannon({ url: target.url, connections, duration: seconds, requests: requests as never });
-  const after = target.countCommands ? await totalCommands(admin) : 0;
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts + result.non2xx,
-    completed: result.requests.total,
-    commands: after - before,
-    bytes: result.throughput.total,
-  };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
-
-/**
- * The targets of one group measured in interleaved rounds (A, B, C, A, B, C, …), each row the median
- * of its rounds: this machine's speed drifts over minutes, and interleaving lets every target see the
- * same drift, so the ratios hold even when the absolute figures move.
- */
-async function measureInterleaved(targets: Target[], k: string, admin: Redis): Promise<Row[]> {
-  const results = targets.map(() => [] as Round[]);
-  for (let round = 0; round < rounds; round++) {
-    for (const [index, target] of targets.entries()) {
-      results[index]?.push(await measureRound(target, admin, duration / rounds, round === 0));
-    }
-  }
-  return targets.map((target, index) => {
-    const measured = results[index] ?? [];
-    const completed = measured.reduce((sum, round) => sum + round.completed, 0);
-    const row: Row = {
-      k,
-      target: target.name,
-      rps: median(measured.map((round) => round.rps)),
-      p50: median(measured.map((round) => round.p50)),
-      p99: median(measured.map((round) => round.p99)),
-      errors: measured.reduce((sum, round) => sum + round.errors, 0),
-      commandsPerRequest:
-        target.countCommands && completed > 0 ? measured.reduce((sum, round) => sum + round.commands, 0) / completed : undefined,
-      bytes: completed > 0 ? measured.reduce((sum, round) => sum + round.bytes, 0) / completed : 0,
-    };
-    log(
-      `  ${target.name.padEnd(32)} ${row.rps.toFixed(0).padStart(7)} req/s (${measured.map((round) => round.rps.toFixed(0)).join(', ')})  p50 ${row.p50} ms  p99 ${row.p99} ms  errors ${row.errors}` +
-        (row.commandsPerRequest !== undefined ? `  redis ${row.commandsPerRequest.toFixed(2)}/req` : ''),
-    );
-    return row;
-  });
-}
-
-function cycle<T>(items: readonly T[]): () => T {
-  let index = 0;
-  return () => items[index++ % items.length] as T;
-}
 
 const EVENT_QUERY =
   'query ($id: String!) { event(id: $id) { json relevantProfiles { pubkey event { json } } } }';
@@ -270,6 +130,8 @@ async function main() {
     const bytesBaselineUrl = `http://127.0.0.1:${bytesBaselinePort}`;
 
     const rows: Row[] = [];
+    const settings = { connections, duration, rounds };
+    const redisCommands = () => totalCommands(admin);
     /**
      * One group: a ceiling server answering a fixed body the size of the service's answer at
      * `samplePath`, measured interleaved with the group's targets, then stopped.
@@ -281,8 +143,8 @@ async function main() {
         env: { ...process.env, PORT: String(port), BODY_BYTES: String(Buffer.byteLength(sample)) },
       });
       await waitForHttp(`http://127.0.0.1:${port}/`, ceiling);
-      const ceilingTarget: Target = { name: 'ceiling (fixed body)', url: `http://127.0.0.1:${port}`, next: () => ({ path: '/' }), countCommands: false };
-      rows.push(...(await measureInterleaved([ceilingTarget, ...targets], k, admin)));
+      const ceilingTarget: Target = { name: 'ceiling (fixed body)', url: `http://127.0.0.1:${port}`, next: () => ({ path: '/' }) };
+      rows.push(...(await measureInterleaved([ceilingTarget, ...targets], k, settings)));
       await stop(ceiling);
     };
     /** A GET target whose path ends with the next key of `nextKey`. */
@@ -290,7 +152,7 @@ async function main() {
       name,
       url,
       next: () => ({ path: `${pathPrefix}${nextKey()}` }),
-      countCommands,
+      ...(countCommands ? { commands: redisCommands } : {}),
     });
 
     for (const k of ks) {
@@ -309,7 +171,7 @@ async function main() {
           name: 'service POST /graphql (event)',
           url: serviceUrl,
           next: () => ({ path: '/graphql', method: 'POST', body: JSON.stringify({ query: EVENT_QUERY, variables: { id: nextId() } }) }),
-          countCommands: true,
+          commands: redisCommands,
         },
       ]);
     }
@@ -330,7 +192,7 @@ async function main() {
         name: 'service POST /graphql (profile)',
         url: serviceUrl,
         next: () => ({ path: '/graphql', method: 'POST', body: JSON.stringify({ query: PROFILE_QUERY, variables: { pubkey: nextPubkey() } }) }),
-        countCommands: true,
+        commands: redisCommands,
       },
     ]);
 
@@ -437,4 +299,5 @@ function costLines(rows: Row[]): string {
   return `Cost of metrics and rate limits (same run, same groups):\n\n${lines.join('\n')}`;
 }
 
-await main();
+if (options.cluster) await runClusterBench({ ks, profileCount, noteCount, duration, connections, rounds, output: new URL(options.output, root) });
+else await main();

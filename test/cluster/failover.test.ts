@@ -65,7 +65,8 @@ describe('Redis Cluster: configuration and start', () => {
 
   it('starts with the first seed node down: the others name the cluster', async () => {
     const dead = await freePort();
-    const { store } = await open(false, { nodes: [{ host: '127.0.0.1', port: dead }, ...clusterConfig().nodes.slice(1)] } as never);
+    const seeds = cluster.seeds.slice(1).map((seed) => ({ host: '127.0.0.1', port: Number(seed.split(':')[1]) }));
+    const { store } = await open(false, { nodes: [{ host: '127.0.0.1', port: dead }, ...seeds] });
     const note = signed('seed-down', { content: 'found through the second seed' });
     const { store: writer } = await open(true);
     expect(await writer.putEvents([note])).toEqual(['stored']);

@@ -1,0 +1,171 @@
+// What the benchmark scripts share: processes, autocannon rounds interleaved across targets, and
+// the medians they report.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import type { Redis } from 'ioredis';
+
+export interface Row {
+  k: string;
+  target: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  commandsPerRequest: number | undefined;
+  bytes: number;
+}
+
+export function log(message: string) {
+  process.stderr.write(`${message}\n`);
+}
+
+export async function waitForHttp(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      if ((await fetch(url)).status < 500) return;
+    } catch {
+      // not yet listening
+    }
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${url} did not come up`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export function startProcess(command: string[], env: Record<string, string>, probe: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, command, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return waitForHttp(probe, child).then(() => child);
+}
+
+export function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** Peak resident set size of a process, from /proc (Linux). */
+export function peakRssMiB(pid: number): number | undefined {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Commands Redis has run (INFO commandstats), but the INFO and CONFIG the harness sends itself. */
+export async function totalCommands(admin: Redis): Promise<number> {
+  const info = await admin.info('commandstats');
+  let total = 0;
+  for (const [, name, calls] of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    if (name !== 'info' && !name?.startsWith('config')) total += Number(calls);
+  }
+  return total;
+}
+
+export interface Target {
+  name: string;
+  url: string;
+  /** A new request per call: path (and body for POST). */
+  next: () => { path: string; method?: 'GET' | 'POST'; body?: string };
+  /** Reads a running count of the store commands this target causes; absent: not counted. */
+  commands?: () => Promise<number>;
+}
+
+export interface Round {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  completed: number;
+  commands: number;
+  bytes: number;
+}
+
+/** One measured round of one target (after a short warm-up on the first). */
+/** How long and how hard: autocannon's connections, the measured seconds per target, in rounds. */
+export interface LoadSettings {
+  connections: number;
+  duration: number;
+  rounds: number;
+}
+
+async function measureRound(target: Target, { connections }: LoadSettings, seconds: number, warmUp: boolean): Promise<Round> {
+  const requests = [
+    {
+      setupRequest: (request: { path: string; method?: string; body?: string; headers?: Record<string, string> }) => {
+        const next = target.next();
+        request.path = next.path;
+        request.method = next.method ?? 'GET';
+        if (next.body !== undefined) {
+          request.body = next.body;
+          request.headers = { 'content-type': 'application/json' };
+        }
+        return request;
+      },
+    },
+  ];
+  if (warmUp) await autocannon({ url: target.url, connections, duration: 2, requests: requests as never });
+  const before = (await target.commands?.()) ?? 0;
+  const result = await autocannon({ url: target.url, connections, duration: seconds, requests: requests as never });
+  const after = (await target.commands?.()) ?? 0;
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+    completed: result.requests.total,
+    commands: after - before,
+    bytes: result.throughput.total,
+  };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/**
+ * The targets of one group measured in interleaved rounds (A, B, C, A, B, C, …), each row the median
+ * of its rounds: this machine's speed drifts over minutes, and interleaving lets every target see the
+ * same drift, so the ratios hold even when the absolute figures move.
+ */
+export async function measureInterleaved(targets: Target[], k: string, settings: LoadSettings): Promise<Row[]> {
+  const { rounds, duration } = settings;
+  const results = targets.map(() => [] as Round[]);
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, target] of targets.entries()) {
+      results[index]?.push(await measureRound(target, settings, duration / rounds, round === 0));
+    }
+  }
+  return targets.map((target, index) => {
+    const measured = results[index] ?? [];
+    const completed = measured.reduce((sum, round) => sum + round.completed, 0);
+    const row: Row = {
+      k,
+      target: target.name,
+      rps: median(measured.map((round) => round.rps)),
+      p50: median(measured.map((round) => round.p50)),
+      p99: median(measured.map((round) => round.p99)),
+      errors: measured.reduce((sum, round) => sum + round.errors, 0),
+      commandsPerRequest:
+        target.commands && completed > 0 ? measured.reduce((sum, round) => sum + round.commands, 0) / completed : undefined,
+      bytes: completed > 0 ? measured.reduce((sum, round) => sum + round.bytes, 0) / completed : 0,
+    };
+    log(
+      `  ${target.name.padEnd(32)} ${row.rps.toFixed(0).padStart(7)} req/s (${measured.map((round) => round.rps.toFixed(0)).join(', ')})  p50 ${row.p50} ms  p99 ${row.p99} ms  errors ${row.errors}` +
+        (row.commandsPerRequest !== undefined ? `  redis ${row.commandsPerRequest.toFixed(2)}/req` : ''),
+    );
+    return row;
+  });
+}
+
+export function cycle<T>(items: readonly T[]): () => T {
+  let index = 0;
+  return () => items[index++ % items.length] as T;
+}
+
