@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { loadConfig } from '../src/config/env.js';
 import { freePort } from './support/redis-server.js';
 import { useTestServer } from './support/test-server.js';
 
@@ -51,6 +52,35 @@ describe('docker-compose.yml', () => {
     }
     expect(syncEnv.SYNC_KINDS).toBe('0,1,5,62');
     expect(sync.depends_on).toEqual({ redis: { condition: 'service_healthy' } });
+  });
+
+  it('the cluster profile (issue 15 §5): six cluster nodes with persistence, formed once, and the service pointed at all of them', () => {
+    const nodes = ['redis-c1', 'redis-c2', 'redis-c3', 'redis-c4', 'redis-c5', 'redis-c6'].map((name) => compose.services[name] as Record<string, unknown>);
+    for (const [index, node] of nodes.entries()) {
+      expect(node.profiles).toEqual(['cluster']);
+      expect(node.image).toMatch(/^redis:7/);
+      const command = (node.command as string[]).join(' ');
+      expect(command).toContain('--cluster-enabled yes');
+      expect(command).toContain('--port 7000');
+      expect(command).toContain('--appendonly yes');
+      expect(node.volumes).toEqual([`redis-c${index + 1}-data:/data`]);
+      expect(Object.keys(compose.volumes)).toContain(`redis-c${index + 1}-data`);
+    }
+    const init = compose.services['redis-cluster-init'] as { profiles: string[]; command: string[]; depends_on: Record<string, unknown>; restart: string };
+    expect(init.profiles).toEqual(['cluster']);
+    expect(Object.keys(init.depends_on).sort()).toEqual(['redis-c1', 'redis-c2', 'redis-c3', 'redis-c4', 'redis-c5', 'redis-c6']);
+    const script = init.command.join('\n');
+    expect(script).toContain('--cluster-replicas 1');
+    expect(script).toContain('cluster_state:ok');
+    expect(init.restart).toBe('no');
+
+    const service = compose.services['lookup-cluster'] as { profiles: string[]; environment: Record<string, string>; depends_on: unknown; ports: string[] };
+    expect(service.profiles).toEqual(['cluster']);
+    expect(service.depends_on).toEqual({ 'redis-cluster-init': { condition: 'service_completed_successfully' } });
+    expect(service.ports).toEqual(['8081:8080']);
+    // What the service would read from this environment: a cluster of the six, never REDIS_URL.
+    const config = loadConfig(service.environment);
+    expect(config.store).toMatchObject({ kind: 'redis-cluster', waitReplicas: 1, nodes: nodes.map((_, index) => ({ host: `redis-c${index + 1}`, port: 7000 })) });
   });
 
   it('the Dockerfile runs what `npm run build` produces', () => {

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import calculateSlot from 'cluster-key-slot';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreConfig } from '../../src/config/env.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
@@ -82,6 +84,44 @@ describe('Redis Cluster: configuration and start', () => {
   });
 });
 
+describe('Redis Cluster: a slot moved under the service (MOVED and ASK)', () => {
+  it('reads a key whose slot is being migrated (ASK), then after it moved (MOVED), and writes to it', async () => {
+    const { store } = await open(false);
+    const { store: writer } = await open(true);
+    const moved = profile('moving-slot', { name: 'before the move' });
+    expect(await writer.putEvents([moved])).toEqual(['stored']);
+    const key = `${prefix}r:0:${moved.pubkey}`;
+    const slot = calculateSlot(key);
+    const masters = await cluster.masters();
+    const admins = new Map(masters.map((node) => [node.port, new Redis(node.port, '127.0.0.1')]));
+    try {
+      const owners = await (admins.values().next().value as Redis).cluster('SLOTS');
+      const sourcePort = Number(owners.find((range) => range[0] <= slot && slot <= range[1])?.[2]?.[1]);
+      const targetPort = masters.map((node) => node.port).find((port) => port !== sourcePort) as number;
+      const source = admins.get(sourcePort) as Redis;
+      const target = admins.get(targetPort) as Redis;
+      const sourceId = String(await source.cluster('MYID'));
+      const targetId = String(await target.cluster('MYID'));
+      await target.cluster('SETSLOT', slot, 'IMPORTING', sourceId);
+      await source.cluster('SETSLOT', slot, 'MIGRATING', targetId);
+      const keys = (await source.cluster('GETKEYSINSLOT', slot, 1000)) as string[];
+      await source.migrate('127.0.0.1', targetPort, '', 0, 5000, 'KEYS', ...keys);
+      // Migrating: the source answers ASK for the keys it no longer holds.
+      expect((await store.getProfiles([moved.pubkey]))[0]).toMatchObject({ event: moved });
+      for (const admin of admins.values()) await admin.cluster('SETSLOT', slot, 'NODE', targetId);
+      // Moved: the source answers MOVED; the client follows it and learns the new owner.
+      expect((await store.getProfiles([moved.pubkey]))[0]).toMatchObject({ event: moved });
+      const newer = profile('moving-slot', { name: 'after the move' }, 1_700_000_100);
+      expect(await writer.putEvents([newer])).toEqual(['replaced']);
+      expect((await store.getProfiles([moved.pubkey]))[0]).toMatchObject({ event: newer });
+      expect(await target.exists(key)).toBe(1);
+      await expect(source.exists(key)).rejects.toThrow(`MOVED ${slot} 127.0.0.1:${targetPort}`);
+    } finally {
+      for (const admin of admins.values()) admin.disconnect();
+    }
+  });
+});
+
 interface Answer {
   at: number;
   status: number;
@@ -143,6 +183,7 @@ describe('Redis Cluster: a master killed under load (issue 15 §4)', () => {
       })();
 
       const traffic = load(server, paths, 8);
+      const readiness = load(server, ['/readyz'], 1);
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const victim = (await cluster.masters())[0];
       if (!victim) throw new Error('no master');
@@ -150,7 +191,7 @@ describe('Redis Cluster: a master killed under load (issue 15 §4)', () => {
       await victim.kill();
       // Long enough for the failover and some steady load after it.
       await new Promise((resolve) => setTimeout(resolve, RECOVERY_BUDGET_MS + 2000));
-      await traffic.stop();
+      await Promise.all([traffic.stop(), readiness.stop()]);
       importing_ = false;
       await writer;
 
@@ -173,6 +214,11 @@ describe('Redis Cluster: a master killed under load (issue 15 §4)', () => {
       expect(recoveryMs).toBeLessThan(RECOVERY_BUDGET_MS);
       expect(after.filter((answer) => answer.at > lastFailure).length).toBeGreaterThan(20);
 
+      // /readyz said 503 while a slot had no master, and 200 before and after.
+      const readyAfter = readiness.answers.filter((answer) => answer.at + answer.ms >= killedAt).map((answer) => answer.status);
+      expect(readiness.answers.filter((answer) => answer.at + answer.ms < killedAt).every((answer) => answer.status === 200)).toBe(true);
+      expect(readyAfter).toContain(503);
+      expect(readyAfter.at(-1)).toBe(200);
       // /readyz is 200 again, and nothing acknowledged is lost: every profile and every batch the
       // import counted as written reads back.
       expect((await getJson(`${server.url}/readyz`)).status).toBe(200);
