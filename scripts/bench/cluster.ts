@@ -94,6 +94,12 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<voi
     log(`dataset: ${profileCount} profiles, ${noteCount} notes for each K in ${ks.join(', ')}, on one Redis and on a 3-master cluster`);
     const identities = Array.from({ length: profileCount }, (_, index) => identity(index));
     const profiles = makeProfiles(identities);
+    // A first write before the baseline: a master allocates its replication backlog (1 MiB) on its
+    // first write to a replica, which is not memory per event (30 profiles: a write on every master).
+    const warmUp = makeProfiles(Array.from({ length: 30 }, (_, index) => identity(profileCount + index)));
+    await singleStore.putEvents(warmUp);
+    await clusterStore.putEvents(warmUp);
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const memory = { empty: { single: await usedMemory([singleAdmin]), cluster: await usedMemory(masterAdmins) } };
     for (let offset = 0; offset < profiles.length; offset += 1000) {
       await singleStore.putEvents(profiles.slice(offset, offset + 1000));
@@ -201,6 +207,7 @@ function report(
     `| a profile (kind 0: slot, id marker, author index) | ${profileBytes.json.toFixed(0)} | ${profileBytes.single.toFixed(0)} | ${profileBytes.cluster.toFixed(0)} |`,
     ...[...noteBytes].map(([k, bytes]) => `| a note with ${k} relevant pubkeys (event, author index) | ${bytes.json.toFixed(0)} | ${bytes.single.toFixed(0)} | ${bytes.cluster.toFixed(0)} |`),
   ];
+  const capacity = capacityModel(rows, profileBytes, noteBytes);
   return `${START}
 ## Redis Cluster (\`npm run bench -- --cluster\`, issue 15)
 
@@ -219,7 +226,55 @@ Memory, from INFO used_memory before and after loading (the cluster's summed ove
 replicas hold as much again):
 
 ${memoryRows.join('\n')}
+
+${capacity}
 ${END}`;
+}
+
+/** Planning assumptions, stated with the model (not measured here). */
+const NODE_MEMORY_GIB = 32;
+/** Of a node's memory, what the dataset may use: the rest is for forks (AOF rewrite, replica sync), fragmentation and buffers. */
+const DATASET_SHARE = 0.6;
+
+/**
+ * The capacity model, calculated from this run's figures: memory for 10M profiles and 1B events at
+ * the measured bytes per key, the masters that takes at an assumed node size, and the throughput
+ * of one service instance as measured.
+ */
+function capacityModel(rows: Row[], profileBytes: Memory['profileBytes'], noteBytes: Memory['noteBytes']): string {
+  const gb = (bytes: number) => (bytes / 1e9).toFixed(0);
+  const perMaster = NODE_MEMORY_GIB * 2 ** 30 * DATASET_SHARE;
+  const profiles = 10_000_000 * profileBytes.single;
+  const sizes = [...noteBytes].sort((a, b) => a[1].json - b[1].json);
+  const lines = sizes.map(([k, bytes]) => {
+    const events = 1_000_000_000 * bytes.single;
+    const masters = Math.ceil((profiles + events) / perMaster);
+    return `| events like the K = ${k} notes (${bytes.json.toFixed(0)} JSON bytes → ${bytes.single.toFixed(0)} in Redis) | ${gb(profiles)} GB + ${gb(events)} GB = ${gb(profiles + events)} GB | ${masters} | ${masters * 2} nodes, ${gb(2 * (profiles + events))} GB |`;
+  });
+  const rate = (route: string, k: string) => rows.find((row) => row.k === k && row.target === `Redis Cluster ${route}`);
+  const profileRate = rate('/user-profile', '-');
+  const eventRate = rate('/event', '10');
+  return `### Capacity model (calculated from the figures above)
+
+Memory per key is what one Redis measured (the cluster holds the same keys, spread over its masters;
+its summed figure above differs by the per-node overhead and noise). A master is assumed to be a
+${NODE_MEMORY_GIB} GiB node whose dataset may fill ${DATASET_SHARE * 100}% of it (${(perMaster / 2 ** 30).toFixed(1)} GiB): the rest is for the
+fork of an AOF rewrite or a replica's full sync, fragmentation and client buffers. Each master has
+one replica, which holds as much again.
+
+10M profiles at ${profileBytes.single.toFixed(0)} bytes each, and 1B events:
+
+| events | dataset (profiles + events) | masters (dataset ÷ ${(perMaster / 2 ** 30).toFixed(1)} GiB, rounded up) | with one replica each |
+| --- | --- | --- | --- |
+${lines.join('\n')}
+
+Throughput: one service instance on the cluster answered ${profileRate?.rps.toFixed(0) ?? 'n/a'} \`/user-profile\` and
+${eventRate?.rps.toFixed(0) ?? 'n/a'} \`/event\` (K = 10) per second here, sharing 2 cores with six Redis processes and the load
+generator: a lower bound for an instance with a core of its own. Instances are stateless, so
+the service scales by adding instances; each \`/event\` costs the cluster K + 1 commands (one per
+slot), spread over the masters, and each \`/user-profile\` one. How many commands per second one
+master serves was not measured here; the masters needed for memory above are far more than a
+read load of a few instances needs.`;
 }
 
 function writeSection(output: URL, section: string): void {
