@@ -337,6 +337,9 @@ describe('configuration from the environment', () => {
       ['redis://:hunter2@a:7000,redis://:other@b:7000', 'REDIS_CLUSTER_NODES: entry 2 differs from entry 1 in its scheme or credentials: one cluster has one set of both'],
       ['rediss://a:7000,redis://b:7000', 'REDIS_CLUSTER_NODES: entry 2 differs from entry 1 in its scheme or credentials: one cluster has one set of both'],
       ['redis://u%zz:hunter2@a:7000', 'REDIS_CLUSTER_NODES: entry 1 has credentials with a broken %-escape'],
+      ['redis://admin@a:7000', 'REDIS_CLUSTER_NODES: entry 1 names a user without a password (redis://user:password@host:port)'],
+      ['redis://bücher:7000', 'REDIS_CLUSTER_NODES: entry 1 has a host name with characters no host name holds'],
+      ['a%00b:7000', 'REDIS_CLUSTER_NODES: entry 1 has a host name with characters no host name holds'],
       [Array.from({ length: 65 }, (_, n) => `h${n}:7000`).join(','), 'REDIS_CLUSTER_NODES: at most 64 seed nodes'],
       ['a:7000,'.repeat(1200), 'REDIS_CLUSTER_NODES must be at most 8192 characters'],
     ];

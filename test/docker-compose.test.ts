@@ -71,7 +71,7 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(init.depends_on).sort()).toEqual(['redis-c1', 'redis-c2', 'redis-c3', 'redis-c4', 'redis-c5', 'redis-c6']);
     const script = init.command.join('\n');
     expect(script).toContain('--cluster-replicas 1');
-    expect(script).toContain('cluster_state:ok');
+    expect(script).toContain('cluster_known_nodes:1');
     expect(init.restart).toBe('no');
 
     const service = compose.services['lookup-cluster'] as { profiles: string[]; environment: Record<string, string>; depends_on: unknown; ports: string[] };

@@ -41,6 +41,8 @@ export function parseClusterNodes(text: string): ClusterSeeds | string {
     }
     if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return `${where} must be host:port, redis:// or rediss://`;
     if (url.hostname === '') return `${where} has no host`;
+    // URL percent-encodes what a host name cannot hold: such a host would only fail at DNS.
+    if (url.hostname.includes('%')) return `${where} has a host name with characters no host name holds`;
     // A cluster has no databases (SELECT is refused), and nothing else may follow the address.
     if ((url.pathname !== '' && url.pathname !== '/') || url.search !== '' || url.hash !== '') {
       return `${where} must be only an address (no database, path or query: a cluster has database 0 only)`;
@@ -53,6 +55,8 @@ export function parseClusterNodes(text: string): ClusterSeeds | string {
     const username = decoded(url.username);
     const password = decoded(url.password);
     if (username === undefined || password === undefined) return `${where} has credentials with a broken %-escape`;
+    // Redis ACL users authenticate with a password; a user alone would fail AUTH on every node.
+    if (username !== '' && password === '') return `${where} names a user without a password (redis://user:password@host:port)`;
     const credentials = { protocol: url.protocol, username, password };
     if (shared && (shared.protocol !== credentials.protocol || shared.username !== credentials.username || shared.password !== credentials.password)) {
       return `${where} differs from entry 1 in its scheme or credentials: one cluster has one set of both`;

@@ -72,13 +72,15 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false 
     lastError = '';
     logger.info(where, `${where.store} ready`);
   });
-  // A cluster's nodes are connections of their own: a failed master is reported by them.
+  // A cluster's nodes are connections of their own: a failed master is reported by them, each
+  // node's errors logged once until they change (several nodes down must not alternate into a flood).
   if (client instanceof Cluster) {
+    const lastNodeError = new Map<string, string>();
     client.on('node error', (error: Error, node: string) => {
-      const message = `${node}: ${error.message}`;
-      if (message !== lastError) logger.warn({ err: { message: error.message }, node }, 'redis-cluster node error');
-      lastError = message;
+      if (lastNodeError.get(node) !== error.message) logger.warn({ err: { message: error.message }, node }, 'redis-cluster node error');
+      lastNodeError.set(node, error.message);
     });
+    client.on('ready', () => lastNodeError.clear());
   }
   logger.info(where, `event store: ${where.store}`);
   return {

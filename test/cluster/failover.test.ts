@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreConfig } from '../../src/config/env.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import type { EventStore } from '../../src/store/event-store.js';
 import { openStore } from '../../src/store/open-store.js';
+import type { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { profile, signed } from '../support/events.js';
 import { captureLogs } from '../support/logs.js';
 import { type LocalCluster, startLocalCluster } from '../support/redis-cluster.js';
@@ -119,6 +120,33 @@ describe('Redis Cluster: a slot moved under the service (MOVED and ASK)', () => 
     } finally {
       for (const admin of admins.values()) admin.disconnect();
     }
+  });
+});
+
+describe('Redis Cluster: REDIS_WAIT_REPLICAS refuses what it cannot confirm', () => {
+  it('a batch is refused while a replica is stopped, and accepted once it runs again', async () => {
+    const { store } = await open(true);
+    const masters = new Set((await cluster.masters()).map((node) => node.port));
+    const replica = cluster.nodes.find((node) => !masters.has(node.port) && node.process.exitCode === null && node.process.signalCode === null);
+    if (!replica) throw new Error('no replica');
+    const batch = (n: number) => Array.from({ length: 30 }, (_, index) => signed(`wait-${index}`, { content: `round ${n}` }));
+    replica.process.kill('SIGSTOP');
+    try {
+      await expect(store.putEvents(batch(1))).rejects.toThrow('event store unavailable');
+    } finally {
+      replica.process.kill('SIGCONT');
+    }
+    await expect.poll(async () => store.putEvents(batch(2)).then(() => 'accepted', () => 'refused'), { timeout: 10_000 }).toBe('accepted');
+  });
+
+  it('a batch is refused when a connection it wrote on was replaced meanwhile (WAIT would ask the new one)', async () => {
+    const { store } = await open(true);
+    const client = (store as RedisEventStore).client;
+    const writing = store.putEvents([signed('wait-replaced', { content: 'written, then its connection replaced' })]);
+    // As ioredis announces a node connection dropped from its pool.
+    client.emit('-node', client instanceof Cluster ? client.nodes('master')[0] : client, 'gone');
+    await expect(writing).rejects.toThrow('event store unavailable');
+    await expect(writing.catch((error: Error) => String(error.cause))).resolves.toContain('a connection changed during the batch');
   });
 });
 

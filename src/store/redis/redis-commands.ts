@@ -15,7 +15,7 @@ export class RedisCommands {
   constructor(
     readonly client: RedisClient,
     /**
-     * On a cluster, the deadline of one operation as a whole: a command there may follow redirections
+     * On a cluster, the deadline of one read as a whole: a command there may follow redirections
      * and failover retries, each within the per-command timeout. A single Redis's commandTimeout is
      * the deadline already.
      */
@@ -24,11 +24,20 @@ export class RedisCommands {
     this.writes = new CoalescedWrites(client);
   }
 
+  /**
+   * A read a request waits for: on a cluster, within `timeoutMs` as a whole. Writes (`run`) are
+   * bounded per command only: a batch of an import takes as long as its commands do, and is never
+   * given up on while it still writes.
+   */
+  read<T>(send: () => Promise<T>): Promise<T> {
+    return this.run(this.timeoutMs !== undefined && this.client instanceof Cluster ? () => withDeadline(send(), this.timeoutMs as number) : send);
+  }
+
   async run<T>(send: () => Promise<T>): Promise<T> {
     this.writes.beforeCommand();
     metrics.storeCommand('redis');
     try {
-      return await (this.timeoutMs !== undefined && this.client instanceof Cluster ? withDeadline(send(), this.timeoutMs) : send());
+      return await send();
     } catch (error) {
       if (error instanceof CorruptDataError) throw error;
       metrics.storeFailure('redis');

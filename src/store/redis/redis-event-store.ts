@@ -96,6 +96,12 @@ export class RedisEventStore implements EventStore {
   private readonly pendingTtlSeconds: number;
   private readonly waitReplicas: number;
   private readonly timeoutMs: number;
+  /**
+   * Bumped when a connection that writes is lost or replaced: WAIT counts the replicas that hold
+   * what its own connection wrote, so a batch whose writes went on a connection gone since cannot be
+   * confirmed by asking another.
+   */
+  private connectionGeneration = 0;
 
   constructor(
     /** Also shared by instance-wide counters kept beside the index (the HTTP rate limits). */
@@ -109,6 +115,17 @@ export class RedisEventStore implements EventStore {
     this.timeoutMs = options.timeoutMs ?? 1000;
     this.keys = redisKeys(keyPrefix);
     this.commands = new RedisCommands(client, this.timeoutMs);
+    if (this.waitReplicas > 0) {
+      const replaced = () => {
+        this.connectionGeneration++;
+      };
+      if (client instanceof Cluster) {
+        client.on('+node', replaced);
+        client.on('-node', replaced);
+      } else {
+        client.on('close', replaced);
+      }
+    }
     this.marks = new RedisMarkStore(this.commands, this.keys);
     this.cursors = new RedisCursorStore(this.commands, this.keys);
     client.defineCommand('nostrReplaceEvent', { numberOfKeys: 1, lua: REPLACE_SCRIPT });
@@ -123,11 +140,11 @@ export class RedisEventStore implements EventStore {
   }
 
   async getEvents(ids: readonly string[]): Promise<Held[]> {
-    const values = await this.command(() => mgetBySlot(this.client, ids.map(this.keys.event)));
+    const values = await this.read(() => mgetBySlot(this.client, ids.map(this.keys.event)));
     return resolveEventValues(
       ids,
       values,
-      (addresses) => this.command(() => mgetBySlot(this.client, addresses.map(this.keys.replaceable))),
+      (addresses) => this.read(() => mgetBySlot(this.client, addresses.map(this.keys.replaceable))),
       // Read repair: a marker left by a writer that stopped between its two steps goes when met.
       (id, marker) => void this.client.nostrDeleteIf(this.keys.event(id), marker).catch(() => {}),
     );
@@ -139,14 +156,14 @@ export class RedisEventStore implements EventStore {
 
   async getReplaceable(kind: number, pubkeys: readonly string[]): Promise<Held[]> {
     const keys = pubkeys.map((pubkey) => this.keys.replaceable(replaceableKindAddress(kind, pubkey)));
-    const values = await this.command(() => mgetBySlot(this.client, keys));
+    const values = await this.read(() => mgetBySlot(this.client, keys));
     return values.map((value, index) => readSlot(value, { pubkey: pubkeys[index], kind }));
   }
 
   async getByCoordinates(coordinates: readonly string[]): Promise<Held[]> {
     const read = coordinates.map(readCoordinate);
     const wanted = read.filter((coordinate) => coordinate !== undefined);
-    const values = await this.command(() => mgetBySlot(this.client, wanted.map(({ address }) => this.keys.replaceable(address))));
+    const values = await this.read(() => mgetBySlot(this.client, wanted.map(({ address }) => this.keys.replaceable(address))));
     let next = 0;
     return read.map((coordinate) => (coordinate ? readSlot(values[next++], coordinate) : null));
   }
@@ -160,7 +177,7 @@ export class RedisEventStore implements EventStore {
     // Events and their marks in one MGET (one per hash slot on Cluster): freshness costs no extra command.
     const keys = pubkeys.map((pubkey) => this.keys.replaceable(replaceableKindAddress(kind, pubkey)));
     for (const pubkey of pubkeys) keys.push(this.keys.mark(markKeyOf(pubkey)));
-    const values = await this.command(() => mgetBySlot(this.client, keys));
+    const values = await this.read(() => mgetBySlot(this.client, keys));
     return pubkeys.map((pubkey, index) => {
       const value = values[index];
       const note = markNote(values[pubkeys.length + index]);
@@ -176,6 +193,7 @@ export class RedisEventStore implements EventStore {
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
     return this.command(async () => {
       if (events.length === 0) return [];
+      const writers = this.writingConnections();
       const vanishedAt = await this.vanishTimes(events.map((event) => event.pubkey));
       const vanishing = events.filter((event) => vanishApplies(event, this.publicUrl));
       for (const request of vanishing) {
@@ -188,7 +206,7 @@ export class RedisEventStore implements EventStore {
       const deleters = deletersById(events, targets);
       const outcomes = await Promise.all(events.map((event) => this.putEvent(event, vanishedAt, deletedBy(deleters, event))));
       await this.recheckVanished(events, outcomes, vanishedAt);
-      await this.confirmReplicated();
+      await this.confirmReplicated(writers);
       return outcomes.map((outcome, index) => {
         const event = events[index] as NostrEvent;
         return requestOutcome(outcome, vanishing.includes(event) || isDeletionRequest(targets[index] as DeletionTargets));
@@ -334,17 +352,28 @@ export class RedisEventStore implements EventStore {
     );
   }
 
+  /** The connections a batch's writes go on (every master's, on a cluster), as the batch starts. */
+  private writingConnections(): { connections: Redis[]; generation: number } {
+    return { connections: this.client instanceof Cluster ? this.client.nodes('master') : [this.client], generation: this.connectionGeneration };
+  }
+
   /**
-   * REDIS_WAIT_REPLICAS: WAIT on every connection that wrote (each master's, on a cluster), which
-   * returns once that many replicas hold everything the connection wrote. Fewer in time fails the
-   * batch (import retries it, sync keeps its cursor): an acknowledged batch survives a failover.
+   * REDIS_WAIT_REPLICAS: WAIT on every connection the batch wrote on, which returns once that many
+   * replicas hold everything the connection wrote. The batch fails (import retries it, sync keeps
+   * its cursor) when fewer confirm in time, or when those connections are not the ones writing now
+   * (one was lost or replaced, a master changed): an acknowledged batch survives a failover.
    */
-  private async confirmReplicated(): Promise<void> {
+  private async confirmReplicated(writers: { connections: Redis[]; generation: number }): Promise<void> {
     if (this.waitReplicas === 0) return;
-    const connections = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
-    // Within the operation's deadline, leaving it room to answer.
+    const now = this.writingConnections();
+    const same =
+      now.generation === writers.generation &&
+      now.connections.length === writers.connections.length &&
+      now.connections.every((connection) => writers.connections.includes(connection) && connection.status === 'ready');
+    if (!same) throw new Error('WAIT: a connection changed during the batch, so its writes cannot be confirmed');
+    // Within the command deadline, leaving it room to answer.
     const waitMs = Math.max(10, Math.floor(this.timeoutMs * 0.8));
-    const counts = await Promise.all(connections.map((connection) => connection.call('WAIT', this.waitReplicas, waitMs) as Promise<number>));
+    const counts = await Promise.all(writers.connections.map((connection) => connection.call('WAIT', this.waitReplicas, waitMs) as Promise<number>));
     const short = counts.findIndex((count) => Number(count) < this.waitReplicas);
     if (short !== -1) {
       throw new Error(`WAIT: ${counts[short]} of ${this.waitReplicas} replicas confirmed the batch within ${waitMs} ms`);
@@ -356,14 +385,14 @@ export class RedisEventStore implements EventStore {
     return false;
   }
 
-  /** A single Redis answers PING; a cluster is ready when every slot's master does (none is failing over). */
+  /** A single Redis answers PING; a cluster is ready when every slot has a master that says the cluster is ok. */
   async ping(): Promise<void> {
     const { client } = this;
     if (client instanceof Redis) {
       await this.command(() => client.ping());
       return;
     }
-    await this.command(() => pingEverySlotOwner(client));
+    await this.read(() => checkEverySlotOwner(client));
   }
 
   async close(): Promise<void> {
@@ -377,24 +406,35 @@ export class RedisEventStore implements EventStore {
   private command<T>(send: () => Promise<T>): Promise<T> {
     return this.commands.run(send);
   }
+
+  private read<T>(send: () => Promise<T>): Promise<T> {
+    return this.commands.read(send);
+  }
 }
 
-/** PINGs the master of every slot range, through the cluster's own connections. */
-async function pingEverySlotOwner(cluster: Cluster): Promise<void> {
+/** Hash slots of a Redis Cluster. */
+const SLOTS = 16384;
+
+/**
+ * Asks the master of every slot, through the cluster's own connections, whether the cluster is
+ * serving (CLUSTER INFO): a node answers PING even while the cluster is down (no quorum, a slot
+ * without a master), when every keyed command would fail.
+ */
+async function checkEverySlotOwner(cluster: Cluster): Promise<void> {
   if (cluster.status !== 'ready') throw new Error(`cluster ${cluster.status}`);
   const owners = new Set<string>();
-  for (const nodes of cluster.slots) {
-    const master = nodes?.[0];
-    if (master === undefined) throw new Error('a slot has no master');
+  for (let slot = 0; slot < SLOTS; slot++) {
+    const master = cluster.slots[slot]?.[0];
+    if (master === undefined) throw new Error(`slot ${slot} has no master`);
     owners.add(master);
   }
-  if (owners.size === 0) throw new Error('no slot table yet');
   const byKey = new Map(cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
   await Promise.all(
-    [...owners].map((key) => {
+    [...owners].map(async (key) => {
       const node = byKey.get(key);
       if (node === undefined) throw new Error(`no connection to the master ${key}`);
-      return node.ping();
+      const info = String(await node.cluster('INFO'));
+      if (!info.includes('cluster_state:ok')) throw new Error(`${key}: cluster state not ok`);
     }),
   );
 }

@@ -18,7 +18,7 @@ export class RedisMarkStore implements MarkStore {
   }
 
   async has(keys: readonly string[]): Promise<boolean[]> {
-    const values = await this.commands.run(() => mgetBySlot(this.commands.client, keys.map(this.keys.mark)));
+    const values = await this.commands.read(() => mgetBySlot(this.commands.client, keys.map(this.keys.mark)));
     return values.map((value) => value !== null);
   }
 
@@ -31,7 +31,7 @@ export class RedisMarkStore implements MarkStore {
   }
 
   async notes(keys: readonly string[]): Promise<(string | null)[]> {
-    const values = await this.commands.run(() => mgetBySlot(this.commands.client, keys.map(this.keys.mark)));
+    const values = await this.commands.read(() => mgetBySlot(this.commands.client, keys.map(this.keys.mark)));
     return values.map(markNote);
   }
 
