@@ -10,7 +10,9 @@ import { startLoopbackRelay } from './support/loopback-relay.js';
 import { startNip05Server, TEST_CA_FILE } from './support/nip05-server.js';
 import { freePort } from './support/redis-server.js';
 import { getJson } from './support/test-server.js';
-import { createTestStore, type TestStore } from './support/test-store.js';
+import { createTestStore, storeEnv, type TestStore, testClusterNodes } from './support/test-store.js';
+
+const storeKindName = () => (testClusterNodes() ? 'redis-cluster' : 'redis');
 
 // `nostr-lookup serve` as a user runs it: configured by the environment, stopped by a signal.
 let testStore: TestStore;
@@ -32,7 +34,7 @@ async function serve(env: Record<string, string | undefined>, command = ['serve'
   const port = await freePort();
   const running = spawnCli(command, {
     // RELAYS empty unless a test sets it: no test may reach for the public relays.
-    HOST: '127.0.0.1', PORT: String(port), REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, RELAYS: '', ...env,
+    HOST: '127.0.0.1', PORT: String(port), ...storeEnv(testStore.prefix), RELAYS: '', ...env,
   });
   return { ...running, url: `http://127.0.0.1:${port}` };
 }
@@ -65,7 +67,8 @@ describe('nostr-lookup serve', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as { msg: string; level: string; reqId?: string });
     expect(lines.map((line) => line.msg)).toEqual(
-      expect.arrayContaining(['event store: redis', 'redis ready', 'request', 'shutting down', 'stopped']),
+      // On a cluster run: 'event store: redis-cluster', 'redis-cluster ready'.
+      expect.arrayContaining([`event store: ${storeKindName()}`, `${storeKindName()} ready`, 'request', 'shutting down', 'stopped']),
     );
     expect(lines.find((line) => line.msg === 'request')?.reqId).toBeTruthy();
   });
@@ -117,7 +120,7 @@ describe('nostr-lookup serve', () => {
     const port = await freePort();
     // Detached: its own process group, so that cleanup can reach whatever it leaves behind.
     const npm = spawn('npm', ['start'], {
-      env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, RELAYS: '' },
+      env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...storeEnv(testStore.prefix), RELAYS: '' },
       detached: true,
       stdio: 'ignore',
     });
@@ -166,7 +169,7 @@ describe('nostr-lookup without REDIS_URL: the embedded store', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'nostr-lookup-notdir-')), 'a-file');
     writeFileSync(file, 'not a directory');
     for (const command of [['serve'], ['import', '-']]) {
-      const run = await serve({ REDIS_URL: undefined, DATA_DIR: file }, command);
+      const run = await serve({ REDIS_URL: undefined, REDIS_CLUSTER_NODES: undefined, DATA_DIR: file }, command);
       expect(await run.exited).toBe(1);
       expect(run.output()).toContain(`cannot open the embedded store in ${file}`);
       expect(run.output()).not.toMatch(/\n\s+at /); // no stack trace
@@ -176,7 +179,7 @@ describe('nostr-lookup without REDIS_URL: the embedded store', () => {
 
   it('imports, serves, says which store it uses, and keeps the data across a restart', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'nostr-lookup-data-'));
-    const env = { REDIS_URL: undefined, DATA_DIR: dataDir };
+    const env = { REDIS_URL: undefined, REDIS_CLUSTER_NODES: undefined, DATA_DIR: dataDir };
     try {
       const file = `${dataDir}-events.jsonl`;
       writeFileSync(file, `${serializeEvent(alice)}\n`);

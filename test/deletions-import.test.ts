@@ -10,7 +10,7 @@ import type { EventStore, Held } from '../src/store/event-store.js';
 import { DELETED } from '../src/store/tombstones.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
-import { createTestStore, type TestStore } from './support/test-store.js';
+import { createTestStore, storeEnv, type TestStore } from './support/test-store.js';
 import { BOTH_STORES } from './support/both-stores.js';
 
 /**
@@ -159,7 +159,7 @@ describe('nostr-lookup import (the command) with deletions and a request to vani
   async function redisEnv(): Promise<Record<string, string>> {
     const testStore: TestStore = await createTestStore();
     opened.push(testStore.cleanup);
-    return { REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix };
+    return { ...storeEnv(testStore.prefix) };
   }
 
   it('prints the applied: and deleted: lines in its readable summary (one event per batch)', async () => {
@@ -197,7 +197,7 @@ describe('nostr-lookup import (the command) with deletions and a request to vani
   });
 
   it('the embedded store (no REDIS_URL) counts the same; imported twice, the second run is duplicates and deleted', async () => {
-    const env = { REDIS_URL: undefined, DATA_DIR: join(dir, 'data') };
+    const env = { REDIS_URL: undefined, REDIS_CLUSTER_NODES: undefined, DATA_DIR: join(dir, 'data') };
     const first = await run([file, '--json', '--batch-size', '1'], env);
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)).toEqual(ONE_BY_ONE);

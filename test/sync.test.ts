@@ -6,7 +6,7 @@ import { profile, signed } from './support/events.js';
 import { captureLogs } from './support/logs.js';
 import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
 import { freePort } from './support/redis-server.js';
-import { createTestStore, type TestStore } from './support/test-store.js';
+import { createTestStore, storeEnv, type TestStore } from './support/test-store.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -29,7 +29,7 @@ const now = () => Math.floor(Date.now() / 1000);
 
 /** `nostr-lookup sync` as a user runs it, killed after the test if still running. */
 function sync(testStore: TestStore, env: Record<string, string>, args: string[] = []): RunningCli {
-  const running = spawnCli(['sync', ...args], { REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, ...env });
+  const running = spawnCli(['sync', ...args], { ...storeEnv(testStore.prefix), ...env });
   cleanups.push(async () => {
     running.child.kill('SIGKILL');
     await running.exited;

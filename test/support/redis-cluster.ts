@@ -122,20 +122,28 @@ export async function startLocalCluster(options: { masters?: number; nodeTimeout
   }
 }
 
+const isRunning = (node: ClusterNode) => node.process.exitCode === null && node.process.signalCode === null;
+
+/** Runs `ask` on a connection of its own to `node`, closed afterwards. */
+async function askNode<T>(node: ClusterNode, ask: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis(node.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return await ask(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** Asks one live node: the ports of the masters serving slots. */
 async function slotOwners(nodes: readonly ClusterNode[]): Promise<Set<number>> {
-  for (const node of nodes) {
-    if (node.process.exitCode !== null || node.process.signalCode !== null) continue;
-    const client = new Redis(node.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    client.on('error', () => {});
+  for (const node of nodes.filter(isRunning)) {
     try {
-      await client.connect();
-      const slots = await client.cluster('SLOTS');
+      const slots = await askNode(node, (client) => client.cluster('SLOTS'));
       return new Set(slots.map((range) => Number(range[2]?.[1])));
     } catch {
       // Try the next node.
-    } finally {
-      client.disconnect();
     }
   }
   throw new Error('no cluster node answers');
@@ -153,21 +161,14 @@ async function waitUntilHealthy(nodes: readonly ClusterNode[], timeoutMs: number
   for (;;) {
     const tables = new Set<string>();
     lastProblem = '';
-    for (const node of nodes) {
-      if (node.process.exitCode !== null || node.process.signalCode !== null) continue;
-      const client = new Redis(node.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      client.on('error', () => {});
+    for (const node of nodes.filter(isRunning)) {
       try {
-        await client.connect();
-        const info = String(await client.cluster('INFO'));
+        const [info, slots] = await askNode(node, async (client) => [String(await client.cluster('INFO')), await client.cluster('SLOTS')] as const);
         if (!info.includes('cluster_state:ok') || !info.includes('cluster_slots_ok:16384')) lastProblem = `${node.address}: ${info.split('\r\n')[0]}`;
-        const slots = await client.cluster('SLOTS');
         if (withReplicas && slots.some((range) => range.length < 4)) lastProblem = `${node.address}: a slot range without its replica`;
         tables.add(JSON.stringify(slots.map((range) => [range[0], range[1], ...range.slice(2).map((served) => (served as unknown as [string, number])[1])]).sort((a, b) => Number(a[0]) - Number(b[0]))));
       } catch (error) {
         lastProblem = `${node.address}: ${(error as Error).message}`;
-      } finally {
-        client.disconnect();
       }
     }
     if (lastProblem === '' && tables.size > 1) lastProblem = 'the nodes disagree on the slot table';
