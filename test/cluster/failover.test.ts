@@ -9,7 +9,7 @@ import { openStore } from '../../src/store/open-store.js';
 import type { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { profile, signed } from '../support/events.js';
 import { captureLogs } from '../support/logs.js';
-import { type LocalCluster, startLocalCluster } from '../support/redis-cluster.js';
+import { freeClusterPorts, type LocalCluster, startLocalCluster } from '../support/redis-cluster.js';
 import { freePort } from '../support/redis-server.js';
 import { getJson, startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -83,6 +83,37 @@ describe('Redis Cluster: configuration and start', () => {
     const { store: greedy } = await open(true, { waitReplicas: 2, timeoutMs: 300 });
     await expect(greedy.putEvents([signed('waiter', { content: 'needs two replicas', created_at: 2 })])).rejects.toThrow('event store unavailable');
   });
+});
+
+describe('Redis Cluster: the service started before its cluster', () => {
+  it('answers 500 at once and /readyz 503 while no seed answers, then serves by itself once the cluster is up', async () => {
+    const ports = await freeClusterPorts(6);
+    const { chunks, logger } = captureLogs();
+    const handle = openStore(clusterConfig({ nodes: ports.map((port) => ({ host: '127.0.0.1', port })), keyPrefix: `${prefix}late:` }), logger);
+    opened.push(handle);
+    const server = await startTestServer(handle.store);
+    let late: LocalCluster | undefined;
+    try {
+      const note = signed('late-cluster', { content: 'written once the cluster is up' });
+      const started = performance.now();
+      const early = await getJson(`${server.url}/event?id=${note.id}`);
+      expect(early.status).toBe(500);
+      expect(early.body).toEqual({ error: { status: 500, code: 'store_unavailable', message: 'The event index is unavailable. Try again shortly.' } });
+      expect(performance.now() - started).toBeLessThan(REDIS_TIMEOUT_MS + 500);
+      expect((await getJson(`${server.url}/readyz`)).status).toBe(503);
+
+      late = await startLocalCluster({ nodeTimeoutMs: NODE_TIMEOUT_MS, ports });
+      const upAt = performance.now();
+      await expect.poll(async () => (await getJson(`${server.url}/readyz`)).status, { timeout: 15_000, interval: 200 }).toBe(200);
+      console.log(`late cluster: /readyz 200 ${Math.round(performance.now() - upAt)} ms after the cluster was formed`);
+      expect(await handle.store.putEvents([note])).toEqual(['stored']);
+      expect((await getJson(`${server.url}/event?id=${note.id}`)).status).toBe(200);
+      expect(chunks.join('\n')).toContain('redis-cluster ready');
+    } finally {
+      await server.close();
+      await late?.stop();
+    }
+  }, 60_000);
 });
 
 describe('Redis Cluster: a slot moved under the service (MOVED and ASK)', () => {

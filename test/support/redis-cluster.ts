@@ -41,7 +41,7 @@ function portIsFree(port: number): Promise<boolean> {
 }
 
 /** `count` free ports whose cluster-bus ports (port + 10000) are free too. */
-async function freeClusterPorts(count: number): Promise<number[]> {
+export async function freeClusterPorts(count: number): Promise<number[]> {
   const ports: number[] = [];
   // A random start in 20000–49999, so that parallel runs rarely meet; each port checked with its bus.
   let candidate = 20000 + Math.floor(Math.random() * 30000);
@@ -55,14 +55,14 @@ async function freeClusterPorts(count: number): Promise<number[]> {
 
 /**
  * Starts a local Redis Cluster from `redis-server` on PATH: `masters` masters with one replica each,
- * on free loopback ports, keeping nothing on disk, with a short `cluster-node-timeout` so that a
+ * on free loopback ports (or `ports`), keeping nothing on disk, with a short `cluster-node-timeout` so that a
  * failover takes seconds. The whole cluster is stopped by `stop()`.
  */
-export async function startLocalCluster(options: { masters?: number; nodeTimeoutMs?: number } = {}): Promise<LocalCluster> {
+export async function startLocalCluster(options: { masters?: number; nodeTimeoutMs?: number; ports?: number[] } = {}): Promise<LocalCluster> {
   if (!hasRedisServerBinary()) throw new Error(HOW_TO_GET_REDIS);
   const masters = options.masters ?? 3;
   const nodeTimeoutMs = options.nodeTimeoutMs ?? 1000;
-  const ports = await freeClusterPorts(masters * 2);
+  const ports = options.ports ?? (await freeClusterPorts(masters * 2));
   const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-cluster-'));
   const nodes: ClusterNode[] = ports.map((port) => {
     const child = spawn(
