@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_HTTP_LIMITS, DEFAULT_INDEXER_RELAYS, DEFAULT_RELAYS, loadConfig } from '../src/config/env.js';
+import { parseClusterNodes } from '../src/config/redis-cluster-nodes.js';
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -348,6 +349,27 @@ describe('configuration from the environment', () => {
       expect(found, value.slice(0, 60)).toEqual([problem]);
       expect(found.join()).not.toContain('hunter2');
     }
+  });
+
+  it('property: REDIS_CLUSTER_NODES reads back the seeds it was given, in order, and never echoes a password it refuses', () => {
+    const host = fc.oneof(
+      fc.ipV4(),
+      fc.stringMatching(/^[a-z][a-z0-9-]{0,20}(\.[a-z][a-z0-9-]{0,20}){0,3}$/),
+    );
+    const seed = fc.record({ host, port: fc.integer({ min: 1, max: 65535 }) });
+    fc.assert(
+      fc.property(fc.array(seed, { minLength: 1, maxLength: 10 }), fc.boolean(), (seeds, asUrls) => {
+        const text = seeds.map(({ host: name, port }) => (asUrls ? `rediss://svc:pw@${name}:${port}` : `${name}:${port}`)).join(',');
+        const parsed = parseClusterNodes(text);
+        expect(parsed).toEqual({ nodes: seeds, tls: asUrls, ...(asUrls ? { username: 'svc', password: 'pw' } : {}) });
+      }),
+    );
+    fc.assert(
+      fc.property(fc.string({ maxLength: 200 }), (text) => {
+        const parsed = parseClusterNodes(`redis://u:s3cr3tpw@${text}`);
+        if (typeof parsed === 'string') expect(parsed).not.toContain('s3cr3tpw');
+      }),
+    );
   });
 
   it('REDIS_WAIT_REPLICAS (issue 15 §3): 0 by default, a small whole number, only with a Redis', () => {
