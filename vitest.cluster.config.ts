@@ -2,7 +2,8 @@ import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 // `npm run test:cluster`: the store conformance suite, the HTTP contract suites, the commands
-// (serve, import, sync as child processes) and the cluster's own tests (failover, configuration) on a Redis Cluster: REDIS_CLUSTER_NODES if set, else
+// (serve, import, sync as child processes), the shared rate-limit counters, the HTTP fuzz suite
+// and the cluster's own tests (failover, configuration) on a Redis Cluster: REDIS_CLUSTER_NODES if set, else
 // a local 3-master, 3-replica cluster the global setup starts from redis-server. Same module
 // resolution as vitest.config.ts.
 process.env.NODE_EXTRA_CA_CERTS = resolve('test/fixtures/tls/ca.pem');
@@ -24,6 +25,9 @@ export default defineConfig({
       'test/deletions-import.test.ts',
       'test/sync.test.ts',
       'test/cli-serve.test.ts',
+      'test/rate-limits.test.ts',
+      'test/leased-window-store.test.ts',
+      'test/fuzz/http-fuzz.test.ts',
     ],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,

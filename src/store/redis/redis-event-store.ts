@@ -79,7 +79,7 @@ export interface RedisStoreOptions {
    * of every master hold it (WAIT), so that a failover cannot lose it. 0: not waited for.
    */
   waitReplicas?: number;
-  /** REDIS_TIMEOUT_MS: the deadline of one store operation (and of WAIT). */
+  /** REDIS_TIMEOUT_MS: on a cluster, the deadline of one read as a whole; and what WAIT may take. */
   timeoutMs?: number;
 }
 
