@@ -279,7 +279,7 @@ export interface HttpConfig {
 /** What a single Redis and a Redis Cluster share. */
 export interface RedisConfig {
   keyPrefix: string;
-  /** Deadline of one store operation. */
+  /** REDIS_TIMEOUT_MS: deadline of each command (on a cluster, of each read as a whole, redirections included). */
   timeoutMs: number;
   /** REDIS_WAIT_REPLICAS: `import` and `sync` confirm each batch on this many replicas (0: not). */
   waitReplicas: number;

@@ -39,8 +39,8 @@ export function connectRedisCluster(config: ClusterSeeds & { timeoutMs: number }
     {
       enableOfflineQueue: false,
       scaleReads: 'master',
-      // A command follows at most this many redirections or failover retries; the store's own
-      // deadline (RedisCommands) bounds the time they take together.
+      // A command follows at most this many redirections or failover retries; for reads, the
+      // store's own deadline (RedisCommands.read) bounds the time they take together.
       maxRedirections: 5,
       retryDelayOnFailover: 50,
       retryDelayOnClusterDown: 100,
@@ -64,7 +64,7 @@ export function connectRedisCluster(config: ClusterSeeds & { timeoutMs: number }
     },
   );
   // Without an offline queue, ioredis refuses a command for a node whose connection is still being
-  // opened ("Connection is closed"), then retries it 100 ms later on another node, which answers
+  // opened ("Connection is closed"), then retries it a moment later on another node, which answers
   // MOVED: the first commands to each master would pay that, and could overtake later ones. So every
   // master's connection is opened as soon as it is known, not by its first command.
   const connectMasters = () => {
