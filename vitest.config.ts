@@ -12,6 +12,8 @@ export default defineConfig({
   resolve: { alias: { graphql: 'graphql/index.js' } },
   test: {
     include: ['test/**/*.test.ts'],
+    // Redis Cluster's own tests start clusters (redis-server and redis-cli): npm run test:cluster.
+    exclude: ['test/cluster/**', '**/node_modules/**'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,

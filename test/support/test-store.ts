@@ -34,16 +34,17 @@ export function storeEnv(prefix: string): Record<string, string> {
   return nodes ? { REDIS_CLUSTER_NODES: nodes.join(','), REDIS_KEY_PREFIX: prefix } : { REDIS_URL: inject('redisUrl'), REDIS_KEY_PREFIX: prefix };
 }
 
-function connectClient(where: string, timeoutMs: number): RedisClient {
-  if (where.startsWith('redis://') || where.startsWith('rediss://')) {
-    if (!where.includes(',')) return connectRedis({ url: where, timeoutMs });
-  }
-  const seeds = parseClusterNodes(where);
+/** Where a test store lives: a single Redis's URL, or a cluster's seeds as REDIS_CLUSTER_NODES takes them. */
+type Where = { url: string } | { seeds: string };
+
+function connectClient(where: Where, timeoutMs: number): RedisClient {
+  if ('url' in where) return connectRedis({ url: where.url, timeoutMs });
+  const seeds = parseClusterNodes(where.seeds);
   if (typeof seeds === 'string') throw new Error(seeds);
   return connectRedisCluster({ ...seeds, timeoutMs });
 }
 
-async function connect(where: string, prefix: string, { publicUrl, pendingTtlSeconds }: StoreOptions = {}) {
+async function connect(where: Where, prefix: string, { publicUrl, pendingTtlSeconds }: StoreOptions = {}) {
   const client = connectClient(where, 2000);
   client.on('error', () => {});
   client.on('node error', () => {});
@@ -56,7 +57,8 @@ async function connect(where: string, prefix: string, { publicUrl, pendingTtlSec
  * on the run's Redis, or on its Redis Cluster in a cluster run.
  */
 export async function createTestStore(url?: string, options: StoreOptions = {}): Promise<TestStore> {
-  const where = url ?? testClusterNodes()?.join(',') ?? inject('redisUrl');
+  const nodes = url === undefined ? testClusterNodes() : undefined;
+  const where: Where = nodes ? { seeds: nodes.join(',') } : { url: url ?? inject('redisUrl') };
   const prefix = `test:${randomUUID()}:`;
   const { client, store } = await connect(where, prefix, options);
   const cleanup = async () => {
@@ -74,11 +76,11 @@ export async function createTestStore(url?: string, options: StoreOptions = {}):
     await waitUntilReady(admin, 5000);
     return admin;
   };
-  return { store, client, prefix, url: where, reopen: async () => (await connect(where, prefix, options)).store, connectAdmin, cleanup };
+  return { store, client, prefix, url: 'url' in where ? where.url : where.seeds, reopen: async () => (await connect(where, prefix, options)).store, connectAdmin, cleanup };
 }
 
 /** Deletes every key under `prefix`, on each master of a cluster. */
-async function deleteEverywhere(where: string, prefix: string): Promise<void> {
+async function deleteEverywhere(where: Where, prefix: string): Promise<void> {
   const admin = connectClient(where, 2000);
   admin.on('error', () => {});
   admin.on('node error', () => {});
