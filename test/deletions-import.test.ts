@@ -156,7 +156,7 @@ describe('nostr-lookup import (the command) with deletions and a request to vani
     return { code, stdout: cli.stdout(), stderr: cli.stderr() };
   }
 
-  async function redisEnv(): Promise<Record<string, string>> {
+  async function redisEnv(): Promise<Record<string, string | undefined>> {
     const testStore: TestStore = await createTestStore();
     opened.push(testStore.cleanup);
     return { ...storeEnv(testStore.prefix) };

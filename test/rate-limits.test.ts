@@ -88,7 +88,9 @@ describe('RATE_LIMIT (issue 16 §2)', () => {
     const store = await redisStore();
     const limits: RateLimitConfig = { requests: { perSecond: 1, burst: 4 }, trustProxy: false };
     const first = await server(store.store, limits);
-    const second = await server(await store.reopen(), limits);
+    const reopened = await store.reopen();
+    cleanups.push(() => reopened.close());
+    const second = await server(reopened, limits);
     const statuses: number[] = [];
     for (let n = 0; n < 6; n++) statuses.push((await get(`${(n % 2 === 0 ? first : second).url}/event?id=${note.id}`)).status);
     expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);

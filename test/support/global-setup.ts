@@ -37,7 +37,12 @@ export default async function setup(project: TestProject) {
     if (process.env.REDIS_CLUSTER_NODES) {
       clusterNodes = process.env.REDIS_CLUSTER_NODES.split(',').map((node) => node.trim());
     } else {
-      cluster = await startLocalCluster();
+      try {
+        cluster = await startLocalCluster();
+      } catch (error) {
+        await started?.stop();
+        throw error;
+      }
       clusterNodes = cluster.seeds;
     }
   }

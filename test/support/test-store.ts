@@ -28,10 +28,15 @@ export function testClusterNodes(): string[] | undefined {
   return nodes.length > 0 ? nodes : undefined;
 }
 
-/** The environment `serve`, `import` and `sync` need to reach the run's store (REDIS_URL, or REDIS_CLUSTER_NODES on a cluster run). */
-export function storeEnv(prefix: string): Record<string, string> {
+/**
+ * The environment `serve`, `import` and `sync` need to reach the run's store: REDIS_URL, or
+ * REDIS_CLUSTER_NODES on a cluster run, the other unset (it may be exported: both is a config error).
+ */
+export function storeEnv(prefix: string): Record<string, string | undefined> {
   const nodes = testClusterNodes();
-  return nodes ? { REDIS_CLUSTER_NODES: nodes.join(','), REDIS_KEY_PREFIX: prefix } : { REDIS_URL: inject('redisUrl'), REDIS_KEY_PREFIX: prefix };
+  return nodes
+    ? { REDIS_CLUSTER_NODES: nodes.join(','), REDIS_URL: undefined, REDIS_KEY_PREFIX: prefix }
+    : { REDIS_URL: inject('redisUrl'), REDIS_CLUSTER_NODES: undefined, REDIS_KEY_PREFIX: prefix };
 }
 
 /** Where a test store lives: a single Redis's URL, or a cluster's seeds as REDIS_CLUSTER_NODES takes them. */

@@ -120,8 +120,12 @@ export class RedisEventStore implements EventStore {
         this.connectionGeneration++;
       };
       if (client instanceof Cluster) {
-        client.on('+node', replaced);
-        client.on('-node', replaced);
+        // A master's connection only: replicas' come and go in the pool without carrying writes.
+        const ifMaster = (node: Redis) => {
+          if (!node.options.readOnly) replaced();
+        };
+        client.on('+node', ifMaster);
+        client.on('-node', ifMaster);
       } else {
         client.on('close', replaced);
       }
@@ -424,6 +428,7 @@ async function checkEverySlotOwner(cluster: Cluster): Promise<void> {
   if (cluster.status !== 'ready') throw new Error(`cluster ${cluster.status}`);
   const owners = new Set<string>();
   for (let slot = 0; slot < SLOTS; slot++) {
+    // Before the first slot table; later, a slot whose master left shows as a missing connection.
     const master = cluster.slots[slot]?.[0];
     if (master === undefined) throw new Error(`slot ${slot} has no master`);
     owners.add(master);
