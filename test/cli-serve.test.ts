@@ -22,7 +22,11 @@ beforeAll(async () => {
   testStore = await createTestStore();
   await testStore.store.putEvents([alice]);
 });
+// Every process `serve` started: a test that fails before stopping its own must not leave it running.
+const spawned: RunningCli['child'][] = [];
+
 afterAll(async () => {
+  for (const child of spawned) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await testStore.cleanup();
 });
 
@@ -36,6 +40,7 @@ async function serve(env: Record<string, string | undefined>, command = ['serve'
     // RELAYS empty unless a test sets it: no test may reach for the public relays.
     HOST: '127.0.0.1', PORT: String(port), ...storeEnv(testStore.prefix), RELAYS: '', ...env,
   });
+  spawned.push(running.child);
   return { ...running, url: `http://127.0.0.1:${port}` };
 }
 
