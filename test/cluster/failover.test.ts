@@ -26,7 +26,7 @@ const opened: { store: EventStore }[] = [];
 function clusterConfig(overrides: Partial<Extract<StoreConfig, { kind: 'redis-cluster' }>> = {}): StoreConfig {
   return {
     kind: 'redis-cluster',
-    nodes: cluster.seeds.map((seed) => ({ host: '127.0.0.1', port: Number(seed.split(':')[1]) })),
+    nodes: cluster.nodes.map(({ port }) => ({ host: '127.0.0.1', port })),
     tls: false,
     keyPrefix: prefix,
     timeoutMs: REDIS_TIMEOUT_MS,
@@ -68,8 +68,7 @@ describe('Redis Cluster: configuration and start', () => {
 
   it('starts with the first seed node down: the others name the cluster', async () => {
     const dead = await freePort();
-    const seeds = cluster.seeds.slice(1).map((seed) => ({ host: '127.0.0.1', port: Number(seed.split(':')[1]) }));
-    const { store } = await open(false, { nodes: [{ host: '127.0.0.1', port: dead }, ...seeds] });
+    const { store } = await open(false, { nodes: [{ host: '127.0.0.1', port: dead }, ...cluster.nodes.slice(1).map(({ port }) => ({ host: '127.0.0.1', port }))] });
     const note = signed('seed-down', { content: 'found through the second seed' });
     const { store: writer } = await open(true);
     expect(await writer.putEvents([note])).toEqual(['stored']);

@@ -49,11 +49,22 @@ function connectClient(where: Where, timeoutMs: number): RedisClient {
   return connectRedisCluster({ ...seeds, timeoutMs });
 }
 
-async function connect(where: Where, prefix: string, { publicUrl, pendingTtlSeconds }: StoreOptions = {}) {
+/** A client to `where`, its errors left to the tests, ready within `readyMs` (else disconnected, and the failure thrown). */
+async function openClient(where: Where, readyMs: number): Promise<RedisClient> {
   const client = connectClient(where, 2000);
   client.on('error', () => {});
   client.on('node error', () => {});
-  await waitUntilReady(client, 5000);
+  try {
+    await waitUntilReady(client, readyMs);
+  } catch (error) {
+    client.disconnect();
+    throw error;
+  }
+  return client;
+}
+
+async function connect(where: Where, prefix: string, { publicUrl, pendingTtlSeconds }: StoreOptions = {}) {
+  const client = await openClient(where, 5000);
   return { client, store: new RedisEventStore(client, prefix, { publicUrl, pendingTtlSeconds, timeoutMs: 2000 }) };
 }
 
@@ -75,22 +86,21 @@ export async function createTestStore(url?: string, options: StoreOptions = {}):
       // Redis is gone (outage tests): nothing left to clean.
     }
   };
-  const connectAdmin = async () => {
-    const admin = connectClient(where, 2000);
-    admin.on('error', () => {});
-    await waitUntilReady(admin, 5000);
-    return admin;
+  return {
+    store,
+    client,
+    prefix,
+    url: 'url' in where ? where.url : where.seeds,
+    reopen: async () => (await connect(where, prefix, options)).store,
+    connectAdmin: () => openClient(where, 5000),
+    cleanup,
   };
-  return { store, client, prefix, url: 'url' in where ? where.url : where.seeds, reopen: async () => (await connect(where, prefix, options)).store, connectAdmin, cleanup };
 }
 
 /** Deletes every key under `prefix`, on each master of a cluster. */
 async function deleteEverywhere(where: Where, prefix: string): Promise<void> {
-  const admin = connectClient(where, 2000);
-  admin.on('error', () => {});
-  admin.on('node error', () => {});
+  const admin = await openClient(where, 2000);
   try {
-    await waitUntilReady(admin, 2000);
     const nodes = admin instanceof Cluster ? admin.nodes('master') : [admin as Redis];
     await Promise.all(nodes.map((node) => deleteByPrefix(node, prefix)));
   } finally {

@@ -65,8 +65,13 @@ function masterOf(cluster: Cluster, slot: number): Redis | undefined {
   // failover keeps its connection, which changes role without the cluster announcing it.
   if (!connections.has(key)) {
     connections.clear();
-    for (const node of cluster.nodes('master')) connections.set(`${node.options.host}:${node.options.port}`, node);
+    for (const [nodeKey, node] of mastersByKey(cluster)) connections.set(nodeKey, node);
   }
   const owner = connections.get(key);
   return owner?.status === 'ready' ? owner : undefined;
+}
+
+/** The cluster's master connections by node key (`host:port`, as its slot table names them). */
+export function mastersByKey(cluster: Cluster): Map<string, Redis> {
+  return new Map(cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
 }

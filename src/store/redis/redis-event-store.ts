@@ -42,7 +42,7 @@ import {
   TOMBSTONE_SCRIPT,
   VANISH_AT_SCRIPT,
 } from './lua-scripts.js';
-import { mgetBySlot, type RedisClient } from './mget-by-slot.js';
+import { mastersByKey, mgetBySlot, type RedisClient } from './mget-by-slot.js';
 import { RedisCommands } from './redis-commands.js';
 import { RedisCursorStore } from './redis-cursor-store.js';
 import { markNote, RedisMarkStore } from './redis-mark-store.js';
@@ -433,7 +433,7 @@ async function checkEverySlotOwner(cluster: Cluster): Promise<void> {
     if (master === undefined) throw new Error(`slot ${slot} has no master`);
     owners.add(master);
   }
-  const byKey = new Map(cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
+  const byKey = mastersByKey(cluster);
   await Promise.all(
     [...owners].map(async (key) => {
       const node = byKey.get(key);
