@@ -5,11 +5,12 @@ import { LookupError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { isEphemeralKind, readCoordinate } from '../nostr/kinds.js';
-import { RELAY_LIST_KIND, writeRelaysOf } from '../nostr/relay-list.js';
+import { RELAY_LIST_KIND } from '../nostr/relay-list.js';
 import type { RelayPool } from '../relays/relay-pool.js';
 import { CorruptDataError, type EventStore, type Held, StoreUnavailableError } from '../store/event-store.js';
 import { relayListMarkKey } from '../store/mark-store.js';
-import { toStoredEvent } from '../store/stored-event.js';
+import { writeRelaysOfStored } from '../store/derived-values.js';
+import { storedEventCreatedAt, toStoredEvent } from '../store/stored-event.js';
 import { DELETED, isDeleted } from '../store/tombstones.js';
 import { fingerprint, noteIsFull, readMissNote, writeMissNote } from './asked-relays.js';
 import { InFlightLookups } from './coalescing.js';
@@ -208,8 +209,8 @@ export class ReadThrough {
           if (!marked) staleLists.add(author);
           return;
         }
-        relayLists.set(author, writeRelaysOf(list.event));
-        storedListAt.set(author, list.event.created_at);
+        relayLists.set(author, writeRelaysOfStored(list));
+        storedListAt.set(author, storedEventCreatedAt(list));
         if (!marked) staleLists.add(author);
       });
     } catch (error) {

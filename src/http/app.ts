@@ -115,6 +115,7 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
       limits: config.lookup,
       client,
       maxObjects: config.graphql.maxCost,
+      maxResponseBytes: config.graphql.maxResponseBytes,
       ...(nip05 ? { nip05 } : {}),
       ...(misses ? { missLimit: misses } : {}),
     });

@@ -92,6 +92,9 @@ type Decoded = ReturnType<typeof decode>;
  * grants "any case" to hex only, and the project's NIP-19 vectors list an uppercase npub among the
  * strings that must not decode. So bech32 is accepted in lowercase only.
  */
+/** nostr-tools' bech32 limit (Bech32MaxSize): nothing longer decodes. */
+const MAX_BECH32_LENGTH = 5000;
+
 function decodeBech32(candidate: string): Decoded | undefined {
   if (candidate !== candidate.toLowerCase()) return undefined;
   try {
@@ -198,6 +201,8 @@ export function parseEventPointer(raw: string): EventPointer | AddressPointer {
  * Never throws: content is untrusted and malformed mentions are simply skipped.
  */
 export function pubkeyOfMention(bech32: string): string | undefined {
+  // nostr-tools refuses bech32 over 5000 characters anyway: not worth lowercasing a megabyte to learn it.
+  if (bech32.length > MAX_BECH32_LENGTH) return undefined;
   const decoded = decodeBech32(bech32);
   if (decoded?.type === 'npub') return isLowerHex64(decoded.data) ? decoded.data : undefined;
   if (decoded?.type === 'nprofile') {

@@ -1,7 +1,10 @@
+import { MAX_METADATA_CHARS } from './work-caps.js';
+
 /**
  * The metadata of a kind-0 event (NIP-01 name/about/picture, NIP-24 extra fields, NIP-05, NIP-57
  * lud06/lud16). Content is untrusted: anything that is not a JSON object yields all-null fields, and
- * a field of the wrong type is null rather than an error.
+ * a field of the wrong type is null rather than an error. Content over MAX_METADATA_CHARS is not
+ * parsed: all-null fields.
  */
 export interface ProfileMetadata {
   name: string | null;
@@ -24,10 +27,13 @@ function stringOrNull(value: unknown): string | null {
 
 export function parseProfileMetadata(content: string): ProfileMetadata {
   let parsed: unknown;
-  try {
-    parsed = JSON.parse(content);
-  } catch {
-    parsed = undefined;
+  // Content over the cap is not read at all (nostr/work-caps.ts): its fields are null.
+  if (content.length <= MAX_METADATA_CHARS) {
+    try {
+      parsed = JSON.parse(content);
+    } catch {
+      parsed = undefined;
+    }
   }
   const source: Record<string, unknown> =
     typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)

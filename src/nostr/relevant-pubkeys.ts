@@ -1,6 +1,7 @@
 import type { NostrEvent } from './event.js';
 import { isHex64, pubkeyOfMention } from './identifiers.js';
 import { verifyNostrEvent } from './verify-event.js';
+import { MAX_MENTIONS_READ, MAX_TAGS_READ } from './work-caps.js';
 
 // NIP-21/NIP-27 mentions in content, in the lowercase form NIP-19 uses (see identifiers.ts).
 const CONTENT_MENTION = /nostr:((?:npub|nprofile)1[02-9ac-hj-np-z]+)/g;
@@ -24,6 +25,10 @@ class PubkeyCollector {
 
   add(pubkey: string | undefined): boolean {
     if (pubkey !== undefined) this.found.add(pubkey);
+    return this.full;
+  }
+
+  get full(): boolean {
     return this.found.size >= this.max;
   }
 }
@@ -31,18 +36,24 @@ class PubkeyCollector {
 function collect(event: NostrEvent, into: PubkeyCollector): void {
   // 1. the author
   if (into.add(event.pubkey)) return;
+  // Only the first MAX_TAGS_READ tags and MAX_MENTIONS_READ mentions (nostr/work-caps.ts).
+  const tags = Math.min(event.tags.length, MAX_TAGS_READ);
   // 2. `p` tags (NIP-01) and `P` tags (NIP-22 root author)
-  for (const tag of event.tags) {
+  for (let index = 0; index < tags; index++) {
+    const tag = event.tags[index] as string[];
     if ((tag[0] === 'p' || tag[0] === 'P') && into.add(pubkeyValue(tag[1]))) return;
   }
   // 3. nostr:npub… / nostr:nprofile… in content (NIP-27)
   if (event.content.includes('nostr:')) {
+    let mentions = 0;
     for (const match of event.content.matchAll(CONTENT_MENTION)) {
-      if (into.add(pubkeyOfMention(match[1] as string))) return;
+      if (into.add(pubkeyOfMention(match[1] as string)) || ++mentions >= MAX_MENTIONS_READ) break;
     }
+    if (into.full) return;
   }
   // 4. the pubkey element of `e` tags (NIP-10, index 4) and `q` tags (NIP-18, index 3)
-  for (const tag of event.tags) {
+  for (let index = 0; index < tags; index++) {
+    const tag = event.tags[index] as string[];
     if (tag[0] === 'e' ? into.add(pubkeyValue(tag[4])) : tag[0] === 'q' && into.add(pubkeyValue(tag[3]))) return;
   }
   // 5. the author of a repost's embedded event, only if it is a valid signed event (NIP-18)

@@ -2,11 +2,13 @@ import { getEventHash } from 'nostr-tools/pure';
 import { setNostrWasm, verifyEvent as wasmVerifyEvent } from 'nostr-tools/wasm';
 import { initNostrWasm } from 'nostr-wasm';
 import type { NostrEvent } from './event.js';
+import { PROFILE_KIND } from './kinds.js';
+import { MAX_EVENT_BYTES, MAX_PROFILE_BYTES } from './work-caps.js';
 
 // libsecp256k1 compiled to wasm verifies about 5× faster than the pure-JS verifier on this machine.
 setNostrWasm(await initNostrWasm());
 
-export type InvalidReason = 'not_an_object' | 'bad_field' | 'bad_id' | 'bad_signature';
+export type InvalidReason = 'not_an_object' | 'bad_field' | 'too_large' | 'bad_id' | 'bad_signature';
 
 export type Verdict = { ok: true; event: NostrEvent } | { ok: false; reason: InvalidReason; field?: string };
 
@@ -41,8 +43,26 @@ function badField(input: Record<string, unknown>): string | undefined {
 }
 
 /**
+ * The bytes of the id's preimage (NIP-01: `[0,pubkey,created_at,kind,tags,content]` as JSON, UTF-8)
+ * if it may be over `limit`, else a lower figure: six bytes per UTF-16 unit bound any character's
+ * JSON form (`\u0001`), so the common event is measured from its lengths without serialising it.
+ */
+function preimageBytes(event: NostrEvent, limit: number): number {
+  let units = event.content.length;
+  for (const tag of event.tags) for (const item of tag) units += item.length + 3;
+  if (6 * units + 4 * event.tags.length + 200 <= limit) return 0;
+  return Buffer.byteLength(JSON.stringify([0, event.pubkey, event.created_at, event.kind, event.tags, event.content]));
+}
+
+/** The most bytes an event's id preimage may have: MAX_EVENT_BYTES, and MAX_PROFILE_BYTES for a kind 0. */
+export function maxEventBytes(kind: number): number {
+  return kind === PROFILE_KIND ? MAX_PROFILE_BYTES : MAX_EVENT_BYTES;
+}
+
+/**
  * NIP-01 validation of untrusted input: shape, then the id (sha256 of the canonical serialisation),
- * then the Schnorr signature. Only a `{ok: true}` event may ever be stored or used.
+ * then its size (too_large: over MAX_EVENT_BYTES, or MAX_PROFILE_BYTES for a kind 0), then the
+ * Schnorr signature. Only a `{ok: true}` event may ever be stored or used.
  * Extra fields are dropped; the result has exactly the seven NIP-01 fields.
  */
 export function verifyNostrEvent(input: unknown): Verdict {
@@ -58,6 +78,9 @@ export function verifyNostrEvent(input: unknown): Verdict {
     content: input.content as string,
     sig: input.sig as string,
   };
+  // Before the hash: the wasm verifier cannot hash more than ~945 KB (it answered bad_signature),
+  // and what we store must stay cheap to read (nostr/work-caps.ts).
+  if (preimageBytes(event, maxEventBytes(event.kind)) > maxEventBytes(event.kind)) return { ok: false, reason: 'too_large' };
   // The wasm verifier checks id and signature together; it marks the object, so hand it a copy.
   if (wasmVerifyEvent({ ...event })) return { ok: true, event };
   return { ok: false, reason: getEventHash(event) === event.id ? 'bad_signature' : 'bad_id' };

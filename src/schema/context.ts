@@ -35,13 +35,15 @@ export interface ContextDependencies {
   client?: string;
   /** The most objects one request may hand back (GRAPHQL_MAX_COST). */
   maxObjects: number;
+  /** MAX_RESPONSE_BYTES: also the most bytes of events a request may parse (ObjectBudget.chargeParse). */
+  maxResponseBytes?: number;
   nip05?: Nip05;
   /** MISS_RATE_LIMIT, when set (http/rate-limits.ts). */
   missLimit?: MissLimit;
 }
 
-export function createContext({ store, limits, fill, client = '', maxObjects, nip05, missLimit }: ContextDependencies): GraphQLContext {
-  const budget = new ObjectBudget(maxObjects);
+export function createContext({ store, limits, fill, client = '', maxObjects, maxResponseBytes, nip05, missLimit }: ContextDependencies): GraphQLContext {
+  const budget = new ObjectBudget(maxObjects, maxResponseBytes);
   const shared = { limits, budget, deleted: new Set<string>(), client, ...(nip05 ? { nip05 } : {}) };
   if (!fill) return { loaders: createLoaders(store), ...shared };
   // The deadline runs from the start of the request, across all of its relay queries.

@@ -1,34 +1,55 @@
+import type DataLoader from 'dataloader';
 import { LookupError } from '../errors.js';
 import { type AddressPointer, type EventPointer, parseEventPointer } from '../nostr/identifiers.js';
-import { relevantPubkeys } from '../nostr/relevant-pubkeys.js';
+import { MAX_PROFILE_BYTES } from '../nostr/work-caps.js';
+import { relevantPubkeysOf } from '../store/derived-values.js';
 import type { Held, StoredEvent } from '../store/event-store.js';
+import {
+  needsParse,
+  storedEventCreatedAt,
+  storedEventId,
+  storedEventKind,
+  storedEventPubkey,
+  storedEventSig,
+} from '../store/stored-event.js';
 import { isDeleted } from '../store/tombstones.js';
 import { builder } from './builder.js';
 import { answered, type GraphQLContext } from './context.js';
 import { loadAvailable } from './loaders.js';
+import type { ObjectBudget } from './object-budget.js';
 import { Profile, ProfileRef, toProfile } from './profile.js';
+
+/**
+ * The parsed event, the request charged first if this parses it (ObjectBudget.chargeParse): tags
+ * and content grow with what the author wrote; the other fields are read at fixed offsets.
+ */
+function parsed(stored: StoredEvent, budget: ObjectBudget) {
+  if (needsParse(stored)) budget.chargeParse(stored.json.bytes.length);
+  return stored.event;
+}
 
 export const EventRef = builder.objectRef<StoredEvent>('Event');
 
 EventRef.implement({
   description: 'A verified Nostr event (NIP-01).',
   fields: (t) => ({
-    id: t.string({ description: 'Event id: 64 lowercase hex characters.', resolve: ({ event }) => event.id }),
+    // id, pubkey, createdAt, kind and sig are read from the stored bytes without parsing them.
+    id: t.string({ description: 'Event id: 64 lowercase hex characters.', resolve: (stored) => storedEventId(stored) }),
     pubkey: t.string({
       description: "Author's public key: 64 lowercase hex.",
-      resolve: ({ event }) => event.pubkey,
+      resolve: (stored) => storedEventPubkey(stored),
     }),
-    createdAt: t.field({ type: 'Timestamp', resolve: ({ event }) => event.created_at }),
-    kind: t.int({ resolve: ({ event }) => event.kind }),
+    createdAt: t.field({ type: 'Timestamp', resolve: (stored) => storedEventCreatedAt(stored) }),
+    kind: t.int({ resolve: (stored) => storedEventKind(stored) }),
     tags: t.field({
       type: t.listRef(t.listRef('String')),
       description: 'Tags as signed: a list of string lists.',
-      resolve: ({ event }) => event.tags,
+      resolve: (stored, _args, { budget }) => parsed(stored, budget).tags,
     }),
-    content: t.string({ resolve: ({ event }) => event.content }),
+    content: t.string({ resolve: (stored, _args, { budget }) => parsed(stored, budget).content }),
     sig: t.string({
       description: 'Schnorr signature: 128 lowercase hex.',
-      resolve: ({ event }) => event.sig,
+      resolve: (stored) => storedEventSig(stored),
     }),
     // Exposed (a property read, no resolver): see withPropertyFieldsInline in index.ts.
     json: t.exposeString('json', {
@@ -42,25 +63,29 @@ EventRef.implement({
       resolve: async ({ event }, _args, { loaders, budget }) => {
         budget.charge(1);
         const [found] = await loadAvailable(loaders.profiles, [event.pubkey]);
-        return toProfile(found ?? null);
+        return toProfile(found ?? null, budget.parseCharger);
       },
     }),
     relevantPubkeys: t.stringList({
       description:
         'The author, then every pubkey the event names (p/P tags, nostr: mentions, e/q tag authors, a repost’s embedded author), deduplicated and capped.',
-      resolve: ({ event }, _args, { limits }) => relevantPubkeys(event, limits.maxProfiles),
+      resolve: (stored, _args, { limits, budget }) => {
+        // Charged like an object (query-cost.ts): every alias asks again, even if the answer is cached.
+        budget.charge(1);
+        return relevantPubkeysOf(stored, limits.maxProfiles, budget.parseCharger);
+      },
     }),
     relevantProfiles: t.field({
       type: [ProfileRef],
       description:
         'The latest profiles of relevantPubkeys, in that order; pubkeys without a profile are left out.',
-      resolve: async ({ event }, _args, { loaders, limits, budget }) => {
-        const pubkeys = relevantPubkeys(event, limits.maxProfiles);
+      resolve: async (stored, _args, { loaders, limits, budget }) => {
+        const pubkeys = relevantPubkeysOf(stored, limits.maxProfiles, budget.parseCharger);
         budget.charge(pubkeys.length);
         const profiles: Profile[] = [];
-        for (const stored of await loadAvailable(loaders.profiles, pubkeys)) {
+        for (const profile of await loadWithinResponse(loaders.profiles, pubkeys, budget)) {
           // A deleted profile is left out, like a missing one (NIP-09, NIP-62).
-          if (stored && !isDeleted(stored)) profiles.push(new Profile(stored));
+          if (profile && !isDeleted(profile)) profiles.push(new Profile(profile, budget.parseCharger));
         }
         return profiles;
       },
@@ -100,6 +125,26 @@ builder.queryFields((t) => ({
     },
   }),
 }));
+
+/**
+ * Profiles read in slices that fit in what is left of MAX_RESPONSE_BYTES, each at most
+ * MAX_PROFILE_BYTES (issue 31: a hundred profiles of 900 KB were read, 90 MB, before the response
+ * cap left them out). With the defaults (4 MiB, 64 KiB) that is one read for up to 64 profiles;
+ * once what the request read is over the cap, nothing more is read (ObjectBudget.chargeRead).
+ */
+async function loadWithinResponse(loader: DataLoader<string, Held>, pubkeys: readonly string[], budget: ObjectBudget): Promise<(Held | null)[]> {
+  const found: (Held | null)[] = [];
+  while (found.length < pubkeys.length) {
+    const slice = Math.max(1, Math.floor(budget.readBytesLeft / MAX_PROFILE_BYTES));
+    let within = true;
+    for (const profile of await loadAvailable(loader, pubkeys.slice(found.length, found.length + slice))) {
+      if (profile && !isDeleted(profile)) within = budget.chargeRead(profile.json.bytes.length) && within;
+      found.push(profile);
+    }
+    if (!within) break;
+  }
+  return found;
+}
 
 /** What a pointer is looked up by: an event id, or a coordinate (naddr). */
 function keyOf(pointer: EventPointer | AddressPointer): string {

@@ -2,7 +2,8 @@ import { LookupError } from '../errors.js';
 import { guarded } from '../fill/read-through.js';
 import type { Nip05Verification } from '../nip05/nip05-verification.js';
 import { type Nip05Name, type PubkeyPointer, parseProfilePointer, parsePubkey } from '../nostr/identifiers.js';
-import { type ProfileMetadata, parseProfileMetadata } from '../nostr/profile-metadata.js';
+import type { ProfileMetadata } from '../nostr/profile-metadata.js';
+import { profileMetadataOf } from '../store/derived-values.js';
 import type { Held, StoredEvent } from '../store/event-store.js';
 import { storedEventPubkey } from '../store/stored-event.js';
 import { isDeleted } from '../store/tombstones.js';
@@ -11,11 +12,16 @@ import { answered, type GraphQLContext } from './context.js';
 import { EventRef } from './event.js';
 import { loadAll } from './loaders.js';
 
-/** A profile: the latest kind-0 event of a pubkey, with its metadata parsed once, on demand. */
+/**
+ * A profile: the latest kind-0 event of a pubkey. Its metadata is parsed once per event for the
+ * whole process (store/derived-values.ts), however many objects and aliases ask for it.
+ */
 export class Profile {
-  #metadata: ProfileMetadata | undefined;
-
-  constructor(readonly stored: StoredEvent) {}
+  constructor(
+    readonly stored: StoredEvent,
+    /** Charged when reading the metadata parses the event (ObjectBudget.chargeParse). */
+    private readonly onParse?: (bytes: number) => void,
+  ) {}
 
   /** The kind-0 event itself. */
   get event(): StoredEvent {
@@ -28,14 +34,13 @@ export class Profile {
   }
 
   get metadata(): ProfileMetadata {
-    this.#metadata ??= parseProfileMetadata(this.stored.event.content);
-    return this.#metadata;
+    return profileMetadataOf(this.stored, this.onParse);
   }
 }
 
 /** A profile, or null where none is held or it was deleted (NIP-09, NIP-62). */
-export function toProfile(stored: Held): Profile | null {
-  return stored && !isDeleted(stored) ? new Profile(stored) : null;
+export function toProfile(stored: Held, onParse?: (bytes: number) => void): Profile | null {
+  return stored && !isDeleted(stored) ? new Profile(stored, onParse) : null;
 }
 
 export const ProfileRef = builder.objectRef<Profile>('Profile');
@@ -122,7 +127,7 @@ builder.queryFields((t) => ({
       const parsed = parseProfilePointer(pubkey);
       const pointer = 'identifier' in parsed ? await pubkeyOfName(context, parsed) : parsed;
       relays?.request.addHints(pointer.relays);
-      return toProfile(answered(context, pointer.pubkey, await loaders.profiles.load(pointer.pubkey)));
+      return toProfile(answered(context, pointer.pubkey, await loaders.profiles.load(pointer.pubkey)), budget.parseCharger);
     },
   }),
   profiles: t.field({
@@ -139,7 +144,7 @@ builder.queryFields((t) => ({
       const distinct = [...new Set(pointers.map((pointer) => pointer.pubkey))];
       budget.charge(distinct.length);
       const found = await loadAll(loaders.profiles, distinct);
-      return found.map(toProfile);
+      return found.map((held) => toProfile(held, budget.parseCharger));
     },
   }),
 }));

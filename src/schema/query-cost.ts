@@ -19,8 +19,9 @@ import type { LookupConfig } from '../config/env.js';
  * - `events(ids:)` / `profiles(pubkeys:)`: by the number of distinct ids given (duplicates are
  *   answered once, see event.ts and profile.ts), read from the literal or the variable;
  * - `relevantProfiles` (and `relevantPubkeys`): by MAX_PROFILES, the most it can hold.
- * Aliases and fragments count every time they select. Scalars cost nothing: their size is bounded by
- * the response-size cap (http/graphql/use-query-limits.ts), not here.
+ * Aliases and fragments count every time they select. Scalars cost nothing (their size is bounded by
+ * the response-size cap, http/graphql/use-query-limits.ts, and the work of tags, content and metadata
+ * by ObjectBudget.chargeParse) except `relevantPubkeys`, derived work that costs 1 like an object.
  *
  * So `events(ids: [100 ids]) { relevantProfiles { event { relevantProfiles { name } } } }` costs
  * about 100 × 100 × 100 and is refused before anything is read, while the REST-equivalent
@@ -56,7 +57,6 @@ export function operationCost(
       case 'profiles':
         return distinctItems(field.arguments?.find((argument) => LIST_ARGUMENTS.has(argument.name.value))?.value, given);
       case 'relevantProfiles':
-      case 'relevantPubkeys':
         return limits.maxProfiles;
       default:
         return 1;
@@ -69,7 +69,12 @@ export function operationCost(
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) {
         const field = type.getFields()[selection.name.value];
-        if (!field || !selection.selectionSet) continue;
+        if (!field) continue;
+        // A scalar that is derived work (relevantPubkeys scans tags and content) costs what an object does.
+        if (!selection.selectionSet) {
+          if (DERIVED_SCALARS.has(selection.name.value)) cost += 1;
+          continue;
+        }
         const fieldType = getNamedType(field.type);
         cost += listSize(selection) * (1 + costOf(selection.selectionSet, fieldType, visiting));
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
@@ -92,6 +97,9 @@ export function operationCost(
 }
 
 const LIST_ARGUMENTS = new Set(['ids', 'pubkeys']);
+
+/** Scalar fields that are derived work, charged 1 each time they are selected (schema/event.ts charges the same). */
+const DERIVED_SCALARS = new Set(['relevantPubkeys']);
 
 /** A literal as a plain value (only lists and strings matter here). */
 function literalValue(value: ValueNode): unknown {

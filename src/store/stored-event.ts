@@ -86,6 +86,11 @@ class StoredWireEvent implements StoredEvent {
     return this.#pubkey;
   }
 
+  /** Whether the JSON was parsed already (parsing again costs nothing). */
+  get parsed(): boolean {
+    return this.#event !== undefined;
+  }
+
   get event(): NostrEvent {
     if (this.#event === undefined) {
       try {
@@ -134,4 +139,31 @@ export function storedEventId(stored: StoredEvent): string {
 /** The pubkey of a stored event, read from its fixed offset without decoding or parsing. */
 export function storedEventPubkey(stored: StoredEvent): string {
   return stored instanceof StoredWireEvent ? stored.pubkey : wirePubkey(stored.json.bytes);
+}
+
+/**
+ * Whether reading `stored.event` would parse its JSON now: what a request is charged for
+ * (schema/object-budget.ts). Events from relays arrive parsed.
+ */
+export function needsParse(stored: StoredEvent): boolean {
+  return stored instanceof StoredWireEvent && !stored.parsed;
+}
+
+/** The created_at of a stored event, from its bytes without parsing them (or from the event if parsed). */
+export function storedEventCreatedAt(stored: StoredEvent): number {
+  return needsParse(stored) ? wireCreatedAtOf(stored.json.bytes) : stored.event.created_at;
+}
+
+/** The kind of a stored event, from its bytes without parsing them (or from the event if parsed). */
+export function storedEventKind(stored: StoredEvent): number {
+  if (!needsParse(stored)) return stored.event.kind;
+  const kind = wireKind(stored.json.bytes);
+  return Number.isNaN(kind) ? stored.event.kind : kind;
+}
+
+/** The signature of a stored event: the 128 hex characters before its closing `"}`. */
+export function storedEventSig(stored: StoredEvent): string {
+  if (!needsParse(stored)) return stored.event.sig;
+  const { bytes } = stored.json;
+  return bytes.toString('latin1', bytes.length - SIG_TAIL + SIG_OPEN.length, bytes.length - CLOSE.length);
 }

@@ -1,7 +1,7 @@
 import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphqlConfig, LookupConfig } from '../../config/env.js';
-import { LookupError } from '../../errors.js';
+import { errorCodeOf, LookupError } from '../../errors.js';
 import type { GraphQLContext } from '../../schema/context.js';
 import { JsonText } from '../../store/json-text.js';
 import { operationCost } from '../../schema/query-cost.js';
@@ -94,6 +94,9 @@ export function costRefusal(request: OperationRequest, { limits, config }: Query
 
 /** The result, or the response_too_large refusal that replaces it when its data is over MAX_RESPONSE_BYTES. */
 export function withinResponseSize(result: ExecutionResult, { config }: Pick<QueryLimitOptions, 'config'>): ExecutionResult {
+  // A resolver that stopped reading because the answer would be over the cap (ObjectBudget.chargeRead): the same refusal.
+  const refused = result.errors?.find((error) => errorCodeOf(error.originalError) === 'response_too_large');
+  if (refused) return { data: null, errors: [refused.originalError as LookupError] };
   if (approximateJsonBytes(result.data, config.maxResponseBytes) <= config.maxResponseBytes) return result;
   return { data: null, errors: [new LookupError('response_too_large')] };
 }

@@ -36,7 +36,10 @@ export const restRoutes: FastifyPluginCallback<RestRoutesOptions> = (app, { sche
   const register = <TResult, TVariables extends Record<string, unknown>>(lookup: RestLookup<TResult, TVariables>, documented: object) => {
     const handle = restLookupHandler(schema, lookup, limits);
     app.get(lookup.path, { schema: documented, ...DOCUMENTATION_ONLY }, async (request, reply) => {
-      const response = await handle(request.query, newContext(request.ip));
+      const context = newContext(request.ip);
+      // REST leaves out of /event's map the profiles past MAX_RESPONSE_BYTES: reading stops there.
+      context.budget.overRead = 'stop';
+      const response = await handle(request.query, context);
       if (response.failure) logFailure(request.log, response.failure, 'lookup failed');
       if (response.validators) {
         reply.headers(validatorHeaders(response.validators));

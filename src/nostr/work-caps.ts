@@ -1,0 +1,40 @@
+/**
+ * What one event may make us do (issue 31). Anyone can sign an event of a megabyte made of a hundred
+ * thousand junk tags, mentions or JSON keys, and a relay hint makes us store it; every rule that
+ * reads an event's tags or content stops at these caps, so the work a stored event can cause is
+ * bounded whatever it holds. Real events stay far below them. The README lists them ("What one
+ * request may cost").
+ */
+
+/** Tags read by a rule that walks an event's tags (relevant pubkeys, relay lists), at most. */
+export const MAX_TAGS_READ = 2000;
+
+/**
+ * `nostr:npub…`/`nostr:nprofile…` mentions decoded in one event's content, valid or not, at most
+ * (each is a bech32 decode: 13,000 junk mentions were 100 ms per read).
+ */
+export const MAX_MENTIONS_READ = 200;
+
+/**
+ * A kind 0 whose content is longer than this (UTF-16 units) has no metadata fields (they read as
+ * null); the event itself is still served as signed. Parsing 900 KB of `{}` took 120 ms, 64 KiB
+ * takes about 1 ms; strfry refuses events over 64 KiB by default, so real profiles are below it.
+ */
+export const MAX_METADATA_CHARS = 64 * 1024;
+
+/** `r` tags of a relay list (NIP-65) read, at most, whatever their values. */
+export const MAX_RELAY_LIST_TAGS_READ = 500;
+
+/**
+ * The largest event we verify and store, in bytes of its id's preimage (NIP-01 serialisation): the
+ * wasm verifier cannot hash more than 945,596 bytes (measured; it answered bad_signature), and
+ * relays cap events far lower (strfry 64 KiB, nostr-rs-relay 128 KB by default). Larger ones are
+ * refused as `too_large`.
+ */
+export const MAX_EVENT_BYTES = 900 * 1024;
+
+/**
+ * The largest profile (kind 0) we store, likewise: metadata over MAX_METADATA_CHARS could not be read
+ * anyway, and `/event` reads up to MAX_PROFILES of them per request (100 × 64 KiB, not 100 × 900 KB).
+ */
+export const MAX_PROFILE_BYTES = 64 * 1024;
