@@ -78,6 +78,8 @@ describe('RATE_LIMIT (issue 16 §2)', () => {
     const graphql = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' });
     expect(graphql.status).toBe(429);
     expect(await graphql.json()).toEqual({ errors: [{ message: LIMITED.error.message, extensions: { code: 'rate_limited' } }] });
+    // The API documents too (issue 31 §6: /openapi.json escaped the limit, /docs did not).
+    for (const documents of ['/openapi.json', '/docs']) expect((await fetch(`${url}${documents}`)).status).toBe(429);
     // Health probes and the metrics scrape are not limited.
     for (const probe of ['/healthz', '/readyz', '/metrics']) expect((await fetch(`${url}${probe}`)).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000 + 100));

@@ -50,9 +50,13 @@ export function registerDocs(app: FastifyInstance, { lookup, maxResponseBytes, r
       ],
     },
   });
-  app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
-    reply.header('cache-control', 'no-store').send(app.swagger()),
-  );
+  // In a plugin of its own, like /docs: a route added straight on the app is added before the
+  // rate-limit plugin has loaded, and escaped RATE_LIMIT (issue 31 §6).
+  void app.register(async (scope) => {
+    scope.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
+      reply.header('cache-control', 'no-store').send(app.swagger()),
+    );
+  });
   void app.register(swaggerUi, {
     routePrefix: '/docs',
     // The document the page loads is ours; the page and its assets come from the package.
