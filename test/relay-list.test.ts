@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_WRITE_RELAYS_PER_LIST, RELAY_LIST_KIND, writeRelaysOf } from '../src/nostr/relay-list.js';
+import { MAX_RELAY_LIST_TAGS_READ, MAX_TAGS_READ } from '../src/nostr/work-caps.js';
 import { parseRelayUrl } from '../src/relays/relay-url.js';
 
 const list = (tags: string[][], kind = RELAY_LIST_KIND) => ({ kind, tags });
@@ -192,5 +193,26 @@ describe('writeRelaysOf', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('a relay list is bounded work (issue 31 §3: 90,000 junk `r` tags cost 410–480 ms per lookup)', () => {
+  it(`only the first MAX_RELAY_LIST_TAGS_READ (${MAX_RELAY_LIST_TAGS_READ}) \`r\` tags are read: a relay after them is not found`, () => {
+    const junk = Array.from({ length: MAX_RELAY_LIST_TAGS_READ }, (_, n) => ['r', `junk-${n}`]);
+    expect(writeRelaysOf(list([...junk.slice(1), ['r', 'wss://last.example']]))).toEqual(['wss://last.example/']);
+    expect(writeRelaysOf(list([...junk, ['r', 'wss://past.example']]))).toEqual([]);
+  });
+
+  it(`only the first MAX_TAGS_READ (${MAX_TAGS_READ}) tags are looked at, whatever they are`, () => {
+    const other = Array.from({ length: MAX_TAGS_READ }, () => ['t', 'x']);
+    expect(writeRelaysOf(list([...other, ['r', 'wss://past.example']]))).toEqual([]);
+  });
+
+  it('90,000 junk entries take a few milliseconds, not half a second', () => {
+    const junk = list(Array.from({ length: 90_000 }, (_, n) => ['r', `junk-${n}`]));
+    const started = process.cpuUsage();
+    for (let n = 0; n < 10; n++) expect(writeRelaysOf(junk)).toEqual([]);
+    const { user, system } = process.cpuUsage(started);
+    expect((user + system) / 1000 / 10).toBeLessThan(50);
   });
 });

@@ -3,6 +3,7 @@ import { nprofileEncode, npubEncode } from 'nostr-tools/nip19';
 import { describe, expect, it, vi } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
 import { relevantPubkeys } from '../src/nostr/relevant-pubkeys.js';
+import { MAX_MENTIONS_READ, MAX_TAGS_READ } from '../src/nostr/work-caps.js';
 import { pubkeyOf, signed } from './support/events.js';
 
 const [author, alice, bob, carol, dave, erin] = ['author', 'alice', 'bob', 'carol', 'dave', 'erin'].map(
@@ -134,5 +135,33 @@ describe('relevant pubkeys of an event (DESIGN §1)', () => {
         },
       ),
     );
+  });
+});
+
+describe('relevant pubkeys are bounded work (issue 31 §1: 13,000 junk mentions cost 100 ms per read)', () => {
+  const mention = (name: string) => `nostr:${npubEncode(pubkeyOf(name))}`;
+  const junk = `nostr:npub1${'q'.repeat(58)}`;
+
+  it(`content: only the first MAX_MENTIONS_READ (${MAX_MENTIONS_READ}) mentions are decoded, valid or not`, () => {
+    const before = signed('caps-author', { content: `${`${junk} `.repeat(MAX_MENTIONS_READ - 1)}${mention('caps-seen')}` });
+    expect(relevantPubkeys(before, 100)).toEqual([pubkeyOf('caps-author'), pubkeyOf('caps-seen')]);
+    const after = signed('caps-author', { content: `${`${junk} `.repeat(MAX_MENTIONS_READ)}${mention('caps-unseen')}` });
+    expect(relevantPubkeys(after, 100)).toEqual([pubkeyOf('caps-author')]);
+  });
+
+  it(`tags: only the first MAX_TAGS_READ (${MAX_TAGS_READ}) tags are read`, () => {
+    const filler = Array.from({ length: MAX_TAGS_READ - 1 }, () => ['t', 'x']);
+    const within = signed('caps-author', { tags: [...filler, ['p', pubkeyOf('caps-seen')]] });
+    expect(relevantPubkeys(within, 100)).toEqual([pubkeyOf('caps-author'), pubkeyOf('caps-seen')]);
+    const past = signed('caps-author', { tags: [...filler, ['t', 'x'], ['p', pubkeyOf('caps-unseen')], ['e', 'a'.repeat(64), '', '', pubkeyOf('caps-unseen')]] });
+    expect(relevantPubkeys(past, 100)).toEqual([pubkeyOf('caps-author')]);
+  });
+
+  it('a mention of a megabyte is not decoded (nostr-tools refuses bech32 over 5,000 characters)', () => {
+    const event = signed('caps-author', { content: `nostr:npub1${'q'.repeat(1_000_000)}` });
+    const started = process.cpuUsage();
+    expect(relevantPubkeys(event, 100)).toEqual([pubkeyOf('caps-author')]);
+    const { user, system } = process.cpuUsage(started);
+    expect((user + system) / 1000).toBeLessThan(50);
   });
 });

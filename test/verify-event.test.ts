@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
 import { verifyNostrEvent } from '../src/nostr/verify-event.js';
+import { MAX_EVENT_BYTES, MAX_PROFILE_BYTES } from '../src/nostr/work-caps.js';
 import { realEvents, signed } from './support/events.js';
 
 const tampered = JSON.parse(
@@ -93,5 +94,48 @@ describe('NIP-01 verification', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('size limits (issue 31 §6: a valid event over ~945 KB was refused as bad_signature by the wasm verifier)', () => {
+  // The preimage (`[0,pubkey,created_at,kind,tags,content]`) of an event with `n` characters of ASCII content is n + OVERHEAD bytes.
+  const OVERHEAD = 89;
+  const preimage = (event: { tags: string[][]; content: string; pubkey: string; created_at: number; kind: number }) =>
+    Buffer.byteLength(JSON.stringify([0, event.pubkey, event.created_at, event.kind, event.tags, event.content]));
+
+  it(`MAX_EVENT_BYTES (${MAX_EVENT_BYTES}) is the limit, with its own reason: one byte under is verified, one over is too_large`, () => {
+    const under = signed('big', { content: 'x'.repeat(MAX_EVENT_BYTES - OVERHEAD) });
+    expect(preimage(under)).toBe(MAX_EVENT_BYTES);
+    expect(verifyNostrEvent(under).ok).toBe(true);
+    const over = signed('big', { content: 'x'.repeat(MAX_EVENT_BYTES - OVERHEAD + 1) });
+    expect(verifyNostrEvent(over)).toEqual({ ok: false, reason: 'too_large' });
+    // What the wasm verifier refused wrongly before: a valid event of 945,600 bytes.
+    expect(verifyNostrEvent(signed('big', { content: 'x'.repeat(945_500) }))).toEqual({ ok: false, reason: 'too_large' });
+  });
+
+  it('bytes, not characters: escapes and UTF-8 count (a content of control characters is six bytes each)', () => {
+    const escaped = signed('big', { content: '\u0001'.repeat(Math.ceil(MAX_EVENT_BYTES / 6)) });
+    expect(verifyNostrEvent(escaped)).toEqual({ ok: false, reason: 'too_large' });
+    const wide = signed('big', { content: '€'.repeat(Math.ceil(MAX_EVENT_BYTES / 3)) });
+    expect(verifyNostrEvent(wide)).toEqual({ ok: false, reason: 'too_large' });
+    const tags = signed('big', { tags: Array.from({ length: 100_000 }, () => ['t', 'xxxxxxxx']) });
+    expect(preimage(tags)).toBeGreaterThan(MAX_EVENT_BYTES);
+    expect(verifyNostrEvent(tags)).toEqual({ ok: false, reason: 'too_large' });
+  });
+
+  it(`a profile (kind 0) over MAX_PROFILE_BYTES (${MAX_PROFILE_BYTES}) is too_large; other kinds of that size are verified`, () => {
+    const content = JSON.stringify({ name: 'big', about: 'x'.repeat(MAX_PROFILE_BYTES) });
+    expect(verifyNostrEvent(signed('big', { kind: 0, content }))).toEqual({ ok: false, reason: 'too_large' });
+    expect(verifyNostrEvent(signed('big', { kind: 1, content })).ok).toBe(true);
+    const fits = signed('big', { kind: 0, content: 'x'.repeat(MAX_PROFILE_BYTES - OVERHEAD) });
+    expect(preimage(fits)).toBe(MAX_PROFILE_BYTES);
+    expect(verifyNostrEvent(fits).ok).toBe(true);
+    const over = signed('big', { kind: 0, content: 'x'.repeat(MAX_PROFILE_BYTES - OVERHEAD + 1) });
+    expect(verifyNostrEvent(over)).toEqual({ ok: false, reason: 'too_large' });
+  });
+
+  it('a forged signature on a large event is still bad_signature (the size check does not hide it)', () => {
+    const event = signed('big', { content: 'x'.repeat(500_000) });
+    expect(verifyNostrEvent({ ...event, sig: 'a'.repeat(128) })).toEqual({ ok: false, reason: 'bad_signature' });
   });
 });

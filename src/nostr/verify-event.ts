@@ -3,6 +3,7 @@ import { setNostrWasm, verifyEvent as wasmVerifyEvent } from 'nostr-tools/wasm';
 import { initNostrWasm } from 'nostr-wasm';
 import type { NostrEvent } from './event.js';
 import { PROFILE_KIND } from './kinds.js';
+import { RELAY_LIST_KIND } from './relay-list.js';
 import { MAX_EVENT_BYTES, MAX_PROFILE_BYTES } from './work-caps.js';
 
 // libsecp256k1 compiled to wasm verifies about 5× faster than the pure-JS verifier on this machine.
@@ -54,14 +55,14 @@ function preimageBytes(event: NostrEvent, limit: number): number {
   return Buffer.byteLength(JSON.stringify([0, event.pubkey, event.created_at, event.kind, event.tags, event.content]));
 }
 
-/** The most bytes an event's id preimage may have: MAX_EVENT_BYTES, and MAX_PROFILE_BYTES for a kind 0. */
+/** The most bytes an event's id preimage may have: MAX_EVENT_BYTES, and MAX_PROFILE_BYTES for a profile or a relay list. */
 export function maxEventBytes(kind: number): number {
-  return kind === PROFILE_KIND ? MAX_PROFILE_BYTES : MAX_EVENT_BYTES;
+  return kind === PROFILE_KIND || kind === RELAY_LIST_KIND ? MAX_PROFILE_BYTES : MAX_EVENT_BYTES;
 }
 
 /**
  * NIP-01 validation of untrusted input: shape, then the id (sha256 of the canonical serialisation),
- * then its size (too_large: over MAX_EVENT_BYTES, or MAX_PROFILE_BYTES for a kind 0), then the
+ * then its size (too_large: over MAX_EVENT_BYTES, or MAX_PROFILE_BYTES for a kind 0 or 10002), then the
  * Schnorr signature. Only a `{ok: true}` event may ever be stored or used.
  * Extra fields are dropped; the result has exactly the seven NIP-01 fields.
  */

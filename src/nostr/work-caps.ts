@@ -34,7 +34,17 @@ export const MAX_RELAY_LIST_TAGS_READ = 500;
 export const MAX_EVENT_BYTES = 900 * 1024;
 
 /**
- * The largest profile (kind 0) we store, likewise: metadata over MAX_METADATA_CHARS could not be read
- * anyway, and `/event` reads up to MAX_PROFILES of them per request (100 × 64 KiB, not 100 × 900 KB).
+ * The largest profile (kind 0) or relay list (kind 10002) we store, likewise: these are read on
+ * lookups of their author, not only when asked for by id; metadata over MAX_METADATA_CHARS could not
+ * be read anyway, and `/event` reads up to MAX_PROFILES profiles per request (100 × 64 KiB, not
+ * 100 × 900 KB). A real relay list is a few hundred bytes.
  */
 export const MAX_PROFILE_BYTES = 64 * 1024;
+
+/**
+ * Bytes the stored form of an event (seven fields, store/stored-event.ts) may have beyond its id's
+ * preimage: the id, the signature and the field names. A stored profile or relay list longer than
+ * MAX_PROFILE_BYTES plus this was stored by an earlier version: it is not parsed (no metadata, no
+ * write relays).
+ */
+export const STORED_FORM_OVERHEAD = 512;

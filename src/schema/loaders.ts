@@ -6,6 +6,7 @@ import { metrics } from '../metrics/metrics.js';
 import { PROFILE_KIND } from '../nostr/kinds.js';
 import type { EventStore, Held } from '../store/event-store.js';
 import { nip05VerificationMarkKey } from '../store/mark-store.js';
+import { storedEventKind, storedEventPubkey } from '../store/stored-event.js';
 import { isDeleted } from '../store/tombstones.js';
 
 export interface Loaders {
@@ -38,7 +39,7 @@ export function createLoaders(store: EventStore, relays?: RequestFill): Loaders 
   // relay returned by id, which may be an old version.
   const primeProfiles = (stored: readonly Held[]) => {
     for (const value of stored) {
-      if (value && !isDeleted(value) && value.event.kind === PROFILE_KIND) profiles.prime(value.event.pubkey, value);
+      if (value && !isDeleted(value) && storedEventKind(value) === PROFILE_KIND) profiles.prime(storedEventPubkey(value), value);
     }
   };
   const events = new DataLoader<string, Held>(async (ids): Promise<ReadAnswer[]> => {

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { type ProfileMetadata, parseProfileMetadata } from '../nostr/profile-metadata.js';
 import { writeRelaysOf } from '../nostr/relay-list.js';
 import { relevantPubkeys } from '../nostr/relevant-pubkeys.js';
+import { MAX_PROFILE_BYTES, STORED_FORM_OVERHEAD } from '../nostr/work-caps.js';
 import type { StoredEvent } from './event-store.js';
 import { needsParse, storedEventId } from './stored-event.js';
 
@@ -54,6 +55,11 @@ function parse(stored: StoredEvent, onParse: OnParse | undefined) {
   return stored.event;
 }
 
+/** A profile or relay list over MAX_PROFILE_BYTES, stored by an earlier version: not parsed at all. */
+function oversized(stored: StoredEvent): boolean {
+  return stored.json.bytes.length > MAX_PROFILE_BYTES + STORED_FORM_OVERHEAD;
+}
+
 /** Stores `derived` again after it grew, so that the cache's size bound sees the new size. */
 function grew(id: string, derived: Derived, bytes: number): void {
   derived.size += bytes;
@@ -71,7 +77,7 @@ const stringsBytes = (values: Iterable<string | boolean | null>) => {
 export function profileMetadataOf(stored: StoredEvent, onParse?: OnParse): ProfileMetadata {
   const [id, derived] = derivedOf(stored);
   if (!derived.metadata) {
-    derived.metadata = parseProfileMetadata(parse(stored, onParse).content);
+    derived.metadata = parseProfileMetadata(oversized(stored) ? '' : parse(stored, onParse).content);
     grew(id, derived, stringsBytes(Object.values(derived.metadata)));
   }
   return derived.metadata;
@@ -93,7 +99,7 @@ export function relevantPubkeysOf(stored: StoredEvent, max: number, onParse?: On
 export function writeRelaysOfStored(stored: StoredEvent): readonly string[] {
   const [id, derived] = derivedOf(stored);
   if (!derived.writeRelays) {
-    derived.writeRelays = writeRelaysOf(stored.event);
+    derived.writeRelays = oversized(stored) ? [] : writeRelaysOf(stored.event);
     grew(id, derived, stringsBytes(derived.writeRelays));
   }
   return derived.writeRelays;
