@@ -10,7 +10,9 @@
 // so that every random-id miss asks it and leaves a miss mark that expires after NEGATIVE_TTL=5 s:
 // the marks must come and go, not pile up, on Redis by TTL and on the embedded store by its sweeper;
 // --no-relay turns that off), drives it with
-// autocannon for --minutes, and every --sample-seconds prints one line:
+// autocannon for --minutes (a hostile client among the others unless --no-hostile: events that cost
+// the most to serve, and the requests that ask for them, issue 31; see makeHostile), and every
+// --sample-seconds prints one line:
 //
 //   elapsed, req/s, p99 latency (of that interval), errors (5xx, other non-2xx/4xx, socket errors and
 //   timeouts), unexpected answers (a status other than the one its request must get), the service's
@@ -38,6 +40,7 @@ import { Redis } from 'ioredis';
 import { type NostrEvent, serializeEvent } from '../src/nostr/event.js';
 import { startLoopbackRelay } from '../test/support/loopback-relay.js';
 import { deleteByPrefix, freePort } from '../test/support/redis-server.js';
+import { finalizeEvent } from 'nostr-tools/wasm';
 import { identity, makeNotes, makeProfiles } from './bench/dataset.js';
 import { killGroup, liveGroups } from './support/process-groups.js';
 
@@ -52,6 +55,7 @@ interface Options {
   notes: number;
   probe: boolean;
   relay: boolean;
+  hostile: boolean;
 }
 
 function positiveNumber(value: string): number {
@@ -83,6 +87,7 @@ const options = new Command()
   .option('--notes <n>', 'generated notes (5 relevant pubkeys each) imported besides the sample', nonNegativeInteger, 4000)
   .option('--no-probe', 'do not preload the heap/handle probe into the service (RSS and fds are still read)')
   .option('--no-relay', 'no loopback relay: misses are answered from the index alone and write nothing')
+  .option('--no-hostile', 'no hostile client (issue 31: events that cost the most to serve, and the requests that ask for them)')
   .parse()
   .opts<Options>();
 
@@ -175,6 +180,19 @@ interface DataSet {
   file: string;
   pubkeys: string[];
   eventIds: string[];
+  hostile: Hostile;
+}
+
+/**
+ * What a hostile client stores and asks for (issue 31), within what the service accepts: a profile of
+ * 60 KB of `{}` (the costliest JSON to parse, just under MAX_PROFILE_BYTES) with 50 notes by its
+ * author, notes of 200 KB of invalid `nostr:npub` mentions, and a relay list of 60 KB of junk `r`
+ * tags for a pubkey without a profile (every lookup of it is a miss that reads the list).
+ */
+interface Hostile {
+  authorNotes: string[];
+  mentionNotes: string[];
+  listAuthor: string;
 }
 
 /** Writes the generated events as JSON Lines; returns what the load can ask for (all present in the index). */
@@ -186,13 +204,28 @@ function prepareDataSet(dir: string): DataSet {
   const identities = Array.from({ length: options.profiles }, (_, index) => identity(index));
   const profiles = makeProfiles(identities);
   const notes = identities.length > 5 ? makeNotes(identities, options.notes, 5, 7) : [];
+  const hostile = makeHostile();
   const file = join(dir, 'generated.jsonl');
-  writeFileSync(file, [...profiles, ...notes].map((event) => `${serializeEvent(event)}\n`).join(''));
+  writeFileSync(file, [...profiles, ...notes, ...(options.hostile ? hostile.events : [])].map((event) => `${serializeEvent(event)}\n`).join(''));
   // Older versions of a profile are replaced (404 by id), so profiles are looked up by pubkey only,
   // and events by the ids of notes and reposts (kinds 1 and 6, never replaced).
   const pubkeys = new Set([...sample, ...profiles].filter((event) => event.kind === 0).map((event) => event.pubkey));
   const eventIds = [...sample, ...notes].filter((event) => event.kind === 1 || event.kind === 6).map((event) => event.id);
-  return { file, pubkeys: [...pubkeys], eventIds };
+  return { file, pubkeys: [...pubkeys], eventIds, hostile: hostile.asked };
+}
+
+function makeHostile(): { events: NostrEvent[]; asked: Hostile } {
+  const [fat, mentioner, lister] = [identity(1_000_001), identity(1_000_002), identity(1_000_003)];
+  const sign = (who: typeof fat, kind: number, created_at: number, tags: string[][], content: string) =>
+    JSON.parse(serializeEvent(finalizeEvent({ kind, created_at, tags, content }, who.secretKey))) as NostrEvent;
+  const profile = sign(fat, 0, 1_700_000_000, [], `{"name":"hostile","a":[${'{},'.repeat(20_000)}{}]}`);
+  const authorNotes = Array.from({ length: 50 }, (_, n) => sign(fat, 1, 1_700_000_000 + n, [], `hostile note ${n}`));
+  const mentionNotes = Array.from({ length: 5 }, (_, n) => sign(mentioner, 1, 1_700_000_000 + n, [], `nostr:npub1${'q'.repeat(58)} `.repeat(2_900)));
+  const list = sign(lister, 10002, 1_700_000_000, Array.from({ length: 4_000 }, (_, n) => ['r', `junk-${n}`]), '');
+  return {
+    events: [profile, ...authorNotes, ...mentionNotes, list],
+    asked: { authorNotes: authorNotes.map((note) => note.id), mentionNotes: mentionNotes.map((note) => note.id), listAuthor: lister.pubkey },
+  };
 }
 
 async function importInto(env: Record<string, string>, files: string[]): Promise<void> {
@@ -366,7 +399,24 @@ function loadRequests(data: DataSet, current: () => Interval): autocannon.Reques
   });
   const profileHit = () => get(200, () => `/user-profile?pubkey=${nextPubkey()}`);
   const eventHit = () => get(200, () => `/event?id=${nextId()}`);
+  const { authorNotes, mentionNotes, listAuthor } = data.hostile;
+  const nextMentionNote = cycle(mentionNotes);
+  const aliases = (selection: string) => Array.from({ length: 15 }, (_, n) => `a${n}: ${selection}`).join(' ');
+  // Answered (or refused by the parse budget, in the body): the status is what counts here.
+  const hostilePost = (query: string, variables: Record<string, unknown>): autocannon.Request => ({
+    setupRequest: (request) => ({ ...request, method: 'POST', path: '/graphql', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) }),
+    onResponse: expect(200),
+  });
+  const hostile = options.hostile
+    ? [
+        hostilePost(`query ($ids: [String!]!) { events(ids: $ids) { ${aliases('author { name }')} } }`, { ids: authorNotes }),
+        hostilePost(`query ($ids: [String!]!) { events(ids: $ids) { ${aliases('relevantPubkeys')} } }`, { ids: mentionNotes }),
+        get(200, () => `/event?id=${nextMentionNote()}`),
+        get(404, () => `/user-profile?pubkey=${listAuthor}`),
+      ]
+    : [];
   return [
+    ...hostile,
     profileHit(),
     eventHit(),
     profileHit(),
