@@ -3,6 +3,8 @@ import { nprofileEncode, npubEncode } from 'nostr-tools/nip19';
 import { describe, expect, it, vi } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
 import { relevantPubkeys } from '../src/nostr/relevant-pubkeys.js';
+import { relevantPubkeysOf } from '../src/store/derived-values.js';
+import { toStoredEvent } from '../src/store/stored-event.js';
 import { MAX_MENTIONS_READ, MAX_TAGS_READ } from '../src/nostr/work-caps.js';
 import { pubkeyOf, signed } from './support/events.js';
 
@@ -63,13 +65,14 @@ describe('relevant pubkeys of an event (DESIGN §1)', () => {
     ]);
   });
 
-  it('5. a repost is verified once, not on every read (issue 18 §5)', async () => {
+  it('5. a repost is verified once, not on every read (issue 18 §5): relevant pubkeys are derived once per event id', async () => {
     const verify = await import('../src/nostr/verify-event.js');
     const original = signed('alice', { content: 'verified once' });
     const repost = signed('author', { kind: 6, content: serializeEvent(original) });
     const spy = vi.spyOn(verify, 'verifyNostrEvent');
     try {
-      for (let read = 0; read < 5; read++) expect(relevantPubkeys(repost, 100)).toEqual([author, alice]);
+      // A new stored object each time, as every request reads one: the id is what is remembered.
+      for (let read = 0; read < 5; read++) expect(relevantPubkeysOf(toStoredEvent(repost), 100)).toEqual([author, alice]);
       expect(spy).toHaveBeenCalledTimes(1);
     } finally {
       spy.mockRestore();

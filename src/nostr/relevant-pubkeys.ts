@@ -58,29 +58,14 @@ function collect(event: NostrEvent, into: PubkeyCollector): void {
   }
   // 5. the author of a repost's embedded event, only if it is a valid signed event (NIP-18)
   if (REPOST_KINDS.has(event.kind) && event.content.startsWith('{')) {
-    into.add(embeddedAuthorOf(event));
+    into.add(embeddedAuthor(event.content));
   }
 }
 
 /**
- * Verifying an embedded event (a Schnorr check, ~100 µs) once per repost, not on every read: the
- * verdict is kept by the repost's id, which names its content (NIP-01: the id is the hash of the
- * event, content included; every event here was verified before it was stored or served).
+ * The author of a repost's embedded event if it verifies (a Schnorr check, ~100 µs): done once per
+ * repost, since relevant pubkeys are derived once per event (store/derived-values.ts).
  */
-const EMBEDDED_AUTHORS = new Map<string, string | null>();
-const EMBEDDED_AUTHORS_KEPT = 10_000;
-
-function embeddedAuthorOf(repost: NostrEvent): string | undefined {
-  const known = EMBEDDED_AUTHORS.get(repost.id);
-  if (known !== undefined) return known ?? undefined;
-  const author = embeddedAuthor(repost.content);
-  if (EMBEDDED_AUTHORS.size >= EMBEDDED_AUTHORS_KEPT) {
-    EMBEDDED_AUTHORS.delete(EMBEDDED_AUTHORS.keys().next().value as string);
-  }
-  EMBEDDED_AUTHORS.set(repost.id, author ?? null);
-  return author;
-}
-
 function embeddedAuthor(content: string): string | undefined {
   try {
     const verdict = verifyNostrEvent(JSON.parse(content));

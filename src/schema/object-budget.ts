@@ -47,14 +47,15 @@ export class ObjectBudget {
   /**
    * Counts `bytes` of stored event JSON about to be parsed (for tags, content, metadata, mentions):
    * work that grows with content, which the object count cannot see (issue 31: a hundred notes of
-   * 900 KB). Past MAX_RESPONSE_BYTES the request fails with query_too_costly before parsing more.
+   * 900 KB). Past MAX_RESPONSE_BYTES the request fails with response_too_large before parsing more.
    * Fields read at fixed offsets (id, pubkey, createdAt, kind, sig, json) cost nothing here.
    */
   chargeParse(bytes: number): void {
     this.parsedBytes += bytes;
     if (this.parsedBytes > this.parseLimit) {
-      throw new LookupError('query_too_costly', {
-        message: `The query needs more than ${this.parseLimit} bytes of events read field by field (tags, content, profile metadata, mentions). Ask for fewer ids or fewer such fields; json, id, pubkey, createdAt, kind and sig cost nothing here.`,
+      // The same refusal as an answer over the cap (the answer is refused whole, data null).
+      throw new LookupError('response_too_large', {
+        message: `The answer needs more than ${this.parseLimit} bytes of events read field by field (tags, content, profile metadata, mentions; MAX_RESPONSE_BYTES). Ask for fewer ids or fewer such fields; json, id, pubkey, createdAt, kind and sig cost nothing here.`,
       });
     }
   }
