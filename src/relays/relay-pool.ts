@@ -9,7 +9,7 @@ import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { openRelay, VerifiedEvents } from './open-relay.js';
 import { RelayHealth } from './relay-health.js';
-import { hintHostAllowed, PublicOnlyRelaySocket, RelaySocket } from './relay-socket.js';
+import { hintHostAllowed } from './relay-socket.js';
 
 /**
  * How one relay took part in a query:
@@ -107,6 +107,8 @@ interface Connection {
   /** Queries using it now; 0 means idle. */
   users: number;
   lastUsed: number;
+  /** Set once it is dropped: resolves when its socket is closed. */
+  dropped?: Promise<void>;
 }
 
 /**
@@ -289,9 +291,13 @@ export class RelayPool {
       // Every learned connection is busy: wait for one to be given back, within the deadline.
       if (!(await this.untilRoomFreed(signal))) return undefined;
     }
-    const socket = learned && !this.options.allowPrivateHints ? PublicOnlyRelaySocket : RelaySocket;
     const connection: Connection = {
-      relay: openRelay(url, { verified: this.verified, logger: this.options.logger, socket }),
+      relay: openRelay(url, {
+        verified: this.verified,
+        logger: this.options.logger,
+        publicOnly: learned && !this.options.allowPrivateHints,
+        onFlood: () => this.flooded(url, connection),
+      }),
       learned,
       slots: new SubscriptionSlots(MAX_SUBSCRIPTIONS_PER_RELAY),
       users: 0,
@@ -359,11 +365,26 @@ export class RelayPool {
   }
 
   /**
+   * The connection sent more than it may without being asked (message-screen.ts) and its socket is
+   * closed: its relay rests like one that fails, and the connection is forgotten (the queries still
+   * on it end as 'closed').
+   */
+  private flooded(url: string, connection: Connection): void {
+    this.health.flooded(url, connection.learned);
+    void this.drop(url, connection);
+  }
+
+  /**
    * Forgets a connection and closes its socket at once (no closing handshake to wait for); resolves
    * once it is closed. Until then it still counts against the cap: the room is free when the socket
    * is gone, not when it is asked to go.
    */
-  private async drop(url: string, connection: Connection): Promise<void> {
+  private drop(url: string, connection: Connection): Promise<void> {
+    connection.dropped ??= this.closeConnection(url, connection);
+    return connection.dropped;
+  }
+
+  private async closeConnection(url: string, connection: Connection): Promise<void> {
     if (this.connections.get(url) === connection) this.connections.delete(url);
     const socket = (connection.relay as unknown as { ws?: WebSocket }).ws;
     connection.relay.close();
