@@ -37,6 +37,14 @@ describe('MessageScreen', () => {
     expect(parse).not.toHaveBeenCalled();
   });
 
+  it('counts an answer of the wrong shape as unasked', () => {
+    const { admit, onFlood } = screen();
+    for (let n = 0; n < UNASKED_MAX_MESSAGES; n++) expect(admit('["EVENT","sub:1",null]')).toBeUndefined();
+    expect(onFlood).not.toHaveBeenCalled();
+    admit('["EOSE","sub:1","extra"]');
+    expect(onFlood).toHaveBeenCalledTimes(1);
+  });
+
   it('drops binary frames', () => {
     const { subject } = screen();
     expect(subject.admit(Buffer.from('["EOSE","sub:1"]'), true)).toBeUndefined();

@@ -30,7 +30,7 @@ export interface ScreenHooks {
 /**
  * What one relay connection may hand nostr-tools, decided before anything is parsed:
  * - a message for an open subscription (EVENT, EOSE, CLOSED naming it) is parsed and shape-checked
- *   (relay-message.ts), then handed on;
+ *   (relay-message.ts), then handed on (one of the wrong shape counts as below);
  * - everything else (for a closed or never-opened subscription, NOTICE, AUTH, OK, COUNT, binary
  *   frames, garbage) counts against the connection's budget of unasked traffic, and is dropped
  *   unparsed, save a short NOTICE or AUTH.
@@ -56,9 +56,10 @@ export class MessageScreen {
     // Only the front is decoded to find the type and id: MESSAGE_HEAD_CHARS characters take at most
     // 4 bytes each in UTF-8 (a character cut at the end lies past anything the scan needs).
     const head = isBinary ? undefined : readMessageHead(data.toString('utf8', 0, Math.min(data.length, MESSAGE_HEAD_CHARS * 4)));
-    if (head && ANSWERS.has(head.type) && head.id !== undefined && this.hooks.isOpen(head.id)) {
+    const answer = head !== undefined && ANSWERS.has(head.type) && head.id !== undefined && this.hooks.isOpen(head.id);
+    if (answer) {
       const text = data.toString('utf8');
-      return isRelayMessage(text) ? text : undefined;
+      if (isRelayMessage(text)) return text;
     }
     this.unaskedBytes += data.length;
     this.unaskedMessages += 1;
@@ -67,7 +68,7 @@ export class MessageScreen {
       this.hooks.onFlood();
       return undefined;
     }
-    if (!head || !CHATTER.has(head.type) || data.length > MAX_CHATTER_BYTES) return undefined;
+    if (answer || !head || !CHATTER.has(head.type) || data.length > MAX_CHATTER_BYTES) return undefined;
     const text = data.toString('utf8');
     return isRelayMessage(text) ? text : undefined;
   }
