@@ -1,6 +1,7 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { startMetricsServer } from '../src/http/routes/metrics.js';
+import { relayLabel } from '../src/metrics/metrics.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { captureLogs } from './support/logs.js';
 import { relayScenario } from './support/relay-scenario.js';
@@ -126,6 +127,23 @@ describe('GET /metrics (issue 16 §1)', () => {
     expect(value(again, 'nostr_lookup_lookups_total', { kind: 'event', outcome: 'index_hit' })).toBeGreaterThan(value(after, 'nostr_lookup_lookups_total', { kind: 'event', outcome: 'index_hit' }));
     const relayLabels = new Set(again.flatMap((family) => family.metrics.map((metric) => metric.labels?.relay).filter((label) => label !== undefined)));
     for (const label of relayLabels) expect([relay.url, 'other']).toContain(label);
+  });
+
+  it('a configured relay is labelled by scheme, host and path only: a token in its query string never reaches /metrics (issue 31 finding 6)', async () => {
+    const relay = await scenario.relay({ events: [note] });
+    const withToken = `${relay.url}?token=s3cr3t-t0ken#fragment`;
+    const { server } = await scenario.service({ urls: [withToken] });
+    expect((await getJson(`${server.url}/event?id=${note.id}`)).status).toBe(200);
+    const families = await scrape(server.url);
+    expect(lastText).not.toContain('s3cr3t');
+    expect(lastText).not.toContain('token');
+    expect(lastText).not.toContain('fragment');
+    expect(value(families, 'nostr_lookup_relay_requests_total', { relay: relay.url })).toBeGreaterThanOrEqual(1);
+    expect(value(families, 'nostr_lookup_relay_connections_total', { relay: relay.url })).toBeGreaterThanOrEqual(1);
+    expect(value(families, 'nostr_lookup_relay_request_outcomes_total', { relay: relay.url })).toBeGreaterThanOrEqual(1);
+    // Credentials too, should a URL ever carry them; learned relays are all "other".
+    expect(relayLabel('wss://user:pass@relay.example:4443/nostr/?token=x#y', false)).toBe('wss://relay.example:4443/nostr/');
+    expect(relayLabel('wss://relay.example/?token=x', true)).toBe('other');
   });
 
   it('a scrape is kept for a second: scrapes in a burst cost one formatting', async () => {

@@ -3,8 +3,9 @@ import { collectDefaultMetrics, type Metric, Registry } from 'prom-client';
 /**
  * The service's Prometheus metrics (issue 16 §1), one registry per process: `/metrics` serves it
  * (http/routes/metrics.ts). Labels are bounded by construction: routes are the registered
- * patterns (anything else is `unmatched`), relays are the configured ones by URL and every other
- * relay is `other`, outcomes are fixed words; no id, pubkey or client address is ever a label.
+ * patterns (anything else is `unmatched`), relays are the configured ones by URL (without query:
+ * relayLabel) and every other relay is `other`, outcomes are fixed words; no id, pubkey or client
+ * address is ever a label.
  *
  * Counting is an addition to a plain number, found through a tree of Maps by label value; prom-client
  * reads the numbers when /metrics is scraped. (Its own counters hash the labels on every
@@ -130,11 +131,20 @@ export type LookupOutcome =
   | 'rate_limited';
 
 /**
- * A relay as a label: a configured relay (RELAYS, INDEXER_RELAYS) by its URL, any other (learned
- * from relay lists and hints: unbounded, and chosen by strangers) as `other`.
+ * A relay as a label: a configured relay (RELAYS, INDEXER_RELAYS) by its scheme, host and path
+ * only, any other (learned from relay lists and hints: unbounded, and chosen by strangers) as
+ * `other`. A configured URL may carry an access token in its query string (or credentials): a
+ * label is shown to whoever scrapes /metrics, so the query, the fragment and any userinfo are left
+ * out (issue 31 finding 6).
  */
 export function relayLabel(url: string, learned: boolean): string {
-  return learned ? 'other' : url;
+  if (learned) return 'other';
+  try {
+    const { protocol, host, pathname } = new URL(url);
+    return `${protocol}//${host}${pathname}`;
+  } catch {
+    return 'other';
+  }
 }
 
 /** What the rest of the service counts. */

@@ -2,7 +2,7 @@ import { AbstractRelay } from 'nostr-tools/abstract-relay';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { verifyNostrEvent } from '../nostr/verify-event.js';
-import { RelaySocket } from './relay-socket.js';
+import { relaySocket } from './relay-socket.js';
 
 /**
  * NIP-01 verification for relay connections. nostr-tools asks `verify` for a boolean and then hands
@@ -25,17 +25,27 @@ export class VerifiedEvents {
 
 /**
  * A relay connection (not yet connected) as the pool and `sync` use it: events verified through
- * `verified`, sockets of class `socket` (see relay-socket.ts), notices logged at debug, and WebSocket
- * pings, so that a connection that died without closing (a dropped route, a sleeping NAT) is closed
- * within a minute and redialled.
+ * `verified`, every message screened before nostr-tools parses it (message-screen.ts: only answers
+ * to an open subscription are parsed; a relay that keeps sending what answers nothing is cut off,
+ * and `onFlood` is told), notices logged at debug, and WebSocket pings, so that a connection that
+ * died without closing (a dropped route, a sleeping NAT) is closed within a minute and redialled.
+ * `publicOnly`: a learned relay, dialled at public addresses only (relay-socket.ts).
  */
 export function openRelay(
   url: string,
-  { verified, logger, socket = RelaySocket }: { verified: VerifiedEvents; logger: Logger; socket?: typeof RelaySocket },
+  { verified, logger, publicOnly = false, onFlood }: { verified: VerifiedEvents; logger: Logger; publicOnly?: boolean; onFlood?: () => void },
 ): AbstractRelay {
-  const relay = new AbstractRelay(url, {
+  const hooks = {
+    isOpen: (id: string): boolean => relay.openSubs.has(id),
+    onFlood: () => {
+      // Debug: the URL may be a stranger's (a hint); the pool's RelayHealth logs the rest it gets.
+      logger.debug({ relay: url }, 'relay kept sending what answers no open subscription; connection closed');
+      onFlood?.();
+    },
+  };
+  const relay: AbstractRelay = new AbstractRelay(url, {
     verifyEvent: verified.verify,
-    websocketImplementation: socket as unknown as typeof WebSocket,
+    websocketImplementation: relaySocket({ publicOnly, hooks }) as unknown as typeof WebSocket,
     enablePing: true,
   });
   relay.onnotice = (notice) => logger.debug({ relay: url, notice: String(notice).slice(0, 200) }, 'relay notice');

@@ -36,11 +36,15 @@ export interface RelayRecord {
   strikes: number;
   /** Until when (ms since the epoch) it is skipped. */
   restingUntil: number;
+  /** Connections it flooded (kept sending what answered nothing of ours: message-screen.ts), ever. */
+  floods: number;
+  /** Until when it is skipped for its last flood: an answer does not end this rest. */
+  floodedUntil: number;
 }
 
 /**
  * Learned relay health (issue 12 §4), shared by every request of the process: per relay, what it did
- * when asked. A relay that fails to connect, refuses, or (if learned) keeps missing deadlines rests
+ * when asked. A relay that fails to connect, refuses, floods, or (if learned) keeps missing deadlines rests
  * with a growing backoff and is skipped meanwhile; the outbox planner prefers relays that answer
  * and deliver. Changes of state are logged (a relay starts resting, comes back).
  */
@@ -52,7 +56,7 @@ export class RelayHealth {
   /** Whether `url` is resting (skipped until its rest ends). */
   resting(url: string, now = Date.now()): boolean {
     const record = this.records.get(url);
-    return record !== undefined && record.restingUntil > now;
+    return record !== undefined && Math.max(record.restingUntil, record.floodedUntil) > now;
   }
 
   /** Higher is better: the running success rate, plus a little for relays that delivered what was asked. */
@@ -105,6 +109,20 @@ export class RelayHealth {
   }
 
   /**
+   * A connection to `url` was closed because it kept sending what answered none of our subscriptions
+   * (message-screen.ts): the relay rests like one that fails to connect, 1 s after its first flood,
+   * doubling with each flood up to the same longest rests. Deliberate, so an answer (a flooding relay
+   * answers EOSE first) neither ends the rest nor starts the count over.
+   */
+  flooded(url: string, learned: boolean): void {
+    const record = this.record(url);
+    record.floods += 1;
+    const restMs = backoffMs(record.floods, learned ? LONGEST_REST_LEARNED_MS : LONGEST_REST_CONFIGURED_MS);
+    record.floodedUntil = Date.now() + restMs;
+    this.log(learned, { relay: url, outcome: 'flooded', floods: record.floods, restMs, asked: record.asked, answered: record.answered }, 'relay resting');
+  }
+
+  /**
    * Configured relays' changes at info; learned relays' at debug: their URLs come from strangers
    * (hints, relay lists), and a client could otherwise fill the log with them.
    */
@@ -135,6 +153,8 @@ export class RelayHealth {
         success: UNKNOWN_SUCCESS,
         strikes: 0,
         restingUntil: 0,
+        floods: 0,
+        floodedUntil: 0,
       };
       if (this.records.size >= MAX_TRACKED) {
         const oldest = this.records.keys().next().value;

@@ -41,3 +41,81 @@ export function isRelayMessage(data: unknown): boolean {
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** The front of a relay message, as readMessageHead reads it. */
+export interface MessageHead {
+  /** The first element: "EVENT", "EOSE", "NOTICE"… */
+  type: string;
+  /** The second element when it is a string no longer than a subscription id; undefined otherwise. */
+  id: string | undefined;
+}
+
+/** NIP-01: subscription ids are at most 64 characters. */
+const MAX_ID_CHARS = 64;
+/** Longest type read: every NIP-01 message type is far shorter. */
+const MAX_TYPE_CHARS = 16;
+/**
+ * How far readMessageHead looks, whatever the message's length: room for `["<type>",` and an id of
+ * 64 characters each written as a 6-character escape (`\u0000`), with some whitespace.
+ */
+export const MESSAGE_HEAD_CHARS = 512;
+
+/**
+ * The type and second element of a relay message, read from the front of its text without parsing
+ * the rest (a bounded scan of at most MESSAGE_HEAD_CHARS characters), so that a message meant for no
+ * open subscription can be dropped before it costs a JSON.parse. Undefined when the text does not
+ * start as `["<type>"` does. An id written with escapes is unescaped by parsing that one string,
+ * so that the id read is exactly the one JSON.parse would give. Never throws.
+ */
+export function readMessageHead(text: string): MessageHead | undefined {
+  const end = Math.min(text.length, MESSAGE_HEAD_CHARS);
+  let at = skipWhitespace(text, 0, end);
+  if (text.charCodeAt(at) !== BRACKET) return undefined;
+  at = skipWhitespace(text, at + 1, end);
+  const type = readString(text, at, Math.min(end, at + MAX_TYPE_CHARS + 2));
+  if (!type) return undefined;
+  at = skipWhitespace(text, type.next, end);
+  if (at >= end || text.charCodeAt(at) !== COMMA) return { type: type.value, id: undefined };
+  at = skipWhitespace(text, at + 1, end);
+  const id = readString(text, at, Math.min(end, at + MAX_ID_CHARS * 6 + 2));
+  return { type: type.value, id: id && id.value.length <= MAX_ID_CHARS ? id.value : undefined };
+}
+
+const BRACKET = 0x5b;
+const COMMA = 0x2c;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+function skipWhitespace(text: string, at: number, end: number): number {
+  while (at < end) {
+    const code = text.charCodeAt(at);
+    // JSON's whitespace: space, tab, line feed, carriage return.
+    if (code !== 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) break;
+    at += 1;
+  }
+  return at;
+}
+
+/** The JSON string starting at `at` if it closes before `end`: its value and the index after it. */
+function readString(text: string, at: number, end: number): { value: string; next: number } | undefined {
+  if (at >= end || text.charCodeAt(at) !== QUOTE) return undefined;
+  let escaped = false;
+  for (let index = at + 1; index < end; index++) {
+    const code = text.charCodeAt(index);
+    if (code === QUOTE) {
+      if (!escaped) return { value: text.slice(at + 1, index), next: index + 1 };
+      try {
+        return { value: JSON.parse(text.slice(at, index + 1)) as string, next: index + 1 };
+      } catch {
+        return undefined;
+      }
+    }
+    if (code === BACKSLASH) {
+      escaped = true;
+      index += 1; // the escaped character, `"` included, does not end the string
+    } else if (code < 0x20) {
+      return undefined; // control characters must be escaped in JSON
+    }
+  }
+  return undefined;
+}

@@ -9,7 +9,7 @@ import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { openRelay, VerifiedEvents } from './open-relay.js';
 import { RelayHealth } from './relay-health.js';
-import { hintHostAllowed, PublicOnlyRelaySocket, RelaySocket } from './relay-socket.js';
+import { hintHostAllowed } from './relay-socket.js';
 
 /**
  * How one relay took part in a query:
@@ -92,8 +92,12 @@ export const DEFAULT_MAX_RELAY_CONNECTIONS = 50;
 /** After a socket closes, its room stays taken this long: the time the relay takes to see the close. */
 const CLOSE_SETTLE_MS = 25;
 
-/** A learned relay's connection unused this long is closed (and its room freed). */
-const LEARNED_IDLE_MS = 60_000;
+/**
+ * A learned relay's connection unused this long is closed (and its room freed): long enough for the
+ * later rounds of the same request (the outbox) to reuse it, short enough that a stranger's relay
+ * is not kept connected once the request that named it is answered.
+ */
+export const LEARNED_IDLE_MS = 2_000;
 
 /** The longest timeout setTimeout takes: nostr-tools' EOSE timer, which the signal always beats. */
 const NEVER_MS = 2 ** 31 - 1;
@@ -107,6 +111,10 @@ interface Connection {
   /** Queries using it now; 0 means idle. */
   users: number;
   lastUsed: number;
+  /** A learned connection's close once it has been idle for LEARNED_IDLE_MS. */
+  idleClose?: NodeJS.Timeout;
+  /** Set once it is dropped: resolves when its socket is closed. */
+  dropped?: Promise<void>;
 }
 
 /**
@@ -117,8 +125,10 @@ interface Connection {
  * Connections are pooled, configured and learned alike, under one cap (MAX_RELAY_CONNECTIONS): the
  * configured relays' room is reserved; a learned relay needing a connection when the rest is full
  * closes the least recently used idle learned one, or waits for one to be given back (within its
- * deadline; one client holds at most 3/4 of the learned connections). What each relay did is kept in
- * RelayHealth: one that fails rests, for every request, until its backoff ends.
+ * deadline; one client holds at most 3/4 of the learned connections). A learned connection is closed
+ * LEARNED_IDLE_MS after its last query ends; configured ones stay. What each relay did is kept in
+ * RelayHealth: one that fails rests, for every request, until its backoff ends; so does one whose
+ * connection kept sending what answered nothing of ours (message-screen.ts), which is closed at once.
  */
 export class RelayPool {
   readonly health: RelayHealth;
@@ -131,7 +141,6 @@ export class RelayPool {
   private readonly configured: ReadonlySet<string>;
   /** Learned connections in use per client (a connection two clients use counts for both). */
   private readonly learnedInUse = new Map<string, number>();
-  private readonly idleSweeper: NodeJS.Timeout;
   private closed = false;
   /** Rooms freed by closing an idle connection, held for the relay that closed it until the socket is gone. */
   private reserved = 0;
@@ -147,8 +156,6 @@ export class RelayPool {
     this.configured = new Set(options.configured ?? []);
     this.maxConnections = options.maxConnections ?? DEFAULT_MAX_RELAY_CONNECTIONS;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 3000;
-    this.idleSweeper = setInterval(() => this.closeIdleLearned(Date.now() - LEARNED_IDLE_MS), LEARNED_IDLE_MS / 2);
-    this.idleSweeper.unref();
   }
 
   /** Connections open (or dialling, or closing) now. */
@@ -198,9 +205,11 @@ export class RelayPool {
   /** Closes every pooled connection; queries after this find no relay. */
   close(): void {
     this.closed = true;
-    clearInterval(this.idleSweeper);
     this.wakeRoomWaiters();
-    for (const { relay } of this.connections.values()) relay.close();
+    for (const { relay, idleClose } of this.connections.values()) {
+      clearTimeout(idleClose);
+      relay.close();
+    }
     this.connections.clear();
   }
 
@@ -247,7 +256,10 @@ export class RelayPool {
       connection.users -= 1;
       connection.lastUsed = Date.now();
       if (learned) this.giveBackShare(asked.client);
-      if (connection.users === 0) this.wakeRoomWaiters();
+      if (connection.users === 0) {
+        if (learned) this.closeWhenIdle(url, connection);
+        this.wakeRoomWaiters();
+      }
     }
     // A learned relay that could not be reached gives its room back; a configured one keeps its
     // place and redials after its rest. (Its failure is recorded by dial().)
@@ -289,9 +301,13 @@ export class RelayPool {
       // Every learned connection is busy: wait for one to be given back, within the deadline.
       if (!(await this.untilRoomFreed(signal))) return undefined;
     }
-    const socket = learned && !this.options.allowPrivateHints ? PublicOnlyRelaySocket : RelaySocket;
     const connection: Connection = {
-      relay: openRelay(url, { verified: this.verified, logger: this.options.logger, socket }),
+      relay: openRelay(url, {
+        verified: this.verified,
+        logger: this.options.logger,
+        publicOnly: learned && !this.options.allowPrivateHints,
+        onFlood: () => this.flooded(url, connection),
+      }),
       learned,
       slots: new SubscriptionSlots(MAX_SUBSCRIPTIONS_PER_RELAY),
       users: 0,
@@ -352,10 +368,24 @@ export class RelayPool {
     return this.drop(...oldest);
   }
 
-  private closeIdleLearned(unusedSince: number): void {
-    for (const [url, connection] of this.connections) {
-      if (connection.learned && connection.users === 0 && connection.lastUsed < unusedSince) void this.drop(url, connection);
-    }
+  /** A learned connection nobody uses is closed LEARNED_IDLE_MS later, unless it is taken again meanwhile. */
+  private closeWhenIdle(url: string, connection: Connection): void {
+    if (this.connections.get(url) !== connection) return;
+    clearTimeout(connection.idleClose);
+    connection.idleClose = setTimeout(() => {
+      if (connection.users === 0) void this.drop(url, connection);
+    }, LEARNED_IDLE_MS);
+    connection.idleClose.unref();
+  }
+
+  /**
+   * The connection sent more than it may without being asked (message-screen.ts) and its socket is
+   * closed: its relay rests like one that fails, and the connection is forgotten (the queries still
+   * on it end as 'closed').
+   */
+  private flooded(url: string, connection: Connection): void {
+    this.health.flooded(url, connection.learned);
+    void this.drop(url, connection);
   }
 
   /**
@@ -363,7 +393,13 @@ export class RelayPool {
    * once it is closed. Until then it still counts against the cap: the room is free when the socket
    * is gone, not when it is asked to go.
    */
-  private async drop(url: string, connection: Connection): Promise<void> {
+  private drop(url: string, connection: Connection): Promise<void> {
+    connection.dropped ??= this.closeConnection(url, connection);
+    return connection.dropped;
+  }
+
+  private async closeConnection(url: string, connection: Connection): Promise<void> {
+    clearTimeout(connection.idleClose);
     if (this.connections.get(url) === connection) this.connections.delete(url);
     const socket = (connection.relay as unknown as { ws?: WebSocket }).ws;
     connection.relay.close();
@@ -475,6 +511,7 @@ interface Asked {
 
 /** Counts a user of a connection (so that it is not closed as idle) and returns it. */
 function take(connection: Connection): Connection {
+  clearTimeout(connection.idleClose);
   connection.users += 1;
   connection.lastUsed = Date.now();
   return connection;

@@ -2,7 +2,7 @@ import { type LookupAddress, type LookupOptions, lookup as dnsLookup } from 'nod
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import WebSocket, { type ClientOptions } from 'ws';
-import { isRelayMessage } from './relay-message.js';
+import { MessageScreen, type ScreenHooks } from './message-screen.js';
 
 /** The largest relay message we accept: far above real events (relays cap them near 512 KiB). */
 export const MAX_RELAY_MESSAGE_BYTES = 2 * 1024 * 1024;
@@ -68,17 +68,23 @@ function keepErrorsHandled(socket: WebSocket): void {
   socket.on('error', () => {});
 }
 
-const onmessageAccessor = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'onmessage');
-
-/** nostr-tools reads messages through `onmessage`: only well-formed relay messages reach it. */
-function dropMalformedMessages(socket: WebSocket): void {
-  if (!onmessageAccessor?.get || !onmessageAccessor.set) throw new Error('ws has no onmessage accessor');
-  const { get, set } = onmessageAccessor;
+/**
+ * nostr-tools reads messages through `onmessage`: it gets only what the screen admits
+ * (message-screen.ts), read from ws' raw bytes so that a message dropped is never decoded whole.
+ */
+function screenMessages(socket: WebSocket, screen: MessageScreen): void {
+  let handler: ((event: WebSocket.MessageEvent) => void) | null = null;
   Object.defineProperty(socket, 'onmessage', {
     configurable: true,
-    get: () => get.call(socket),
-    set: (handler: ((event: WebSocket.MessageEvent) => void) | null) =>
-      set.call(socket, handler && ((event: WebSocket.MessageEvent) => isRelayMessage(event.data) && handler(event))),
+    get: () => handler,
+    set: (value: ((event: WebSocket.MessageEvent) => void) | null) => {
+      handler = value;
+    },
+  });
+  socket.on('message', (data, isBinary) => {
+    const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+    const text = screen.admit(bytes, isBinary);
+    if (text !== undefined && handler) handler.call(socket, { data: text, type: 'message', target: socket });
   });
 }
 
@@ -89,24 +95,35 @@ const BASE_OPTIONS: ClientOptions = {
 };
 
 /**
- * WebSocket classes for nostr-tools (Node 20 has no global WebSocket). nostr-tools constructs them
- * with the URL only, so the options are fixed per class.
+ * A WebSocket class for nostr-tools (Node 20 has no global WebSocket), which constructs it with the
+ * URL only, so the options and the screen's hooks are fixed per class: one class per relay
+ * connection. `publicOnly` for learned relays (hints, relay lists): every resolved address must be
+ * public (see publicOnlyLookup).
  */
-export class RelaySocket extends WebSocket {
-  constructor(url: string) {
-    super(url, BASE_OPTIONS);
-    keepErrorsHandled(this);
-    dropMalformedMessages(this);
-  }
-}
+export function relaySocket({ publicOnly, hooks }: { publicOnly: boolean; hooks: ScreenHooks }): new (url: string) => WebSocket {
+  // `lookup` is not in ws' types, but ws hands its options to net/tls.connect, which honour it.
+  const options: ClientOptions & { lookup?: typeof publicOnlyLookup } = publicOnly ? { ...BASE_OPTIONS, lookup: publicOnlyLookup } : BASE_OPTIONS;
+  return class RelaySocket extends WebSocket {
+    private readonly screen: MessageScreen;
 
-/** For learned relays (hints, relay lists): every resolved address must be public (see publicOnlyLookup). */
-export class PublicOnlyRelaySocket extends WebSocket {
-  constructor(url: string) {
-    // `lookup` is not in ws' types, but ws hands its options to net/tls.connect, which honour it.
-    const options: ClientOptions & { lookup: typeof publicOnlyLookup } = { ...BASE_OPTIONS, lookup: publicOnlyLookup };
-    super(url, options);
-    keepErrorsHandled(this);
-    dropMalformedMessages(this);
-  }
+    constructor(url: string) {
+      super(url, options);
+      keepErrorsHandled(this);
+      this.screen = new MessageScreen({
+        isOpen: hooks.isOpen,
+        onFlood: () => {
+          // At once, without a closing handshake: nothing more is read from it.
+          this.terminate();
+          hooks.onFlood();
+        },
+      });
+      screenMessages(this, this.screen);
+    }
+
+    /** Each REQ of ours renews the relay's budget of unasked traffic (message-screen.ts). */
+    override send(...args: [data: unknown, ...rest: unknown[]]): void {
+      if (typeof args[0] === 'string' && args[0].startsWith('["REQ"')) this.screen.asked();
+      (WebSocket.prototype.send as (...forwarded: unknown[]) => void).apply(this, args);
+    }
+  };
 }
