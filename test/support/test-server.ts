@@ -65,7 +65,7 @@ export async function startTestServer(
   store: EventStore,
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const { chunks: logs, logger } = captureLogs();
+  const { lines: logs, logger } = captureLogs();
   const relayConfig = { ...TEST_RELAY_CONFIG, ...options.relays };
   const pool = createRelayPool(relayConfig, logger);
   const fill = pool && new ReadThrough({ pool, store, config: relayConfig, logger });
