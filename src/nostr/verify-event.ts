@@ -4,12 +4,12 @@ import { initNostrWasm } from 'nostr-wasm';
 import type { NostrEvent } from './event.js';
 import { PROFILE_KIND } from './kinds.js';
 import { RELAY_LIST_KIND } from './relay-list.js';
-import { MAX_EVENT_BYTES, MAX_PROFILE_BYTES } from './work-caps.js';
+import { MAX_EVENT_BYTES, MAX_PROFILE_BYTES, MAX_TAGS } from './work-caps.js';
 
 // libsecp256k1 compiled to wasm verifies about 5× faster than the pure-JS verifier on this machine.
 setNostrWasm(await initNostrWasm());
 
-export type InvalidReason = 'not_an_object' | 'bad_field' | 'too_large' | 'bad_id' | 'bad_signature';
+export type InvalidReason = 'not_an_object' | 'bad_field' | 'too_large' | 'too_many_tags' | 'bad_id' | 'bad_signature';
 
 export type Verdict = { ok: true; event: NostrEvent } | { ok: false; reason: InvalidReason; field?: string };
 
@@ -62,7 +62,8 @@ export function maxEventBytes(kind: number): number {
 
 /**
  * NIP-01 validation of untrusted input: shape, then the id (sha256 of the canonical serialisation),
- * then its size (too_large: over MAX_EVENT_BYTES, or MAX_PROFILE_BYTES for a kind 0 or 10002), then the
+ * then its size (too_many_tags: over MAX_TAGS; too_large: over MAX_EVENT_BYTES, or MAX_PROFILE_BYTES
+ * for a kind 0 or 10002), then the
  * Schnorr signature. Only a `{ok: true}` event may ever be stored or used.
  * Extra fields are dropped; the result has exactly the seven NIP-01 fields.
  */
@@ -79,6 +80,7 @@ export function verifyNostrEvent(input: unknown): Verdict {
     content: input.content as string,
     sig: input.sig as string,
   };
+  if (event.tags.length > MAX_TAGS) return { ok: false, reason: 'too_many_tags' };
   // Before the hash: the wasm verifier cannot hash more than ~945 KB (it answered bad_signature),
   // and what we store must stay cheap to read (nostr/work-caps.ts).
   if (preimageBytes(event, maxEventBytes(event.kind)) > maxEventBytes(event.kind)) return { ok: false, reason: 'too_large' };

@@ -6,7 +6,10 @@
  * request may cost").
  */
 
-/** Tags read by a rule that walks an event's tags (relevant pubkeys, relay lists), at most. */
+/**
+ * Tags read by a rule that walks an event's tags (relevant pubkeys, relay lists), at most: MAX_TAGS,
+ * for events stored by an earlier version that had more.
+ */
 export const MAX_TAGS_READ = 2000;
 
 /**
@@ -26,12 +29,19 @@ export const MAX_METADATA_CHARS = 64 * 1024;
 export const MAX_RELAY_LIST_TAGS_READ = 500;
 
 /**
- * The largest event we verify and store, in bytes of its id's preimage (NIP-01 serialisation): the
- * wasm verifier cannot hash more than 945,596 bytes (measured; it answered bad_signature), and
- * relays cap events far lower (strfry 64 KiB, nostr-rs-relay 128 KB by default). Larger ones are
- * refused as `too_large`.
+ * The largest event we verify and store, in bytes of its id's preimage (NIP-01 serialisation).
+ * Relays cap events lower by default (strfry 64 KiB, nostr-rs-relay 128 KB), long-form articles
+ * stay well below, and the wasm verifier cannot hash more than 945,596 bytes at all (measured: it
+ * answered bad_signature). A request reading a hundred events by id reads at most 100 × this.
+ * Larger ones are refused as `too_large`.
  */
-export const MAX_EVENT_BYTES = 900 * 1024;
+export const MAX_EVENT_BYTES = 256 * 1024;
+
+/**
+ * The most tags an event may have (strfry's maxNumTags default): 300,000 empty tags fit in 900 KB
+ * and cost a JSON parse far above their bytes. More are refused as `too_many_tags`.
+ */
+export const MAX_TAGS = 2000;
 
 /**
  * The largest profile (kind 0) or relay list (kind 10002) we store, likewise: these are read on

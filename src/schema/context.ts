@@ -35,7 +35,7 @@ export interface ContextDependencies {
   client?: string;
   /** The most objects one request may hand back (GRAPHQL_MAX_COST). */
   maxObjects: number;
-  /** MAX_RESPONSE_BYTES: also the most bytes of events a request may parse (ObjectBudget.chargeParse). */
+  /** MAX_RESPONSE_BYTES: also bounds the bytes of events a request reads and computes fields from (ObjectBudget). */
   maxResponseBytes?: number;
   nip05?: Nip05;
   /** MISS_RATE_LIMIT, when set (http/rate-limits.ts). */

@@ -5,7 +5,6 @@ import { MAX_PROFILE_BYTES } from '../nostr/work-caps.js';
 import { relevantPubkeysOf } from '../store/derived-values.js';
 import type { Held, StoredEvent } from '../store/event-store.js';
 import {
-  needsParse,
   storedEventCreatedAt,
   storedEventId,
   storedEventKind,
@@ -20,11 +19,12 @@ import type { ObjectBudget } from './object-budget.js';
 import { Profile, ProfileRef, toProfile } from './profile.js';
 
 /**
- * The parsed event, the request charged first if this parses it (ObjectBudget.chargeParse): tags
- * and content grow with what the author wrote; the other fields are read at fixed offsets.
+ * The parsed event, the request charged its size first (ObjectBudget.chargeFieldBytes), each time a
+ * field computed from tags or content asks: they grow with what the author wrote; the other fields
+ * are read at fixed offsets.
  */
 function parsed(stored: StoredEvent, budget: ObjectBudget) {
-  if (needsParse(stored)) budget.chargeParse(stored.json.bytes.length);
+  budget.chargeFieldBytes(stored.json.bytes.length);
   return stored.event;
 }
 
@@ -60,10 +60,11 @@ EventRef.implement({
       type: ProfileRef,
       nullable: true,
       description: "The author's latest profile, if known (or, with relays, if it arrived in time).",
-      resolve: async ({ event }, _args, { loaders, budget }) => {
+      resolve: async (stored, _args, { loaders, budget }) => {
         budget.charge(1);
-        const [found] = await loadAvailable(loaders.profiles, [event.pubkey]);
-        return toProfile(found ?? null, budget.parseCharger);
+        // The pubkey at its offset: reading `stored.event` here parsed the whole event for free (found by review).
+        const [found] = await loadAvailable(loaders.profiles, [storedEventPubkey(stored)]);
+        return toProfile(found ?? null, budget.derivedCharger);
       },
     }),
     relevantPubkeys: t.stringList({
@@ -72,7 +73,8 @@ EventRef.implement({
       resolve: (stored, _args, { limits, budget }) => {
         // Charged like an object (query-cost.ts): every alias asks again, even if the answer is cached.
         budget.charge(1);
-        return relevantPubkeysOf(stored, limits.maxProfiles, budget.parseCharger);
+        budget.chargeDerived(stored);
+        return relevantPubkeysOf(stored, limits.maxProfiles);
       },
     }),
     relevantProfiles: t.field({
@@ -80,12 +82,13 @@ EventRef.implement({
       description:
         'The latest profiles of relevantPubkeys, in that order; pubkeys without a profile are left out.',
       resolve: async (stored, _args, { loaders, limits, budget }) => {
-        const pubkeys = relevantPubkeysOf(stored, limits.maxProfiles, budget.parseCharger);
+        budget.chargeDerived(stored);
+        const pubkeys = relevantPubkeysOf(stored, limits.maxProfiles);
         budget.charge(pubkeys.length);
         const profiles: Profile[] = [];
         for (const profile of await loadWithinResponse(loaders.profiles, pubkeys, budget)) {
           // A deleted profile is left out, like a missing one (NIP-09, NIP-62).
-          if (profile && !isDeleted(profile)) profiles.push(new Profile(profile, budget.parseCharger));
+          if (profile && !isDeleted(profile)) profiles.push(new Profile(profile, budget.derivedCharger));
         }
         return profiles;
       },
@@ -120,6 +123,8 @@ builder.queryFields((t) => ({
       for (const pointer of ids.map(parseEventPointer)) if (!distinct.has(keyOf(pointer))) distinct.set(keyOf(pointer), pointer);
       budget.charge(distinct.size);
       const found = await Promise.all([...distinct.values()].map((pointer) => loadPointer(context, pointer)));
+      // What was read by id counts against the read bound (a hundred events of 256 KiB are 25 MB).
+      budget.settleRead(0, found.filter((held): held is StoredEvent => held !== null && !isDeleted(held)));
       const keys = [...distinct.keys()];
       return found.map((held, index) => answered(context, keys[index] as string, held));
     },
@@ -127,21 +132,28 @@ builder.queryFields((t) => ({
 }));
 
 /**
- * Profiles read in slices that fit in what is left of MAX_RESPONSE_BYTES, each at most
+ * Profiles read in slices that fit in what is left of the read bound (ObjectBudget), each at most
  * MAX_PROFILE_BYTES (issue 31: a hundred profiles of 900 KB were read, 90 MB, before the response
- * cap left them out). With the defaults (4 MiB, 64 KiB) that is one read for up to 64 profiles;
- * once what the request read is over the cap, nothing more is read (ObjectBudget.chargeRead).
+ * cap left them out). With the defaults (4 MiB, 64 KiB) that is one read for up to 64 profiles.
+ * A slice's bytes are promised before it is read, so that the relevantProfiles of every event of a
+ * list share the bound rather than each taking all of it (found by review); once what the request
+ * read is past it, nothing more is read.
  */
 async function loadWithinResponse(loader: DataLoader<string, Held>, pubkeys: readonly string[], budget: ObjectBudget): Promise<(Held | null)[]> {
   const found: (Held | null)[] = [];
   while (found.length < pubkeys.length) {
     const slice = Math.max(1, Math.floor(budget.readBytesLeft / MAX_PROFILE_BYTES));
-    let within = true;
-    for (const profile of await loadAvailable(loader, pubkeys.slice(found.length, found.length + slice))) {
-      if (profile && !isDeleted(profile)) within = budget.chargeRead(profile.json.bytes.length) && within;
-      found.push(profile);
+    const reserved = Math.min(slice, pubkeys.length - found.length) * MAX_PROFILE_BYTES;
+    budget.reserveRead(reserved);
+    let read: (Held | null)[];
+    try {
+      read = await loadAvailable(loader, pubkeys.slice(found.length, found.length + slice));
+    } catch (error) {
+      budget.reserveRead(-reserved);
+      throw error;
     }
-    if (!within) break;
+    found.push(...read);
+    if (!budget.settleRead(reserved, read.filter((profile): profile is StoredEvent => profile !== null && !isDeleted(profile)))) break;
   }
   return found;
 }

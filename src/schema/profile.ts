@@ -3,7 +3,7 @@ import { guarded } from '../fill/read-through.js';
 import type { Nip05Verification } from '../nip05/nip05-verification.js';
 import { type Nip05Name, type PubkeyPointer, parseProfilePointer, parsePubkey } from '../nostr/identifiers.js';
 import type { ProfileMetadata } from '../nostr/profile-metadata.js';
-import { profileMetadataOf } from '../store/derived-values.js';
+import { isOversized, profileMetadataOf } from '../store/derived-values.js';
 import type { Held, StoredEvent } from '../store/event-store.js';
 import { storedEventPubkey } from '../store/stored-event.js';
 import { isDeleted } from '../store/tombstones.js';
@@ -19,8 +19,8 @@ import { loadAll } from './loaders.js';
 export class Profile {
   constructor(
     readonly stored: StoredEvent,
-    /** Charged when reading the metadata parses the event (ObjectBudget.chargeParse). */
-    private readonly onParse?: (bytes: number) => void,
+    /** Charged when its metadata is asked for (ObjectBudget.chargeDerived: once per profile per request). */
+    private readonly charge?: (stored: StoredEvent) => void,
   ) {}
 
   /** The kind-0 event itself. */
@@ -34,13 +34,15 @@ export class Profile {
   }
 
   get metadata(): ProfileMetadata {
-    return profileMetadataOf(this.stored, this.onParse);
+    // A profile too large to have metadata is never parsed: it costs nothing.
+    if (!isOversized(this.stored)) this.charge?.(this.stored);
+    return profileMetadataOf(this.stored);
   }
 }
 
 /** A profile, or null where none is held or it was deleted (NIP-09, NIP-62). */
-export function toProfile(stored: Held, onParse?: (bytes: number) => void): Profile | null {
-  return stored && !isDeleted(stored) ? new Profile(stored, onParse) : null;
+export function toProfile(stored: Held, charge?: (stored: StoredEvent) => void): Profile | null {
+  return stored && !isDeleted(stored) ? new Profile(stored, charge) : null;
 }
 
 export const ProfileRef = builder.objectRef<Profile>('Profile');
@@ -127,7 +129,7 @@ builder.queryFields((t) => ({
       const parsed = parseProfilePointer(pubkey);
       const pointer = 'identifier' in parsed ? await pubkeyOfName(context, parsed) : parsed;
       relays?.request.addHints(pointer.relays);
-      return toProfile(answered(context, pointer.pubkey, await loaders.profiles.load(pointer.pubkey)), budget.parseCharger);
+      return toProfile(answered(context, pointer.pubkey, await loaders.profiles.load(pointer.pubkey)), budget.derivedCharger);
     },
   }),
   profiles: t.field({
@@ -144,7 +146,7 @@ builder.queryFields((t) => ({
       const distinct = [...new Set(pointers.map((pointer) => pointer.pubkey))];
       budget.charge(distinct.length);
       const found = await loadAll(loaders.profiles, distinct);
-      return found.map((held) => toProfile(held, budget.parseCharger));
+      return found.map((held) => toProfile(held, budget.derivedCharger));
     },
   }),
 }));

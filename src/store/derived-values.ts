@@ -4,7 +4,7 @@ import { writeRelaysOf } from '../nostr/relay-list.js';
 import { relevantPubkeys } from '../nostr/relevant-pubkeys.js';
 import { MAX_PROFILE_BYTES, STORED_FORM_OVERHEAD } from '../nostr/work-caps.js';
 import type { StoredEvent } from './event-store.js';
-import { needsParse, storedEventId } from './stored-event.js';
+import { storedEventId } from './stored-event.js';
 
 /**
  * Values derived from a stored event (profile metadata, relevant pubkeys, write relays), computed
@@ -46,25 +46,24 @@ function derivedOf(stored: StoredEvent): [string, Derived] {
   return [id, derived];
 }
 
-/** Told the bytes of an event about to be parsed to derive a value (schema/object-budget.ts chargeParse). */
-export type OnParse = (bytes: number) => void;
-
-/** The event of `stored`, `onParse` told first if that parses it. */
-function parse(stored: StoredEvent, onParse: OnParse | undefined) {
-  if (onParse && needsParse(stored)) onParse(stored.json.bytes.length);
-  return stored.event;
-}
-
 /** A profile or relay list over MAX_PROFILE_BYTES, stored by an earlier version: not parsed at all. */
-function oversized(stored: StoredEvent): boolean {
+export function isOversized(stored: StoredEvent): boolean {
   return stored.json.bytes.length > MAX_PROFILE_BYTES + STORED_FORM_OVERHEAD;
 }
 
 /** Stores `derived` again after it grew, so that the cache's size bound sees the new size. */
 function grew(id: string, derived: Derived, bytes: number): void {
   derived.size += bytes;
-  // An entry larger than the whole bound is not kept (lru-cache refuses it): it is still returned.
+  // lru-cache measures an entry when it is set with a new value, not again for the same object:
+  // taken out and set again, it is measured anew (found by review: every entry counted 300 bytes).
+  // An entry larger than the whole bound is not kept: it is still returned.
+  cache.delete(id);
   cache.set(id, derived);
+}
+
+/** The bytes the cache holds by its own measure (for tests). */
+export function derivedValuesBytes(): number {
+  return cache.calculatedSize;
 }
 
 const stringsBytes = (values: Iterable<string | boolean | null>) => {
@@ -74,22 +73,22 @@ const stringsBytes = (values: Iterable<string | boolean | null>) => {
 };
 
 /** The metadata of a kind-0 event (nostr/profile-metadata.ts), parsed once per event. */
-export function profileMetadataOf(stored: StoredEvent, onParse?: OnParse): ProfileMetadata {
+export function profileMetadataOf(stored: StoredEvent): ProfileMetadata {
   const [id, derived] = derivedOf(stored);
   if (!derived.metadata) {
-    derived.metadata = parseProfileMetadata(oversized(stored) ? '' : parse(stored, onParse).content);
+    derived.metadata = parseProfileMetadata(isOversized(stored) ? '' : stored.event.content);
     grew(id, derived, stringsBytes(Object.values(derived.metadata)));
   }
   return derived.metadata;
 }
 
 /** The relevant pubkeys of an event (nostr/relevant-pubkeys.ts), at most `max`, found once per event. */
-export function relevantPubkeysOf(stored: StoredEvent, max: number, onParse?: OnParse): readonly string[] {
+export function relevantPubkeysOf(stored: StoredEvent, max: number): readonly string[] {
   const [id, derived] = derivedOf(stored);
   if (derived.relevant?.max !== max) {
     // (MAX_PROFILES is one value per process; only tests ask with several.)
     const before = derived.relevant ? stringsBytes(derived.relevant.pubkeys) : 0;
-    derived.relevant = { max, pubkeys: relevantPubkeys(parse(stored, onParse), max) };
+    derived.relevant = { max, pubkeys: relevantPubkeys(stored.event, max) };
     grew(id, derived, stringsBytes(derived.relevant.pubkeys) - before);
   }
   return derived.relevant.pubkeys;
@@ -99,7 +98,7 @@ export function relevantPubkeysOf(stored: StoredEvent, max: number, onParse?: On
 export function writeRelaysOfStored(stored: StoredEvent): readonly string[] {
   const [id, derived] = derivedOf(stored);
   if (!derived.writeRelays) {
-    derived.writeRelays = oversized(stored) ? [] : writeRelaysOf(stored.event);
+    derived.writeRelays = isOversized(stored) ? [] : writeRelaysOf(stored.event);
     grew(id, derived, stringsBytes(derived.writeRelays));
   }
   return derived.writeRelays;

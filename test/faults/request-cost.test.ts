@@ -4,8 +4,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { importEvents } from '../../src/import/import-events.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { MAX_PROFILE_BYTES } from '../../src/nostr/work-caps.js';
+import { derivedValuesBytes, relevantPubkeysOf } from '../../src/store/derived-values.js';
 import type { EventStore, Held } from '../../src/store/event-store.js';
-import { signed } from '../support/events.js';
+import { toStoredEvent } from '../../src/store/stored-event.js';
+import { pubkeyOf, signed } from '../support/events.js';
 import { relayScenario } from '../support/relay-scenario.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createTestStore } from '../support/test-store.js';
@@ -106,7 +108,7 @@ describe('GraphQL does derived work once per event, not per object or alias (iss
       graphql(server.url, `query ($ids: [String!]!) { events(ids: $ids) { ${aliases(15, 'relevantPubkeys')} } }`, { ids: notes.map((note) => note.id) }),
     );
     expect(result.status).toBe(200);
-    // 10 × 900 KB to parse is more than MAX_RESPONSE_BYTES (4 MiB): refused before the fifth note.
+    // 10 × 900 KB is more than MAX_RESPONSE_BYTES (8 MiB in tests): refused.
     expect(result.body).toMatchObject({ data: null, errors: [{ extensions: { code: 'response_too_large' } }] });
     expect(stallMs).toBeLessThan(MAX_STALL_MS);
     expect(cpuMs).toBeLessThan(1000);
@@ -228,5 +230,77 @@ describe('/event reads its profiles up to the response cap, not all first (issue
     const counts = await importEvents(Readable.from([`${lines}\n`]), store.store);
     expect(counts).toMatchObject({ stored: 1, invalid: { too_large: 1 } });
     expect(await store.store.getProfiles([big.pubkey, fits.pubkey])).toEqual([null, expect.anything()]);
+  });
+});
+
+describe('found by review of the fix (each failed on its first version)', () => {
+  it('author reads the pubkey at its offset and events read by id are bounded: 20 notes of 900 KB with 300,000 empty tags (an earlier version stored them) are refused at once (100 of them were 11 s CPU, 15 s blocked, 1.2 GiB)', async () => {
+    const notes = Array.from({ length: 20 }, (_, n) => signed(`review-tags-${n % 5}`, { content: `${n}`, tags: Array.from({ length: 300_000 }, () => []) }));
+    const { server } = await serve(notes);
+    const { result, cpuMs, stallMs } = await measured(() =>
+      graphql(server.url, 'query ($ids: [String!]!) { events(ids: $ids) { author { __typename } } }', { ids: notes.map((note) => note.id) }),
+    );
+    expect(result.body).toMatchObject({ data: null, errors: [{ extensions: { code: 'response_too_large' } }] });
+    expect(stallMs).toBeLessThan(MAX_STALL_MS);
+    expect(cpuMs).toBeLessThan(1500);
+  });
+
+  it('relevantProfiles of the events of a list share the read bound: 20 notes × 16 distinct 60 KB profiles, MAX_RESPONSE_BYTES 1 MiB (was 17 MiB read)', async () => {
+    const profiles = Array.from({ length: 320 }, (_, n) => signed(`review-share-${n}`, { kind: 0, content: JSON.stringify({ name: `s${n}`, about: 'x'.repeat(60_000) }) }));
+    const notes = Array.from({ length: 20 }, (_, n) =>
+      signed(`review-share-${n * 16}`, { content: `note ${n}`, tags: profiles.slice(n * 16, n * 16 + 16).map((event) => ['p', event.pubkey]) }),
+    );
+    const maxResponseBytes = 1024 * 1024;
+    const { server, store } = await serve([...profiles, ...notes], { graphql: { maxResponseBytes } });
+    let bytesRead = 0;
+    const read = store.getProfiles.bind(store);
+    store.getProfiles = async (pubkeys): Promise<Held[]> => {
+      const held = await read(pubkeys);
+      for (const value of held) if (value && !isDeleted(value)) bytesRead += value.json.bytes.length;
+      return held;
+    };
+    const result = await graphql(server.url, 'query ($ids: [String!]!) { events(ids: $ids) { relevantProfiles { name } } }', { ids: notes.map((note) => note.id) });
+    expect(result.body).toMatchObject({ data: null, errors: [{ extensions: { code: 'response_too_large' } }] });
+    // The bound, then at most one profile more per event.
+    expect(bytesRead).toBeLessThanOrEqual(maxResponseBytes + 20 * (MAX_PROFILE_BYTES + 512));
+  });
+
+  it('a profile named by many events is read and counted once: 100 notes naming the same 40 profiles are answered (was response_too_large)', async () => {
+    const profiles = Array.from({ length: 40 }, (_, n) => signed(`review-feed-${n}`, { kind: 0, content: JSON.stringify({ name: `f${n}`, about: 'x'.repeat(1500) }) }));
+    const notes = Array.from({ length: 100 }, (_, n) => signed(`review-feed-${n % 40}`, { content: `feed ${n}`, tags: profiles.map((event) => ['p', event.pubkey]) }));
+    const { server } = await serve([...profiles, ...notes], { graphql: { maxResponseBytes: 1024 * 1024 } });
+    const result = await graphql(server.url, 'query ($ids: [String!]!) { events(ids: $ids) { id relevantProfiles { name } } }', { ids: notes.map((note) => note.id) });
+    expect(result.body.errors).toBeUndefined();
+    const events = result.body.data?.events as Array<{ relevantProfiles: Array<{ name: string }> }>;
+    expect(events.every((event) => event.relevantProfiles.length === 40)).toBe(true);
+  });
+
+  it('REST /event of an event larger than MAX_RESPONSE_BYTES is still answered with the event (the cap bounds the map, not the event)', async () => {
+    const note = signed('review-large', { content: 'x'.repeat(250_000) });
+    const { server } = await serve([note], { graphql: { maxResponseBytes: 10_000 } });
+    const response = await fetch(`${server.url}/event?id=${note.id}`);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { event: NostrEvent }).event).toEqual(note);
+  });
+
+  it('the outcome does not depend on what is cached: the same refused query is refused again, warm', async () => {
+    const articles = Array.from({ length: 100 }, (_, n) => signed(`review-warm-${n}`, { content: 'y'.repeat(54_000) }));
+    // 100 × 54 KB: over a 4 MiB bound, whether the relevant pubkeys are cached or not.
+    const { server } = await serve(articles, { graphql: { maxResponseBytes: 4 * 1024 * 1024 } });
+    const query = 'query ($ids: [String!]!) { events(ids: $ids) { relevantPubkeys } }';
+    const codes: unknown[] = [];
+    for (let n = 0; n < 3; n++) {
+      const result = await graphql(server.url, query, { ids: articles.map((article) => article.id) });
+      codes.push(result.body.errors?.map((error) => error.extensions?.code));
+    }
+    expect(codes).toEqual([['response_too_large'], ['response_too_large'], ['response_too_large']]);
+  });
+
+  it('the derived-values cache counts what it holds (lru-cache measured every entry at 300 bytes)', () => {
+    const before = derivedValuesBytes();
+    const note = signed('review-cache', { tags: Array.from({ length: 100 }, (_, n) => ['p', pubkeyOf(`review-cache-${n}`)]) });
+    expect(relevantPubkeysOf(toStoredEvent(note), 100)).toHaveLength(100);
+    // 100 pubkeys of 64 characters, two bytes each.
+    expect(derivedValuesBytes() - before).toBeGreaterThan(100 * 128);
   });
 });
