@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { resolve } from 'node:path';
 
 /** The test CA the suite trusts through NODE_EXTRA_CA_CERTS (set in vitest.config.ts), and the server it signed (localhost, 127.0.0.1, ::1). */
@@ -21,6 +21,8 @@ export interface Nip05Server {
   /** Requests received so far, by the `name` they asked (`''` for none), and every path asked. */
   hits: Map<string, number>;
   paths: string[];
+  /** TCP connections accepted, open now and open at once at most; TLS handshakes completed. */
+  connections: { accepted: number; open: number; peak: number; handshakes: number };
   /** Sets how a name is answered (names are looked up in lowercase, as asked). */
   route(name: string, answer: NostrJsonRoute): void;
   close(): Promise<void>;
@@ -52,6 +54,13 @@ export async function startNip05Server(): Promise<Nip05Server> {
     if (route.delayMs) setTimeout(send, route.delayMs);
     else send();
   });
+  const connections = { accepted: 0, open: 0, peak: 0, handshakes: 0 };
+  server.on('connection', (socket: Socket) => {
+    connections.accepted++;
+    connections.peak = Math.max(connections.peak, ++connections.open);
+    socket.once('close', () => connections.open--);
+  });
+  server.on('secureConnection', () => connections.handshakes++);
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const { port } = server.address() as AddressInfo;
   return {
@@ -59,6 +68,7 @@ export async function startNip05Server(): Promise<Nip05Server> {
     port,
     hits,
     paths,
+    connections,
     route: (name, answer) => routes.set(name, answer),
     close: () =>
       new Promise<void>((done) => {
