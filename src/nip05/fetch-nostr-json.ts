@@ -34,6 +34,12 @@ const MAX_RELAY_ENTRIES_READ = 20;
  */
 const IDLE_CONNECTION_MS = 4000;
 
+/**
+ * An exchange that waited for its slot is not started with less time left than this: it could not
+ * end (a TLS handshake alone takes longer), and its connection would be opened only to be closed.
+ */
+const MIN_EXCHANGE_MS = 50;
+
 const USER_AGENT = 'nostr-lookup (NIP-05 resolver)';
 
 /** What a domain said about a name: its pubkey (and relays), that it does not know it, or nothing usable. */
@@ -48,6 +54,12 @@ const NOT_ASKED = new Set(['busy', 'aborted']);
 /** Whether the answer says something about the domain (worth caching), rather than about us being busy or closing. */
 export function answeredByDomain(answer: NostrJsonAnswer): boolean {
   return answer.kind !== 'unresolvable' || !NOT_ASKED.has(answer.reason);
+}
+
+/** When an exchange must have ended: its signal aborts then (or at shutdown); `endsAt` is that time on performance.now()'s clock. */
+export interface Deadline {
+  signal: AbortSignal;
+  endsAt: number;
 }
 
 export interface NostrJsonFetcherOptions {
@@ -102,8 +114,8 @@ export class NostrJsonFetcher {
     this.agent.on('free', (socket: Socket) => this.closeIdleBeyondCap(socket));
   }
 
-  /** Asks the domain of `name` within `deadline` (which also ends it at shutdown); never throws. */
-  async fetch(name: Nip05Name, deadline: AbortSignal): Promise<NostrJsonAnswer> {
+  /** Asks the domain of `name` within `deadline` (whose signal also ends it at shutdown); never throws. */
+  async fetch(name: Nip05Name, { signal: deadline, endsAt }: Deadline): Promise<NostrJsonAnswer> {
     const url = new URL(`https://${name.domain}/.well-known/nostr.json`);
     url.searchParams.set('name', name.name);
     // An IP literal is dialled without DNS, so the lookup never sees it: judged here.
@@ -113,6 +125,10 @@ export class NostrJsonFetcher {
     const release = await this.slots.acquire(name.domain, deadline);
     // No slot in time: the domain was not asked (nothing to remember about it).
     if (!release) return unresolvable(deadline.aborted && abortReason(deadline) === 'aborted' ? 'aborted' : 'busy');
+    if (endsAt - performance.now() < MIN_EXCHANGE_MS) {
+      release();
+      return unresolvable('busy');
+    }
     let exchange = await this.exchange(url, name.name, deadline);
     // Once: a kept connection may be closed by the server just as we send on it.
     if (exchange.staleConnection) exchange = await this.exchange(url, name.name, deadline);
@@ -146,13 +162,17 @@ export class NostrJsonFetcher {
         answered = true;
         resolve({ answer: value, staleConnection, ended });
       };
-      // The connection goes back to the pool only after a body read to its end; else it is closed.
+      // The connection goes back to the pool only after a body read to its end; else it is closed,
+      // and its slot is free once it is (so that a domain never has more open than its cap).
       const end = (reusable: boolean) => {
         if (over) return;
         over = true;
         deadline.removeEventListener('abort', onAbort);
-        if (!reusable) outgoing.destroy();
-        endExchange();
+        if (reusable) return endExchange();
+        const socket = outgoing.socket;
+        outgoing.destroy();
+        if (!socket || socket.closed) endExchange();
+        else socket.once('close', endExchange);
       };
       const fail = (value: NostrJsonAnswer) => {
         answer(value);

@@ -7,7 +7,7 @@ import { isLowerHex64, type Nip05Name } from '../nostr/identifiers.js';
 import { parseRelayUrl } from '../relays/relay-url.js';
 import { type MarkStore, nip05NameMarkKey } from '../store/mark-store.js';
 import type { MissLimit } from '../fill/relay-request.js';
-import { answeredByDomain, NostrJsonFetcher, type NostrJsonAnswer } from './fetch-nostr-json.js';
+import { answeredByDomain, type Deadline, NostrJsonFetcher, type NostrJsonAnswer } from './fetch-nostr-json.js';
 
 /** A domain's answer about a name, and when it was given (seconds since the epoch). */
 export interface Nip05Resolution {
@@ -100,6 +100,7 @@ export class Nip05Resolver {
   /** One exchange for all instances: claimed in the store, its result cached there. */
   private async askOnce(name: Nip05Name): Promise<Nip05Resolution> {
     const { config, marks, logger } = this.deps;
+    const endsAt = performance.now() + config.timeoutMs;
     const deadline = AbortSignal.any([AbortSignal.timeout(config.timeoutMs), this.closing.signal]);
     const settled = await acrossInstances(
       [name.identifier],
@@ -112,12 +113,12 @@ export class Nip05Resolver {
         unsettled: resolutionNow(unresolvable('timeout')),
         signal: deadline,
       },
-      async () => new Map([[name.identifier, await this.ask(name, deadline)]]),
+      async () => new Map([[name.identifier, await this.ask(name, { signal: deadline, endsAt })]]),
     );
     return settled.get(name.identifier) ?? resolutionNow(unresolvable('timeout'));
   }
 
-  private async ask(name: Nip05Name, deadline: AbortSignal): Promise<Nip05Resolution> {
+  private async ask(name: Nip05Name, deadline: Deadline): Promise<Nip05Resolution> {
     const { config, marks, logger } = this.deps;
     const answer = await this.fetcher.fetch(name, deadline);
     const resolution = resolutionNow(answer);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { resolve } from 'node:path';
 
 /** The test CA the suite trusts through NODE_EXTRA_CA_CERTS (set in vitest.config.ts), and the server it signed (localhost, 127.0.0.1, ::1). */
@@ -55,12 +56,33 @@ export async function startNip05Server(): Promise<Nip05Server> {
     else send();
   });
   const connections = { accepted: 0, open: 0, peak: 0, handshakes: 0 };
+  // A connection's end as the TLS socket sees it, by the client's port (the raw socket says only 'close', later).
+  const ends = new Map<number, () => void>();
   server.on('connection', (socket: Socket) => {
     connections.accepted++;
-    connections.peak = Math.max(connections.peak, ++connections.open);
-    socket.once('close', () => connections.open--);
+    const port = socket.remotePort ?? 0;
+    let state: 'accepted' | 'open' | 'closed' = 'accepted';
+    const closed = () => {
+      if (state === 'open') connections.open--;
+      state = 'closed';
+      if (ends.get(port) === closed) ends.delete(port);
+    };
+    ends.set(port, closed);
+    socket.once('close', closed);
+    // Counted on the next turn of the event loop: a client that closes one connection and then
+    // opens another has sent its end first, but both may arrive in one turn, and a connection closed
+    // during its handshake says so only in that turn's last phase ('close'), after the accept.
+    setTimeout(() => {
+      if (state !== 'accepted') return;
+      state = 'open';
+      connections.peak = Math.max(connections.peak, ++connections.open);
+    }, 0);
   });
-  server.on('secureConnection', () => connections.handshakes++);
+  server.on('secureConnection', (socket: TLSSocket) => {
+    connections.handshakes++;
+    const port = socket.remotePort ?? 0;
+    socket.once('end', () => ends.get(port)?.());
+  });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const { port } = server.address() as AddressInfo;
   return {
