@@ -1,6 +1,6 @@
 /**
- * How many exchanges with a queue of waiting ones, per slot: enough to absorb a burst that the
- * slots clear within a deadline, not so many that a hanging domain parks hundreds of requests.
+ * Exchanges that may wait in line, per slot: enough to absorb a burst that the slots clear within
+ * a deadline, not so many that a hanging domain parks hundreds of requests.
  */
 const WAITING_PER_SLOT = 4;
 

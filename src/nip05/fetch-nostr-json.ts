@@ -35,8 +35,9 @@ const MAX_RELAY_ENTRIES_READ = 20;
 const IDLE_CONNECTION_MS = 4000;
 
 /**
- * An exchange that waited for its slot is not started with less time left than this: it could not
- * end (a TLS handshake alone takes longer), and its connection would be opened only to be closed.
+ * No exchange is started with less time left than this (one that waited its turn may have little):
+ * it could not end (a TLS handshake alone takes longer), and its connection would be opened only to
+ * be closed.
  */
 const MIN_EXCHANGE_MS = 50;
 
