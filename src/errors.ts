@@ -73,7 +73,7 @@ export const ERRORS = {
   },
   rate_limited: {
     status: 429,
-    message: 'Too many requests from this client (RATE_LIMIT), or too many that had to ask relays (MISS_RATE_LIMIT). Retry after the seconds in Retry-After.',
+    message: 'Too many requests from this client (RATE_LIMIT), or too many that had to ask relays or NIP-05 domains (MISS_RATE_LIMIT). Retry after the seconds in Retry-After.',
   },
   shutting_down: { status: 503, message: 'The service is restarting. Try again shortly.' },
   profile_not_found: { status: 404, message: 'No profile (kind 0 event) is known for this pubkey.' },

@@ -24,10 +24,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   } catch {
     logger.warn('event store not reachable yet: serving anyway; /readyz answers 503 until it is');
   }
-  const pool = createRelayPool(config.relays, logger);
+  // OFFLINE: no relay pool and no NIP-05 (names answer nip05_unresolvable): nothing leaves but store traffic.
+  if (config.offline) logger.info('OFFLINE=true: no outside traffic (no relays whatever RELAYS says, no NIP-05 resolution or verification)');
+  const pool = config.offline ? undefined : createRelayPool(config.relays, logger);
   const fill = pool && new ReadThrough({ pool, store, config: config.relays, logger });
-  const nip05 = createNip05({ marks: store.marks, logger, config: config.nip05 });
-  const app = buildApp({ store, fill, config, logger, nip05 });
+  const nip05 = config.offline ? undefined : createNip05({ marks: store.marks, logger, config: config.nip05 });
+  if (nip05) logger.info({ maxConcurrent: config.nip05.maxConcurrent, maxPerDomain: config.nip05.maxPerDomain }, 'resolving NIP-05 names and verifying declared ones');
+  const app = buildApp({ store, fill, config, logger, ...(nip05 ? { nip05 } : {}) });
   await app.listen({ port: config.http.port, host: config.http.host });
   const metricsServer =
     config.metrics.enabled && config.metrics.port !== undefined ? await startMetricsServer(config.http.host, config.metrics.port, logger) : undefined;
@@ -40,7 +43,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         logger.info({ peakConnections: pool.peakConnections }, 'relay pool closed');
         pool.close();
       }
-      await Promise.all([fill?.settled(), nip05.close()]);
+      await Promise.all([fill?.settled(), nip05?.close()]);
       return store.close();
     });
     return closing;

@@ -121,6 +121,37 @@ describe('nostr-lookup serve', () => {
     }
   });
 
+  it('OFFLINE=true (issue 31): no relay and no NIP-05 domain is asked, whatever RELAYS says, and serve says so', async () => {
+    const note = signed('cli-offline', { content: 'only on the relay' });
+    const relay = await startLoopbackRelay({ events: [note] });
+    const domain = await startNip05Server();
+    const dana = profile('cli-offline dana', { name: 'dana', nip05: `dana@${domain.domain}` });
+    await testStore.store.putEvents([dana]);
+    domain.route('alice', { json: { names: { alice: alice.pubkey } } });
+    domain.route('dana', { json: { names: { dana: dana.pubkey } } });
+    try {
+      const served = await serve({ OFFLINE: 'true', RELAYS: relay.url, RELAY_ALLOW_PRIVATE: 'true', NODE_EXTRA_CA_CERTS: TEST_CA_FILE, LOG_LEVEL: 'info' });
+      await untilHealthy(served.url, served);
+      expect(await getJson(`${served.url}/event?id=${note.id}`)).toMatchObject({ status: 404, body: { error: { code: 'event_not_found' } } });
+      expect(await getJson(`${served.url}/user-profile?pubkey=alice@${domain.domain}`)).toMatchObject({ status: 404, body: { error: { code: 'nip05_unresolvable' } } });
+      const query = JSON.stringify({ query: `{ profile(pubkey: "${dana.pubkey}") { nip05Verification { status } } }` });
+      for (let round = 0; round < 3; round++) {
+        const response = await getJson(`${served.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: query });
+        expect(response.body).toEqual({ data: { profile: { nip05Verification: { status: 'NOT_CHECKED' } } } });
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      served.child.kill('SIGTERM');
+      expect(await served.exited).toBe(0);
+      expect(relay.requests).toEqual([]);
+      expect(domain.hits.size).toBe(0);
+      expect(domain.connections.accepted).toBe(0);
+      expect(served.output()).toContain('OFFLINE=true: no outside traffic');
+      expect(served.output()).not.toContain('fetching misses from relays');
+    } finally {
+      await Promise.all([relay.stop(), domain.close()]);
+    }
+  });
+
   it('`npm start` stopped with SIGTERM (to npm only, as a process manager sends it) stops the server too', async () => {
     const port = await freePort();
     // Detached: its own process group, so that cleanup can reach whatever it leaves behind.

@@ -17,6 +17,7 @@ function problems(env: Record<string, string>): string[] {
 describe('configuration from the environment', () => {
   it('has working defaults: without REDIS_URL, the embedded store in ./data', () => {
     expect(loadConfig({})).toEqual({
+      offline: false,
       rateLimits: { trustProxy: false },
       metrics: { enabled: true },
       http: { port: 8080, host: '127.0.0.1', limits: DEFAULT_HTTP_LIMITS },
@@ -36,7 +37,7 @@ describe('configuration from the environment', () => {
         outbox: { enabled: true, relaysPerPubkey: 2, maxRelays: 20 },
         maxConnections: 50,
       },
-      nip05: { timeoutMs: 3000, ttlSeconds: 3600, negativeTtlSeconds: 60, allowPrivate: false, maxPerClient: 8 },
+      nip05: { timeoutMs: 3000, ttlSeconds: 3600, negativeTtlSeconds: 60, allowPrivate: false, maxPerClient: 8, maxConcurrent: 16, maxPerDomain: 2 },
       graphql: { graphiql: true, maxCost: 20_000, maxResponseBytes: 4 * 1024 * 1024 },
     });
     expect(DEFAULT_HTTP_LIMITS).toEqual({
@@ -84,6 +85,9 @@ describe('configuration from the environment', () => {
         MAX_REQUESTS_PER_CONNECTION: '2',
         NIP05_TIMEOUT_MS: '800',
         NIP05_TTL: '120',
+        NIP05_MAX_CONCURRENT: '40',
+        NIP05_MAX_PER_DOMAIN: '4',
+        OFFLINE: 'false',
         METRICS: 'true',
         METRICS_PORT: '9100',
         RATE_LIMIT: '20',
@@ -92,6 +96,7 @@ describe('configuration from the environment', () => {
         TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
       }),
     ).toEqual({
+      offline: false,
       rateLimits: { requests: { perSecond: 20, burst: 100 }, misses: { perSecond: 0.5, burst: 1 }, trustProxy: ['10.0.0.0/8', '127.0.0.1'] },
       metrics: { enabled: true, port: 9100 },
       http: {
@@ -122,7 +127,7 @@ describe('configuration from the environment', () => {
         maxConnections: 12,
       },
       // NEGATIVE_TTL, RELAY_ALLOW_PRIVATE and MISS_CONCURRENCY_PER_CLIENT hold for NIP-05 domains as for relays.
-      nip05: { timeoutMs: 800, ttlSeconds: 120, negativeTtlSeconds: 30, allowPrivate: true, maxPerClient: 3 },
+      nip05: { timeoutMs: 800, ttlSeconds: 120, negativeTtlSeconds: 30, allowPrivate: true, maxPerClient: 3, maxConcurrent: 40, maxPerDomain: 4 },
       graphql: { graphiql: true, maxCost: 5000, maxResponseBytes: 65536 },
     });
   });
@@ -209,6 +214,35 @@ describe('configuration from the environment', () => {
       'NIP05_TIMEOUT_MS must be a whole number',
       'NIP05_TTL must be at most 2592000',
     ]);
+  });
+
+  it('NIP05_MAX_CONCURRENT and NIP05_MAX_PER_DOMAIN (issue 31): small whole numbers, per domain within the total, hostile values refused', () => {
+    expect(loadConfig({ NIP05_MAX_CONCURRENT: ' 4 ', NIP05_MAX_PER_DOMAIN: '4' }).nip05).toMatchObject({ maxConcurrent: 4, maxPerDomain: 4 });
+    expect(loadConfig({ NIP05_MAX_CONCURRENT: '', NIP05_MAX_PER_DOMAIN: '' }).nip05).toMatchObject({ maxConcurrent: 16, maxPerDomain: 2 });
+    expect(problems({ NIP05_MAX_CONCURRENT: '0', NIP05_MAX_PER_DOMAIN: '1001' })).toEqual([
+      'NIP05_MAX_CONCURRENT must be at least 1',
+      'NIP05_MAX_PER_DOMAIN must be at most 1000',
+    ]);
+    for (const hostile of ['-1', '1e3', '0x10', 'Infinity', '2; rm -rf /', '1.5', ' ']) {
+      expect(problems({ NIP05_MAX_CONCURRENT: hostile }), hostile).toEqual(['NIP05_MAX_CONCURRENT must be a whole number']);
+    }
+    expect(problems({ NIP05_MAX_CONCURRENT: '99999999999999999999' })).toEqual(['NIP05_MAX_CONCURRENT must be at most 10000']);
+    expect(problems({ NIP05_MAX_CONCURRENT: '3', NIP05_MAX_PER_DOMAIN: '8' })).toEqual(['NIP05_MAX_PER_DOMAIN (8) must be at most NIP05_MAX_CONCURRENT (3)']);
+  });
+
+  it('OFFLINE=true turns every outside exchange off, RELAYS and INDEXER_RELAYS whatever they say; hostile values refused', () => {
+    for (const env of [{ OFFLINE: 'true' }, { OFFLINE: '1', RELAYS: 'wss://relay.example', INDEXER_RELAYS: 'wss://index.example' }]) {
+      const config = loadConfig(env);
+      expect(config.offline).toBe(true);
+      expect(config.relays.urls).toEqual([]);
+      expect(config.relays.indexerUrls).toEqual([]);
+    }
+    expect(loadConfig({ OFFLINE: 'false' }).offline).toBe(false);
+    expect(loadConfig({ OFFLINE: '' }).offline).toBe(false);
+    expect(loadConfig({ OFFLINE: '0' }).relays.urls).toEqual(DEFAULT_RELAYS);
+    for (const hostile of ['yes', 'TRUE', 'off', ' true', 'true; rm -rf /']) expect(problems({ OFFLINE: hostile }), hostile).toEqual(['OFFLINE must be true or false']);
+    // Bad relay URLs are still refused: the setting must be right for when OFFLINE is turned off again.
+    expect(problems({ OFFLINE: 'true', RELAYS: 'https://relay.example' })).toEqual(['RELAYS: entry 1 is not a ws:// or wss:// URL with a host and no credentials']);
   });
 
   it('METRICS and METRICS_PORT (issue 16 §1): off, a port of their own, and what cannot be', () => {
@@ -413,6 +447,9 @@ describe('configuration from the environment', () => {
       'PUBLIC_URL',
       'NIP05_TIMEOUT_MS',
       'NIP05_TTL',
+      'NIP05_MAX_CONCURRENT',
+      'NIP05_MAX_PER_DOMAIN',
+      'OFFLINE',
       'METRICS',
       'METRICS_PORT',
       'RATE_LIMIT',

@@ -105,6 +105,17 @@ describe('nostr.json documents (hostile input)', () => {
     expect(answer).toEqual({ kind: 'found', pubkey: BOB, relays: ['wss://relay.one/', ...Array.from({ length: 9 }, (_, index) => `wss://r${index}.example/`)] });
   });
 
+  it('reads at most the first 20 entries of the pubkey\'s relays, found under its key as written or in lowercase, never by a search of every key', () => {
+    const junkFirst = [...Array.from({ length: 20 }, () => 'not a relay'), 'wss://late.example'];
+    expect(readNostrJson(JSON.stringify({ names: { bob: BOB }, relays: { [BOB]: junkFirst } }), 'bob')).toEqual({ kind: 'found', pubkey: BOB, relays: [] });
+    const upper = BOB.toUpperCase();
+    expect(readNostrJson(JSON.stringify({ names: { bob: upper }, relays: { [upper]: ['wss://as-written.example'] } }), 'bob')).toMatchObject({
+      relays: ['wss://as-written.example/'],
+    });
+    // Another spelling of the key is not looked for.
+    expect(readNostrJson(JSON.stringify({ names: { bob: BOB }, relays: { [upper]: ['wss://upper.example'] } }), 'bob')).toMatchObject({ relays: [] });
+  });
+
   it('never throws on any document', () => {
     fc.assert(
       fc.property(fc.oneof(fc.json(), fc.string()), fc.string(), (text, name) => {

@@ -48,7 +48,7 @@ const LIMITED = {
   error: {
     status: 429,
     code: 'rate_limited',
-    message: 'Too many requests from this client (RATE_LIMIT), or too many that had to ask relays (MISS_RATE_LIMIT). Retry after the seconds in Retry-After.',
+    message: 'Too many requests from this client (RATE_LIMIT), or too many that had to ask relays or NIP-05 domains (MISS_RATE_LIMIT). Retry after the seconds in Retry-After.',
   },
 };
 

@@ -119,8 +119,12 @@ describe('nostr-lookup sync', () => {
   it('refuses to start without relays, and says why', async () => {
     const testStore = await store();
     const run = sync(testStore, { RELAYS: '' });
+    // OFFLINE=true (issue 31) wins over RELAYS, and says so.
+    const offline = sync(testStore, { RELAYS: 'ws://127.0.0.1:7777', OFFLINE: 'true' });
     expect(await run.exited).toBe(1);
     expect(run.output()).toContain('RELAYS is empty');
+    expect(await offline.exited).toBe(1);
+    expect(offline.output()).toContain('OFFLINE=true: there is nothing to follow');
   });
 });
 

@@ -16,7 +16,7 @@ export interface SyncCommandOptions {
  */
 export async function runSync(options: SyncCommandOptions, config: Config, logger: Logger): Promise<number> {
   if (config.relays.urls.length === 0) {
-    process.stderr.write('nostr-lookup sync: RELAYS is empty: there is nothing to follow\n');
+    process.stderr.write(`nostr-lookup sync: ${config.offline ? 'OFFLINE=true' : 'RELAYS is empty'}: there is nothing to follow\n`);
     return 1;
   }
   const store = await openCommandStore('sync', config, logger);

@@ -17,7 +17,8 @@ const wholeNumber = (name: string, min: number, max: number) =>
     .trim()
     .regex(/^\d+$/, `${name} must be a whole number`)
     .transform(Number)
-    .pipe(z.number().int().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`))
+    // Digits only, so an integer already: zod's int() would add a second message for 20 digits.
+    .pipe(z.number().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`))
     .optional();
 
 /** A whole number between `min` and `max`; unset or empty: `fallback`. */
@@ -199,7 +200,8 @@ const kindList = z
   });
 
 const RelayModel = z.object({
-  // RELAYS set but empty: no relay traffic at all (the index alone answers), indexers and outbox included.
+  // RELAYS set but empty: no relay traffic at all (the index alone answers), indexers and outbox
+  // included. NIP-05 domains are still asked: OFFLINE=true turns all outside traffic off.
   RELAYS: relayList('RELAYS', DEFAULT_RELAYS),
   INDEXER_RELAYS: relayList('INDEXER_RELAYS', DEFAULT_INDEXER_RELAYS),
   OUTBOX: z.preprocess(emptyAsUnset, booleanFlag('OUTBOX')),
@@ -218,6 +220,14 @@ const RelayModel = z.object({
 const Nip05Model = z.object({
   NIP05_TIMEOUT_MS: integer('NIP05_TIMEOUT_MS', 100, 60000, 3000),
   NIP05_TTL: integer('NIP05_TTL', 1, 86400 * 30, 3600),
+  // Outgoing nostr.json exchanges at once: in all, and with one domain (its connections too).
+  NIP05_MAX_CONCURRENT: integer('NIP05_MAX_CONCURRENT', 1, 10_000, 16),
+  NIP05_MAX_PER_DOMAIN: integer('NIP05_MAX_PER_DOMAIN', 1, 1000, 2),
+});
+
+const OutsideTrafficModel = z.object({
+  // true: nothing leaves the machine but store traffic, whatever RELAYS says (issue 31).
+  OFFLINE: z.preprocess(emptyAsUnset, booleanFlag('OFFLINE')),
 });
 
 /** A rate in requests per second, fractions allowed (0.5: one every two seconds); unset or empty: off. */
@@ -350,6 +360,10 @@ export interface Nip05Config {
   allowPrivate: boolean;
   /** Resolutions under way per client address, at most; past it, 429 (MISS_CONCURRENCY_PER_CLIENT; 0: no cap). */
   maxPerClient: number;
+  /** Exchanges with domains at once, in all (NIP05_MAX_CONCURRENT); past it, they wait their turn within their deadline. */
+  maxConcurrent: number;
+  /** Exchanges, and kept connections, with one domain at once (NIP05_MAX_PER_DOMAIN). */
+  maxPerDomain: number;
 }
 
 export interface GraphqlConfig {
@@ -379,13 +393,18 @@ export interface RateLimit {
 export interface RateLimitConfig {
   /** RATE_LIMIT / RATE_LIMIT_BURST: every request but the health and metrics probes. */
   requests?: RateLimit;
-  /** MISS_RATE_LIMIT / MISS_RATE_LIMIT_BURST: requests that had to ask relays. */
+  /** MISS_RATE_LIMIT / MISS_RATE_LIMIT_BURST: keys that had to be asked of relays, and NIP-05 names of their domains. */
   misses?: RateLimit;
   /** TRUST_PROXY: whether and which X-Forwarded-For hops decide the client address (Fastify's trustProxy). */
   trustProxy: boolean | number | string[];
 }
 
 export interface Config {
+  /**
+   * OFFLINE=true: no outside traffic at all (the store's aside): relays off whatever RELAYS says
+   * (`relays.urls` and `indexerUrls` are empty), no NIP-05 resolution or verification.
+   */
+  offline: boolean;
   rateLimits: RateLimitConfig;
   metrics: MetricsConfig;
   http: HttpConfig;
@@ -442,11 +461,15 @@ export function loadConfig(env: Env = process.env): Config {
   const nip05 = parseModel(Nip05Model, env, problems);
   const metrics = parseModel(MetricsModel, env, problems);
   const rateLimits = parseModel(RateLimitModel, env, problems);
+  const outside = parseModel(OutsideTrafficModel, env, problems);
   if (rateLimits?.RATE_LIMIT === undefined && rateLimits?.RATE_LIMIT_BURST) problems.push('RATE_LIMIT_BURST is set but RATE_LIMIT is not');
   if (rateLimits?.MISS_RATE_LIMIT === undefined && rateLimits?.MISS_RATE_LIMIT_BURST) problems.push('MISS_RATE_LIMIT_BURST is set but MISS_RATE_LIMIT is not');
   if (store?.REDIS_URL && store.REDIS_CLUSTER_NODES) problems.push('REDIS_URL and REDIS_CLUSTER_NODES are both set: choose one Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES)');
   if (store && store.REDIS_WAIT_REPLICAS > 0 && !store.REDIS_URL && !store.REDIS_CLUSTER_NODES) {
     problems.push('REDIS_WAIT_REPLICAS is set but no Redis is (REDIS_URL or REDIS_CLUSTER_NODES): the embedded store has no replicas');
+  }
+  if (nip05 && nip05.NIP05_MAX_PER_DOMAIN > nip05.NIP05_MAX_CONCURRENT) {
+    problems.push(`NIP05_MAX_PER_DOMAIN (${nip05.NIP05_MAX_PER_DOMAIN}) must be at most NIP05_MAX_CONCURRENT (${nip05.NIP05_MAX_CONCURRENT})`);
   }
   if (metrics?.METRICS === false && metrics.METRICS_PORT !== undefined) problems.push('METRICS_PORT is set but METRICS=false turns metrics off');
   if (metrics?.METRICS_PORT !== undefined && metrics.METRICS_PORT !== 0 && http && metrics.METRICS_PORT === http.PORT) {
@@ -460,10 +483,12 @@ export function loadConfig(env: Env = process.env): Config {
       );
     }
   }
-  if (!http || !store || !log || !lookup || !relays || !graphql || !nip05 || !metrics || !rateLimits || problems.length > 0) {
+  if (!http || !store || !log || !lookup || !relays || !graphql || !nip05 || !metrics || !rateLimits || !outside || problems.length > 0) {
     throw new ConfigError(problems);
   }
+  const offline = outside.OFFLINE ?? false;
   return {
+    offline,
     rateLimits: {
       ...limitOf(rateLimits.RATE_LIMIT, rateLimits.RATE_LIMIT_BURST, 'requests'),
       ...limitOf(rateLimits.MISS_RATE_LIMIT, rateLimits.MISS_RATE_LIMIT_BURST, 'misses'),
@@ -488,14 +513,14 @@ export function loadConfig(env: Env = process.env): Config {
     log: { level: log.LOG_LEVEL },
     lookup: { maxProfiles: lookup.MAX_PROFILES, maxListLength: lookup.MAX_LIST_LENGTH },
     relays: {
-      urls: relays.RELAYS,
+      urls: offline ? [] : relays.RELAYS,
       timeoutMs: relays.RELAY_TIMEOUT_MS,
       negativeTtlSeconds: relays.NEGATIVE_TTL,
       profileTtlSeconds: relays.PROFILE_TTL,
       allowPrivateHints: relays.RELAY_ALLOW_PRIVATE ?? false,
       syncKinds: relays.SYNC_KINDS,
       missesPerClient: relays.MISS_CONCURRENCY_PER_CLIENT,
-      indexerUrls: relays.INDEXER_RELAYS,
+      indexerUrls: offline ? [] : relays.INDEXER_RELAYS,
       outbox: {
         enabled: relays.OUTBOX ?? true,
         relaysPerPubkey: relays.OUTBOX_RELAYS_PER_PUBKEY,
@@ -510,6 +535,8 @@ export function loadConfig(env: Env = process.env): Config {
       negativeTtlSeconds: relays.NEGATIVE_TTL,
       allowPrivate: relays.RELAY_ALLOW_PRIVATE ?? false,
       maxPerClient: relays.MISS_CONCURRENCY_PER_CLIENT,
+      maxConcurrent: nip05.NIP05_MAX_CONCURRENT,
+      maxPerDomain: nip05.NIP05_MAX_PER_DOMAIN,
     },
     graphql: {
       graphiql: graphql.GRAPHIQL ?? graphql.NODE_ENV !== 'production',

@@ -6,7 +6,8 @@ import { ClientSlots, clientKey } from '../client-key.js';
 import { isLowerHex64, type Nip05Name } from '../nostr/identifiers.js';
 import { parseRelayUrl } from '../relays/relay-url.js';
 import { type MarkStore, nip05NameMarkKey } from '../store/mark-store.js';
-import { fetchNostrJson, type NostrJsonAnswer } from './fetch-nostr-json.js';
+import type { MissLimit } from '../fill/relay-request.js';
+import { answeredByDomain, type Deadline, NostrJsonFetcher, type NostrJsonAnswer } from './fetch-nostr-json.js';
 
 /** A domain's answer about a name, and when it was given (seconds since the epoch). */
 export interface Nip05Resolution {
@@ -25,46 +26,58 @@ export interface ResolveOptions {
   client?: string;
   /** The most this caller waits, in ms (its request's deadline); NIP05_TIMEOUT_MS at most. */
   waitMs?: number;
+  /** MISS_RATE_LIMIT, when set: a name its domain must be asked for takes one from the client's allowance. */
+  missLimit?: MissLimit;
 }
 
 /**
  * NIP-05 resolutions as the relay lookups are kept: cached in the store for every instance (a name
  * found for NIP05_TTL, not found or unresolvable for NEGATIVE_TTL), coalesced in the process (one
  * exchange per identifier at a time) and across instances (one claims it, the others read its
- * result from the store), and capped per client (a client sending random names must not turn us
- * into a crawler of other people's domains).
+ * result from the store), and limited per client as relay misses are (a client sending random
+ * names must not turn us into a crawler of other people's domains): MISS_CONCURRENCY_PER_CLIENT at
+ * once, MISS_RATE_LIMIT over time. Exchanges are capped in all and per domain by the fetcher.
  */
 export class Nip05Resolver {
   private readonly inflight = new Map<string, Promise<Nip05Resolution>>();
   private readonly byClient = new ClientSlots();
   /** Ends every exchange at shutdown. */
   private readonly closing = new AbortController();
+  private readonly fetcher: NostrJsonFetcher;
 
-  constructor(private readonly deps: Nip05ResolverDependencies) {}
+  constructor(private readonly deps: Nip05ResolverDependencies) {
+    const { allowPrivate, maxConcurrent, maxPerDomain } = deps.config;
+    this.fetcher = new NostrJsonFetcher({ allowPrivate, maxConcurrent, maxPerDomain });
+  }
 
   /**
    * The domain's answer about `name`: from the store while cached, else asked (or awaited from
    * whoever asks already). Store failures throw (store_unavailable); past the per-client cap,
-   * LookupError('too_many_requests'). Never caches a wait cut short by the caller's deadline.
+   * LookupError('too_many_requests'); past MISS_RATE_LIMIT, LookupError('rate_limited'). Never
+   * caches a wait cut short by the caller's deadline.
    */
   async resolve(name: Nip05Name, options: ResolveOptions = {}): Promise<Nip05Resolution> {
     const [note] = await this.deps.marks.notes([nip05NameMarkKey(name.identifier)]);
     const cached = decodeResolution(note ?? null);
     if (cached) return cached;
     const waitMs = Math.min(options.waitMs ?? Infinity, this.deps.config.timeoutMs);
-    return this.perClient(options.client, () => this.shared(name, waitMs));
+    return this.perClient(options, () => this.shared(name, waitMs));
   }
 
-  /** Stops exchanges under way (their callers get "unresolvable"). */
+  /** Stops exchanges under way (their callers get "unresolvable") and closes kept connections. */
   close(): void {
     this.closing.abort();
+    this.fetcher.close();
   }
 
-  private async perClient<T>(client: string | undefined, run: () => Promise<T>): Promise<T> {
+  private async perClient<T>({ client, missLimit }: ResolveOptions, run: () => Promise<T>): Promise<T> {
     if (client === undefined) return run();
     const key = clientKey(client);
     if (!this.byClient.enter(key, this.deps.config.maxPerClient)) throw new LookupError('too_many_requests');
     try {
+      // One name to ask is one key of the allowance, as one id is on the relay path (ReadThrough.perClient).
+      const limit = missLimit ? await missLimit(key, 1) : undefined;
+      if (limit && limit.admitted < 1) throw new LookupError('rate_limited', { retryAfterSeconds: limit.retryAfterSeconds });
       return await run();
     } finally {
       this.byClient.leave(key);
@@ -87,6 +100,7 @@ export class Nip05Resolver {
   /** One exchange for all instances: claimed in the store, its result cached there. */
   private async askOnce(name: Nip05Name): Promise<Nip05Resolution> {
     const { config, marks, logger } = this.deps;
+    const endsAt = performance.now() + config.timeoutMs;
     const deadline = AbortSignal.any([AbortSignal.timeout(config.timeoutMs), this.closing.signal]);
     const settled = await acrossInstances(
       [name.identifier],
@@ -99,18 +113,18 @@ export class Nip05Resolver {
         unsettled: resolutionNow(unresolvable('timeout')),
         signal: deadline,
       },
-      async () => new Map([[name.identifier, await this.ask(name)]]),
+      async () => new Map([[name.identifier, await this.ask(name, { signal: deadline, endsAt })]]),
     );
     return settled.get(name.identifier) ?? resolutionNow(unresolvable('timeout'));
   }
 
-  private async ask(name: Nip05Name): Promise<Nip05Resolution> {
+  private async ask(name: Nip05Name, deadline: Deadline): Promise<Nip05Resolution> {
     const { config, marks, logger } = this.deps;
-    const answer = await fetchNostrJson(name, { timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate, signal: this.closing.signal });
+    const answer = await this.fetcher.fetch(name, deadline);
     const resolution = resolutionNow(answer);
     if (answer.kind === 'unresolvable') logger.debug({ reason: answer.reason }, 'NIP-05 name could not be resolved');
-    // Shutdown is no answer about the domain: not remembered.
-    if (this.closing.signal.aborted) return resolution;
+    // Shutdown, or no slot free in time, is no answer about the domain: not remembered.
+    if (this.closing.signal.aborted || !answeredByDomain(answer)) return resolution;
     const ttl = answer.kind === 'found' ? config.ttlSeconds : config.negativeTtlSeconds;
     try {
       await marks.set([nip05NameMarkKey(name.identifier)], ttl, [encodeResolution(resolution)]);

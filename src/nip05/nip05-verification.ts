@@ -2,6 +2,7 @@ import type { Nip05Config } from '../config/env.js';
 import type { Logger } from '../logger.js';
 import { parseNip05Name } from '../nostr/identifiers.js';
 import { type MarkStore, nip05CheckMarkKey, nip05VerificationMarkKey } from '../store/mark-store.js';
+import { answeredByDomain } from './fetch-nostr-json.js';
 import type { Nip05Resolver } from './nip05-resolver.js';
 
 /**
@@ -20,7 +21,10 @@ export interface Nip05Verification {
 /** A check's result is kept this long (re-checked once per NIP05_TTL when read): a profile read rarely keeps its status. */
 const KEPT_SECONDS = 30 * 86400;
 
-/** Checks running at once in this process, at most; a profile read past it is checked on a later read. */
+/**
+ * Checks running at once in this process, at most; a profile read past it is checked on a later
+ * read. Their exchanges are capped besides, with every resolution's (NIP05_MAX_CONCURRENT, per domain).
+ */
 const MAX_CHECKS_IN_FLIGHT = 32;
 
 const STATUSES: ReadonlySet<string> = new Set(['VERIFIED', 'MISMATCH', 'UNREACHABLE']);
@@ -87,6 +91,8 @@ export class Nip05Verifier {
     const name = parseNip05Name(identifier);
     if (!name) return;
     const { answer, checkedAt } = await resolver.resolve(name);
+    // Not asked (every slot busy, or shutdown): nothing learnt; a later read checks again.
+    if (!answeredByDomain(answer)) return marks.clear([nip05CheckMarkKey(pubkey, identifier)]);
     const status = answer.kind === 'found' ? (answer.pubkey === pubkey ? 'VERIFIED' : 'MISMATCH') : answer.kind === 'not_found' ? 'MISMATCH' : 'UNREACHABLE';
     const ttl = Math.max(KEPT_SECONDS, 2 * config.ttlSeconds);
     await marks.set([nip05VerificationMarkKey(pubkey)], ttl, [encodeVerification({ identifier, status, checkedAt })]);

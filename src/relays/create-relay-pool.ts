@@ -5,7 +5,7 @@ import { RelayPool } from './relay-pool.js';
 /** The relay pool for `serve`, or undefined when RELAYS is empty (no relay traffic at all). */
 export function createRelayPool(config: RelayConfig, logger: Logger): RelayPool | undefined {
   if (config.urls.length === 0) {
-    logger.info('RELAYS is empty: relay fetching is off; the index alone answers');
+    logger.info('RELAYS is empty: relay fetching is off (NIP-05 domains are still asked; OFFLINE=true stops them too)');
     return undefined;
   }
   logger.info(

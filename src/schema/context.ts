@@ -24,6 +24,8 @@ export interface GraphQLContext {
   nip05?: Nip05;
   /** Who asks (the client's address): NIP-05 resolutions are capped per client too. */
   client: string;
+  /** MISS_RATE_LIMIT, when set: relay misses take from it (RequestFill) and so do NIP-05 names asked of their domain. */
+  missLimit?: MissLimit;
 }
 
 export interface ContextDependencies {
@@ -44,7 +46,7 @@ export interface ContextDependencies {
 
 export function createContext({ store, limits, fill, client = '', maxObjects, maxResponseBytes, nip05, missLimit }: ContextDependencies): GraphQLContext {
   const budget = new ObjectBudget(maxObjects, maxResponseBytes);
-  const shared = { limits, budget, deleted: new Set<string>(), client, ...(nip05 ? { nip05 } : {}) };
+  const shared = { limits, budget, deleted: new Set<string>(), client, ...(nip05 ? { nip05 } : {}), ...(missLimit ? { missLimit } : {}) };
   if (!fill) return { loaders: createLoaders(store), ...shared };
   // The deadline runs from the start of the request, across all of its relay queries.
   const relays = { fill, request: fill.newRequest(client, missLimit) };

@@ -156,11 +156,12 @@ builder.queryFields((t) => ({
  * known → nip05_not_found, the domain no use → nip05_unresolvable (both 404: nothing failed here).
  */
 async function pubkeyOfName(context: GraphQLContext, name: Nip05Name): Promise<PubkeyPointer> {
-  const { nip05, relays, client } = context;
+  const { nip05, relays, client, missLimit } = context;
   if (!nip05) throw new LookupError('nip05_unresolvable');
   // Within the request's relay deadline, so that a slow domain leaves time to find the profile.
   const waitMs = relays?.request.queryMsLeft();
-  const { answer } = await guarded(() => nip05.resolver.resolve(name, { client, ...(waitMs === undefined ? {} : { waitMs }) }));
+  const options = { client, ...(waitMs === undefined ? {} : { waitMs }), ...(missLimit ? { missLimit } : {}) };
+  const { answer } = await guarded(() => nip05.resolver.resolve(name, options));
   if (answer.kind === 'found') return { pubkey: answer.pubkey, relays: answer.relays };
   throw new LookupError(answer.kind === 'not_found' ? 'nip05_not_found' : 'nip05_unresolvable');
 }

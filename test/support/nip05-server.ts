@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { resolve } from 'node:path';
 
 /** The test CA the suite trusts through NODE_EXTRA_CA_CERTS (set in vitest.config.ts), and the server it signed (localhost, 127.0.0.1, ::1). */
@@ -21,6 +22,8 @@ export interface Nip05Server {
   /** Requests received so far, by the `name` they asked (`''` for none), and every path asked. */
   hits: Map<string, number>;
   paths: string[];
+  /** TCP connections accepted, open now and open at once at most; TLS handshakes completed. */
+  connections: { accepted: number; open: number; peak: number; handshakes: number };
   /** Sets how a name is answered (names are looked up in lowercase, as asked). */
   route(name: string, answer: NostrJsonRoute): void;
   close(): Promise<void>;
@@ -52,6 +55,34 @@ export async function startNip05Server(): Promise<Nip05Server> {
     if (route.delayMs) setTimeout(send, route.delayMs);
     else send();
   });
+  const connections = { accepted: 0, open: 0, peak: 0, handshakes: 0 };
+  // A connection's end as the TLS socket sees it, by the client's port (the raw socket says only 'close', later).
+  const ends = new Map<number, () => void>();
+  server.on('connection', (socket: Socket) => {
+    connections.accepted++;
+    const port = socket.remotePort ?? 0;
+    let state: 'accepted' | 'open' | 'closed' = 'accepted';
+    const closed = () => {
+      if (state === 'open') connections.open--;
+      state = 'closed';
+      if (ends.get(port) === closed) ends.delete(port);
+    };
+    ends.set(port, closed);
+    socket.once('close', closed);
+    // Counted on the next turn of the event loop: a client that closes one connection and then
+    // opens another has sent its end first, but both may arrive in one turn, and a connection closed
+    // during its handshake says so only in that turn's last phase ('close'), after the accept.
+    setTimeout(() => {
+      if (state !== 'accepted') return;
+      state = 'open';
+      connections.peak = Math.max(connections.peak, ++connections.open);
+    }, 0);
+  });
+  server.on('secureConnection', (socket: TLSSocket) => {
+    connections.handshakes++;
+    const port = socket.remotePort ?? 0;
+    socket.once('end', () => ends.get(port)?.());
+  });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const { port } = server.address() as AddressInfo;
   return {
@@ -59,6 +90,7 @@ export async function startNip05Server(): Promise<Nip05Server> {
     port,
     hits,
     paths,
+    connections,
     route: (name, answer) => routes.set(name, answer),
     close: () =>
       new Promise<void>((done) => {

@@ -43,6 +43,8 @@ export const TEST_NIP05_CONFIG: Nip05Config = {
   negativeTtlSeconds: 60,
   allowPrivate: false,
   maxPerClient: 8,
+  maxConcurrent: 16,
+  maxPerDomain: 2,
 };
 
 /** Relay settings for tests: short deadlines and TTLs; RELAYS itself must be given. */
