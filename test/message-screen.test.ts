@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MessageScreen, UNASKED_MAX_BYTES, UNASKED_MAX_MESSAGES } from '../src/relays/message-screen.js';
+import { CLOSED_GRACE_MS, MAX_EVENT_MESSAGE_BYTES, MessageScreen, UNASKED_MAX_BYTES, UNASKED_MAX_MESSAGES } from '../src/relays/message-screen.js';
+
+/** An event of NIP-01's shape (its signature is not checked here). */
+const EVENT = { id: 'a'.repeat(64), pubkey: 'b'.repeat(64), created_at: 1, kind: 1, tags: [['p', 'c'.repeat(64)]], content: 'hi', sig: 'd'.repeat(128) };
 
 describe('MessageScreen', () => {
   afterEach(() => {
@@ -15,7 +18,11 @@ describe('MessageScreen', () => {
 
   it('hands on an answer to an open subscription, shape-checked; drops the same for a closed one without parsing it', () => {
     const { admit } = screen();
-    expect(admit('["EVENT","sub:1",{"id":"x"}]')).toBe('["EVENT","sub:1",{"id":"x"}]');
+    const event = JSON.stringify(['EVENT', 'sub:1', EVENT]);
+    expect(admit(event)).toBe(event);
+    // Fields without NIP-01's shapes go no further (nostr-tools' filter match throws on such tags).
+    expect(admit('["EVENT","sub:1",{"id":"x"}]')).toBeUndefined();
+    expect(admit(JSON.stringify(['EVENT', 'sub:1', { ...EVENT, tags: [1] }]))).toBeUndefined();
     expect(admit('["EOSE","sub:1"]')).toBe('["EOSE","sub:1"]');
     expect(admit('["CLOSED","sub:1","bye"]')).toBe('["CLOSED","sub:1","bye"]');
     expect(admit('["EVENT","sub:1",null]')).toBeUndefined();
@@ -76,5 +83,34 @@ describe('MessageScreen', () => {
     const fresh = screen();
     fresh.admit(`["EVENT","gone",{"content":"${'x'.repeat(2 * 1024 * 1024 - 100)}"}]`);
     expect(fresh.onFlood).toHaveBeenCalledTimes(1);
+  });
+
+  it('an answer in flight for a subscription we closed is dropped unparsed and not counted, for CLOSED_GRACE_MS (found by review)', () => {
+    const { subject, admit, onFlood } = screen([]);
+    subject.closed('sub:9');
+    const event = JSON.stringify(['EVENT', 'sub:9', { ...EVENT, content: 'x'.repeat(100_000) }]);
+    const parse = vi.spyOn(JSON, 'parse');
+    // 30 MB of answers in flight: more than the budget of unasked traffic, yet no flood.
+    for (let n = 0; n < 300; n++) expect(admit(event)).toBeUndefined();
+    expect(parse).not.toHaveBeenCalled();
+    expect(onFlood).not.toHaveBeenCalled();
+    // An EVENT larger than any event we store counts, closed by us or not.
+    const huge = JSON.stringify(['EVENT', 'sub:9', { ...EVENT, content: 'x'.repeat(MAX_EVENT_MESSAGE_BYTES) }]);
+    for (let n = 0; n < 3; n++) admit(huge);
+    expect(onFlood).toHaveBeenCalledTimes(1);
+  });
+
+  it('past CLOSED_GRACE_MS, what answers a closed subscription counts again', () => {
+    vi.useFakeTimers();
+    try {
+      const { subject, admit, onFlood } = screen([]);
+      subject.closed('sub:9');
+      vi.advanceTimersByTime(CLOSED_GRACE_MS);
+      const event = JSON.stringify(['EVENT', 'sub:9', { ...EVENT, content: 'x'.repeat(100_000) }]);
+      for (let n = 0; n < 20; n++) admit(event);
+      expect(onFlood).toHaveBeenCalledTimes(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -309,4 +309,22 @@ describe('RelayHealth', () => {
     expect(health.get(relay(2))).toMatchObject({ asked: 1 });
     expect(health.get(relay(5000))).toMatchObject({ asked: 1 });
   });
+
+  describe('floods (issue 31)', () => {
+    it('each flood rests a configured relay longer, up to 30 s; after ten quiet minutes its floods are forgotten (found by review: the rest climbed for good)', () => {
+      const { health } = subject();
+      const url = 'wss://configured.example/';
+      const rests: number[] = [];
+      for (let n = 0; n < 7; n++) {
+        health.flooded(url, false);
+        rests.push((health.get(url)?.floodedUntil ?? 0) - Date.now());
+      }
+      expect(rests[0]).toBe(1000);
+      expect(rests[6]).toBe(30_000);
+      vi.advanceTimersByTime(30_000 + 10 * 60_000 + 1);
+      health.flooded(url, false);
+      expect(health.get(url)?.floods).toBe(1);
+      expect((health.get(url)?.floodedUntil ?? 0) - Date.now()).toBe(1000);
+    });
+  });
 });

@@ -28,7 +28,7 @@ function isTagList(value: unknown): value is string[][] {
 }
 
 /** The first NIP-01 field that does not have the shape NIP-01 gives it, if any. */
-function badField(input: Record<string, unknown>): string | undefined {
+export function badField(input: Record<string, unknown>): string | undefined {
   if (typeof input.id !== 'string' || !HEX64.test(input.id)) return 'id';
   if (typeof input.pubkey !== 'string' || !HEX64.test(input.pubkey)) return 'pubkey';
   // Any non-negative integer JavaScript holds exactly (2^53): beyond 2^31 is fine, beyond 2^53 the

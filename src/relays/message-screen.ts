@@ -1,4 +1,6 @@
-import { isRelayMessage, MESSAGE_HEAD_CHARS, readMessageHead } from './relay-message.js';
+import { badField } from '../nostr/verify-event.js';
+import { MAX_EVENT_BYTES } from '../nostr/work-caps.js';
+import { isRelayMessage, MESSAGE_HEAD_CHARS, readMessageHead, relayMessageOf } from './relay-message.js';
 
 /**
  * Traffic that answers none of our open subscriptions, allowed per REQ we send: after this much
@@ -15,6 +17,24 @@ export const UNASKED_MAX_MESSAGES = 1000;
  */
 const MAX_CHATTER_BYTES = 1024;
 
+/**
+ * An EVENT message larger than this cannot hold an event we would store (MAX_EVENT_BYTES of
+ * preimage, written with at most twice its bytes by a relay that escapes more, plus the id, the
+ * signature and the envelope): dropped unparsed, and counted.
+ */
+export const MAX_EVENT_MESSAGE_BYTES = 2 * MAX_EVENT_BYTES + 4096;
+
+/**
+ * A subscription we closed ourselves may still be answered for a while (the answer was in flight):
+ * its messages are dropped unparsed, and not counted, this long after our CLOSE (found by review:
+ * two honest relays asked for large events, the slower one's answer in flight after our CLOSE made
+ * it "flood" and rest).
+ */
+export const CLOSED_GRACE_MS = 10_000;
+
+/** Subscriptions closed by us remembered per connection, at most (the pool opens 10 at once). */
+const CLOSED_REMEMBERED = 256;
+
 /** Messages that answer a subscription, by the id they name. */
 const ANSWERS = new Set(['EVENT', 'EOSE', 'CLOSED']);
 /** Messages that answer nothing of ours, but that nostr-tools reads (a notice, a NIP-42 challenge). */
@@ -30,7 +50,10 @@ export interface ScreenHooks {
 /**
  * What one relay connection may hand nostr-tools, decided before anything is parsed:
  * - a message for an open subscription (EVENT, EOSE, CLOSED naming it) is parsed and shape-checked
- *   (relay-message.ts), then handed on (one of the wrong shape counts as below);
+ *   (relay-message.ts; an EVENT's fields too, and one over MAX_EVENT_MESSAGE_BYTES is not parsed),
+ *   then handed on (one of the wrong shape counts as below);
+ * - a message for a subscription we closed less than CLOSED_GRACE_MS ago is dropped unparsed and
+ *   not counted (an answer in flight), unless it is an EVENT over MAX_EVENT_MESSAGE_BYTES;
  * - everything else (for a closed or never-opened subscription, NOTICE, AUTH, OK, COUNT, binary
  *   frames, garbage) counts against the connection's budget of unasked traffic, and is dropped
  *   unparsed, save a short NOTICE or AUTH.
@@ -41,8 +64,23 @@ export class MessageScreen {
   private unaskedBytes = 0;
   private unaskedMessages = 0;
   private flooded = false;
+  /** Subscriptions we closed, by id: when. */
+  private readonly closedByUs = new Map<string, number>();
 
   constructor(private readonly hooks: ScreenHooks) {}
+
+  /** We sent a CLOSE for `id`: what still answers it for CLOSED_GRACE_MS is dropped, uncounted. */
+  closed(id: string): void {
+    this.closedByUs.delete(id);
+    this.closedByUs.set(id, Date.now());
+    if (this.closedByUs.size > CLOSED_REMEMBERED) this.closedByUs.delete(this.closedByUs.keys().next().value as string);
+  }
+
+  /** Whether `id` is a subscription we closed less than CLOSED_GRACE_MS ago. */
+  private recentlyClosed(id: string): boolean {
+    const at = this.closedByUs.get(id);
+    return at !== undefined && Date.now() - at < CLOSED_GRACE_MS;
+  }
 
   /** We sent a REQ: the relay may again send a budget's worth that answers nothing. */
   asked(): void {
@@ -56,10 +94,17 @@ export class MessageScreen {
     // Only the front is decoded to find the type and id: MESSAGE_HEAD_CHARS characters take at most
     // 4 bytes each in UTF-8 (a character cut at the end lies past anything the scan needs).
     const head = isBinary ? undefined : readMessageHead(data.toString('utf8', 0, Math.min(data.length, MESSAGE_HEAD_CHARS * 4)));
-    const answer = head !== undefined && ANSWERS.has(head.type) && head.id !== undefined && this.hooks.isOpen(head.id);
+    // An answer (EVENT, EOSE, CLOSED naming a subscription), unless an EVENT too large for any event we store.
+    const answering = head?.id !== undefined && ANSWERS.has(head.type) && !(head.type === 'EVENT' && data.length > MAX_EVENT_MESSAGE_BYTES);
+    const answer = answering && this.hooks.isOpen(head.id as string);
     if (answer) {
       const text = data.toString('utf8');
-      if (isRelayMessage(text)) return text;
+      const message = relayMessageOf(text);
+      // An EVENT whose fields lack NIP-01's shapes goes no further: nostr-tools' filter match throws
+      // on tags that are not lists, and writes the event to stderr (found by review).
+      if (message && (message[0] !== 'EVENT' || badField(message[2] as Record<string, unknown>) === undefined)) return text;
+    } else if (answering && this.recentlyClosed(head.id as string)) {
+      return undefined;
     }
     this.unaskedBytes += data.length;
     this.unaskedMessages += 1;

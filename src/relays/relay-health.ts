@@ -42,6 +42,9 @@ export interface RelayRecord {
   floodedUntil: number;
 }
 
+/** A relay's past floods count no more once it has not flooded for this long. */
+const FLOODS_FORGOTTEN_AFTER_MS = 10 * 60_000;
+
 /**
  * Learned relay health (issue 12 §4), shared by every request of the process: per relay, what it did
  * when asked. A relay that fails to connect, refuses, floods, or (if learned) keeps missing deadlines rests
@@ -116,6 +119,8 @@ export class RelayHealth {
    */
   flooded(url: string, learned: boolean): void {
     const record = this.record(url);
+    // Forgotten after a quiet while: a configured relay's rest does not climb for good (found by review).
+    if (Date.now() - record.floodedUntil > FLOODS_FORGOTTEN_AFTER_MS) record.floods = 0;
     record.floods += 1;
     const restMs = backoffMs(record.floods, learned ? LONGEST_REST_LEARNED_MS : LONGEST_REST_CONFIGURED_MS);
     record.floodedUntil = Date.now() + restMs;

@@ -11,14 +11,23 @@
  * Event contents are not checked here: every event is verified (NIP-01 id and signature) after.
  */
 export function isRelayMessage(data: unknown): boolean {
-  if (typeof data !== 'string' || data.length === 0 || data[0] !== '[') return false;
+  return relayMessageOf(data) !== undefined;
+}
+
+/** The message parsed, if it has one of the shapes above; undefined otherwise. */
+export function relayMessageOf(data: unknown): unknown[] | undefined {
+  if (typeof data !== 'string' || data.length === 0 || data[0] !== '[') return undefined;
   let message: unknown;
   try {
     message = JSON.parse(data);
   } catch {
-    return false;
+    return undefined;
   }
-  if (!Array.isArray(message) || typeof message[0] !== 'string' || typeof message[1] !== 'string') return false;
+  return Array.isArray(message) && hasShape(message) ? message : undefined;
+}
+
+function hasShape(message: unknown[]): boolean {
+  if (typeof message[0] !== 'string' || typeof message[1] !== 'string') return false;
   switch (message[0]) {
     case 'EVENT':
       return message.length === 3 && isPlainObject(message[2]);

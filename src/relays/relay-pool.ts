@@ -93,6 +93,12 @@ export const DEFAULT_MAX_RELAY_CONNECTIONS = 50;
 const CLOSE_SETTLE_MS = 25;
 
 /**
+ * Events that fail their filter or verification, per relay of a query: past this many, the relay is
+ * taken as flooding (its connection closed, it rests). Honest relays send none.
+ */
+export const MAX_INVALID_EVENTS_PER_QUERY = 20;
+
+/**
  * A learned relay's connection unused this long is closed (and its room freed): long enough for the
  * later rounds of the same request (the outbox) to reuse it, short enough that a stranger's relay
  * is not kept connected once the request that named it is answered.
@@ -449,6 +455,12 @@ export class RelayPool {
         oninvalidevent: () => {
           metrics.relayEvent(label, 'rejected');
           invalid += 1;
+          // Events that fail the filter or the signature cost a parse and a check each: past a few,
+          // the relay is flooding us before its EOSE (found by review: 2.5 s of CPU per request).
+          if (invalid === MAX_INVALID_EVENTS_PER_QUERY + 1) {
+            const connection = this.connections.get(url);
+            if (connection?.relay === relay) this.flooded(url, connection);
+          }
         },
         oneose: () => resolve('eose'),
         onclose: () => resolve('closed'),

@@ -120,9 +120,14 @@ export function relaySocket({ publicOnly, hooks }: { publicOnly: boolean; hooks:
       screenMessages(this, this.screen);
     }
 
-    /** Each REQ of ours renews the relay's budget of unasked traffic (message-screen.ts). */
+    /** Each REQ of ours renews the relay's budget of unasked traffic, each CLOSE starts a grace (message-screen.ts). */
     override send(...args: [data: unknown, ...rest: unknown[]]): void {
       if (typeof args[0] === 'string' && args[0].startsWith('["REQ"')) this.screen.asked();
+      // Our own CLOSE (nostr-tools writes ["CLOSE","<id>"]): its answer in flight is not a flood.
+      else if (typeof args[0] === 'string' && args[0].startsWith('["CLOSE"')) {
+        const id = (JSON.parse(args[0]) as unknown[])[1];
+        if (typeof id === 'string') this.screen.closed(id);
+      }
       (WebSocket.prototype.send as (...forwarded: unknown[]) => void).apply(this, args);
     }
   };

@@ -31,9 +31,11 @@ const wanted = signed('flood-wanted', { content: 'on no relay' });
  * - `closed`: EVENTs for the subscription the service opened, after its EOSE (closed by then);
  * - `unknown`: EVENTs for a subscription id the service never opened;
  * - `notice`: NOTICEs;
- * - `quiet`: EOSE and then nothing (the connection should still not be kept long).
+ * - `quiet`: EOSE and then nothing (the connection should still not be kept long);
+ * - `preeose`: no EOSE, but EVENTs for the open subscription that fail verification, each of 400 KB
+ *   (under the size of the largest event we store), until the deadline (found by review).
  */
-type Flood = 'closed' | 'unknown' | 'notice' | 'quiet';
+type Flood = 'closed' | 'unknown' | 'notice' | 'quiet' | 'preeose';
 
 /**
  * An event whose JSON is costly to parse (a few hundred thousand tiny tags, as JSON.parse of a 2 MB
@@ -41,9 +43,9 @@ type Flood = 'closed' | 'unknown' | 'notice' | 'quiet';
  */
 function floodMessage(flood: Flood, subscription: string): Buffer {
   if (flood === 'notice') return Buffer.from(JSON.stringify(['NOTICE', 'n'.repeat(FLOOD_MESSAGE_CHARS)]));
-  const head = JSON.stringify(['EVENT', flood === 'closed' ? subscription : 'never-opened', { ...wanted, tags: [] }]);
+  const head = JSON.stringify(['EVENT', flood === 'unknown' ? 'never-opened' : subscription, { ...wanted, tags: [] }]);
   const tag = '["p","0"],';
-  const room = FLOOD_MESSAGE_CHARS - head.length;
+  const room = (flood === 'preeose' ? 400_000 : FLOOD_MESSAGE_CHARS) - head.length;
   const tags = tag.repeat(Math.floor(room / tag.length)).slice(0, -1);
   return Buffer.from(head.replace('"tags":[]', `"tags":[${tags}]`));
 }
@@ -81,7 +83,7 @@ async function startFloodingRelay(flood: Flood): Promise<FloodingRelay> {
     socket.on('message', (data) => {
       const [type, subscription] = JSON.parse(String(data)) as [string, string];
       if (type !== 'REQ') return;
-      socket.send(JSON.stringify(['EOSE', subscription]));
+      if (flood !== 'preeose') socket.send(JSON.stringify(['EOSE', subscription]));
       if (flood === 'quiet' || flooding) return;
       flooding = true;
       const message = floodMessage(flood, subscription);
@@ -169,6 +171,21 @@ describe('a hinted relay that keeps sending after it answered (issue 31 finding 
       expect(percentile(watched.latencies, 0.9)).toBeLessThan(250);
     });
   }
+
+  it('a hinted relay that floods its answer with events that fail verification, before any EOSE: cut off after a few, the relay rests (found by review: 2.5 s of CPU per request)', async () => {
+    const configured = await relay();
+    const attacker = await startFloodingRelay('preeose');
+    const { server } = await service({ urls: [configured.url] }, [stored]);
+    const nevent = nip19.neventEncode({ id: wanted.id, relays: [attacker.url] });
+    const cpu = process.cpuUsage();
+    expect((await getJson(`${server.url}/event?id=${nevent}`)).status).toBe(404);
+    const used = process.cpuUsage(cpu);
+    await expect.poll(() => attacker.open, { timeout: 1000, interval: 10 }).toBe(0);
+    expect(server.pool?.health.resting(attacker.url)).toBe(true);
+    // MAX_INVALID_EVENTS_PER_QUERY of 400 KB, and what was in flight: not a deadline's worth.
+    expect(attacker.sent).toBeLessThan(40 * 400_000);
+    expect((used.user + used.system) / 1000).toBeLessThan(1000);
+  });
 
   it('a hinted relay that answered and went quiet is not kept connected for long after the request', async () => {
     const configured = await relay();
