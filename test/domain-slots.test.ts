@@ -56,3 +56,24 @@ describe('DomainSlots: exchanges with domains at once, in all and per domain (is
     expect(await next).toBeTypeOf('function');
   });
 });
+
+describe('DomainSlots: background exchanges (found by review)', () => {
+  it('take at most half of the slots, never wait, and leave the rest to clients', async () => {
+    const slots = new DomainSlots(4, 2);
+    const background = [await slots.acquire('a.example', never(), true), await slots.acquire('b.example', never(), true)];
+    expect(background.every((release) => typeof release === 'function')).toBe(true);
+    // Half taken: a third background exchange is refused at once, not queued.
+    expect(await slots.acquire('c.example', never(), true)).toBeUndefined();
+    // Clients still have the other half.
+    expect(await slots.acquire('c.example', never())).toBeTypeOf('function');
+    expect(await slots.acquire('d.example', never())).toBeTypeOf('function');
+    background[0]?.();
+    expect(await slots.acquire('c.example', never(), true)).toBeTypeOf('function');
+  });
+
+  it('a domain at its cap refuses a background exchange at once', async () => {
+    const slots = new DomainSlots(10, 1);
+    await slots.acquire('a.example', never());
+    expect(await slots.acquire('a.example', never(), true)).toBeUndefined();
+  });
+});

@@ -17,6 +17,8 @@ interface Waiter {
  */
 export class DomainSlots {
   private running = 0;
+  /** Slots held by background exchanges (at most half: backgroundShare). */
+  private runningInBackground = 0;
   private readonly runningByDomain = new Map<string, number>();
   private readonly waiting: Waiter[] = [];
   private readonly waitingByDomain = new Map<string, number>();
@@ -28,10 +30,17 @@ export class DomainSlots {
 
   /**
    * A slot for an exchange with `domain`: resolves with its release (call it once the connection is
-   * done with), or with undefined when the line is full or `signal` aborts first.
+   * done with), or with undefined when the line is full or `signal` aborts first; a `background`
+   * exchange gets one only at once, within half of the slots.
    */
-  acquire(domain: string, signal: AbortSignal): Promise<(() => void) | undefined> {
+  acquire(domain: string, signal: AbortSignal, background = false): Promise<(() => void) | undefined> {
     if (signal.aborted) return Promise.resolve(undefined);
+    // Background exchanges (verifications nobody waits for) take at most half of the slots and never
+    // wait: profiles an attacker stored, naming hanging domains, must not crowd out the names clients
+    // ask for (found by review).
+    if (background) {
+      return Promise.resolve(this.hasRoom(domain) && this.runningInBackground < this.backgroundShare() ? this.take(domain, true) : undefined);
+    }
     // Whoever waits cannot use a slot that is free now (each release hands slots out at once): no queue jumping.
     if (this.hasRoom(domain)) return Promise.resolve(this.take(domain));
     if (this.waiting.length >= WAITING_PER_SLOT * this.total || count(this.waitingByDomain, domain) >= WAITING_PER_SLOT * this.perDomain) {
@@ -59,14 +68,20 @@ export class DomainSlots {
     return this.running < this.total && count(this.runningByDomain, domain) < this.perDomain;
   }
 
-  private take(domain: string): () => void {
+  private backgroundShare(): number {
+    return Math.max(1, Math.floor(this.total / 2));
+  }
+
+  private take(domain: string, background = false): () => void {
     this.running++;
+    if (background) this.runningInBackground++;
     add(this.runningByDomain, domain, 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.running--;
+      if (background) this.runningInBackground--;
       add(this.runningByDomain, domain, -1);
       this.grantWaiting();
     };

@@ -115,15 +115,18 @@ export class NostrJsonFetcher {
     this.agent.on('free', (socket: Socket) => this.closeIdleBeyondCap(socket));
   }
 
-  /** Asks the domain of `name` within `deadline` (whose signal also ends it at shutdown); never throws. */
-  async fetch(name: Nip05Name, { signal: deadline, endsAt }: Deadline): Promise<NostrJsonAnswer> {
+  /**
+   * Asks the domain of `name` within `deadline` (whose signal also ends it at shutdown); never throws.
+   * `background` (a verification nobody waits for): only within its share of the slots, never in line.
+   */
+  async fetch(name: Nip05Name, { signal: deadline, endsAt }: Deadline, background = false): Promise<NostrJsonAnswer> {
     const url = new URL(`https://${name.domain}/.well-known/nostr.json`);
     url.searchParams.set('name', name.name);
     // An IP literal is dialled without DNS, so the lookup never sees it: judged here.
     const literal = url.hostname.replace(/^\[|\]$/g, '');
     if (!this.options.allowPrivate && isIP(literal) !== 0 && !isPublicAddress(literal)) return unresolvable('not a public address');
     if (deadline.aborted) return unresolvable(abortReason(deadline));
-    const release = await this.slots.acquire(name.domain, deadline);
+    const release = await this.slots.acquire(name.domain, deadline, background);
     // No slot in time: the domain was not asked (nothing to remember about it).
     if (!release) return unresolvable(deadline.aborted && abortReason(deadline) === 'aborted' ? 'aborted' : 'busy');
     if (endsAt - performance.now() < MIN_EXCHANGE_MS) {

@@ -61,7 +61,8 @@ export class Nip05Resolver {
     const cached = decodeResolution(note ?? null);
     if (cached) return cached;
     const waitMs = Math.min(options.waitMs ?? Infinity, this.deps.config.timeoutMs);
-    return this.perClient(options, () => this.shared(name, waitMs));
+    // No client: a background verification, which gets a share of the fetcher's slots and no place in line.
+    return this.perClient(options, () => this.shared(name, waitMs, options.client === undefined));
   }
 
   /** Stops exchanges under way (their callers get "unresolvable") and closes kept connections. */
@@ -85,10 +86,10 @@ export class Nip05Resolver {
   }
 
   /** Joins the exchange under way for this identifier, or starts one; waits at most `waitMs`. */
-  private shared(name: Nip05Name, waitMs: number): Promise<Nip05Resolution> {
+  private shared(name: Nip05Name, waitMs: number, background: boolean): Promise<Nip05Resolution> {
     let running = this.inflight.get(name.identifier);
     if (!running) {
-      running = this.askOnce(name).finally(() => this.inflight.delete(name.identifier));
+      running = this.askOnce(name, background).finally(() => this.inflight.delete(name.identifier));
       this.inflight.set(name.identifier, running);
     }
     return new Promise((resolve, reject) => {
@@ -98,7 +99,7 @@ export class Nip05Resolver {
   }
 
   /** One exchange for all instances: claimed in the store, its result cached there. */
-  private async askOnce(name: Nip05Name): Promise<Nip05Resolution> {
+  private async askOnce(name: Nip05Name, background: boolean): Promise<Nip05Resolution> {
     const { config, marks, logger } = this.deps;
     const endsAt = performance.now() + config.timeoutMs;
     const deadline = AbortSignal.any([AbortSignal.timeout(config.timeoutMs), this.closing.signal]);
@@ -113,14 +114,14 @@ export class Nip05Resolver {
         unsettled: resolutionNow(unresolvable('timeout')),
         signal: deadline,
       },
-      async () => new Map([[name.identifier, await this.ask(name, { signal: deadline, endsAt })]]),
+      async () => new Map([[name.identifier, await this.ask(name, { signal: deadline, endsAt }, background)]]),
     );
     return settled.get(name.identifier) ?? resolutionNow(unresolvable('timeout'));
   }
 
-  private async ask(name: Nip05Name, deadline: Deadline): Promise<Nip05Resolution> {
+  private async ask(name: Nip05Name, deadline: Deadline, background: boolean): Promise<Nip05Resolution> {
     const { config, marks, logger } = this.deps;
-    const answer = await this.fetcher.fetch(name, deadline);
+    const answer = await this.fetcher.fetch(name, deadline, background);
     const resolution = resolutionNow(answer);
     if (answer.kind === 'unresolvable') logger.debug({ reason: answer.reason }, 'NIP-05 name could not be resolved');
     // Shutdown, or no slot free in time, is no answer about the domain: not remembered.
