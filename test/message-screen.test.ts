@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CLOSED_GRACE_MS, MAX_EVENT_MESSAGE_BYTES, MessageScreen, UNASKED_MAX_BYTES, UNASKED_MAX_MESSAGES } from '../src/relays/message-screen.js';
+import { CLOSED_GRACE_MS, MAX_EVENT_MESSAGE_BYTES, MessageScreen, UNASKED_MAX_BYTES, UNASKED_MAX_MESSAGES, UNASKED_WINDOW_MS } from '../src/relays/message-screen.js';
 
 /** An event of NIP-01's shape (its signature is not checked here). */
 const EVENT = { id: 'a'.repeat(64), pubkey: 'b'.repeat(64), created_at: 1, kind: 1, tags: [['p', 'c'.repeat(64)]], content: 'hi', sig: 'd'.repeat(128) };
@@ -112,5 +112,33 @@ describe('MessageScreen', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('MessageScreen over time (found by review)', () => {
+  it(`a long-lived connection's budget is renewed every UNASKED_WINDOW_MS: a notice a minute never cuts it off`, () => {
+    vi.useFakeTimers();
+    try {
+      const onFlood = vi.fn();
+      const subject = new MessageScreen({ isOpen: () => false, onFlood });
+      for (let n = 0; n < 3 * UNASKED_MAX_MESSAGES; n++) {
+        subject.admit(Buffer.from('["NOTICE","hello"]'), false);
+        vi.advanceTimersByTime(UNASKED_WINDOW_MS / 100);
+      }
+      expect(onFlood).not.toHaveBeenCalled();
+      // Within one window, the same count is a flood.
+      for (let n = 0; n <= UNASKED_MAX_MESSAGES; n++) subject.admit(Buffer.from('["NOTICE","hello"]'), false);
+      expect(onFlood).toHaveBeenCalledTimes(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('pings count like messages that answer nothing', () => {
+    const onFlood = vi.fn();
+    const subject = new MessageScreen({ isOpen: () => false, onFlood });
+    for (let n = 0; n < UNASKED_MAX_MESSAGES; n++) expect(subject.unasked(0)).toBe(true);
+    expect(subject.unasked(0)).toBe(false);
+    expect(onFlood).toHaveBeenCalledTimes(1);
   });
 });

@@ -11,6 +11,9 @@ import { isRelayMessage, MESSAGE_HEAD_CHARS, readMessageHead, relayMessageOf } f
 export const UNASKED_MAX_BYTES = 1024 * 1024;
 export const UNASKED_MAX_MESSAGES = 1000;
 
+/** The budget is also renewed this long after it last was, REQ or not (sync holds one REQ for hours). */
+export const UNASKED_WINDOW_MS = 60_000;
+
 /**
  * A NOTICE or AUTH is handed on (parsed) only up to this size: nostr-tools logs a notice (we keep
  * 200 characters of it) and stores a challenge; a longer one is dropped unread, and counted.
@@ -64,6 +67,7 @@ export class MessageScreen {
   private unaskedBytes = 0;
   private unaskedMessages = 0;
   private flooded = false;
+  private windowStartedAt = Date.now();
   /** Subscriptions we closed, by id: when. */
   private readonly closedByUs = new Map<string, number>();
 
@@ -86,6 +90,26 @@ export class MessageScreen {
   asked(): void {
     this.unaskedBytes = 0;
     this.unaskedMessages = 0;
+    this.windowStartedAt = Date.now();
+  }
+
+  /**
+   * Counts what answers nothing of ours without a message to read (a WebSocket ping, which ws
+   * answers with a pong): false once the connection is cut off.
+   */
+  unasked(bytes: number): boolean {
+    if (this.flooded) return false;
+    // A long-lived connection (sync's, one REQ for hours) gets its budget anew every UNASKED_WINDOW_MS:
+    // a notice a minute must not cut it off after a day (found by review).
+    if (Date.now() - this.windowStartedAt > UNASKED_WINDOW_MS) this.asked();
+    this.unaskedBytes += bytes;
+    this.unaskedMessages += 1;
+    if (this.unaskedBytes > UNASKED_MAX_BYTES || this.unaskedMessages > UNASKED_MAX_MESSAGES) {
+      this.flooded = true;
+      this.hooks.onFlood();
+      return false;
+    }
+    return true;
   }
 
   /** The message's text if nostr-tools should read it, or undefined (dropped). */
@@ -106,13 +130,7 @@ export class MessageScreen {
     } else if (answering && this.recentlyClosed(head.id as string)) {
       return undefined;
     }
-    this.unaskedBytes += data.length;
-    this.unaskedMessages += 1;
-    if (this.unaskedBytes > UNASKED_MAX_BYTES || this.unaskedMessages > UNASKED_MAX_MESSAGES) {
-      this.flooded = true;
-      this.hooks.onFlood();
-      return undefined;
-    }
+    if (!this.unasked(data.length)) return undefined;
     if (answer || !head || !CHATTER.has(head.type) || data.length > MAX_CHATTER_BYTES) return undefined;
     const text = data.toString('utf8');
     return isRelayMessage(text) ? text : undefined;

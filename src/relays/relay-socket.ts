@@ -118,6 +118,8 @@ export function relaySocket({ publicOnly, hooks }: { publicOnly: boolean; hooks:
         },
       });
       screenMessages(this, this.screen);
+      // Pings are answered by ws without reaching the screen: counted like a message that answers nothing (found by review).
+      this.on('ping', (data: Buffer) => this.screen.unasked(data.length));
     }
 
     /** Each REQ of ours renews the relay's budget of unasked traffic, each CLOSE starts a grace (message-screen.ts). */
