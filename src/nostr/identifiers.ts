@@ -87,14 +87,14 @@ function refuseSecretKey(candidate: string): void {
 
 type Decoded = ReturnType<typeof decode>;
 
+/** nostr-tools' bech32 limit (Bech32MaxSize): nothing longer decodes. */
+const MAX_BECH32_LENGTH = 5000;
+
 /**
  * NIP-19 entities are written in lowercase; BIP-173 would also allow all-uppercase, but DESIGN §1
  * grants "any case" to hex only, and the project's NIP-19 vectors list an uppercase npub among the
  * strings that must not decode. So bech32 is accepted in lowercase only.
  */
-/** nostr-tools' bech32 limit (Bech32MaxSize): nothing longer decodes. */
-const MAX_BECH32_LENGTH = 5000;
-
 function decodeBech32(candidate: string): Decoded | undefined {
   if (candidate !== candidate.toLowerCase()) return undefined;
   try {

@@ -17,6 +17,8 @@ import { loadAll } from './loaders.js';
  * whole process (store/derived-values.ts), however many objects and aliases ask for it.
  */
 export class Profile {
+  #metadata: ProfileMetadata | undefined;
+
   constructor(
     readonly stored: StoredEvent,
     /** Charged when its metadata is asked for (ObjectBudget.chargeDerived: once per profile per request). */
@@ -34,9 +36,12 @@ export class Profile {
   }
 
   get metadata(): ProfileMetadata {
-    // A profile too large to have metadata is never parsed: it costs nothing.
-    if (!isOversized(this.stored)) this.charge?.(this.stored);
-    return profileMetadataOf(this.stored);
+    if (this.#metadata === undefined) {
+      // A profile too large to have metadata is never parsed: it costs nothing.
+      if (!isOversized(this.stored)) this.charge?.(this.stored);
+      this.#metadata = profileMetadataOf(this.stored);
+    }
+    return this.#metadata;
   }
 }
 

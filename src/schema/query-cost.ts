@@ -21,7 +21,7 @@ import type { LookupConfig } from '../config/env.js';
  * - `relevantProfiles` (and `relevantPubkeys`): by MAX_PROFILES, the most it can hold.
  * Aliases and fragments count every time they select. Scalars cost nothing (their size is bounded by
  * the response-size cap, http/graphql/use-query-limits.ts, and the work of tags, content and metadata
- * by ObjectBudget.chargeParse) except `relevantPubkeys`, derived work that costs 1 like an object.
+ * by ObjectBudget's field bytes) except `relevantPubkeys`, derived work that costs 1 like an object.
  *
  * So `events(ids: [100 ids]) { relevantProfiles { event { relevantProfiles { name } } } }` costs
  * about 100 × 100 × 100 and is refused before anything is read, while the REST-equivalent

@@ -36,14 +36,10 @@ const cache = new LRUCache<string, Derived>({
   sizeCalculation: (derived) => derived.size,
 });
 
+/** The entry of `stored`'s id, or a new one (put in the cache by `grew`, once it holds a value). */
 function derivedOf(stored: StoredEvent): [string, Derived] {
   const id = storedEventId(stored);
-  let derived = cache.get(id);
-  if (!derived) {
-    derived = { size: ENTRY_OVERHEAD };
-    cache.set(id, derived);
-  }
-  return [id, derived];
+  return [id, cache.get(id) ?? { size: ENTRY_OVERHEAD }];
 }
 
 /** A profile or relay list over MAX_PROFILE_BYTES, stored by an earlier version: not parsed at all. */

@@ -65,14 +65,21 @@ const notesBy = (author: string, count: number) => Array.from({ length: count },
 
 const aliases = (count: number, selection: string) => Array.from({ length: count }, (_, n) => `a${n}: ${selection}`).join(' ');
 
+/**
+ * `author`'s profile (kind 0 with `content`) and 100 notes by them, stored; then, measured,
+ * `events(ids: [the notes]) { a0: author { name } … }` with `aliasCount` aliases.
+ */
+async function authorNames(author: string, content: string, aliasCount: number) {
+  const notes = notesBy(author, 100);
+  const { server } = await serve([signed(author, { kind: 0, content }), ...notes]);
+  return measured(() =>
+    graphql(server.url, `query ($ids: [String!]!) { events(ids: $ids) { ${aliases(aliasCount, 'author { name }')} } }`, { ids: notes.map((note) => note.id) }),
+  );
+}
+
 describe('GraphQL does derived work once per event, not per object or alias (issue 31 §1)', () => {
   it('a 900 KB profile of {} (stored by an earlier version) and 100 notes: events(ids:[100]) { author { name } } ×3 aliases (was 16.5 s CPU, 13.7 s blocked)', async () => {
-    const fat = signed('cost-fat', { kind: 0, content: emptyObjects(900_000, 'fat') });
-    const notes = notesBy('cost-fat', 100);
-    const { server } = await serve([fat, ...notes]);
-    const { result, cpuMs, stallMs } = await measured(() =>
-      graphql(server.url, `query ($ids: [String!]!) { events(ids: $ids) { ${aliases(3, 'author { name }')} } }`, { ids: notes.map((note) => note.id) }),
-    );
+    const { result, cpuMs, stallMs } = await authorNames('cost-fat', emptyObjects(900_000, 'fat'), 3);
     expect(result.status).toBe(200);
     expect(result.body.errors).toBeUndefined();
     const events = result.body.data?.events as Array<Record<string, { name: string | null } | null>>;
@@ -84,12 +91,7 @@ describe('GraphQL does derived work once per event, not per object or alias (iss
   });
 
   it('a 60 KB profile of {} (storable today) is parsed once for 100 notes × 15 aliases (was once per object: 1,500 parses)', async () => {
-    const fat = signed('cost-sixty', { kind: 0, content: emptyObjects(60_000, 'sixty') });
-    const notes = notesBy('cost-sixty', 100);
-    const { server } = await serve([fat, ...notes]);
-    const { result, cpuMs, stallMs } = await measured(() =>
-      graphql(server.url, `query ($ids: [String!]!) { events(ids: $ids) { ${aliases(15, 'author { name }')} } }`, { ids: notes.map((note) => note.id) }),
-    );
+    const { result, cpuMs, stallMs } = await authorNames('cost-sixty', emptyObjects(60_000, 'sixty'), 15);
     expect(result.status).toBe(200);
     expect(result.body.errors).toBeUndefined();
     const events = result.body.data?.events as Array<Record<string, { name: string | null }>>;

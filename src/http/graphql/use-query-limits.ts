@@ -94,7 +94,7 @@ export function costRefusal(request: OperationRequest, { limits, config }: Query
 
 /** The result, or the response_too_large refusal that replaces it when its data is over MAX_RESPONSE_BYTES. */
 export function withinResponseSize(result: ExecutionResult, { config }: Pick<QueryLimitOptions, 'config'>): ExecutionResult {
-  // A resolver that stopped reading because the answer would be over the cap (ObjectBudget.chargeRead): the same refusal.
+  // A resolver refused because the answer would be over the cap (ObjectBudget's byte bounds): the same refusal, whole.
   const refused = result.errors?.find((error) => errorCodeOf(error.originalError) === 'response_too_large');
   if (refused) return { data: null, errors: [refused.originalError as LookupError] };
   if (approximateJsonBytes(result.data, config.maxResponseBytes) <= config.maxResponseBytes) return result;
