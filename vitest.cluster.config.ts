@@ -2,8 +2,9 @@ import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 // `npm run test:cluster`: the store conformance suite, the HTTP contract suites, the commands
-// (serve, import, sync as child processes), the shared rate-limit counters, the HTTP fuzz suite
-// and the cluster's own tests (failover, configuration) on a Redis Cluster: REDIS_CLUSTER_NODES if set, else
+// (serve, import, sync as child processes), the shared rate-limit counters, the HTTP fuzz suite,
+// the relationship index's GraphQL (zaps, follows and notes included), commands and attacks, and the cluster's own tests (failover,
+// configuration) on a Redis Cluster: REDIS_CLUSTER_NODES if set, else
 // a local 3-master, 3-replica cluster the global setup starts from redis-server. Same module
 // resolution as vitest.config.ts.
 process.env.NODE_EXTRA_CA_CERTS = resolve('test/fixtures/tls/ca.pem');
@@ -28,6 +29,12 @@ export default defineConfig({
       'test/rate-limits.test.ts',
       'test/leased-window-store.test.ts',
       'test/fuzz/http-fuzz.test.ts',
+      'test/graphql-relations.test.ts',
+      'test/relations-command.test.ts',
+      'test/relation-attack.test.ts',
+      'test/graphql-zaps.test.ts',
+      'test/graphql-follows.test.ts',
+      'test/graphql-notes.test.ts',
     ],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,

@@ -28,6 +28,14 @@ export const ERRORS = {
       'That is a secret key (nsec). Secret keys must never be sent to any service; it was not logged or stored. Treat it as compromised.',
   },
   list_too_long: { status: 400, message: 'Too many identifiers in one request.' },
+  invalid_argument: {
+    status: 400,
+    message: 'An argument is out of range: `first` of a connection is a whole number from 1 to 100, and `notes` takes 1 to 20 distinct kinds from 0 to 65535, none of them replaceable (0, 3, 10000 to 19999), ephemeral (20000 to 29999) or zap receipts (9735).',
+  },
+  invalid_cursor: {
+    status: 400,
+    message: 'The `after` cursor is not one this service gave out: pass an edge\'s `cursor` or a page\'s `endCursor` as it came.',
+  },
   query_too_costly: {
     status: 400,
     message:

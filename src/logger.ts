@@ -14,8 +14,13 @@ const SERVICE = 'nostr-lookup';
  * 6,000 requests/s (BENCHMARKS.md).
  */
 function asyncStdout(): pino.DestinationStream {
-  return pino.destination({ dest: 1, sync: false });
+  const stream = pino.destination({ dest: 1, sync: false });
+  writtenAsynchronously.add(stream);
+  return stream;
 }
+
+/** Destinations whose writes may still be under way when a line has been logged (exitAfterLogs). */
+const writtenAsynchronously = new WeakSet<pino.DestinationStream>();
 
 /**
  * Where logs go by default: JSON lines for log shippers and files; readable lines (pino-pretty)
@@ -65,6 +70,32 @@ export function createLogger(config: LogConfig, destination: pino.DestinationStr
   const logger = pino(loggerOptions(config.level), destination);
   destinations.set(logger, destination);
   return logger;
+}
+
+/** How long an exit waits for the log to be written (a reader of stdout that stopped reading). */
+const EXIT_LOG_WAIT_MS = 2000;
+
+/**
+ * Exits with `code` once every line logged so far is written, in order. `logger.flush(cb)` does not
+ * do that with sonic-boom's asynchronous stdout: gathering nothing (minLength 0), it calls back at
+ * once, even while a write is still under way in the thread pool; process.exit then runs pino's
+ * exit hook, which writes the later lines synchronously, ahead of it ("sync stopped" came out
+ * before "stopping sync"), and the line under way can be lost. Ending the destination waits for
+ * the write under way and the lines behind it; `close` follows the last of them.
+ */
+export function exitAfterLogs(logger: Logger, code: number): void {
+  process.exitCode = code;
+  const exit = () => process.exit(code);
+  const destination = destinations.get(logger);
+  if (!destination || !writtenAsynchronously.has(destination)) {
+    logger.flush(exit);
+    return;
+  }
+  const stream = destination as pino.DestinationStream & NodeJS.EventEmitter & { end(): void };
+  stream.once('close', exit);
+  stream.once('error', exit);
+  setTimeout(exit, EXIT_LOG_WAIT_MS).unref();
+  stream.end();
 }
 
 export interface RequestLogEntry {

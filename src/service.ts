@@ -3,10 +3,12 @@ import type { Config } from './config/env.js';
 import { ReadThrough } from './fill/read-through.js';
 import { buildApp } from './http/app.js';
 import { startMetricsServer } from './http/routes/metrics.js';
-import type { Logger } from './logger.js';
+import { exitAfterLogs, type Logger } from './logger.js';
 import { createNip05 } from './nip05/nip05.js';
+import { ZapProviders } from './zaps/zap-providers.js';
 import { createRelayPool } from './relays/create-relay-pool.js';
 import { openStore } from './store/open-store.js';
+import { onFirstStopSignal } from './stop-signals.js';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -25,12 +27,14 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     logger.warn('event store not reachable yet: serving anyway; /readyz answers 503 until it is');
   }
   // OFFLINE: no relay pool and no NIP-05 (names answer nip05_unresolvable): nothing leaves but store traffic.
-  if (config.offline) logger.info('OFFLINE=true: no outside traffic (no relays whatever RELAYS says, no NIP-05 resolution or verification)');
+  if (config.offline) logger.info('OFFLINE=true: no outside traffic (no relays whatever RELAYS says, no NIP-05 resolution or verification, no zap provider checks)');
   const pool = config.offline ? undefined : createRelayPool(config.relays, logger);
   const fill = pool && new ReadThrough({ pool, store, config: config.relays, logger });
   const nip05 = config.offline ? undefined : createNip05({ marks: store.marks, logger, config: config.nip05 });
   if (nip05) logger.info({ maxConcurrent: config.nip05.maxConcurrent, maxPerDomain: config.nip05.maxPerDomain }, 'resolving NIP-05 names and verifying declared ones');
-  const app = buildApp({ store, fill, config, logger, ...(nip05 ? { nip05 } : {}) });
+  // Zap recipients' LNURL pay endpoints, checked in the background after reads (zaps/zap-providers.ts).
+  const zaps = config.offline ? undefined : new ZapProviders({ marks: store.marks, logger, config: config.zaps });
+  const app = buildApp({ store, fill, config, logger, ...(nip05 ? { nip05 } : {}), ...(zaps ? { zaps } : {}) });
   await app.listen({ port: config.http.port, host: config.http.host });
   const metricsServer =
     config.metrics.enabled && config.metrics.port !== undefined ? await startMetricsServer(config.http.host, config.metrics.port, logger) : undefined;
@@ -43,7 +47,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         logger.info({ peakConnections: pool.peakConnections }, 'relay pool closed');
         pool.close();
       }
-      await Promise.all([fill?.settled(), nip05?.close()]);
+      await Promise.all([fill?.settled(), nip05?.close(), zaps?.close()]);
       return store.close();
     });
     return closing;
@@ -52,7 +56,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
 }
 
 
-/** Stops the service cleanly on SIGTERM/SIGINT, or forcibly if that takes more than 10 seconds. */
+/** Stops the service cleanly on SIGTERM/SIGINT (the first; repeats are ignored), or forcibly if that takes more than 10 seconds. */
 export function closeOnSignals(service: RunningService, logger: Logger): void {
   const onSignal = (signal: NodeJS.Signals) => {
     logger.info({ signal }, 'shutting down');
@@ -61,8 +65,8 @@ export function closeOnSignals(service: RunningService, logger: Logger): void {
       process.exit(1);
     }, 10_000);
     force.unref();
-    // Buffered log lines are written out before the process exits.
-    const exit = (code: number) => logger.flush(() => process.exit(code));
+    // Buffered log lines are written out, in order, before the process exits.
+    const exit = (code: number) => exitAfterLogs(logger, code);
     service.close().then(
       () => {
         logger.info('stopped');
@@ -74,6 +78,5 @@ export function closeOnSignals(service: RunningService, logger: Logger): void {
       },
     );
   };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  onFirstStopSignal(onSignal);
 }

@@ -30,14 +30,17 @@ describe('configuration from the environment', () => {
         negativeTtlSeconds: 60,
         profileTtlSeconds: 300,
         allowPrivateHints: false,
-        syncKinds: [0, 1, 5, 62],
+        syncKinds: [0, 1, 5, 6, 7, 16, 62, 1111, 9735],
         missesPerClient: 8,
         maxKeysPerRequest: 500,
         indexerUrls: DEFAULT_INDEXER_RELAYS,
         outbox: { enabled: true, relaysPerPubkey: 2, maxRelays: 20 },
         maxConnections: 50,
+        relations: { ttlSeconds: 300, maxEvents: 2000 },
+        followers: { maxEvents: 5000 },
       },
       nip05: { timeoutMs: 3000, ttlSeconds: 3600, negativeTtlSeconds: 60, allowPrivate: false, maxPerClient: 8, maxConcurrent: 16, maxPerDomain: 2 },
+      zaps: { ttlSeconds: 86400, timeoutMs: 3000, allowPrivate: false, maxConcurrent: 16, maxPerDomain: 2 },
       graphql: { graphiql: true, maxCost: 20_000, maxResponseBytes: 4 * 1024 * 1024 },
     });
     expect(DEFAULT_HTTP_LIMITS).toEqual({
@@ -67,6 +70,9 @@ describe('configuration from the environment', () => {
         RELAY_TIMEOUT_MS: '1500',
         NEGATIVE_TTL: '30',
         PROFILE_TTL: '600',
+        RELATIONS_TTL: '120',
+        RELATIONS_MAX_EVENTS: '500',
+        FOLLOWERS_MAX_EVENTS: '700',
         RELAY_ALLOW_PRIVATE: 'true',
         SYNC_KINDS: '0, 1,30023',
         MISS_CONCURRENCY_PER_CLIENT: '3',
@@ -87,6 +93,7 @@ describe('configuration from the environment', () => {
         NIP05_TTL: '120',
         NIP05_MAX_CONCURRENT: '40',
         NIP05_MAX_PER_DOMAIN: '4',
+        ZAP_PROVIDER_TTL: '600',
         OFFLINE: 'false',
         METRICS: 'true',
         METRICS_PORT: '9100',
@@ -125,9 +132,12 @@ describe('configuration from the environment', () => {
         indexerUrls: ['wss://index.example.com/'],
         outbox: { enabled: false, relaysPerPubkey: 3, maxRelays: 8 },
         maxConnections: 12,
+        relations: { ttlSeconds: 120, maxEvents: 500 },
+        followers: { maxEvents: 700 },
       },
       // NEGATIVE_TTL, RELAY_ALLOW_PRIVATE and MISS_CONCURRENCY_PER_CLIENT hold for NIP-05 domains as for relays.
       nip05: { timeoutMs: 800, ttlSeconds: 120, negativeTtlSeconds: 30, allowPrivate: true, maxPerClient: 3, maxConcurrent: 40, maxPerDomain: 4 },
+      zaps: { ttlSeconds: 600, timeoutMs: 800, allowPrivate: true, maxConcurrent: 40, maxPerDomain: 4 },
       graphql: { graphiql: true, maxCost: 5000, maxResponseBytes: 65536 },
     });
   });
@@ -208,12 +218,57 @@ describe('configuration from the environment', () => {
     expect(problems({ SYNC_KINDS: '1,-2' })).toEqual(['SYNC_KINDS: not an event kind (0–65535): "-2"']);
   });
 
+  it('RELATIONS_TTL and RELATIONS_MAX_EVENTS: defaults when unset or empty; zero, negative, fractional, non-numeric and huge values refused', () => {
+    expect(loadConfig({ RELATIONS_TTL: '', RELATIONS_MAX_EVENTS: '' }).relays.relations).toEqual({ ttlSeconds: 300, maxEvents: 2000 });
+    expect(loadConfig({ RELATIONS_TTL: ' 1 ', RELATIONS_MAX_EVENTS: '100000' }).relays.relations).toEqual({ ttlSeconds: 1, maxEvents: 100_000 });
+    expect(loadConfig({ RELATIONS_TTL: String(86400 * 30), RELATIONS_MAX_EVENTS: '1' }).relays.relations).toEqual({ ttlSeconds: 2_592_000, maxEvents: 1 });
+    expect(problems({ RELATIONS_TTL: '0', RELATIONS_MAX_EVENTS: '0' })).toEqual(['RELATIONS_TTL must be at least 1', 'RELATIONS_MAX_EVENTS must be at least 1']);
+    for (const bad of ['-5', '1.5', '1e3', 'soon', '0x10', 'Infinity', 'NaN', '3 00']) {
+      expect(problems({ RELATIONS_TTL: bad, RELATIONS_MAX_EVENTS: bad })).toEqual([
+        'RELATIONS_TTL must be a whole number',
+        'RELATIONS_MAX_EVENTS must be a whole number',
+      ]);
+    }
+    expect(problems({ RELATIONS_TTL: String(86400 * 30 + 1), RELATIONS_MAX_EVENTS: '100001' })).toEqual([
+      'RELATIONS_TTL must be at most 2592000',
+      'RELATIONS_MAX_EVENTS must be at most 100000',
+    ]);
+    // Twenty digits: past Number.MAX_SAFE_INTEGER, still one clear message each.
+    expect(problems({ RELATIONS_TTL: '9'.repeat(20), RELATIONS_MAX_EVENTS: '9'.repeat(400) })).toEqual([
+      'RELATIONS_TTL must be at most 2592000',
+      'RELATIONS_MAX_EVENTS must be at most 100000',
+    ]);
+  });
+
+  it('FOLLOWERS_MAX_EVENTS: 5000 when unset or empty; 1 to 100000, anything else refused with one clear message', () => {
+    expect(loadConfig({}).relays.followers).toEqual({ maxEvents: 5000 });
+    expect(loadConfig({ FOLLOWERS_MAX_EVENTS: '' }).relays.followers).toEqual({ maxEvents: 5000 });
+    expect(loadConfig({ FOLLOWERS_MAX_EVENTS: '1' }).relays.followers).toEqual({ maxEvents: 1 });
+    expect(problems({ FOLLOWERS_MAX_EVENTS: '0' })).toEqual(['FOLLOWERS_MAX_EVENTS must be at least 1']);
+    expect(problems({ FOLLOWERS_MAX_EVENTS: '100001' })).toEqual(['FOLLOWERS_MAX_EVENTS must be at most 100000']);
+    for (const bad of ['1.5', '-3', 'many', '0x10', '9'.repeat(400)]) expect(problems({ FOLLOWERS_MAX_EVENTS: bad }), bad).toHaveLength(1);
+  });
+
+  it('SYNC_KINDS defaults to profiles, notes, reposts, reactions, comments and what deletes them, sorted', () => {
+    expect(loadConfig({}).relays.syncKinds).toEqual([0, 1, 5, 6, 7, 16, 62, 1111, 9735]);
+    expect(loadConfig({ SYNC_KINDS: ' ' }).relays.syncKinds).toEqual([0, 1, 5, 6, 7, 16, 62, 1111, 9735]);
+  });
+
   it('refuses bad NIP-05 timings', () => {
     expect(problems({ NIP05_TIMEOUT_MS: '50', NIP05_TTL: '0' })).toEqual(['NIP05_TIMEOUT_MS must be at least 100', 'NIP05_TTL must be at least 1']);
     expect(problems({ NIP05_TIMEOUT_MS: '1e4', NIP05_TTL: String(86400 * 31) })).toEqual([
       'NIP05_TIMEOUT_MS must be a whole number',
       'NIP05_TTL must be at most 2592000',
     ]);
+  });
+
+  it('ZAP_PROVIDER_TTL (issue 27): a whole number of seconds from a minute to 30 days; hostile values refused', () => {
+    expect(loadConfig({ ZAP_PROVIDER_TTL: '3600' }).zaps.ttlSeconds).toBe(3600);
+    expect(problems({ ZAP_PROVIDER_TTL: '59' })).toEqual(['ZAP_PROVIDER_TTL must be at least 60']);
+    expect(problems({ ZAP_PROVIDER_TTL: String(86400 * 31) })).toEqual(['ZAP_PROVIDER_TTL must be at most 2592000']);
+    for (const hostile of ['-1', '1e5', '0x100', 'Infinity', '86400; rm -rf /', '1.5', 'a day']) {
+      expect(problems({ ZAP_PROVIDER_TTL: hostile }), hostile).toEqual(['ZAP_PROVIDER_TTL must be a whole number']);
+    }
   });
 
   it('NIP05_MAX_CONCURRENT and NIP05_MAX_PER_DOMAIN (issue 31): small whole numbers, per domain within the total, hostile values refused', () => {
@@ -437,6 +492,9 @@ describe('configuration from the environment', () => {
       'RELAY_TIMEOUT_MS',
       'NEGATIVE_TTL',
       'PROFILE_TTL',
+      'RELATIONS_TTL',
+      'RELATIONS_MAX_EVENTS',
+      'FOLLOWERS_MAX_EVENTS',
       'RELAY_ALLOW_PRIVATE',
       'SYNC_KINDS',
       'INDEXER_RELAYS',

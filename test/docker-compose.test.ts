@@ -50,7 +50,7 @@ describe('docker-compose.yml', () => {
     for (const name of ['REDIS_URL', 'REDIS_KEY_PREFIX', 'RELAY_TIMEOUT_MS', 'NEGATIVE_TTL', 'PROFILE_TTL']) {
       expect(syncEnv[name]).toBe(lookupEnv[name]);
     }
-    expect(syncEnv.SYNC_KINDS).toBe('0,1,5,62');
+    expect(syncEnv.SYNC_KINDS).toBe('0,1,5,6,7,16,62,1111,9735');
     expect(sync.depends_on).toEqual({ redis: { condition: 'service_healthy' } });
   });
 
@@ -120,5 +120,18 @@ describe('docker-compose.yml', () => {
       expect(await runHealthcheck(new URL(context.server.url).port)).toBe(0);
       expect(await runHealthcheck(String(await freePort()))).toBe(1);
     });
+  });
+
+  it('the README\'s Docker paragraph says what a user would not expect of it (issue 30 §9): every interface, GraphiQL off', () => {
+    const readme = readFileSync(new URL('README.md', root), 'utf8');
+    const docker = readme.slice(readme.indexOf('With Docker instead:')).split('\n\n')[0] ?? '';
+    const published = [...(lookup.ports as string[]), ...((compose.services['lookup-cluster'] as { ports: string[] }).ports)];
+    // "8080:8080" (no host address) publishes on every interface of the host.
+    if (published.some((port) => port.split(':').length === 2)) expect(docker).toContain('every interface');
+    const env = lookup.environment as Record<string, string>;
+    if (!loadConfig(env).graphql.graphiql) {
+      expect(docker).toContain('`NODE_ENV=production`');
+      expect(docker).toContain('GraphiQL');
+    }
   });
 });

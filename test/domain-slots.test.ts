@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DomainSlots } from '../src/nip05/domain-slots.js';
+import { DomainSlots } from '../src/net/domain-slots.js';
 
 const never = () => new AbortController().signal;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ERRORS, LookupError } from '../src/errors.js';
 import { createFailureLog } from '../src/http/failure-log.js';
+import { StoreUnavailableError } from '../src/store/event-store.js';
 import { profile } from './support/events.js';
 import { getJson, startTestServer } from './support/test-server.js';
 import { createTestStore } from './support/test-store.js';
@@ -23,9 +24,11 @@ describe('server failures are logged with their cause, but not once per request 
           .join('')
           .split('\n')
           .filter((line) => line.includes('"msg":"lookup failed"'))
-          .map((line) => JSON.parse(line) as { level: string; code: string; suppressed?: number; err: { message: string } });
+          .map((line) => JSON.parse(line) as { level: string; code: string; suppressed?: number; store?: string; err?: { message: string } });
       expect(failed()).toHaveLength(1);
-      expect(failed()[0]).toMatchObject({ level: 'error', code: 'store_unavailable', err: { message: 'Connection is closed.' } });
+      // A known store state in words, without the client's message and stack (issue 30 §4).
+      expect(failed()[0]).toMatchObject({ level: 'error', code: 'store_unavailable', store: 'not connected' });
+      expect(failed()[0]?.err).toBeUndefined();
       await new Promise((resolve) => setTimeout(resolve, 1100));
       expect((await getJson(`${server.url}/user-profile?pubkey=${alice.pubkey}`)).status).toBe(500);
       expect(failed()).toHaveLength(2);
@@ -46,5 +49,20 @@ describe('a table error with no cause behind it is logged in words, not as a sta
     const withCause = new LookupError('store_unavailable', { cause: new Error('Connection is closed.') });
     createFailureLog()({ error: (fields, message) => lines.push({ fields, message }) }, withCause, 'lookup failed');
     expect(lines[1]).toMatchObject({ fields: { code: 'store_unavailable', err: { message: 'Connection is closed.' } }, message: 'lookup failed' });
+  });
+
+  it('a store unavailable for a known reason is said in words; for any other reason, with its cause and stack', () => {
+    const lines: { fields: object; message: string }[] = [];
+    const sink = { error: (fields: object, message: string) => lines.push({ fields, message }) };
+    const unavailable = (cause: Error) => new LookupError('store_unavailable', { cause: new StoreUnavailableError({ cause }) });
+    createFailureLog()(sink, unavailable(new Error("Stream isn't writeable and enableOfflineQueue options is false")), 'lookup failed');
+    createFailureLog()(sink, unavailable(new Error('Command timed out')), 'lookup failed');
+    const strange = new Error('EIO: i/o error');
+    createFailureLog()(sink, unavailable(strange), 'lookup failed');
+    expect(lines).toEqual([
+      { fields: { code: 'store_unavailable', store: 'not connected' }, message: 'lookup failed' },
+      { fields: { code: 'store_unavailable', store: 'timed out' }, message: 'lookup failed' },
+      { fields: { code: 'store_unavailable', err: strange }, message: 'lookup failed' },
+    ]);
   });
 });

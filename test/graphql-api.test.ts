@@ -217,6 +217,32 @@ describe('unexpected failures are masked', () => {
       putEvents: async () => [],
       marks: { set: async () => {}, has: async () => [], notes: async () => [], renote: async () => {}, claim: async () => [], clear: async () => {} },
       cursors: { get: async () => undefined, set: async () => {} },
+      relations: {
+        stats: async () => {
+          throw new TypeError(secret);
+        },
+        replies: async () => [],
+        allReplies: async () => [],
+        targets: async function* () {},
+        clear: async () => {},
+        zapTotals: async () => {
+          throw new TypeError(secret);
+        },
+        zapGroups: async () => [],
+        zapSenders: async () => new Set(),
+        zapSubjects: async function* () {},
+        followCounts: async () => {
+          throw new TypeError(secret);
+        },
+        followers: async () => [],
+        followSubjects: async function* () {},
+        notes: async () => {
+          throw new TypeError(secret);
+        },
+        noteFeeds: async function* () {},
+      },
+      servableEvents: async function* () {},
+      relateStored: async () => {},
       writesFailing: () => false,
       getProfilesWithMarks: async () => {
         throw new TypeError(secret);

@@ -131,3 +131,33 @@ describe('where logs go', () => {
     expect(() => JSON.parse(output.trim())).toThrow();
   });
 });
+
+describe('exitAfterLogs', () => {
+  // A child with one thread-pool thread, kept busy (pbkdf2) while it logs two lines and exits: the
+  // first line's write waits in the pool when the second is logged and the exit begins.
+  const exitWhileWriting = (exit: string) =>
+    new Promise<string[]>((resolve, reject) => {
+      const script = `const { createLogger, exitAfterLogs } = await import('./src/logger.ts');
+        const { pbkdf2 } = await import('node:crypto');
+        const logger = createLogger({ level: 'info' });
+        pbkdf2('x', 'y', 400000, 32, 'sha256', () => {});
+        logger.info('first');
+        logger.info('second');
+        ${exit};`;
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        env: { ...process.env, UV_THREADPOOL_SIZE: '1' },
+      });
+      let output = '';
+      child.stdout.on('data', (chunk) => (output += chunk));
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 ? resolve(output.trim().split('\n').map((line) => JSON.parse(line).msg)) : reject(new Error(`exit ${code}`))));
+    });
+
+  it('writes every line, in order, before the process exits, while a write is still under way', async () => {
+    expect(await exitWhileWriting('exitAfterLogs(logger, 0)')).toEqual(['first', 'second']);
+  });
+
+  it("is needed: pino's flush(cb) calls back with that write still under way, and the lines come out of order or not at all", async () => {
+    expect(await exitWhileWriting('logger.flush(() => process.exit(0))')).not.toEqual(['first', 'second']);
+  });
+});

@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { startMetricsServer } from '../src/http/routes/metrics.js';
 import { relayLabel } from '../src/metrics/metrics.js';
+import { serveCli } from './support/cli.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { captureLogs } from './support/logs.js';
 import { relayScenario } from './support/relay-scenario.js';
@@ -171,6 +175,23 @@ describe('GET /metrics (issue 16 §1)', () => {
       expect((await fetch(`http://127.0.0.1:${server.port}/event?id=x`)).status).toBe(404);
     } finally {
       await server.close();
+    }
+  });
+
+  it('serve with METRICS_PORT prints no Fastify deprecation (FSTDEP023, issue 30 §6)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'nostr-lookup-metrics-port-'));
+    // At debug: serve sends what Node prints on the console (its warnings too) to the log at debug.
+    const served = await serveCli({ METRICS_PORT: '0', OFFLINE: 'true', REDIS_URL: '', REDIS_CLUSTER_NODES: '', DATA_DIR: dataDir, LOG_LEVEL: 'debug' });
+    try {
+      expect((await fetch(`${served.url}/healthz`)).status).toBe(200);
+      served.child.kill('SIGTERM');
+      expect(await served.exited).toBe(0);
+      expect(served.output()).toContain('metrics served at /metrics');
+      expect(served.output()).not.toContain('FSTDEP');
+      expect(served.stderr()).toBe('');
+    } finally {
+      served.child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -372,6 +372,26 @@ describe.each(BOTH_STORES)('NIP-05 over HTTP, on the $name store', ({ open }) =>
     }
   });
 
+  it('ten concurrent lookups of one name from one client are all 200, with one request to the domain (issue 30 §10)', async () => {
+    const server = await serve();
+    for (let round = 0; round < 5; round++) {
+      const name = `ten${round}`;
+      domain.route(name, { json: { names: { [name]: CAROL } } });
+      const answers = await Promise.all(Array.from({ length: 10 }, () => getJson(`${server.url}/user-profile?pubkey=${name}@${domain.domain}`)));
+      expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(200));
+      expect(domain.hits.get(name)).toBe(1);
+    }
+    // With MISS_RATE_LIMIT (an allowance read in the store before the exchange starts): one name
+    // takes one of the client's allowance, however many of its requests ask for it at once.
+    const limited = await serve({ rateLimits: { misses: { perSecond: 0.01, burst: 1 }, trustProxy: false } });
+    domain.route('tenlimited', { json: { names: { tenlimited: CAROL } } });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => getJson(`${limited.url}/user-profile?pubkey=tenlimited@${domain.domain}`)));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(200));
+    expect(domain.hits.get('tenlimited')).toBe(1);
+    domain.route('another', { json: { names: { another: CAROL } } });
+    expect((await getJson(`${limited.url}/user-profile?pubkey=another@${domain.domain}`)).status).toBe(429);
+  });
+
   it('per client, at most MISS_CONCURRENCY_PER_CLIENT resolutions at once; past it 429', async () => {
     const server = await serve({ nip05: { maxPerClient: 2 } });
     for (const name of ['wait1', 'wait2', 'wait3']) domain.route(name, { json: { names: { [name]: BOB } }, delayMs: 400 });

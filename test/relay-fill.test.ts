@@ -451,6 +451,20 @@ describe('misses per client are capped (issue 18: a client must not make us floo
     expect((await getJson(`${server.url}/event?id=${'4'.repeat(64)}`)).status).toBe(500);
   });
 
+  it('lookups of one key that join a lookup under way take no slot: ten concurrent misses of one pubkey from one client are all answered, the relays asked once (issue 30)', async () => {
+    const silent = await relay({ silent: true });
+    const { server } = await service({ urls: [silent.url], timeoutMs: 600, missesPerClient: 2 });
+    const pubkey = pubkeyOf('fill-asked-ten-times');
+    const first = getJson(`${server.url}/user-profile?pubkey=${pubkey}`);
+    // The first is under way (its REQ reached the relay) before the other nine come.
+    for (let attempt = 0; silent.requests.length === 0 && attempt < 100; attempt++) await sleep(10);
+    const rest = await Promise.all(Array.from({ length: 9 }, () => getJson(`${server.url}/user-profile?pubkey=${pubkey}`)));
+    const statuses = [(await first).status, ...rest.map((response) => response.status)];
+    // The silent relay never answers: every lookup ends "unavailable" at its deadline, none 429.
+    expect(statuses).toEqual(statuses.map(() => 500));
+    expect(silent.requests).toHaveLength(1);
+  });
+
   it('MISS_CONCURRENCY_PER_CLIENT=0 turns the cap off (behind a proxy every client has its address)', async () => {
     const silent = await relay({ silent: true });
     const { server } = await service({ urls: [silent.url], timeoutMs: 500, missesPerClient: 0 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_WRITE_RELAYS_PER_LIST, RELAY_LIST_KIND, writeRelaysOf } from '../src/nostr/relay-list.js';
+import { MAX_WRITE_RELAYS_PER_LIST, readRelaysOf, RELAY_LIST_KIND, writeRelaysOf } from '../src/nostr/relay-list.js';
 import { MAX_RELAY_LIST_TAGS_READ, MAX_TAGS_READ } from '../src/nostr/work-caps.js';
 import { parseRelayUrl } from '../src/relays/relay-url.js';
 
@@ -214,5 +214,26 @@ describe('a relay list is bounded work (issue 31 §3: 90,000 junk `r` tags cost 
     for (let n = 0; n < 10; n++) expect(writeRelaysOf(junk)).toEqual([]);
     const { user, system } = process.cpuUsage(started);
     expect((user + system) / 1000 / 10).toBeLessThan(50);
+  });
+});
+
+describe('readRelaysOf (the inbox the relationship fill asks)', () => {
+  it('NIP-65: `r` tags without a marker or marked `read` are read relays, `write`-marked ones are not, in the author’s order', () => {
+    const tags = [
+      ['r', 'wss://both.example'],
+      ['r', 'wss://reads.example', 'read'],
+      ['r', 'wss://writes.example', 'write'],
+      ['r', 'wss://empty-marker.example', ''],
+      ['r', 'wss://odd-marker.example', 'inbox'],
+      ['r', 'https://not-a-relay.example', 'read'],
+      ['r', 'wss://READS.example/', 'read'],
+    ];
+    expect(readRelaysOf(list(tags))).toEqual(['wss://both.example/', 'wss://reads.example/', 'wss://empty-marker.example/']);
+    expect(readRelaysOf(list(tags, 3))).toEqual([]);
+  });
+
+  it(`is bounded as writeRelaysOf is: at most ${MAX_WRITE_RELAYS_PER_LIST} relays, whatever the list holds`, () => {
+    const urls = Array.from({ length: 40 }, (_, index) => `wss://r${index}.example/`);
+    expect(readRelaysOf(list(urls.map((url) => ['r', url, 'read'])))).toEqual(urls.slice(0, MAX_WRITE_RELAYS_PER_LIST));
   });
 });

@@ -64,16 +64,19 @@ describe('nostr-lookup sync', () => {
   it('stores verified history and live events, stops cleanly on SIGTERM, and resumes from its cursor', async () => {
     const old = signed('sync-a', { created_at: now() - 600, content: 'history' });
     const alice = profile('sync-a', { name: 'A' }, now() - 500);
-    const reaction = signed('sync-a', { kind: 7, created_at: now() - 400, content: '+' }); // not in SYNC_KINDS
-    const source = await relay([old, alice, reaction]);
+    // Reactions are in the default SYNC_KINDS (the relationship index counts them); reports are not.
+    const reaction = signed('sync-a', { kind: 7, created_at: now() - 400, content: '+', tags: [['e', old.id]] });
+    const report = signed('sync-a', { kind: 1984, created_at: now() - 400, tags: [['e', old.id, 'spam']] });
+    const source = await relay([old, alice, reaction, report]);
     const testStore = await store();
     const first = sync(testStore, { RELAYS: source.url });
 
     await expect.poll(() => held(testStore, alice), { timeout: 15_000, interval: 100 }).toBe(true);
     expect(await held(testStore, old)).toBe(true);
-    expect(await held(testStore, reaction)).toBe(false);
+    await expect.poll(() => held(testStore, reaction), { timeout: 5000, interval: 100 }).toBe(true);
+    expect(await held(testStore, report)).toBe(false);
     const firstFilter = source.requests[0]?.[0];
-    expect(firstFilter?.kinds).toEqual([0, 1, 5, 62]);
+    expect(firstFilter?.kinds).toEqual([0, 1, 5, 6, 7, 16, 62, 1111, 9735]);
     // No cursor yet: the last hour.
     expect(Math.abs((firstFilter?.since ?? 0) - (now() - 3600))).toBeLessThan(30);
 
@@ -85,7 +88,7 @@ describe('nostr-lookup sync', () => {
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     expect(first.output()).toContain('sync stopped');
-    const cursor = await testStore.store.cursors.get(syncCursorName(source.url, [0, 1, 5, 62]));
+    const cursor = await testStore.store.cursors.get(syncCursorName(source.url, [0, 1, 5, 6, 7, 16, 62, 1111, 9735]));
     expect(Number(cursor)).toBe(live.created_at);
 
     // While it was stopped, more was published; the restart asks from the cursor (with overlap) and gets it.
@@ -93,7 +96,7 @@ describe('nostr-lookup sync', () => {
     source.add(missed);
     const second = sync(testStore, { RELAYS: source.url });
     await expect.poll(() => held(testStore, missed), { timeout: 15_000, interval: 100 }).toBe(true);
-    expect(source.requests.at(-1)).toEqual([{ kinds: [0, 1, 5, 62], since: live.created_at - RESUME_OVERLAP_SECONDS }]);
+    expect(source.requests.at(-1)).toEqual([{ kinds: [0, 1, 5, 6, 7, 16, 62, 1111, 9735], since: live.created_at - RESUME_OVERLAP_SECONDS }]);
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
   });
@@ -104,7 +107,7 @@ describe('nostr-lookup sync', () => {
     const testStore = await store();
     const run = sync(testStore, { RELAYS: source.url }, ['--since', '2023-01-01']);
     await expect.poll(() => held(testStore, old), { timeout: 15_000, interval: 100 }).toBe(true);
-    expect(source.requests[0]).toEqual([{ kinds: [0, 1, 5, 62], since: 1_672_531_200 }]);
+    expect(source.requests[0]).toEqual([{ kinds: [0, 1, 5, 6, 7, 16, 62, 1111, 9735], since: 1_672_531_200 }]);
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(0);
   });

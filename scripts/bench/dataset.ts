@@ -75,3 +75,29 @@ export function makeVanish(who: Identity, at: number): NostrEvent {
 export function unseenIds(count: number, seed: number): string[] {
   return Array.from({ length: count }, (_, n) => createHash('sha256').update(`bench unseen id ${seed} ${n}`).digest('hex'));
 }
+
+export const hex = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** `size` pubkeys to follow, in popularity rank order. */
+export function followedPool(size: number): string[] {
+  return Array.from({ length: size }, (_, n) => hex(`followed ${n}`));
+}
+
+/**
+ * Signed follow lists (kind 3) by identity(0…): each follows `follows` distinct pubkeys of the
+ * pool, drawn with popularity ~ 1/rank (a log-uniform rank is a Zipf(1) draw), the same every run.
+ */
+export function makeFollowLists(lists: number, follows: number, pool: string[]): NostrEvent[] {
+  let state = 28;
+  const random = () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+  const draw = () => pool[Math.min(pool.length - 1, Math.floor(pool.length ** random()) - 1)] as string;
+  return Array.from({ length: lists }, (_, n) => {
+    const chosen = new Set<string>();
+    while (chosen.size < follows) chosen.add(draw());
+    const event = finalizeEvent({ kind: 3, created_at: 1_700_000_000 + n, tags: [...chosen].map((pubkey) => ['p', pubkey]), content: '' }, identity(n).secretKey);
+    return JSON.parse(serializeEvent(event)) as NostrEvent;
+  });
+}

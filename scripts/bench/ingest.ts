@@ -23,11 +23,12 @@ import { Redis } from 'ioredis';
 import { type ImportSummary, importEvents } from '../../src/import/import-events.js';
 import { type NostrEvent, serializeEvent } from '../../src/nostr/event.js';
 import { verifyNostrEvent } from '../../src/nostr/verify-event.js';
-import { redisKeys } from '../../src/store/redis/keys.js';
+import { RELATION_KEY_TYPES, redisKeys } from '../../src/store/redis/keys.js';
 import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix, type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
 import { type Identity, identity, makeDeletions, makeNotes, makeProfiles, makeVanish, unseenIds } from './dataset.js';
+import { totalUsage } from './redis-memory.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -72,21 +73,6 @@ async function meanUsage(admin: Redis, keys: readonly string[]): Promise<number>
   return usages.reduce((sum, usage) => sum + usage, 0) / usages.length;
 }
 
-/** MEMORY USAGE summed over every key matching `pattern`. */
-async function totalUsage(admin: Redis, pattern: string): Promise<{ keys: number; bytes: number }> {
-  let cursor = '0';
-  let keys = 0;
-  let bytes = 0;
-  do {
-    const [next, found] = await admin.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    const pipeline = admin.pipeline();
-    for (const key of found) pipeline.memory('USAGE', key, 'SAMPLES', 0);
-    for (const [, usage] of (await pipeline.exec()) ?? []) bytes += Number(usage);
-    keys += found.length;
-  } while (cursor !== '0');
-  return { keys, bytes };
-}
 
 const jsonBytesOf = (events: readonly NostrEvent[]) => events.reduce((sum, event) => sum + Buffer.byteLength(serializeEvent(event)), 0);
 const bytes = (value: number) => `${value < 0 ? '−' : ''}${Math.abs(value).toFixed(0)} bytes`;
@@ -146,6 +132,10 @@ async function main() {
     const stored = summary.stored + summary.replaced;
     if (stored !== events.length) throw new Error(`stored ${stored} of ${events.length}`);
     const authorIndex = await totalUsage(admin, `${prefix}a:*`);
+    // The relationship index (its key types, keys.ts), reported apart (issue 29 §4); notes its part here.
+    const noteIndex = await totalUsage(admin, `${prefix}n:{*`);
+    let relationBytes = 0;
+    for (const type of RELATION_KEY_TYPES) relationBytes += (await totalUsage(admin, `${prefix}${type}:{*`)).bytes;
 
     const verifyRate = events.length / verifySeconds;
     const importRate = events.length / importSeconds;
@@ -156,6 +146,8 @@ async function main() {
       `| import (read + parse + verify + write) | ${importRate.toFixed(0)} events/s | ${(importRate / verifyRate).toFixed(2)}× verification |`,
       `| Redis memory per stored event | ${memoryPerEvent.toFixed(0)} bytes | ${(memoryPerEvent / jsonPerEvent).toFixed(2)}× its ${jsonPerEvent.toFixed(0)} JSON bytes |`,
       `| of which the author index (\`a:<pubkey>\`, MEMORY USAGE summed) | ${(authorIndex.bytes / stored).toFixed(0)} bytes | ${authorIndex.keys} sorted sets, ${(stored / authorIndex.keys).toFixed(1)} members each |`,
+      `| of which the relationship index (every key type of it, MEMORY USAGE summed) | ${(relationBytes / stored).toFixed(0)} bytes | of it the notes (\`n:{<pubkey>}\`) ${(noteIndex.bytes / stored).toFixed(0)} bytes: ${noteIndex.keys} sorted sets |`,
+      `| Redis memory per stored event without the relationship index | ${(memoryPerEvent - relationBytes / stored).toFixed(0)} bytes | ${((memoryPerEvent - relationBytes / stored) / jsonPerEvent).toFixed(2)}× its ${jsonPerEvent.toFixed(0)} JSON bytes |`,
     ];
     process.stderr.write(`${rows.join('\n')}\n`);
 

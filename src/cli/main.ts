@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { type Config, ConfigError, loadConfig } from '../config/env.js';
-import { createLogger } from '../logger.js';
+import { createLogger, exitAfterLogs } from '../logger.js';
 import { closeOnSignals, startService } from '../service.js';
+import { environmentHelp } from './environment-help.js';
 import { guardProcess } from './process-guards.js';
 import { runImport } from './import-command.js';
+import { runRelations } from './relations-command.js';
 import { runSync } from './sync-command.js';
 import { PACKAGE_VERSION } from '../version.js';
 
@@ -54,11 +56,12 @@ function sinceTime(value: string): number {
 const program = new Command()
   .name('nostr-lookup')
   .version(PACKAGE_VERSION, '-V, --version', 'print the version and exit')
-  .description('Nostr event and profile lookup service. Configuration: environment variables (see README).');
+  .description('Nostr event and profile lookup service. Configuration: environment variables (`nostr-lookup serve --help` lists them; README).');
 
 program
   .command('serve')
   .description('serve GET /event, GET /user-profile, /graphql, /healthz and /readyz')
+  .addHelpText('after', environmentHelp)
   .action(async () => {
     const config = configOrExit();
     const logger = createLogger(config.log);
@@ -68,7 +71,7 @@ program
     } catch (error) {
       // Say why in one line (a port in use, an unusable DATA_DIR…), then exit 1.
       process.stderr.write(`nostr-lookup serve: ${(error as Error).message}\n`);
-      logger.flush(() => process.exit(1));
+      exitAfterLogs(logger, 1);
     }
   });
 
@@ -86,7 +89,7 @@ program
     guardProcess(logger);
     const code = await runSync(options, config, logger);
     // Exit explicitly: closed relay connections may leave nostr-tools timers behind.
-    logger.flush(() => process.exit(code));
+    exitAfterLogs(logger, code);
   });
 
 program
@@ -106,5 +109,25 @@ program
     guardProcess(logger);
     process.exitCode = await runImport(file, options, config, logger);
   });
+
+const relations = program
+  .command('relations')
+  .description('maintenance of the relationship index (replies, reactions, reposts, quotes): run with writers stopped');
+
+for (const [action, description] of [
+  ['check', 'recount every figure from the stored events and print where the maintained ones differ (exit 2 if any)'],
+  ['rebuild', 'empty the relationship index and relate every stored event again, then check (for events stored before this version)'],
+] as const) {
+  relations
+    .command(action)
+    .description(description)
+    .option('--json', 'print the result as JSON', false)
+    .action(async (options: { json: boolean }) => {
+      const config = configOrExit();
+      const logger = createLogger({ level: config.log.level === 'info' ? 'warn' : config.log.level }, process.stderr);
+      guardProcess(logger);
+      process.exitCode = await runRelations(action, options, config, logger);
+    });
+}
 
 await program.parseAsync();

@@ -2,7 +2,8 @@ import type { Config } from '../config/env.js';
 import { RelaySync } from '../fill/relay-sync.js';
 import { startMetricsServer } from '../http/routes/metrics.js';
 import { metrics } from '../metrics/metrics.js';
-import type { Logger } from '../logger.js';
+import { exitAfterLogs, type Logger } from '../logger.js';
+import { onFirstStopSignal } from '../stop-signals.js';
 import { openCommandStore } from './open-command-store.js';
 
 export interface SyncCommandOptions {
@@ -33,14 +34,11 @@ export async function runSync(options: SyncCommandOptions, config: Config, logge
   // sync has no HTTP port: its metrics are served only on METRICS_PORT.
   const metricsServer =
     config.metrics.enabled && config.metrics.port !== undefined ? await startMetricsServer(config.http.host, config.metrics.port, logger) : undefined;
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
+  const signal = await new Promise<NodeJS.Signals>((resolve) => onFirstStopSignal(resolve));
   logger.info({ signal }, 'stopping sync');
   const force = setTimeout(() => {
     logger.error('sync took too long to stop; exiting');
-    logger.flush(() => process.exit(1));
+    exitAfterLogs(logger, 1);
   }, 10_000);
   force.unref();
   await Promise.all([sync.stop(), metricsServer?.close()]);

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseRelayUrl } from '../relays/relay-url.js';
+import type { ZapProviderConfig } from '../zaps/zap-providers.js';
 import { type ClusterSeeds, parseClusterNodes } from './redis-cluster-nodes.js';
 
 /**
@@ -16,7 +17,9 @@ const wholeNumber = (name: string, min: number, max: number) =>
     .string()
     .trim()
     .regex(/^\d+$/, `${name} must be a whole number`)
-    .transform(Number)
+    // Over 308 digits Number() is Infinity, which zod's number() refuses with a message of its own:
+    // held at the largest finite number, it gets the "at most" message as any huge value does.
+    .transform((value) => Math.min(Number(value), Number.MAX_VALUE))
     // Digits only, so an integer already: zod's int() would add a second message for 20 digits.
     .pipe(z.number().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`))
     .optional();
@@ -30,6 +33,9 @@ const booleanFlag = (name: string) =>
     .enum(['true', 'false', '1', '0'], { message: `${name} must be true or false` })
     .transform((value) => value === 'true' || value === '1')
     .optional();
+
+/** true or false; unset or empty: `fallback`. */
+const flag = (name: string, fallback: boolean) => z.preprocess(emptyAsUnset, booleanFlag(name).default(fallback));
 
 /** What one client or connection may hold of the HTTP server (issue 18 §7). */
 export interface HttpLimits {
@@ -183,8 +189,12 @@ const relayList = (name: string, fallback: string[]) =>
       return urls;
     });
 
-/** Profiles and notes, and what deletes them: deletion requests (NIP-09) and requests to vanish (NIP-62). */
-export const DEFAULT_SYNC_KINDS = [0, 1, 5, 62];
+/**
+ * Profiles and notes, what relates to notes (reposts 6 and 16, reactions 7, comments 1111: the
+ * relationship index counts them), and what deletes them: deletion requests (NIP-09) and requests
+ * to vanish (NIP-62). Sorted.
+ */
+export const DEFAULT_SYNC_KINDS = [0, 1, 5, 6, 7, 16, 62, 1111, 9735];
 
 const kindList = z
   .string()
@@ -204,14 +214,20 @@ const RelayModel = z.object({
   // included. NIP-05 domains are still asked: OFFLINE=true turns all outside traffic off.
   RELAYS: relayList('RELAYS', DEFAULT_RELAYS),
   INDEXER_RELAYS: relayList('INDEXER_RELAYS', DEFAULT_INDEXER_RELAYS),
-  OUTBOX: z.preprocess(emptyAsUnset, booleanFlag('OUTBOX')),
+  OUTBOX: flag('OUTBOX', true),
   OUTBOX_RELAYS_PER_PUBKEY: integer('OUTBOX_RELAYS_PER_PUBKEY', 1, 10, 2),
   OUTBOX_MAX_RELAYS: integer('OUTBOX_MAX_RELAYS', 1, 200, 20),
   MAX_RELAY_CONNECTIONS: integer('MAX_RELAY_CONNECTIONS', 1, 10_000, 50),
   RELAY_TIMEOUT_MS: integer('RELAY_TIMEOUT_MS', 100, 60000, 3000),
   NEGATIVE_TTL: integer('NEGATIVE_TTL', 1, 86400 * 30, 60),
   PROFILE_TTL: integer('PROFILE_TTL', 1, 86400 * 30, 300),
-  RELAY_ALLOW_PRIVATE: z.preprocess(emptyAsUnset, booleanFlag('RELAY_ALLOW_PRIVATE')),
+  // Relationship fill (fill/relation-fill.ts): how long an event's relationships asked of relays
+  // stay fresh, and how many relating events one fill takes per event at most.
+  RELATIONS_TTL: integer('RELATIONS_TTL', 1, 86400 * 30, 300),
+  RELATIONS_MAX_EVENTS: integer('RELATIONS_MAX_EVENTS', 1, 100_000, 2000),
+  // Followers fill (the same engine): follow lists naming a pubkey taken per fill, at most.
+  FOLLOWERS_MAX_EVENTS: integer('FOLLOWERS_MAX_EVENTS', 1, 100_000, 5000),
+  RELAY_ALLOW_PRIVATE: flag('RELAY_ALLOW_PRIVATE', false),
   MISS_CONCURRENCY_PER_CLIENT: integer('MISS_CONCURRENCY_PER_CLIENT', 0, 10_000, 8),
   RELAY_MAX_KEYS_PER_REQUEST: integer('RELAY_MAX_KEYS_PER_REQUEST', 1, 100_000, 500),
   SYNC_KINDS: kindList,
@@ -225,9 +241,14 @@ const Nip05Model = z.object({
   NIP05_MAX_PER_DOMAIN: integer('NIP05_MAX_PER_DOMAIN', 1, 1000, 2),
 });
 
+const ZapModel = z.object({
+  // How long a zap recipient's LNURL pay endpoint answer is used before it is asked again (zaps/zap-providers.ts).
+  ZAP_PROVIDER_TTL: integer('ZAP_PROVIDER_TTL', 60, 86400 * 30, 86400),
+});
+
 const OutsideTrafficModel = z.object({
   // true: nothing leaves the machine but store traffic, whatever RELAYS says (issue 31).
-  OFFLINE: z.preprocess(emptyAsUnset, booleanFlag('OFFLINE')),
+  OFFLINE: flag('OFFLINE', false),
 });
 
 /** A rate in requests per second, fractions allowed (0.5: one every two seconds); unset or empty: off. */
@@ -263,14 +284,15 @@ const trustProxy = z.preprocess(
 
 const RateLimitModel = z.object({
   RATE_LIMIT: rate('RATE_LIMIT'),
-  RATE_LIMIT_BURST: integer('RATE_LIMIT_BURST', 1, 10_000_000, 0),
+  // Unset: the rate rounded up (limitOf).
+  RATE_LIMIT_BURST: z.preprocess(emptyAsUnset, wholeNumber('RATE_LIMIT_BURST', 1, 10_000_000)),
   MISS_RATE_LIMIT: rate('MISS_RATE_LIMIT'),
-  MISS_RATE_LIMIT_BURST: integer('MISS_RATE_LIMIT_BURST', 1, 10_000_000, 0),
-  TRUST_PROXY: trustProxy,
+  MISS_RATE_LIMIT_BURST: z.preprocess(emptyAsUnset, wholeNumber('MISS_RATE_LIMIT_BURST', 1, 10_000_000)),
+  TRUST_PROXY: trustProxy.default(false),
 });
 
 const MetricsModel = z.object({
-  METRICS: z.preprocess(emptyAsUnset, booleanFlag('METRICS')),
+  METRICS: flag('METRICS', true),
   METRICS_PORT: z.preprocess(emptyAsUnset, wholeNumber('METRICS_PORT', 0, 65535)),
 });
 
@@ -280,6 +302,32 @@ const GraphqlModel = z.object({
   GRAPHQL_MAX_COST: integer('GRAPHQL_MAX_COST', 1, 10_000_000, 20_000),
   MAX_RESPONSE_BYTES: integer('MAX_RESPONSE_BYTES', 1024, 1024 * 1024 * 1024, 4 * 1024 * 1024),
 });
+
+/** Every model, in the order `serve --help` lists their variables. */
+const MODELS = [
+  HttpModel,
+  StoreModel,
+  RelayModel,
+  OutsideTrafficModel,
+  Nip05Model,
+  ZapModel,
+  LogModel,
+  LookupModel,
+  GraphqlModel,
+  RateLimitModel,
+  MetricsModel,
+];
+
+/**
+ * Every variable with its default: what its model makes of it unset (undefined: none). Read from
+ * the models themselves, so that `serve --help` can never disagree with loadConfig.
+ */
+export function variableDefaults(): { name: string; value: unknown }[] {
+  return MODELS.flatMap((model) => {
+    const parsed: Record<string, unknown> = model.parse({});
+    return Object.keys(model.shape).map((name) => ({ name, value: parsed[name] }));
+  });
+}
 
 export interface HttpConfig {
   port: number;
@@ -339,6 +387,14 @@ export interface RelayConfig {
   maxConnections: number;
   /** Ids and pubkeys one request may ask of the relays, at most; past it, they are throttled. */
   maxKeysPerRequest: number;
+  /**
+   * The relationship fill (fill/relation-fill.ts): an event's replies, reactions, reposts and quotes
+   * asked of relays count as fresh for `ttlSeconds` (RELATIONS_TTL); one fill takes at most
+   * `maxEvents` relating events per event (RELATIONS_MAX_EVENTS).
+   */
+  relations: { ttlSeconds: number; maxEvents: number };
+  /** The followers fill (fill/relation-fill.ts FOLLOWERS): follow lists naming a pubkey taken per fill (FOLLOWERS_MAX_EVENTS); fresh for RELATIONS_TTL. */
+  followers: { maxEvents: number };
 }
 /**
  * The operator's relays, RELAYS and INDEXER_RELAYS, once each: trusted (loopback included), never
@@ -413,6 +469,7 @@ export interface Config {
   lookup: LookupConfig;
   relays: RelayConfig;
   nip05: Nip05Config;
+  zaps: ZapProviderConfig;
   graphql: GraphqlConfig;
 }
 
@@ -435,10 +492,10 @@ function parseModel<T extends z.ZodType>(model: T, env: Env, problems: string[])
   return undefined;
 }
 
-/** A limit from its rate and burst (0: unset, then the rate rounded up, at least 1). */
-function limitOf<K extends 'requests' | 'misses'>(perSecond: number | undefined, burst: number, key: K): Partial<Record<K, RateLimit>> {
+/** A limit from its rate and burst (unset: the rate rounded up, at least 1). */
+function limitOf<K extends 'requests' | 'misses'>(perSecond: number | undefined, burst: number | undefined, key: K): Partial<Record<K, RateLimit>> {
   if (perSecond === undefined) return {};
-  return { [key]: { perSecond, burst: burst || Math.max(1, Math.ceil(perSecond)) } } as Partial<Record<K, RateLimit>>;
+  return { [key]: { perSecond, burst: burst ?? Math.max(1, Math.ceil(perSecond)) } } as Partial<Record<K, RateLimit>>;
 }
 
 /** Which store the variables name (loadConfig has refused REDIS_URL with REDIS_CLUSTER_NODES). */
@@ -459,6 +516,7 @@ export function loadConfig(env: Env = process.env): Config {
   const relays = parseModel(RelayModel, env, problems);
   const graphql = parseModel(GraphqlModel, env, problems);
   const nip05 = parseModel(Nip05Model, env, problems);
+  const zaps = parseModel(ZapModel, env, problems);
   const metrics = parseModel(MetricsModel, env, problems);
   const rateLimits = parseModel(RateLimitModel, env, problems);
   const outside = parseModel(OutsideTrafficModel, env, problems);
@@ -483,18 +541,18 @@ export function loadConfig(env: Env = process.env): Config {
       );
     }
   }
-  if (!http || !store || !log || !lookup || !relays || !graphql || !nip05 || !metrics || !rateLimits || !outside || problems.length > 0) {
+  if (!http || !store || !log || !lookup || !relays || !graphql || !nip05 || !zaps || !metrics || !rateLimits || !outside || problems.length > 0) {
     throw new ConfigError(problems);
   }
-  const offline = outside.OFFLINE ?? false;
+  const offline = outside.OFFLINE;
   return {
     offline,
     rateLimits: {
       ...limitOf(rateLimits.RATE_LIMIT, rateLimits.RATE_LIMIT_BURST, 'requests'),
       ...limitOf(rateLimits.MISS_RATE_LIMIT, rateLimits.MISS_RATE_LIMIT_BURST, 'misses'),
-      trustProxy: rateLimits.TRUST_PROXY ?? false,
+      trustProxy: rateLimits.TRUST_PROXY,
     },
-    metrics: { enabled: metrics.METRICS ?? true, ...(metrics.METRICS_PORT !== undefined ? { port: metrics.METRICS_PORT } : {}) },
+    metrics: { enabled: metrics.METRICS, ...(metrics.METRICS_PORT !== undefined ? { port: metrics.METRICS_PORT } : {}) },
     http: {
       port: http.PORT,
       host: http.HOST,
@@ -517,24 +575,33 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: relays.RELAY_TIMEOUT_MS,
       negativeTtlSeconds: relays.NEGATIVE_TTL,
       profileTtlSeconds: relays.PROFILE_TTL,
-      allowPrivateHints: relays.RELAY_ALLOW_PRIVATE ?? false,
+      allowPrivateHints: relays.RELAY_ALLOW_PRIVATE,
       syncKinds: relays.SYNC_KINDS,
       missesPerClient: relays.MISS_CONCURRENCY_PER_CLIENT,
       indexerUrls: offline ? [] : relays.INDEXER_RELAYS,
       outbox: {
-        enabled: relays.OUTBOX ?? true,
+        enabled: relays.OUTBOX,
         relaysPerPubkey: relays.OUTBOX_RELAYS_PER_PUBKEY,
         maxRelays: relays.OUTBOX_MAX_RELAYS,
       },
       maxConnections: relays.MAX_RELAY_CONNECTIONS,
       maxKeysPerRequest: relays.RELAY_MAX_KEYS_PER_REQUEST,
+      relations: { ttlSeconds: relays.RELATIONS_TTL, maxEvents: relays.RELATIONS_MAX_EVENTS },
+      followers: { maxEvents: relays.FOLLOWERS_MAX_EVENTS },
     },
     nip05: {
       timeoutMs: nip05.NIP05_TIMEOUT_MS,
       ttlSeconds: nip05.NIP05_TTL,
       negativeTtlSeconds: relays.NEGATIVE_TTL,
-      allowPrivate: relays.RELAY_ALLOW_PRIVATE ?? false,
+      allowPrivate: relays.RELAY_ALLOW_PRIVATE,
       maxPerClient: relays.MISS_CONCURRENCY_PER_CLIENT,
+      maxConcurrent: nip05.NIP05_MAX_CONCURRENT,
+      maxPerDomain: nip05.NIP05_MAX_PER_DOMAIN,
+    },
+    zaps: {
+      ttlSeconds: zaps.ZAP_PROVIDER_TTL,
+      timeoutMs: nip05.NIP05_TIMEOUT_MS,
+      allowPrivate: relays.RELAY_ALLOW_PRIVATE,
       maxConcurrent: nip05.NIP05_MAX_CONCURRENT,
       maxPerDomain: nip05.NIP05_MAX_PER_DOMAIN,
     },

@@ -20,6 +20,11 @@ export class InFlightLookups {
     private readonly kind: string,
   ) {}
 
+  /** Whether a lookup of `key` is under way (or settled within the last second): a request for it joins, asking nothing. */
+  has(key: string): boolean {
+    return this.inflight.has(key);
+  }
+
   async join(
     keys: readonly string[],
     signal: AbortSignal,

@@ -17,6 +17,7 @@ import { InFlightLookups } from './coalescing.js';
 import { ABSENT, type Fetched, type Found, GONE, THROTTLED, UNAVAILABLE } from './fetched.js';
 import { acrossInstances } from './instance-claims.js';
 import { ADDRESS_LOOKUP, EVENT_LOOKUP, type LookupKind, PROFILE_LOOKUP } from './lookup-kind.js';
+import { FOLLOWERS, NOTES, RelationFill } from './relation-fill.js';
 import { RelaySearch, type SearchResult } from './relay-search.js';
 import { type MissLimit, RelayRequest } from './relay-request.js';
 
@@ -70,9 +71,23 @@ export class ReadThrough {
   /** Lookups at the relays in progress, per client. */
   private readonly missesByClient = new ClientSlots();
   private readonly configured: ReadonlySet<string>;
+  /**
+   * The relationship fill (issue 26): an event's replies, reactions, reposts and quotes, asked of
+   * relays before they are read (the GraphQL context hands it to resolvers per request).
+   */
+  readonly relations: RelationFill;
+  /** The followers fill (issue 28 §4): the follow lists naming a pubkey, asked of relays before its followers are read. */
+  readonly followers: RelationFill;
+  /** The notes fill (issue 28 §4): what an author wrote, asked of relays when the index holds less than a page. */
+  readonly notes: RelationFill;
 
   constructor(private readonly deps: ReadThroughDependencies) {
     this.search = new RelaySearch(deps);
+    // One client's fills of every subject share its MISS_CONCURRENCY_PER_CLIENT.
+    const clientSlots = new ClientSlots();
+    this.relations = new RelationFill(deps, { clientSlots });
+    this.followers = new RelationFill(deps, { subject: FOLLOWERS, clientSlots });
+    this.notes = new RelationFill(deps, { subject: NOTES, clientSlots });
     this.inflight = {
       event: new InFlightLookups(deps.logger, 'event'),
       profile: new InFlightLookups(deps.logger, 'profile'),
@@ -184,6 +199,7 @@ export class ReadThrough {
    */
   async settled(): Promise<void> {
     while (this.background.size > 0) await Promise.allSettled([...this.background]);
+    await Promise.all([this.relations.settled(), this.followers.settled(), this.notes.settled()]);
   }
 
   /** The relay lists of the misses' authors, if outbox discovery is on (one store read, on misses only). */
@@ -235,7 +251,11 @@ export class ReadThrough {
     const ask = missing.filter((key) => misses.notes.get(key) == null || hinted || withNewPlaces.has(key));
     metrics.lookups(lookup.name, 'remembered_miss', missing.length - ask.length);
     if (ask.length === 0) return [...found];
-    const fetched = await this.perClient(request, ask, (admitted) => this.fetch(lookup, admitted, misses, request, withNewPlaces));
+    // Keys whose lookup is under way for another request are joined, not asked again: a request
+    // that only joins (ten concurrent lookups of one pubkey) costs the relays nothing, and takes
+    // no per-client slot (issue 30: 2 of 10 were 429).
+    const joinsOnly = !hinted && withNewPlaces.size === 0 && ask.every((key) => this.inflight[lookup.name].has(key));
+    const fetched = await this.perClient(request, ask, (admitted) => this.fetch(lookup, admitted, misses, request, withNewPlaces), joinsOnly);
     for (const answer of fetched) metrics.lookups(lookup.name, FETCHED_OUTCOMES[answer.kind], 1);
     const answers = new Map(ask.map((key, index) => [key, fetched[index] as Fetched]));
     return keys.map((key, index) => {
@@ -274,10 +294,13 @@ export class ReadThrough {
     request: RelayRequest,
     keys: readonly string[],
     fetch: (admitted: readonly string[]) => Promise<Fetched[]>,
+    joinsOnly = false,
   ): Promise<Fetched[]> {
     const room = Math.max(0, this.deps.config.maxKeysPerRequest - request.keysAsked);
     const admitted = keys.slice(0, room);
-    if (admitted.length === 0 || !this.missesByClient.enter(request.client, this.deps.config.missesPerClient)) return keys.map(() => THROTTLED);
+    if (admitted.length === 0) return keys.map(() => THROTTLED);
+    // A request that only joins holds no slot, so it neither waits for one nor keeps one from others.
+    if (!joinsOnly && !this.missesByClient.enter(request.client, this.deps.config.missesPerClient)) return keys.map(() => THROTTLED);
     try {
       // MISS_RATE_LIMIT: each key asked of relays takes one from the client's allowance; the keys
       // past it are `rate_limited`, not asked.
@@ -288,7 +311,7 @@ export class ReadThrough {
       const answers = asked.length > 0 ? await fetch(asked) : [];
       return keys.map((_, index) => (index < asked.length ? (answers[index] ?? THROTTLED) : index < admitted.length ? limited : THROTTLED));
     } finally {
-      this.missesByClient.leave(request.client);
+      if (!joinsOnly) this.missesByClient.leave(request.client);
     }
   }
 
@@ -427,6 +450,8 @@ export class ReadThrough {
       msLeft: () => request.queryMsLeft(),
       client: request.client,
       outboxBudget: request.outboxBudget,
+      // Unmarked: a background refresh (its claim mark stands).
+      background: !mark,
     });
     const { negativeTtlSeconds, profileTtlSeconds } = this.deps.config;
     const absent = mark ? keys.filter((key) => !result.found.has(key) && this.decidesMiss(lookup, result.answeredBy.get(key))) : [];

@@ -44,6 +44,8 @@ export interface SearchInput {
   client: string;
   /** Write relays the request may still ask, all of its searches together (OUTBOX_MAX_RELAYS per request). */
   outboxBudget: { left: number };
+  /** A background refresh: nobody waits for it, so that no relay answered is logged at debug. */
+  background?: boolean;
 }
 
 export interface SearchResult {
@@ -283,7 +285,9 @@ class SearchRun {
       })
       .then((outcome) => {
         if (!outcome.answered && this.input.configured === 'all' && query.relays.length > 0) {
-          this.deps.logger.warn({ relays: Object.fromEntries(outcome.outcomes) }, 'no relay answered');
+          // Offline, every background refresh ends so (issue 30 §3): a warning only where a request waited.
+          const level = this.input.background ? 'debug' : 'warn';
+          this.deps.logger[level]({ relays: Object.fromEntries(outcome.outcomes) }, 'no relay answered');
         }
       })
       .catch((error: unknown) => this.deps.logger.error({ err: error }, 'relay query failed'))

@@ -13,6 +13,8 @@ export type Scalars = {
   Boolean: { input: boolean; output: boolean; }
   Int: { input: number; output: number; }
   Float: { input: number; output: number; }
+  /** An amount in millisatoshis, as a JSON number: exact for any integer from 0 to 2^53 - 1. */
+  Msats: { input: unknown; output: unknown; }
   /** Seconds since the Unix epoch (NIP-01 created_at), as a JSON number. Not limited to 32 bits: any integer from 0 to 2^53 - 1. */
   Timestamp: { input: number; output: number; }
 };
@@ -29,16 +31,82 @@ export type Event = {
   /** The event as NIP-01 JSON: exactly the seven fields, in NIP-01 order, with the values as signed. */
   json: Scalars['String']['output'];
   kind: Scalars['Int']['output'];
+  /** The event this one replies to (NIP-10 for kind 1, NIP-22 for kind 1111); null when it is not a reply, or when that event cannot be found or was deleted. */
+  parent: Maybe<Event>;
   /** Author's public key: 64 lowercase hex. */
   pubkey: Scalars['String']['output'];
   /** The latest profiles of relevantPubkeys, in that order; pubkeys without a profile are left out. */
   relevantProfiles: Array<Profile>;
   /** The author, then every pubkey the event names (p/P tags, nostr: mentions, e/q tag authors, a repost’s embedded author), deduplicated and capped. */
   relevantPubkeys: Array<Scalars['String']['output']>;
+  /** Direct replies (kind 1 and kind 1111 events whose parent is this one), oldest first (by created_at, then id). `first`: 1 to 100 (else invalid_argument); `after`: a cursor from an earlier page (else invalid_cursor). */
+  replies: EventConnection;
+  /** The root of the thread this event replies in (NIP-10, NIP-22); null as for `parent`. */
+  root: Maybe<Event>;
   /** Schnorr signature: 128 lowercase hex. */
   sig: Scalars['String']['output'];
+  /** Replies, quotes, reposts, reactions and zaps of this event, counted over the servable events held. */
+  stats: EventStats;
   /** Tags as signed: a list of string lists. */
   tags: Array<Array<Scalars['String']['output']>>;
+};
+
+
+/** A verified Nostr event (NIP-01). */
+export type EventRepliesArgs = {
+  after: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** A page of events: every item appears exactly once across the pages, even when many share a created_at. */
+export type EventConnection = {
+  __typename?: 'EventConnection';
+  edges: Array<EventEdge>;
+  pageInfo: PageInfo;
+};
+
+/** One event of a page, with its place in the list. */
+export type EventEdge = {
+  __typename?: 'EventEdge';
+  /** Opaque: pass it as `after` to read the items after this one. */
+  cursor: Scalars['String']['output'];
+  node: Event;
+};
+
+/** What other servable events say about this one (DESIGN "Relationships"): exact counts, kept as events arrive, are replaced or are deleted. */
+export type EventStats = {
+  __typename?: 'EventStats';
+  /** Events of any kind with a `q` tag naming this event (NIP-18). */
+  quotes: Scalars['Int']['output'];
+  reactions: ReactionStats;
+  /** Kind 1 and kind 1111 events whose parent is this event (NIP-10, NIP-22). */
+  replies: Scalars['Int']['output'];
+  /** Distinct authors of kind 6 and 16 reposts whose first `e` tag is this event (NIP-18). */
+  reposts: Scalars['Int']['output'];
+  /** Kind 1 and kind 1111 events whose root is this event: the whole thread below it. */
+  threadReplies: Scalars['Int']['output'];
+  /** Zap receipts (kind 9735) whose first `e` tag is this event and whose recipient is its author or a pubkey of its `zap` tags (NIP-57 appendix G; at most 8 recipients, the author first). */
+  zaps: ZapStats;
+};
+
+/** A page of pubkeys: every item appears exactly once across the pages. */
+export type FollowConnection = {
+  __typename?: 'FollowConnection';
+  edges: Array<FollowEdge>;
+  pageInfo: PageInfo;
+  /** Items in the whole list, not only this page. */
+  totalCount: Scalars['Int']['output'];
+};
+
+/** One pubkey of a follow list, with its place in the list. */
+export type FollowEdge = {
+  __typename?: 'FollowEdge';
+  /** Opaque: pass it as `after` to read the items after this one. */
+  cursor: Scalars['String']['output'];
+  /** The pubkey's latest profile; null when none is known (a pubkey without a profile still follows and is followed). */
+  profile: Maybe<Profile>;
+  /** 64 lowercase hex. */
+  pubkey: Scalars['String']['output'];
 };
 
 /** What the domain of a profile's declared NIP-05 identifier says about it. */
@@ -60,6 +128,15 @@ export type Nip05Verification = {
   status: Nip05Status;
 };
 
+/** Where a page ends, and whether more follow. */
+export type PageInfo = {
+  __typename?: 'PageInfo';
+  /** The cursor of this page's last item (pass it as `after` for the next page); null when the page is empty. */
+  endCursor: Maybe<Scalars['String']['output']>;
+  /** True when items follow this page: ask again with `after: endCursor`. */
+  hasNextPage: Scalars['Boolean']['output'];
+};
+
 /** The latest kind-0 event of a pubkey and its metadata. Metadata fields are null when absent, not strings, or when the content is not a JSON object. */
 export type Profile = {
   __typename?: 'Profile';
@@ -73,6 +150,14 @@ export type Profile = {
   displayName: Maybe<Scalars['String']['output']>;
   /** The kind-0 event itself. */
   event: Event;
+  /** Who follows this pubkey (authors whose latest follow list names it), by pubkey ascending. `first`: 1 to 100 (else invalid_argument); `after`: a cursor from an earlier page (else invalid_cursor). */
+  followers: FollowConnection;
+  /** Distinct authors whose latest servable follow list (kind 3) names this pubkey. */
+  followersCount: Scalars['Int']['output'];
+  /** Who this pubkey follows: its latest follow list's pubkeys, in the order the list names them. `first`: 1 to 100 (else invalid_argument); `after`: a cursor from an earlier page (else invalid_cursor). */
+  following: FollowConnection;
+  /** Distinct pubkeys this pubkey's latest servable follow list (kind 3) names. */
+  followingCount: Scalars['Int']['output'];
   /** LNURL (NIP-57). */
   lud06: Maybe<Scalars['String']['output']>;
   /** Lightning address (NIP-57). */
@@ -83,11 +168,37 @@ export type Profile = {
   nip05: Maybe<Scalars['String']['output']>;
   /** Whether the declared nip05 holds, as last checked by this service (never blocking this read: NOT_CHECKED until a first check ends). Null when the profile declares none. */
   nip05Verification: Maybe<Nip05Verification>;
+  /** Events this pubkey wrote of the given kinds (default: kind 1 notes; 1 to 20 distinct kinds, none replaceable (0, 3, 10000–19999), ephemeral (20000–29999) or zap receipts (9735), else invalid_argument), newest first, then by id; an addressable kind lists its latest versions only. `first`: 1 to 100 (else invalid_argument); `after`: a cursor from an earlier page of notes (else invalid_cursor). */
+  notes: EventConnection;
   /** NIP-01 picture URL. */
   picture: Maybe<Scalars['String']['output']>;
   pubkey: Scalars['String']['output'];
   /** NIP-24 website URL. */
   website: Maybe<Scalars['String']['output']>;
+  /** Zap receipts (kind 9735) whose first `p` tag is this pubkey: zaps of its events and of the profile itself. */
+  zapsReceived: ZapStats;
+};
+
+
+/** The latest kind-0 event of a pubkey and its metadata. Metadata fields are null when absent, not strings, or when the content is not a JSON object. */
+export type ProfileFollowersArgs = {
+  after: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** The latest kind-0 event of a pubkey and its metadata. Metadata fields are null when absent, not strings, or when the content is not a JSON object. */
+export type ProfileFollowingArgs = {
+  after: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** The latest kind-0 event of a pubkey and its metadata. Metadata fields are null when absent, not strings, or when the content is not a JSON object. */
+export type ProfileNotesArgs = {
+  after: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  kinds?: InputMaybe<Array<Scalars['Int']['input']>>;
 };
 
 export type Query = {
@@ -120,6 +231,41 @@ export type QueryProfileArgs = {
 
 export type QueryProfilesArgs = {
   pubkeys: Array<Scalars['String']['input']>;
+};
+
+/** How many distinct authors reacted with one content. */
+export type ReactionCount = {
+  __typename?: 'ReactionCount';
+  /** The reaction as signed: an emoji, a `:shortcode:` (NIP-30), `+`, `-` or empty. */
+  content: Scalars['String']['output'];
+  /** Distinct authors of servable reactions with this content. */
+  pubkeys: Scalars['Int']['output'];
+};
+
+/** NIP-25 reactions: kind 7 events whose last `e` tag is the event. Every figure counts distinct authors. */
+export type ReactionStats = {
+  __typename?: 'ReactionStats';
+  /** One entry per distinct content, by count descending, then content ascending (by its UTF-8 bytes): the first 50 only (pubkeys counts every author). A content over 256 bytes counts its author but has no entry. */
+  byContent: Array<ReactionCount>;
+  /** Distinct authors who reacted `-`. */
+  dislikes: Scalars['Int']['output'];
+  /** Distinct authors who reacted `+` or with empty content. */
+  likes: Scalars['Int']['output'];
+  /** Distinct authors who reacted, with any content. */
+  pubkeys: Scalars['Int']['output'];
+};
+
+/** NIP-57 zaps, by DESIGN's rule: a receipt counts when its invoice, its zap request and its tags agree and it is signed by the `nostrPubkey` of the zapped pubkey's own LNURL pay endpoint (its profile's lud16, else lud06), as the service last checked it. */
+export type ZapStats = {
+  __typename?: 'ZapStats';
+  /** Valid receipts. */
+  count: Scalars['Int']['output'];
+  /** Their invoices' amounts, summed, in millisatoshis. */
+  msats: Scalars['Msats']['output'];
+  /** Receipts that pass every check but the provider's, which has not answered yet (checked in the background after a read): they move to the other figures when it answers, or leave this one when it refuses. */
+  pending: Scalars['Int']['output'];
+  /** Distinct zap-request authors among the valid receipts. */
+  senders: Scalars['Int']['output'];
 };
 
 export type RestEventQueryVariables = Exact<{

@@ -11,6 +11,7 @@ import { type Config, DEFAULT_HTTP_LIMITS, type HttpLimits, type MetricsConfig, 
 import { type ErrorCode, LookupError } from '../errors.js';
 import type { ReadThrough } from '../fill/read-through.js';
 import type { Nip05 } from '../nip05/nip05.js';
+import type { ZapProviders } from '../zaps/zap-providers.js';
 import type { Logger } from '../logger.js';
 import { containsSecretKey } from '../nostr/secret-keys.js';
 import { createContext } from '../schema/context.js';
@@ -37,6 +38,7 @@ import { registerRequestLog } from './request-log.js';
 import { errorResponse } from './rest-response.js';
 import { registerDocs } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
+import { StoreOutage } from './store-outage.js';
 import { PACKAGE_VERSION } from '../version.js';
 import { metricsRoutes, registerRequestMetrics } from './routes/metrics.js';
 import { REST_ALLOW, REST_LOOKUPS, restRoutes, sendRest } from './routes/rest-routes.js';
@@ -49,6 +51,8 @@ export interface AppDependencies {
   logger: Logger;
   /** NIP-05 names as input and verification; without it, names answer nip05_unresolvable. */
   nip05?: Nip05;
+  /** Zap recipients' provider checks; without them, only answers already held are used. */
+  zaps?: ZapProviders;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
@@ -69,7 +73,7 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
 }
 
 /** The HTTP service: the two REST lookups, /graphql, health probes, JSON errors for everything else. */
-export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies): FastifyInstance {
+export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDependencies): FastifyInstance {
   const limits = config.http?.limits ?? DEFAULT_HTTP_LIMITS;
   const app = Fastify({
     // Timeouts and caps: limitConnections (connection-limits.ts) sets them on the server; here only
@@ -117,6 +121,7 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
       maxObjects: config.graphql.maxCost,
       maxResponseBytes: config.graphql.maxResponseBytes,
       ...(nip05 ? { nip05 } : {}),
+      ...(zaps ? { zaps } : {}),
       ...(misses ? { missLimit: misses } : {}),
     });
   };
@@ -151,9 +156,14 @@ export function buildApp({ store, fill, config, logger, nip05 }: AppDependencies
     if (metricsConfig.port === undefined) void app.register(metricsRoutes);
   }
 
-  const logFailure = createFailureLog();
+  const outage = new StoreOutage(store, logger);
+  app.addHook('onClose', (_app, done) => {
+    outage.close();
+    done();
+  });
+  const logFailure = createFailureLog(undefined, outage);
   void app.register(restRoutes, { schema, newContext, logFailure, limits: { maxResponseBytes: config.graphql.maxResponseBytes } });
-  void app.register(healthRoutes, { store });
+  void app.register(healthRoutes, { store, outage });
 
   const yoga = createLookupYoga({
     schema,

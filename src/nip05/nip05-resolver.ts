@@ -41,6 +41,13 @@ export interface ResolveOptions {
 export class Nip05Resolver {
   private readonly inflight = new Map<string, Promise<Nip05Resolution>>();
   private readonly byClient = new ClientSlots();
+  /**
+   * Per client and name, the resolution it has under way (its admission, and how many of its
+   * requests wait for it): more requests of the same name take no more of the client's cap or
+   * allowance (they cost the domain nothing more), and share the first one's admission. Ten at once
+   * from one client were 429 past the eighth, or not, as their store reads interleaved (issue 30 §10).
+   */
+  private readonly byClientName = new Map<string, { admitted: Promise<void>; holders: number }>();
   /** Ends every exchange at shutdown. */
   private readonly closing = new AbortController();
   private readonly fetcher: NostrJsonFetcher;
@@ -62,7 +69,7 @@ export class Nip05Resolver {
     if (cached) return cached;
     const waitMs = Math.min(options.waitMs ?? Infinity, this.deps.config.timeoutMs);
     // No client: a background verification, which gets a share of the fetcher's slots and no place in line.
-    return this.perClient(options, () => this.shared(name, waitMs, options.client === undefined));
+    return this.perClient(name, options, () => this.shared(name, waitMs, options.client === undefined));
   }
 
   /** Stops exchanges under way (their callers get "unresolvable") and closes kept connections. */
@@ -71,18 +78,49 @@ export class Nip05Resolver {
     this.fetcher.close();
   }
 
-  private async perClient<T>({ client, missLimit }: ResolveOptions, run: () => Promise<T>): Promise<T> {
+  private async perClient<T>(name: Nip05Name, { client, missLimit }: ResolveOptions, run: () => Promise<T>): Promise<T> {
     if (client === undefined) return run();
     const key = clientKey(client);
+    const held = `${key} ${name.identifier}`;
+    const underWay = this.byClientName.get(held);
+    if (underWay) {
+      underWay.holders += 1;
+      try {
+        await underWay.admitted;
+        return await run();
+      } finally {
+        this.release(held, key);
+      }
+    }
     if (!this.byClient.enter(key, this.deps.config.maxPerClient)) throw new LookupError('too_many_requests');
+    let admit = () => {};
+    let refuse: (error: unknown) => void = () => {};
+    const admitted = new Promise<void>((resolve, reject) => {
+      admit = resolve;
+      refuse = reject;
+    });
+    admitted.catch(() => {}); // awaited by the requests that join, if any
+    this.byClientName.set(held, { admitted, holders: 1 });
     try {
       // One name to ask is one key of the allowance, as one id is on the relay path (ReadThrough.perClient).
       const limit = missLimit ? await missLimit(key, 1) : undefined;
       if (limit && limit.admitted < 1) throw new LookupError('rate_limited', { retryAfterSeconds: limit.retryAfterSeconds });
+      admit();
       return await run();
+    } catch (error) {
+      refuse(error); // no-op once admitted
+      throw error;
     } finally {
-      this.byClient.leave(key);
+      this.release(held, key);
     }
+  }
+
+  /** One request of `held` is done; the client's slot is free once all of them are. */
+  private release(held: string, key: string): void {
+    const underWay = this.byClientName.get(held);
+    if (!underWay || --underWay.holders > 0) return;
+    this.byClientName.delete(held);
+    this.byClient.leave(key);
   }
 
   /** Joins the exchange under way for this identifier, or starts one; waits at most `waitMs`. */

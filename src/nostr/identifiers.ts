@@ -147,9 +147,19 @@ export function parseNip05Name(raw: string, { bareDomain = false } = {}): Nip05N
   // A lone word (`bob`) is a name without a domain, not a domain: a bare domain has a dot.
   if (at < 0 && !host.includes('.')) return undefined;
   if (name.length === 0 || name.length > MAX_NIP05_NAME_LENGTH || !/^[a-z0-9._-]+$/.test(name)) return undefined;
+  const domain = parseDomain(host);
+  return domain === undefined ? undefined : { name, domain, identifier: `${name}@${domain}` };
+}
+
+/**
+ * The domain part of a `name@domain` identifier (NIP-05 names, LUD-16 lightning addresses) in one
+ * spelling (lowercase, the default port dropped), or undefined: a host name, an IPv4 address or a
+ * bracketed IPv6 address, optionally with a port, and nothing that would make `https://<domain>/…`
+ * mean something else (credentials, a path, a query).
+ */
+export function parseDomain(raw: string): string | undefined {
+  const host = raw.toLowerCase();
   if (host.length === 0 || host.length > MAX_NIP05_DOMAIN_LENGTH) return undefined;
-  // A host name, an IPv4 address or a bracketed IPv6 address, optionally with a port: nothing that
-  // would make the URL below mean something else (credentials, a path, a query).
   if (!/^(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/.test(host)) return undefined;
   let url: URL;
   try {
@@ -158,7 +168,7 @@ export function parseNip05Name(raw: string, { bareDomain = false } = {}): Nip05N
     return undefined;
   }
   if (url.hostname === '' || url.hostname.startsWith('.') || url.hostname.endsWith('.') || url.hostname.includes('..')) return undefined;
-  return { name, domain: url.host, identifier: `${name}@${url.host}` };
+  return url.host;
 }
 
 /** Parses an event id given as hex, note or nevent. Throws LookupError('invalid_id'). */

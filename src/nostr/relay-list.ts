@@ -6,8 +6,8 @@ import { MAX_RELAY_LIST_TAGS_READ, MAX_TAGS_READ } from './work-caps.js';
 export const RELAY_LIST_KIND = 10002;
 
 /**
- * Write relays read from one list, at most: a list is untrusted input (anyone can sign one with a
- * thousand entries), and an author publishes to a handful.
+ * Write relays (or read relays) read from one list, at most: a list is untrusted input (anyone can
+ * sign one with a thousand entries), and an author publishes to a handful.
  */
 export const MAX_WRITE_RELAYS_PER_LIST = 12;
 
@@ -19,6 +19,19 @@ export const MAX_WRITE_RELAYS_PER_LIST = 12;
  * Where an author publishes, so where their notes and profile are to be found ("outbox model").
  */
 export function writeRelaysOf(event: Pick<NostrEvent, 'kind' | 'tags'>): string[] {
+  return relaysMarked(event, 'write');
+}
+
+/**
+ * The author's read relays (their inbox) from their kind 10002 (NIP-65): `r` tags without a marker
+ * or marked `read`, under the same rules and caps as writeRelaysOf. Where others publish what is
+ * addressed to the author: replies, reactions, reposts and quotes of their events.
+ */
+export function readRelaysOf(event: Pick<NostrEvent, 'kind' | 'tags'>): string[] {
+  return relaysMarked(event, 'read');
+}
+
+function relaysMarked(event: Pick<NostrEvent, 'kind' | 'tags'>, wanted: 'read' | 'write'): string[] {
   if (event.kind !== RELAY_LIST_KIND) return [];
   const relays: string[] = [];
   // Bounded work whatever the list holds (nostr/work-caps.ts): each entry is a URL parse.
@@ -29,7 +42,7 @@ export function writeRelaysOf(event: Pick<NostrEvent, 'kind' | 'tags'>): string[
     if (tag[0] !== 'r' || typeof tag[1] !== 'string') continue;
     read += 1;
     const marker = tag[2];
-    if (marker !== undefined && marker !== '' && marker !== 'write') continue;
+    if (marker !== undefined && marker !== '' && marker !== wanted) continue;
     const url = parseRelayUrl(tag[1]);
     if (url !== undefined && !relays.includes(url)) relays.push(url);
   }

@@ -58,3 +58,29 @@ export const MAX_PROFILE_BYTES = 64 * 1024;
  * write relays).
  */
 export const STORED_FORM_OVERHEAD = 512;
+
+/**
+ * A reaction's content longer than this, in UTF-8 bytes of its JSON text (escapes included: 256
+ * control characters are 1,538 bytes), still counts its author as a reactor but has no `byContent`
+ * entry of its own: NIP-25 contents are `+`, `-` or an emoji, and every distinct content is kept
+ * beside its target (a thousand reactions of 256 KiB each would be 256 MB of one note's index).
+ */
+export const MAX_REACTION_CONTENT_BYTES = 256;
+
+/**
+ * A zap receipt (NIP-57, kind 9735) whose `description` tag is longer than this, in UTF-8 bytes, is
+ * not a zap. The description is the zap request (a kind 9734 event) as JSON: a few hundred bytes
+ * with its relays, and its hash is what the invoice commits to; validating one means hashing it,
+ * parsing it and verifying its signature, so a receipt signed by anyone must not make that 256 KiB
+ * of work. 64 KiB is strfry's default event cap: no relay-published zap request is larger.
+ */
+export const MAX_ZAP_DESCRIPTION_BYTES = 64 * 1024;
+
+/**
+ * A zap receipt whose `bolt11` invoice is longer than this (characters) is not a zap. Invoices are
+ * made to fit a QR code (4,296 characters at most) and zap invoices, which carry a description
+ * hash instead of a description, are a few hundred; decoding costs about 0.2 ms per 1,000
+ * characters (light-bolt11-decoder, measured), so an anyone-signed receipt cannot make it cost more
+ * than a millisecond.
+ */
+export const MAX_BOLT11_CHARS = 4096;

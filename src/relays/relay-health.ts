@@ -44,6 +44,11 @@ export interface RelayRecord {
 
 /** A relay's past floods count no more once it has not flooded for this long. */
 const FLOODS_FORGOTTEN_AFTER_MS = 10 * 60_000;
+/**
+ * A configured relay's rests are logged at info once per this period, the others at debug: offline,
+ * every lookup's background refresh finds the relays down again, one more rest each (issue 30 §3).
+ */
+const RESTING_LOGGED_EVERY_MS = 10 * 60_000;
 
 /**
  * Learned relay health (issue 12 §4), shared by every request of the process: per relay, what it did
@@ -53,6 +58,8 @@ const FLOODS_FORGOTTEN_AFTER_MS = 10 * 60_000;
  */
 export class RelayHealth {
   private readonly records = new Map<string, RelayRecord>();
+  /** When each configured relay's rest was last logged at info. */
+  private readonly restLoggedAt = new Map<string, number>();
 
   constructor(private readonly logger: Logger) {}
 
@@ -104,10 +111,9 @@ export class RelayHealth {
     if (!rests) return;
     const restMs = backoffMs(record.strikes, learned ? LONGEST_REST_LEARNED_MS : LONGEST_REST_CONFIGURED_MS);
     record.restingUntil = Date.now() + restMs;
-    this.log(
+    this.logRest(
       learned,
       { relay: url, outcome, strikes: record.strikes, restMs, asked: record.asked, answered: record.answered, delivered: record.delivered },
-      'relay resting',
     );
   }
 
@@ -124,7 +130,19 @@ export class RelayHealth {
     record.floods += 1;
     const restMs = backoffMs(record.floods, learned ? LONGEST_REST_LEARNED_MS : LONGEST_REST_CONFIGURED_MS);
     record.floodedUntil = Date.now() + restMs;
-    this.log(learned, { relay: url, outcome: 'flooded', floods: record.floods, restMs, asked: record.asked, answered: record.answered }, 'relay resting');
+    this.logRest(learned, { relay: url, outcome: 'flooded', floods: record.floods, restMs, asked: record.asked, answered: record.answered });
+  }
+
+  /** A relay starts resting: a configured one at info once per RESTING_LOGGED_EVERY_MS, else at debug. */
+  private logRest(learned: boolean, fields: { relay: string } & Record<string, unknown>): void {
+    const now = Date.now();
+    const last = this.restLoggedAt.get(fields.relay);
+    if (learned || (last !== undefined && now - last < RESTING_LOGGED_EVERY_MS)) {
+      this.logger.debug(fields, 'relay resting');
+      return;
+    }
+    this.restLoggedAt.set(fields.relay, now);
+    this.logger.info(fields, 'relay resting');
   }
 
   /**

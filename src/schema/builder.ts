@@ -10,6 +10,7 @@ export const builder = new SchemaBuilder<{
     // valueOf(); the REST routes' fixed operations keep its bytes (src/http/fixed-operation.ts).
     String: { Input: string; Output: StringOutput };
     Timestamp: { Input: number; Output: number };
+    Msats: { Input: number; Output: number };
   };
   DefaultFieldNullability: false;
 }>({

@@ -1,11 +1,25 @@
 import type { LookupConfig } from '../config/env.js';
 import type { ReadThrough } from '../fill/read-through.js';
+import { relationFillFor } from '../fill/relation-fill.js';
 import type { MissLimit } from '../fill/relay-request.js';
 import type { Nip05 } from '../nip05/nip05.js';
+import type { ZapProviders } from '../zaps/zap-providers.js';
 import type { EventStore, Held, StoredEvent } from '../store/event-store.js';
 import { isDeleted } from '../store/tombstones.js';
 import { createLoaders, type Loaders, type RequestFill } from './loaders.js';
 import { ObjectBudget } from './object-budget.js';
+
+/**
+ * The relationship fill (fill/relation-fill.ts, when relays are configured): asks relays what they
+ * know about these events (replies, reactions, reposts…, by `#e`) and stores it, so that the figures
+ * and reply pages read next include it. The relationStats and replyPages loaders (loaders.ts) call
+ * `ensure` with every id of their batch before they read the index. It decides what to ask and
+ * when (per-target freshness, the request's deadline) and what a failure means: an error it throws
+ * fails the field (a table error, as the loaders' own); one it swallows leaves the index's figures.
+ */
+export interface RelationFill {
+  ensure(ids: readonly string[]): Promise<void>;
+}
 
 /** What every resolver gets. Built once per request, so loaders batch and cache within one request only. */
 export interface GraphQLContext {
@@ -26,6 +40,10 @@ export interface GraphQLContext {
   client: string;
   /** MISS_RATE_LIMIT, when set: relay misses take from it (RequestFill) and so do NIP-05 names asked of their domain. */
   missLimit?: MissLimit;
+  /** The relationship fill: with relays, the one of fill/relation-fill.ts for this request (its loaders call it). */
+  relationFill?: RelationFill;
+  /** Zap recipients' provider checks; absent (tests): answers held are used, none is asked for. */
+  zaps?: ZapProviders;
 }
 
 export interface ContextDependencies {
@@ -42,15 +60,33 @@ export interface ContextDependencies {
   nip05?: Nip05;
   /** MISS_RATE_LIMIT, when set (http/rate-limits.ts). */
   missLimit?: MissLimit;
+  /** Relationships from relays before stats and replies are read (RelationFill); absent: the index alone. */
+  relationFill?: RelationFill;
+  zaps?: ZapProviders;
 }
 
-export function createContext({ store, limits, fill, client = '', maxObjects, maxResponseBytes, nip05, missLimit }: ContextDependencies): GraphQLContext {
+export function createContext({ store, limits, fill, client = '', maxObjects, maxResponseBytes, nip05, missLimit, relationFill, zaps }: ContextDependencies): GraphQLContext {
   const budget = new ObjectBudget(maxObjects, maxResponseBytes);
-  const shared = { limits, budget, deleted: new Set<string>(), client, ...(nip05 ? { nip05 } : {}), ...(missLimit ? { missLimit } : {}) };
-  if (!fill) return { loaders: createLoaders(store), ...shared };
+  const shared = {
+    limits,
+    budget,
+    deleted: new Set<string>(),
+    client,
+    ...(nip05 ? { nip05 } : {}),
+    ...(missLimit ? { missLimit } : {}),
+    ...(relationFill ? { relationFill } : {}),
+    ...(zaps ? { zaps } : {}),
+  };
+  if (!fill) return { loaders: createLoaders(store, undefined, relationFill), ...shared };
   // The deadline runs from the start of the request, across all of its relay queries.
   const relays = { fill, request: fill.newRequest(client, missLimit) };
-  return { loaders: createLoaders(store, relays), relays, ...shared };
+  // With relays, stats and replies ask them first (fill/relation-fill.ts), within this request's deadline.
+  const relations = relationFill ?? relationFillFor(fill.relations, relays.request);
+  // And followers ask for the follow lists naming the pubkey (FOLLOWERS), likewise.
+  const followers = relationFillFor(fill.followers, relays.request);
+  // And an author's notes, when the index holds less than a page (NOTES).
+  const notes = relationFillFor(fill.notes, relays.request);
+  return { loaders: createLoaders(store, relays, relations, { followers, notes }), relays, ...shared, relationFill: relations };
 }
 
 /**

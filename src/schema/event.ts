@@ -1,4 +1,3 @@
-import type DataLoader from 'dataloader';
 import { LookupError } from '../errors.js';
 import { type AddressPointer, type EventPointer, parseEventPointer } from '../nostr/identifiers.js';
 import { MAX_PROFILE_BYTES } from '../nostr/work-caps.js';
@@ -14,7 +13,7 @@ import {
 import { isDeleted } from '../store/tombstones.js';
 import { builder } from './builder.js';
 import { answered, type GraphQLContext } from './context.js';
-import { loadAvailable } from './loaders.js';
+import { loadAvailable, loadWithinReadBound } from './loaders.js';
 import type { ObjectBudget } from './object-budget.js';
 import { Profile, ProfileRef, toProfile } from './profile.js';
 
@@ -86,7 +85,7 @@ EventRef.implement({
         const pubkeys = relevantPubkeysOf(stored, limits.maxProfiles);
         budget.charge(pubkeys.length);
         const profiles: Profile[] = [];
-        for (const profile of await loadWithinResponse(loaders.profiles, pubkeys, budget)) {
+        for (const profile of await loadWithinReadBound(loaders.profiles, pubkeys, budget, MAX_PROFILE_BYTES)) {
           // A deleted profile is left out, like a missing one (NIP-09, NIP-62).
           if (profile && !isDeleted(profile)) profiles.push(new Profile(profile, budget.derivedCharger));
         }
@@ -130,33 +129,6 @@ builder.queryFields((t) => ({
     },
   }),
 }));
-
-/**
- * Profiles read in slices that fit in what is left of the read bound (ObjectBudget), each at most
- * MAX_PROFILE_BYTES (issue 31: a hundred profiles of 900 KB were read, 90 MB, before the response
- * cap left them out). With the defaults (4 MiB, 64 KiB) that is one read for up to 64 profiles.
- * A slice's bytes are promised before it is read, so that the relevantProfiles of every event of a
- * list share the bound rather than each taking all of it (found by review); once what the request
- * read is past it, nothing more is read.
- */
-async function loadWithinResponse(loader: DataLoader<string, Held>, pubkeys: readonly string[], budget: ObjectBudget): Promise<(Held | null)[]> {
-  const found: (Held | null)[] = [];
-  while (found.length < pubkeys.length) {
-    const slice = Math.max(1, Math.floor(budget.readBytesLeft / MAX_PROFILE_BYTES));
-    const reserved = Math.min(slice, pubkeys.length - found.length) * MAX_PROFILE_BYTES;
-    budget.reserveRead(reserved);
-    let read: (Held | null)[];
-    try {
-      read = await loadAvailable(loader, pubkeys.slice(found.length, found.length + slice));
-    } catch (error) {
-      budget.reserveRead(-reserved);
-      throw error;
-    }
-    found.push(...read);
-    if (!budget.settleRead(reserved, read.filter((profile): profile is StoredEvent => profile !== null && !isDeleted(profile)))) break;
-  }
-  return found;
-}
 
 /** What a pointer is looked up by: an event id, or a coordinate (naddr). */
 function keyOf(pointer: EventPointer | AddressPointer): string {

@@ -2,7 +2,13 @@ import { defaultFieldResolver, type GraphQLSchema, isObjectType } from 'graphql'
 import { builder } from './builder.js';
 import './timestamp.js';
 import './event.js';
+import './event-stats.js';
+import './event-connection.js';
+import './event-relations.js';
 import './profile.js';
+import './zap-stats.js';
+import './follows.js';
+import './notes.js';
 
 /**
  * Pothos gives exposed fields (`t.expose*`: a property of the parent, nothing else) graphql-js'

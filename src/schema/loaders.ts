@@ -4,10 +4,17 @@ import { guarded, type ReadAnswer, type ReadThrough } from '../fill/read-through
 import type { RelayRequest } from '../fill/relay-request.js';
 import { metrics } from '../metrics/metrics.js';
 import { PROFILE_KIND } from '../nostr/kinds.js';
-import type { EventStore, Held } from '../store/event-store.js';
+import type { EventStore, Held, StoredEvent } from '../store/event-store.js';
 import { nip05VerificationMarkKey } from '../store/mark-store.js';
+import type { RelationStats, ReplyPosition } from '../store/relation-index.js';
+import type { ZapQuery, ZapSubject, ZapTotal } from '../store/zap-index.js';
+import type { FollowCounts } from '../store/follow-index.js';
+import { zapProviderMarkKey } from '../zaps/zap-providers.js';
 import { storedEventKind, storedEventPubkey } from '../store/stored-event.js';
 import { isDeleted } from '../store/tombstones.js';
+import type { RelationFill } from './context.js';
+import { notesTarget } from '../fill/relation-fill.js';
+import type { ObjectBudget } from './object-budget.js';
 
 export interface Loaders {
   /** Events by id (DELETED where its author deleted it). */
@@ -18,6 +25,38 @@ export interface Loaders {
   addresses: DataLoader<string, Held>;
   /** The stored NIP-05 verification note of a pubkey's profile (nip05/nip05-verification.ts), or null. */
   nip05Verifications: DataLoader<string, string | null>;
+  /** What other events say about each event id (EventStats): every `stats` of a request is one store call. */
+  relationStats: DataLoader<string, RelationStats>;
+  /** Pages of an event's direct replies (their positions, oldest first); the same page asked twice is read once. */
+  replyPages: DataLoader<ReplyPageKey, ReplyPosition[], string>;
+  /** What the zap index holds for a recipient of an event or pubkey (store/zap-index.ts): every `zaps` of a request is one store call. */
+  zapTotals: DataLoader<ZapQuery, ZapTotal, string>;
+  /** The stored provider answer of a zap recipient (zaps/zap-providers.ts), or null. */
+  zapProviderNotes: DataLoader<string, string | null>;
+  /** Pages of an author's notes of some kinds (newest first); the same page asked twice is read once. */
+  notePages: DataLoader<NotePageKey, ReplyPosition[], string>;
+  /** Followers and following counts of pubkeys (store/follow-index.ts): every count of a request is one store call. */
+  followCounts: DataLoader<string, FollowCounts>;
+  /** The same, once the relays were asked for the follow lists naming the pubkeys (with relays): for followersCount and followers. */
+  followerCounts: DataLoader<string, FollowCounts>;
+  /** Pages of a pubkey's followers (by pubkey); the same page asked twice is read once. */
+  followerPages: DataLoader<{ pubkey: string; after: string | null; first: number }, string[], string>;
+  /** The distinct senders of some zap groups of a subject (a zap split's figures; not batched: rare). */
+  zapSenders(subject: ZapSubject, groups: readonly { recipient: string; provider: string }[]): Promise<Set<string>>;
+}
+
+/** A page of replies to read: up to `first` positions after `after` (exclusive) in `id`'s list. */
+export interface NotePageKey {
+  author: string;
+  kinds: readonly number[];
+  after: ReplyPosition | null;
+  first: number;
+}
+
+export interface ReplyPageKey {
+  id: string;
+  after: ReplyPosition | null;
+  first: number;
 }
 
 /** Relay fill for one request: the shared read-through path and this request's deadline, hints and authors. */
@@ -30,7 +69,14 @@ export interface RequestFill {
  * Per-request DataLoaders: each batch is one call to the read-through path (fill/read-through.ts),
  * or, without relays, one store read.
  */
-export function createLoaders(store: EventStore, relays?: RequestFill): Loaders {
+export function createLoaders(
+  store: EventStore,
+  relays?: RequestFill,
+  relationFill?: RelationFill,
+  /** With relays: the follow lists naming a pubkey, and an author's notes (fill/relation-fill.ts FOLLOWERS, NOTES). */
+  fills: { followers?: RelationFill; notes?: RelationFill } = {},
+): Loaders {
+  const { followers: followersFill, notes: notesFill } = fills;
   const profiles = new DataLoader<string, Held>(
     (pubkeys): Promise<ReadAnswer[]> => (relays ? relays.fill.profiles(pubkeys, relays.request) : counted('profile', guarded(() => store.getProfiles(pubkeys)))),
   );
@@ -55,7 +101,63 @@ export function createLoaders(store: EventStore, relays?: RequestFill): Loaders 
   const nip05Verifications = new DataLoader<string, string | null>((pubkeys) =>
     guarded(() => store.marks.notes(pubkeys.map(nip05VerificationMarkKey))),
   );
-  return { events, profiles, addresses, nip05Verifications };
+  // The relationship fill, when there is one (context.ts), brings what relays know about these
+  // events into the index before it is read: once per batch, for every id of the batch.
+  const relationStats = new DataLoader<string, RelationStats>(async (ids) => {
+    await relationFill?.ensure(ids);
+    const stats = await guarded(() => store.relations.stats(ids));
+    metrics.lookups('relations', 'index_hit', ids.length);
+    return stats;
+  });
+  const replyPages = new DataLoader<ReplyPageKey, ReplyPosition[], string>(
+    async (pages) => {
+      await relationFill?.ensure([...new Set(pages.map((page) => page.id))]);
+      return guarded(() => Promise.all(pages.map(({ id, after, first }) => store.relations.replies(id, after, first))));
+    },
+    { cacheKeyFn: ({ id, after, first }) => `${id}:${after ? `${after.createdAt}:${after.id}` : ''}:${first}` },
+  );
+  const readNotes = (pages: readonly NotePageKey[]) => guarded(() => Promise.all(pages.map(({ author, kinds, after, first }) => store.relations.notes(author, kinds, after, first))));
+  const notePages = new DataLoader<NotePageKey, ReplyPosition[], string>(
+    async (pages) => {
+      if (!notesFill) return readNotes(pages);
+      // A first page always asks the fill, which asks the relays once per RELATIONS_TTL (and
+      // refreshes a stale answer in the background), before the index is read: new notes arrive
+      // however many the index holds. A later page asks only when the index cannot fill it (fewer
+      // positions than asked), from its cursor (`until` its created_at), then is read again.
+      const firstPages = pages.filter((page) => page.after === null);
+      if (firstPages.length > 0) await notesFill.ensure(firstPages.map(({ author, kinds }) => notesTarget(author, kinds, undefined)));
+      const read = await readNotes(pages);
+      const short = pages.filter((page, index) => page.after !== null && (read[index]?.length ?? 0) < page.first);
+      if (short.length === 0) return read;
+      await notesFill.ensure(short.map(({ author, kinds, after }) => notesTarget(author, kinds, after?.createdAt)));
+      const again = await readNotes(short);
+      return pages.map((page, index) => {
+        const at = short.indexOf(page);
+        return at >= 0 ? (again[at] as ReplyPosition[]) : (read[index] as ReplyPosition[]);
+      });
+    },
+    { cacheKeyFn: ({ author, kinds, after, first }) => `${author}:${kinds.join(',')}:${after ? `${after.createdAt}:${after.id}` : ''}:${first}` },
+  );
+  const zapTotals = new DataLoader<ZapQuery, ZapTotal, string>((queries) => guarded(() => store.relations.zapTotals(queries)), {
+    cacheKeyFn: ({ subject, recipient, provider }) => `${subject}:${recipient}:${provider ?? ''}`,
+  });
+  const zapProviderNotes = new DataLoader<string, string | null>((pubkeys) => guarded(() => store.marks.notes(pubkeys.map(zapProviderMarkKey))));
+  const zapSenders = (subject: ZapSubject, groups: readonly { recipient: string; provider: string }[]) => guarded(() => store.relations.zapSenders(subject, groups));
+  const followCounts = new DataLoader<string, FollowCounts>((pubkeys) => guarded(() => store.relations.followCounts(pubkeys)));
+  // With relays, the follow lists naming these pubkeys are asked first (fill/relation-fill.ts
+  // FOLLOWERS): for followersCount and followers only (followingCount reads the counts alone).
+  const followerCounts = new DataLoader<string, FollowCounts>(async (pubkeys) => {
+    await followersFill?.ensure(pubkeys);
+    return guarded(() => store.relations.followCounts(pubkeys));
+  });
+  const followerPages = new DataLoader<{ pubkey: string; after: string | null; first: number }, string[], string>(
+    async (pages) => {
+      await followersFill?.ensure([...new Set(pages.map((page) => page.pubkey))]);
+      return guarded(() => Promise.all(pages.map(({ pubkey, after, first }) => store.relations.followers(pubkey, after, first))));
+    },
+    { cacheKeyFn: ({ pubkey, after, first }) => `${pubkey}:${after ?? ''}:${first}` },
+  );
+  return { events, profiles, addresses, nip05Verifications, relationStats, replyPages, notePages, zapTotals, zapProviderNotes, zapSenders, followCounts, followerCounts, followerPages };
 }
 
 /** Index-only lookups (relays off) as metrics count them; the read-through path counts its own. */
@@ -71,6 +173,45 @@ async function counted(kind: string, read: Promise<Held[]>): Promise<Held[]> {
 /** A request fails as a whole if any read failed. */
 export function loadAll<V>(loader: DataLoader<string, V>, keys: readonly string[]): Promise<V[]> {
   return Promise.all(keys.map((key) => loader.load(key)));
+}
+
+/**
+ * Events or profiles read in slices that fit in what is left of the read bound (ObjectBudget), each
+ * at most `maxBytesEach` (MAX_PROFILE_BYTES for profiles, MAX_EVENT_BYTES for events). Issue 31: a
+ * hundred profiles of 900 KB were read, 90 MB, before the response cap left them out. With the
+ * defaults (4 MiB) that is one read for up to 64 profiles, or 16 events of any size.
+ * A slice's bytes are promised before it is read, so that the reads of every item of a list share
+ * the bound rather than each taking all of it (found by review); once what the request read is past
+ * it, nothing more is read: the answer is shorter than `keys` (ObjectBudget.overRead 'stop') or
+ * response_too_large is thrown.
+ */
+export async function loadWithinReadBound(
+  loader: DataLoader<string, Held>,
+  keys: readonly string[],
+  budget: ObjectBudget,
+  maxBytesEach: number,
+  /** Each key's size where known (a reply's, from the index): reserved exactly, not at maxBytesEach. */
+  sizes?: readonly (number | undefined)[],
+): Promise<(Held | null)[]> {
+  const found: (Held | null)[] = [];
+  const sizeOf = (index: number) => Math.min(sizes?.[index] ?? maxBytesEach, maxBytesEach);
+  while (found.length < keys.length) {
+    // As many as fit in what is left of the bound (at least one: past it, settleRead stops the reads).
+    let end = found.length;
+    let reserved = 0;
+    while (end < keys.length && (end === found.length || reserved + sizeOf(end) <= budget.readBytesLeft)) reserved += sizeOf(end++);
+    budget.reserveRead(reserved);
+    let read: (Held | null)[];
+    try {
+      read = await loadAvailable(loader, keys.slice(found.length, end));
+    } catch (error) {
+      budget.reserveRead(-reserved);
+      throw error;
+    }
+    found.push(...read);
+    if (!budget.settleRead(reserved, read.filter((held): held is StoredEvent => held !== null && !isDeleted(held)))) break;
+  }
+  return found;
 }
 
 /**

@@ -10,7 +10,8 @@ import { MAX_EVENT_BYTES } from '../nostr/work-caps.js';
  *   or not, so that the outcome never depends on what this process happens to have cached: `tags`
  *   and `content` each time they are asked for (each copy is in the answer), relevantPubkeys and a
  *   profile's metadata once per event per request (derived once, however many aliases ask);
- * - read bytes: events read by id, and the distinct profiles relevantProfiles reads.
+ * - read bytes: events read by id, the distinct profiles relevantProfiles reads, and the events of
+ *   `parent`, `root` and `replies` (schema/event-relations.ts).
  * Past either byte bound the answer is response_too_large (refused whole, data null), or, on REST
  * `/event` (`overRead` 'stop'), the profiles map simply stops (http/routes/event.ts).
  * Both byte bounds are MAX_RESPONSE_BYTES, but never less than MAX_EVENT_BYTES: one event of any

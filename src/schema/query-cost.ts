@@ -2,6 +2,7 @@ import {
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLField,
   type GraphQLNamedType,
   type GraphQLSchema,
   getNamedType,
@@ -10,22 +11,31 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
   type ValueNode,
+  valueFromASTUntyped,
 } from 'graphql';
 import type { LookupConfig } from '../config/env.js';
+import { MAX_PAGE_SIZE } from './paging.js';
 
 /**
  * The cost of a GraphQL operation: how many objects (events, profiles) it may return, counting each
  * object of a list once per item. Lists multiply what is selected inside them:
  * - `events(ids:)` / `profiles(pubkeys:)`: by the number of distinct ids given (duplicates are
  *   answered once, see event.ts and profile.ts), read from the literal or the variable;
- * - `relevantProfiles` (and `relevantPubkeys`): by MAX_PROFILES, the most it can hold.
+ * - `relevantProfiles` (and `relevantPubkeys`): by MAX_PROFILES, the most it can hold;
+ * - a connection (`replies`): 1 for the page read, plus what is selected inside by its `first` (the
+ *   literal, the variable, or the schema's default; counted as at most MAX_PAGE_SIZE, the most a
+ *   page holds, anything larger being refused as it runs).
+ * What only wraps other things costs nothing itself (WRAPPERS: a connection's edges and pageInfo,
+ * the reactions inside `stats`); an event or profile inside it does. `parent`, `root` and `stats`
+ * cost 1 like any object.
  * Aliases and fragments count every time they select. Scalars cost nothing (their size is bounded by
  * the response-size cap, http/graphql/use-query-limits.ts, and the work of tags, content and metadata
  * by ObjectBudget's field bytes) except `relevantPubkeys`, derived work that costs 1 like an object.
  *
  * So `events(ids: [100 ids]) { relevantProfiles { event { relevantProfiles { name } } } }` costs
  * about 100 × 100 × 100 and is refused before anything is read, while the REST-equivalent
- * `event(id:) { relevantProfiles { event { json } } }` costs about 2 × MAX_PROFILES.
+ * `event(id:) { relevantProfiles { event { json } } }` costs about 2 × MAX_PROFILES, and
+ * `replies(first: 100) { edges { node { stats { replies } } } }` 1 + 100 × (1 + 1).
  */
 export function operationCost(
   schema: GraphQLSchema,
@@ -48,7 +58,7 @@ export function operationCost(
   const given: Record<string, unknown> = { ...variables };
   for (const definition of operation.variableDefinitions ?? []) {
     const name = definition.variable.name.value;
-    if (given[name] === undefined && definition.defaultValue) given[name] = literalValue(definition.defaultValue);
+    if (given[name] === undefined && definition.defaultValue) given[name] = valueFromASTUntyped(definition.defaultValue);
   }
 
   const listSize = (field: FieldNode): number => {
@@ -61,6 +71,17 @@ export function operationCost(
       default:
         return 1;
     }
+  };
+
+  /** A connection's `first`, as its resolver will read it, within 1…MAX_PAGE_SIZE. */
+  const pageSize = (field: GraphQLField<unknown, unknown>, selection: FieldNode): number => {
+    const fallback = field.args.find((argument) => argument.name === 'first')?.defaultValue;
+    const value = selection.arguments?.find((argument) => argument.name.value === 'first')?.value;
+    let first: unknown = fallback;
+    if (value?.kind === Kind.INT) first = Number(value.value);
+    else if (value?.kind === Kind.VARIABLE) first = given[value.name.value] ?? fallback;
+    if (typeof first !== 'number' || !Number.isFinite(first)) return MAX_PAGE_SIZE;
+    return Math.min(Math.max(Math.trunc(first), 1), MAX_PAGE_SIZE);
   };
 
   const costOf = (selectionSet: SelectionSetNode, type: GraphQLNamedType, visiting: Set<string>): number => {
@@ -76,7 +97,9 @@ export function operationCost(
           continue;
         }
         const fieldType = getNamedType(field.type);
-        cost += listSize(selection) * (1 + costOf(selection.selectionSet, fieldType, visiting));
+        const inner = costOf(selection.selectionSet, fieldType, visiting);
+        if (CONNECTIONS.has(fieldType.name)) cost += 1 + pageSize(field, selection) * inner;
+        else cost += listSize(selection) * ((WRAPPERS.has(fieldType.name) ? 0 : 1) + inner);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const on = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : type;
         cost += on ? costOf(selection.selectionSet, on, visiting) : 0;
@@ -98,15 +121,18 @@ export function operationCost(
 
 const LIST_ARGUMENTS = new Set(['ids', 'pubkeys']);
 
+/** Types of connections: a page whose items (edges' nodes) are multiplied by `first`. */
+const CONNECTIONS = new Set(['EventConnection', 'FollowConnection']);
+
+/**
+ * Types that only wrap what the request pays for elsewhere: a connection's edges and page info (the
+ * page is counted by the connection, its events by `node`, its profiles by `profile`), and the reaction figures inside `stats`
+ * (counted by `stats`; byContent is capped, schema/event-stats.ts).
+ */
+const WRAPPERS = new Set(['EventEdge', 'FollowEdge', 'PageInfo', 'ReactionStats', 'ReactionCount']);
+
 /** Scalar fields that are derived work, charged 1 each time they are selected (schema/event.ts charges the same). */
 const DERIVED_SCALARS = new Set(['relevantPubkeys']);
-
-/** A literal as a plain value (only lists and strings matter here). */
-function literalValue(value: ValueNode): unknown {
-  if (value.kind === Kind.LIST) return value.values.map(literalValue);
-  if (value.kind === Kind.STRING) return value.value;
-  return JSON.stringify(value);
-}
 
 /** Distinct strings of a list argument (a literal, or a variable), 1 for anything else. */
 function distinctItems(value: ValueNode | undefined, variables: Readonly<Record<string, unknown>> | null | undefined): number {

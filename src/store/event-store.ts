@@ -2,6 +2,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import type { CursorStore } from './cursor-store.js';
 import type { JsonText } from './json-text.js';
 import type { MarkStore } from './mark-store.js';
+import type { RelationIndex, RelationMaintenance } from './relation-index.js';
 import type { Deleted } from './tombstones.js';
 
 /**
@@ -78,12 +79,14 @@ export interface EventIndex {
 }
 
 /**
- * A store as the service uses it: the event index, its marks and its cursors, one concern each
+ * A store as the service uses it: the event index with its relationships, its marks and its cursors, one concern each
  * (each with its own conformance suite), on one connection or directory.
  */
-export interface EventStore extends EventIndex {
+export interface EventStore extends EventIndex, RelationMaintenance {
   readonly marks: MarkStore;
   readonly cursors: CursorStore;
+  /** What other events say about each event (replies, reactions…), maintained by putEvents. */
+  readonly relations: RelationIndex;
   /**
    * Profiles as getProfiles, each with whether its `profile:<pubkey>` mark is in force: the one read
    * across two concerns, so that a cached profile with its freshness costs one store command.

@@ -5,6 +5,7 @@ import { describeDeletionConformance } from './deletion-conformance.js';
 import { describeEventIndexConformance } from './event-index-conformance.js';
 import { profile, pubkeyOf, signed } from './events.js';
 import { describeMarkStoreConformance } from './mark-store-conformance.js';
+import { describeRelationConformance } from './relation-conformance.js';
 import { type OpenStore, withStoreFrom } from './store-under-test.js';
 
 export type { StoreUnderTest } from './store-under-test.js';
@@ -18,6 +19,7 @@ export function describeEventStoreConformance(name: string, open: OpenStore): vo
   describeMarkStoreConformance(name, open);
   describeCursorStoreConformance(name, open);
   describeDeletionConformance(name, open);
+  describeRelationConformance(name, open);
   describe(`${name}: EventStore conformance`, () => {
     const withStore = withStoreFrom(open);
 

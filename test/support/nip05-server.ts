@@ -26,15 +26,19 @@ export interface Nip05Server {
   connections: { accepted: number; open: number; peak: number; handshakes: number };
   /** Sets how a name is answered (names are looked up in lowercase, as asked). */
   route(name: string, answer: NostrJsonRoute): void;
+  /** Sets how another path is answered (an LNURL pay endpoint, say), whatever its query. */
+  routePath(path: string, answer: NostrJsonRoute): void;
   close(): Promise<void>;
 }
 
 /**
  * A real HTTPS server on a loopback port serving NIP-05 nostr.json documents per name, with the
- * test certificate; unknown names get `{"names": {}}`.
+ * test certificate; unknown names get `{"names": {}}`. Other paths (LNURL pay endpoints) are served
+ * as routePath sets them, else 404.
  */
 export async function startNip05Server(): Promise<Nip05Server> {
   const routes = new Map<string, NostrJsonRoute>();
+  const pathRoutes = new Map<string, NostrJsonRoute>();
   const hits = new Map<string, number>();
   const paths: string[] = [];
   const server = createServer({ cert: CERT, key: KEY }, (request, response) => {
@@ -42,11 +46,12 @@ export async function startNip05Server(): Promise<Nip05Server> {
     paths.push(url.pathname);
     const name = url.searchParams.get('name') ?? '';
     hits.set(name, (hits.get(name) ?? 0) + 1);
-    if (url.pathname !== '/.well-known/nostr.json') {
+    const pathRoute = pathRoutes.get(url.pathname);
+    if (url.pathname !== '/.well-known/nostr.json' && !pathRoute) {
       response.writeHead(404).end();
       return;
     }
-    const route = routes.get(name) ?? { json: { names: {} } };
+    const route = pathRoute ?? routes.get(name) ?? { json: { names: {} } };
     if (typeof route === 'function') {
       route(request, response);
       return;
@@ -92,6 +97,7 @@ export async function startNip05Server(): Promise<Nip05Server> {
     paths,
     connections,
     route: (name, answer) => routes.set(name, answer),
+    routePath: (path, answer) => pathRoutes.set(path, answer),
     close: () =>
       new Promise<void>((done) => {
         server.closeAllConnections();

@@ -8,6 +8,7 @@ import type { NostrEvent } from '../../src/nostr/event.js';
 import { createRelayPool } from '../../src/relays/create-relay-pool.js';
 import type { RelayPool } from '../../src/relays/relay-pool.js';
 import type { EventStore } from '../../src/store/event-store.js';
+import { type ZapProviderConfig, ZapProviders } from '../../src/zaps/zap-providers.js';
 import { captureLogs } from './logs.js';
 import { createTestStore, type TestStore } from './test-store.js';
 
@@ -34,7 +35,12 @@ export interface TestServerOptions {
   metrics?: MetricsConfig;
   /** RATE_LIMIT, MISS_RATE_LIMIT, TRUST_PROXY: off when absent. */
   rateLimits?: RateLimitConfig;
+  /** Zap provider checks, as `serve` sets them up; the defaults below when absent. */
+  zaps?: Partial<ZapProviderConfig>;
 }
+
+/** Zap provider settings for tests: a short deadline; loopback endpoints refused unless a test allows them. */
+export const TEST_ZAP_CONFIG: ZapProviderConfig = { ttlSeconds: 86400, timeoutMs: 1000, allowPrivate: false, maxConcurrent: 16, maxPerDomain: 2 };
 
 /** NIP-05 settings for tests: a short deadline; loopback domains refused unless a test allows them. */
 export const TEST_NIP05_CONFIG: Nip05Config = {
@@ -60,6 +66,8 @@ export const TEST_RELAY_CONFIG: RelayConfig = {
   indexerUrls: [],
   outbox: { enabled: true, relaysPerPubkey: 2, maxRelays: 20 },
   maxConnections: 50,
+  relations: { ttlSeconds: 300, maxEvents: 2000 },
+  followers: { maxEvents: 5000 },
 };
 
 /** The real HTTP app on a real loopback port (port 0: the OS picks a free one). */
@@ -72,11 +80,13 @@ export async function startTestServer(
   const pool = createRelayPool(relayConfig, logger);
   const fill = pool && new ReadThrough({ pool, store, config: relayConfig, logger });
   const nip05 = createNip05({ marks: store.marks, logger, config: { ...TEST_NIP05_CONFIG, ...options.nip05 } });
+  const zaps = new ZapProviders({ marks: store.marks, logger, config: { ...TEST_ZAP_CONFIG, ...options.zaps } });
   const app = buildApp({
     store,
     fill,
     logger,
     nip05,
+    zaps,
     config: {
       lookup: { maxProfiles: 100, maxListLength: 100, ...options.lookup },
       graphql: { graphiql: false, maxCost: 20_000, maxResponseBytes: 8 * 1024 * 1024, ...options.graphql },
@@ -92,7 +102,7 @@ export async function startTestServer(
     await app.close();
     pool?.close();
     // As `serve` does: the store must not be closed under a background profile refresh or NIP-05 check.
-    await Promise.all([fill?.settled(), nip05.close()]);
+    await Promise.all([fill?.settled(), nip05.close(), zaps.close()]);
   };
   return { url: `http://127.0.0.1:${address.port}`, app, logs, close, pool };
 }
@@ -107,6 +117,42 @@ export async function getJson(url: string, init?: RequestInit) {
     text,
     body: text ? (JSON.parse(text) as unknown) : undefined,
   };
+}
+
+/** What /graphql answers, parsed. */
+export interface GraphQLBody {
+  data?: Record<string, unknown> | null;
+  errors?: { message: string; locations?: unknown; path?: unknown; extensions?: { code?: string } }[];
+}
+
+/** POST a query to the server's /graphql (the GraphQL-over-HTTP media type): status, text and parsed body. */
+export async function postGraphql(server: Pick<TestServer, 'url'>, query: string, variables: Record<string, unknown> = {}) {
+  const response = await getJson(`${server.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: response.status, text: response.text, body: response.body as GraphQLBody };
+}
+
+/** A connection's page as the paging helpers read it. */
+export interface ConnectionPage<Edge> {
+  edges: Edge[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+
+/** Every page of a connection, read with `read(after)` from the start until hasNextPage is false (at most 500). */
+export async function collectPages<Edge, Page extends ConnectionPage<Edge>>(read: (after: string | null) => Promise<Page>): Promise<Page[]> {
+  const pages: Page[] = [];
+  let after: string | null = null;
+  for (;;) {
+    const page = await read(after);
+    pages.push(page);
+    if (!page.pageInfo.hasNextPage) return pages;
+    if (page.pageInfo.endCursor === null) throw new Error('a page with more after it has no endCursor');
+    after = page.pageInfo.endCursor;
+    if (pages.length >= 500) throw new Error('no last page');
+  }
 }
 
 /**

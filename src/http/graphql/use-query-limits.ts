@@ -88,7 +88,7 @@ export function costRefusal(request: OperationRequest, { limits, config }: Query
   const cost = operationCost(request.schema, request.document, request.operationName, request.variableValues, limits);
   if (cost <= config.maxCost) return undefined;
   return new LookupError('query_too_costly', {
-    message: `The query may return about ${cost} objects (lists multiplied through, relevantProfiles by ${limits.maxProfiles}); the limit is ${config.maxCost}. Ask for fewer ids or nest less.`,
+    message: `The query may return about ${cost} objects (lists multiplied through, relevantProfiles by ${limits.maxProfiles}, replies by their first); the limit is ${config.maxCost}. Ask for fewer ids, smaller pages or nest less.`,
   });
 }
 

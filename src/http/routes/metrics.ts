@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginCallback } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginCallback, LogController } from 'fastify';
 import { DOCUMENTATION_ONLY, METRICS_SCHEMA } from '../openapi/schemas.js';
 import { NOT_RATE_LIMITED } from '../rate-limits.js';
 import type { Logger } from '../../logger.js';
@@ -40,7 +40,8 @@ export interface MetricsServer {
 
 /** /metrics alone on METRICS_PORT (for `serve` and for `sync`, which has no other port). */
 export async function startMetricsServer(host: string, port: number, logger: Logger): Promise<MetricsServer> {
-  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, disableRequestLogging: true });
+  // Through logController: the top-level disableRequestLogging is deprecated (FSTDEP023, issue 30 §6).
+  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }) });
   await app.register(metricsRoutes);
   await app.listen({ host, port });
   const address = app.server.address();

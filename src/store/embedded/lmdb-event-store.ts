@@ -42,6 +42,7 @@ import {
 } from '../tombstones.js';
 import { LmdbCursorStore } from './lmdb-cursor-store.js';
 import { LmdbMarkStore, type LmdbMarkStoreOptions, markValue, noteInForce } from './lmdb-mark-store.js';
+import { LmdbRelationIndex } from './lmdb-relation-index.js';
 import { inTransaction, LmdbTransactions } from './lmdb-transactions.js';
 
 /**
@@ -83,6 +84,8 @@ export interface LmdbEventStoreOptions extends LmdbMarkStoreOptions {
 export class LmdbEventStore implements EventStore {
   readonly marks: LmdbMarkStore;
   readonly cursors: LmdbCursorStore;
+  /** What other events say about each event (store/relation-index.ts), kept in the events' transactions. */
+  readonly relations: LmdbRelationIndex;
   /** Opened read-only: the directory is on a read-only disk (reads answer, every write fails). */
   readonly readOnly: boolean;
   private readonly root: RootDatabase<string, string>;
@@ -103,7 +106,7 @@ export class LmdbEventStore implements EventStore {
   ) {
     mkdirSync(dataDir, { recursive: true });
     ({ root: this.root, readOnly: this.readOnly } = openEnvironment(dataDir));
-    this.transactions = new LmdbTransactions(this.root, this.readOnly);
+    this.transactions = new LmdbTransactions(this.root, this.readOnly, dataDir);
     // Events as bytes (UTF-8, as the 'string' encoding of earlier versions wrote them): responses embed them as they are.
     this.events = this.root.openDB<Buffer, string>({ name: 'events', encoding: 'binary' });
     this.replaceable = this.root.openDB<Buffer, string>({ name: 'replaceable', encoding: 'binary' });
@@ -120,6 +123,7 @@ export class LmdbEventStore implements EventStore {
       options,
     );
     this.cursors = new LmdbCursorStore(this.root.openDB<string, string>({ name: 'cursors', encoding: 'string' }), this.transactions);
+    this.relations = new LmdbRelationIndex(this.root.openDB<string, string>({ name: 'relations', encoding: 'string' }), this.transactions);
   }
 
   async getEvents(ids: readonly string[]): Promise<Held[]> {
@@ -158,7 +162,8 @@ export class LmdbEventStore implements EventStore {
   }
 
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
-    return this.write(() => {
+    // The follows of the batch's lists are applied grouped at its end (LmdbRelationIndex.withFollowBatch).
+    return this.write(() => this.relations.withFollowBatch(() => {
       // Requests to vanish first, then deletion requests, then the rest: within a batch, what
       // deletes is in force before what it deletes is written (any order across batches works too).
       const outcomes: WriteOutcome[] = new Array(events.length);
@@ -182,7 +187,7 @@ export class LmdbEventStore implements EventStore {
         });
       }
       return outcomes;
-    });
+    }));
   }
 
   /**
@@ -223,6 +228,7 @@ export class LmdbEventStore implements EventStore {
       if (atId !== undefined && !isTombstone(atId)) return 'duplicate';
       inTransaction(this.events.put(event.id, json));
       inTransaction(this.authors.put(`${event.pubkey}:${event.id}`, String(event.created_at)));
+      this.relations.apply(event, 1, json.length);
       return 'stored';
     }
     inTransaction(this.authors.put(`${event.pubkey}:${authorIndexMember(address, event.pubkey)}`, ''));
@@ -240,13 +246,20 @@ export class LmdbEventStore implements EventStore {
       outcome = held ? 'replaced' : 'stored';
     }
     // A version its author deleted by id takes the slot as the bar it leaves (older ones stay superseded).
-    const previous = held && !('bar' in held) && held.id !== event.id ? held.id : undefined;
-    if (previous) inTransaction(this.events.remove(previous));
+    const previous = held && !('bar' in held) && held.id !== event.id ? held : undefined;
+    if (previous) inTransaction(this.events.remove(previous.id));
     if (deletedByAuthor) {
+      if (previous?.event) this.relations.apply(previous.event, -1);
       inTransaction(this.replaceable.put(address, Buffer.from(slotBarValue({ createdAt: event.created_at, id: event.id }))));
       return this.refuse(event);
     }
-    if (outcome !== 'duplicate') inTransaction(this.replaceable.put(address, json));
+    if (outcome !== 'duplicate') {
+      inTransaction(this.replaceable.put(address, json));
+      // The relations of the version it replaces go, its own come (a follow list: by the difference).
+      this.relations.replace(previous?.event, event, json.length);
+    } else if (previous?.event) {
+      this.relations.apply(previous.event, -1);
+    }
     inTransaction(this.events.put(event.id, Buffer.from(markerFor(address)))); // on a duplicate: heal a missing marker
     return outcome;
   }
@@ -273,6 +286,7 @@ export class LmdbEventStore implements EventStore {
       const held = this.heldVersion(address);
       if (held && !('bar' in held) && held.id === id) {
         inTransaction(this.replaceable.put(address, Buffer.from(slotBarValue({ createdAt: held.created_at, id }))));
+        if (held.event) this.relations.apply(held.event, -1);
       }
       inTransaction(this.events.put(id, Buffer.from(deletedEventValue(deleter))));
       return;
@@ -281,6 +295,7 @@ export class LmdbEventStore implements EventStore {
     if (stored.pubkey !== deleter || isUndeletableKind(stored.kind)) return;
     inTransaction(this.events.put(id, Buffer.from(deletedEventValue(deleter))));
     inTransaction(this.authors.remove(`${deleter}:${id}`));
+    this.relations.apply(stored, -1);
   }
 
   /**
@@ -297,6 +312,7 @@ export class LmdbEventStore implements EventStore {
     if (held && barVerdict(held, bar) === 'accepted') return; // a newer version stays
     inTransaction(this.replaceable.put(address, Buffer.from(slotBarValue(bar))));
     if (held?.id) inTransaction(this.events.put(held.id, Buffer.from(deletedEventValue(author))));
+    if (held?.event) this.relations.apply(held.event, -1);
   }
 
   /**
@@ -318,9 +334,11 @@ export class LmdbEventStore implements EventStore {
         this.raiseBar(address, bar, pubkey);
       } else if (Number(value) <= until) {
         const held = this.events.get(member);
-        if (held !== undefined && !isTombstone(held) && readStoredEvent(held, { id: member }).event.kind === VANISH_KIND) continue;
+        const heldEvent = held !== undefined && !isTombstone(held) ? readStoredEvent(held, { id: member }).event : undefined;
+        if (heldEvent?.kind === VANISH_KIND) continue;
         inTransaction(this.events.put(member, Buffer.from(deletedEventValue(pubkey))));
         inTransaction(this.authors.remove(key));
+        if (heldEvent) this.relations.apply(heldEvent, -1);
       }
     }
     // The profile reads as deleted even if none was held: the answer does not depend on the order.
@@ -328,7 +346,7 @@ export class LmdbEventStore implements EventStore {
   }
 
   /** The version an address holds, or its bar; a value that is not an event we wrote counts as replaceable. */
-  private heldVersion(address: string): { id: string; created_at: number } | { bar: SlotBar } | undefined {
+  private heldVersion(address: string): { id: string; created_at: number; event?: NostrEvent } | { bar: SlotBar } | undefined {
     const value = this.replaceable.get(address);
     if (value === undefined) return undefined;
     if (isTombstone(value)) {
@@ -336,12 +354,35 @@ export class LmdbEventStore implements EventStore {
       if (bar) return { bar };
     }
     try {
-      const { id, created_at } = readStoredEvent(value, {}).event;
-      return { id, created_at };
+      const { event } = readStoredEvent(value, {});
+      return { id: event.id, created_at: event.created_at, event };
     } catch (error) {
       if (error instanceof CorruptDataError) return { id: '', created_at: Number.NEGATIVE_INFINITY };
       throw error;
     }
+  }
+
+  async *servableEvents(): AsyncIterable<NostrEvent[]> {
+    for (const db of [this.events, this.replaceable]) {
+      let batch: NostrEvent[] = [];
+      for (const { key, value } of db.getRange()) {
+        if (value[0] !== 0x7b) continue; // `{`: an event, not a marker, tombstone or bar
+        batch.push(readStoredEvent(value, db === this.events ? { id: key } : {}).event);
+        if (batch.length >= 500) {
+          yield batch;
+          batch = [];
+        }
+      }
+      if (batch.length > 0) yield batch;
+    }
+  }
+
+  relateStored(events: readonly NostrEvent[]): Promise<void> {
+    return this.write(() =>
+      this.relations.withFollowBatch(() => {
+        for (const event of events) this.relations.apply(event, 1);
+      }),
+    );
   }
 
   async ping(): Promise<void> {

@@ -13,6 +13,24 @@
  *   replaceable addresses (store/tombstones.ts authorIndexMember) scored -1; read by requests to vanish.
  * - `<prefix>m:<key>`: a mark (negative cache, profile freshness), expiring by Redis TTL.
  * - `<prefix>c:<name>`: a cursor.
+ * - `<prefix>t:{<id64>}`, `l:{<id64>}`, `d:{<id64>}`, `b:{<id64>}`: the relationship index of event
+ *   `<id>` (store/relation-index.ts, lua-scripts.ts RELATE): its tally with who reacted and reposted
+ *   (one hash), its replies and their tombstones, and its reaction contents once they are many;
+ *   hash-tagged by the id, so that one script updates them together on a cluster.
+ * - `<prefix>z:{<id64>}` (an event's zaps) and `zp:{<pubkey64>}` (a pubkey's): the zap groups of a
+ *   subject (store/zap-index.ts, lua-scripts.ts ZAP), each group's receipts, millisatoshis and
+ *   distinct senders, and each recipient's receipts; `y:{<id64>}:<group>` and `yp:{…}:<group>`: the
+ *   receipts per sender in one group (a short id of the group, in base64url).
+ * - `<prefix>fr:{<pubkey64>}`: the followers of a pubkey (store/follow-index.ts, lua-scripts.ts
+ *   FOLLOW), a sorted set of 32-byte pubkeys scored by the follower's lists naming it (1; 2 or 0 for
+ *   a moment while two writers apply a replacement), read in pubkey order; `fg:{<pubkey64>}`: how
+ *   many pubkeys its list follows.
+ * - `<prefix>n:{<pubkey64>}`: the author's notes (store/relation-index.ts notes), one sorted set
+ *   for all its kinds (most authors write a few events: one key per author, not per kind) of
+ *   45-byte members, the kind as 2 bytes then replyMemberBytes of notePlace, read BYLEX one range
+ *   per kind, newest first; `nd:{<pubkey64>}`: its tombstones (lua-scripts.ts NOTE).
+ *   The id is written in base64url (43 characters, never a brace): most notes have a reaction or
+ *   two, and a key's name is a good part of what such a small key costs.
  */
 export interface RedisKeys {
   event(id: string): string;
@@ -21,7 +39,17 @@ export interface RedisKeys {
   cursor(name: string): string;
   vanished(pubkey: string): string;
   author(pubkey: string): string;
+  relations(id: string): [tally: string, replies: string, replyTombstones: string, contents: string];
+  zaps(subject: string): { groups: string; senders(group: { recipient: string; provider: string }): string };
+  follows(pubkey: string): { followers: string; following: string };
+  notes(pubkey: string): { list: string; tombstones: string };
 }
+
+/** The first letters of the relationship index's keys (after the prefix). */
+export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fr', 'fg', 'n', 'nd'] as const;
+
+/** The key types of the zap groups of event subjects and of pubkey subjects (zap-index.ts). */
+export const ZAP_GROUP_KEY_TYPES = { e: 'z', p: 'zp' } as const;
 
 export function redisKeys(prefix: string): RedisKeys {
   return {
@@ -31,5 +59,27 @@ export function redisKeys(prefix: string): RedisKeys {
     cursor: (name) => `${prefix}c:${name}`,
     vanished: (pubkey) => `${prefix}v:${pubkey}`,
     author: (pubkey) => `${prefix}a:${pubkey}`,
+    relations: (id) => {
+      const tag = Buffer.from(id, 'hex').toString('base64url');
+      return [`${prefix}t:{${tag}}`, `${prefix}l:{${tag}}`, `${prefix}d:{${tag}}`, `${prefix}b:{${tag}}`];
+    },
+    follows: (pubkey) => {
+      const tag = Buffer.from(pubkey, 'hex').toString('base64url');
+      return { followers: `${prefix}fr:{${tag}}`, following: `${prefix}fg:{${tag}}` };
+    },
+    notes: (pubkey) => {
+      const tag = Buffer.from(pubkey, 'hex').toString('base64url');
+      return { list: `${prefix}n:{${tag}}`, tombstones: `${prefix}nd:{${tag}}` };
+    },
+    zaps: (subject) => {
+      const tag = Buffer.from(subject.slice(1), 'hex').toString('base64url');
+      const pubkey = subject.startsWith('p') ? 'p' : '';
+      return {
+        groups: `${prefix}z${pubkey}:{${tag}}`,
+        // 8 bytes of the recipient and 8 of the signer: two groups of one subject with the same
+        // would need keys ground to share 64-bit prefixes with both of another's.
+        senders: ({ recipient, provider }) => `${prefix}y${pubkey}:{${tag}}:${Buffer.from(recipient.slice(0, 16) + provider.slice(0, 16), 'hex').toString('base64url')}`,
+      };
+    },
   };
 }

@@ -55,8 +55,9 @@ end
  * a time) admits only versions that supersede it.
  *
  * KEYS[1] the slot key; ARGV[1] the new event's wire JSON; ARGV[2] its id; ARGV[3] its created_at.
- * Returns {outcome, previous id}: stored | replaced | superseded | duplicate | deleted. A value that
- * is neither our JSON nor a bar is not ours and is overwritten.
+ * Returns {outcome, previous id, previous JSON (when replaced: its relations go)}: stored |
+ * replaced | superseded | duplicate | deleted. A value that is neither our JSON nor a bar is not
+ * ours and is overwritten.
  */
 export const REPLACE_SCRIPT = `${HELPERS}
 local held = redis.call('GET', KEYS[1])
@@ -82,7 +83,8 @@ if heldId == ARGV[2] then
 end
 if heldCreatedAt == nil or string.len(heldId) ~= 64 or supersedes(createdAt, ARGV[2], heldCreatedAt, heldId) then
   redis.call('SET', KEYS[1], ARGV[1])
-  return {'replaced', heldId}
+  if heldCreatedAt == nil or string.len(heldId) ~= 64 then return {'replaced', heldId, ''} end
+  return {'replaced', heldId, held}
 end
 return {'superseded', heldId}
 `;
@@ -137,8 +139,8 @@ return 'ok'
  * not itself a deletion or a request to vanish; an id not held gets (or joins) a pending deletion.
  * KEYS[1] `e:<id>`; ARGV[1] the deleter; ARGV[2] how many deleters a pending deletion keeps;
  * ARGV[3] its expiry in seconds (from the latest deletion naming the id).
- * Returns {pending | gone | ignored | deleted} or {version, address}: a replaceable version's
- * marker, now a tombstone; the caller takes the version out of its slot.
+ * Returns {pending | gone | ignored} or {deleted, the event's JSON} or {version, address}: a
+ * replaceable version's marker, now a tombstone; the caller takes the version out of its slot.
  */
 export const DELETE_ID_SCRIPT = `${HELPERS}
 local held = redis.call('GET', KEYS[1])
@@ -166,12 +168,12 @@ if string.sub(held, 84, 147) ~= ARGV[1] then return {'ignored'} end
 local kind = jsonKind(held)
 if kind == '5' or kind == '62' then return {'ignored'} end
 redis.call('SET', KEYS[1], 'x' .. ARGV[1])
-return {'deleted'}
+return {'deleted', held}
 `;
 
 /**
  * Takes a deleted version out of its slot: if the slot still holds version ARGV[1], it becomes the
- * bar `x<created_at>:<id>`. KEYS[1] the slot. Returns 1 if it did.
+ * bar `x<created_at>:<id>`. KEYS[1] the slot. Returns the version's JSON if it did, else ''.
  */
 export const BAR_VERSION_SCRIPT = `${HELPERS}
 local held = redis.call('GET', KEYS[1])
@@ -179,17 +181,17 @@ if held and string.sub(held, 1, 1) == '{' and string.sub(held, 8, 71) == ARGV[1]
   local createdAt = string.match(held, '"created_at":(%d+)', 148)
   if createdAt then
     redis.call('SET', KEYS[1], bar(createdAt, ARGV[1]))
-    return 1
+    return held
   end
 end
-return 0
+return ''
 `;
 
 /**
  * Raises a slot's bar (an `a` tag, a request to vanish): a held version the bar covers is replaced
  * by it, a newer one stays; the bar is kept even where nothing is held, so that what it covers is
  * refused whenever it arrives. KEYS[1] the slot; ARGV[1] the bar's created_at; ARGV[2] its id ('':
- * every version up to then). Returns the id of the version it removed, or ''.
+ * every version up to then). Returns the JSON of the version it removed, or ''.
  */
 export const RAISE_BAR_SCRIPT = `${HELPERS}
 local time = tonumber(ARGV[1])
@@ -207,7 +209,7 @@ if held then
   local ours = heldTime ~= nil and string.match(heldId, '^%x+$') and string.len(heldId) == 64
   if ours and supersedes(heldTime, heldId, time, ARGV[2]) then return '' end
   redis.call('SET', KEYS[1], bar(ARGV[1], ARGV[2]))
-  if ours then return heldId end
+  if ours then return held end
   return ''
 end
 redis.call('SET', KEYS[1], bar(ARGV[1], ARGV[2]))
@@ -216,13 +218,16 @@ return ''
 
 /**
  * An event a request to vanish covers: its value becomes a tombstone, unless it is a request to
- * vanish (kept: NIP-62 bookkeeping). KEYS[1] `e:<id>`; ARGV[1] the author. Returns 1 if it did.
+ * vanish (kept: NIP-62 bookkeeping). KEYS[1] `e:<id>`; ARGV[1] the author. Returns the JSON of the
+ * event it removed (its relations go), else ''.
  */
 export const TOMBSTONE_SCRIPT = `${HELPERS}
 local held = redis.call('GET', KEYS[1])
-if held and string.sub(held, 1, 1) == '{' and jsonKind(held) == '62' then return 0 end
+local live = held and string.sub(held, 1, 1) == '{'
+if live and jsonKind(held) == '62' then return '' end
 redis.call('SET', KEYS[1], 'x' .. ARGV[1])
-return 1
+if live then return held end
+return ''
 `;
 
 /** The time of a pubkey's latest request to vanish: raised, never lowered. KEYS[1] `v:<pubkey>`; ARGV[1] the time. */
@@ -230,5 +235,216 @@ export const VANISH_AT_SCRIPT = `
 local held = tonumber(redis.call('GET', KEYS[1]))
 if held and held >= tonumber(ARGV[1]) then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
+return 1
+`;
+
+/**
+ * The relationship index of one target (store/relation-index.ts), all of its keys in the target's
+ * hash slot: adds (ARGV[1] = 1) or removes (-1) one event's relations to it. Every change is an
+ * increment, so removals and additions sent by different writers commute (counts may dip below
+ * zero meanwhile); the reply list keeps a tombstone for a removal that overtook its addition. Each
+ * call does a bounded amount of work, whatever the target already holds.
+ * KEYS[1] the target's hash: the TALLY counters; `o<author>`, an author's reposts; `k<author>`, an
+ * author's reactions: `<count>\t<content key>` while they used one content (nearly everyone), else
+ * `#<positive>:<nonzero>` with a `K<author><content key>` count per content; and the distinct
+ * authors per content: `C`, lines `<count>\t<content key>\n`, while there are at most 32 contents,
+ * then (`Z`) KEYS[4], a sorted set scored minus the count (so the first entries are the byContent
+ * order: count descending, then content bytes). One key per target for a note's few reactions.
+ * KEYS[2] the reply list (a sorted set ordered by member bytes), KEYS[3] its tombstones.
+ * ARGV[2] the author (32 bytes); ARGV[3] the roles (R reply, T thread reply, Q quote, O repost,
+ * K reaction); ARGV[4] the reply's member; ARGV[5] the reaction's content key (contentKey).
+ */
+export const RELATE_SCRIPT = `
+local d = tonumber(ARGV[1])
+local roles = ARGV[3]
+local author = ARGV[2]
+local T = KEYS[1]
+local function has(role) return string.find(roles, role, 1, true) ~= nil end
+local function hget(field) return redis.call('HGET', T, field) end
+local function put(field, count)
+  if count == 0 then redis.call('HDEL', T, field) else redis.call('HSET', T, field, string.format('%d', count)) end
+end
+local function tally(field, change)
+  if change == 0 then return end
+  if redis.call('HINCRBY', T, field, change) == 0 then redis.call('HDEL', T, field) end
+end
+local function crossed(was, is) if was == is then return 0 elseif is then return 1 else return -1 end end
+local function isLike(key) return key == '"+"' or key == '""' end
+local BLOB_MAX = 32
+local function byContent(key, change)
+  if change == 0 then return end
+  if hget('Z') then
+    if tonumber(redis.call('ZINCRBY', KEYS[4], -change, key)) == 0 then redis.call('ZREM', KEYS[4], key) end
+    return
+  end
+  local counts, order = {}, {}
+  for count, content in string.gmatch(hget('C') or '', '(%-?%d+)\\t([^\\n]*)\\n') do
+    counts[content] = tonumber(count)
+    order[#order + 1] = content
+  end
+  if counts[key] == nil then
+    counts[key] = 0
+    order[#order + 1] = key
+  end
+  counts[key] = counts[key] + change
+  local out = {}
+  for _, content in ipairs(order) do
+    if counts[content] ~= 0 then out[#out + 1] = string.format('%d', counts[content]) .. '\\t' .. content .. '\\n' end
+  end
+  if #out > BLOB_MAX then
+    for _, content in ipairs(order) do
+      if counts[content] ~= 0 then redis.call('ZADD', KEYS[4], -counts[content], content) end
+    end
+    redis.call('HDEL', T, 'C')
+    redis.call('HSET', T, 'Z', '1')
+  elseif #out == 0 then
+    redis.call('HDEL', T, 'C')
+  else
+    redis.call('HSET', T, 'C', table.concat(out))
+  end
+end
+if has('R') then
+  local member = ARGV[4]
+  if d > 0 then
+    if redis.call('SREM', KEYS[3], member) == 0 and redis.call('ZADD', KEYS[2], 0, member) == 1 then tally('r', 1) end
+  elseif redis.call('ZREM', KEYS[2], member) == 1 then
+    tally('r', -1)
+  else
+    redis.call('SADD', KEYS[3], member)
+  end
+end
+if has('T') then tally('t', d) end
+if has('Q') then tally('q', d) end
+if has('O') then
+  local field = 'o' .. author
+  local after = redis.call('HINCRBY', T, field, d)
+  if after == 0 then redis.call('HDEL', T, field) end
+  tally('o', crossed(after - d > 0, after > 0))
+end
+if has('K') then
+  local key = ARGV[5]
+  local recordField = 'k' .. author
+  local record = hget(recordField)
+  local before, after = 0, 0
+  local anyBefore, likeBefore, dislikeBefore, anyAfter, likeAfter, dislikeAfter
+  local function single(count, content) return count > 0, count > 0 and isLike(content), count > 0 and content == '"-"' end
+  if not record then
+    after = d
+    anyBefore, likeBefore, dislikeBefore = false, false, false
+    anyAfter, likeAfter, dislikeAfter = single(after, key)
+    redis.call('HSET', T, recordField, string.format('%d', after) .. '\\t' .. key)
+  elseif string.sub(record, 1, 1) ~= '#' then
+    local tab = string.find(record, '\\t', 1, true)
+    local held, content = tonumber(string.sub(record, 1, tab - 1)), string.sub(record, tab + 1)
+    anyBefore, likeBefore, dislikeBefore = single(held, content)
+    if content == key then
+      before, after = held, held + d
+      anyAfter, likeAfter, dislikeAfter = single(after, key)
+      if after == 0 then redis.call('HDEL', T, recordField) else redis.call('HSET', T, recordField, string.format('%d', after) .. '\\t' .. key) end
+    else
+      -- A second content: each gets a count of its own.
+      after = d
+      put('K' .. author .. content, held)
+      put('K' .. author .. key, after)
+      local positive = (held > 0 and 1 or 0) + (after > 0 and 1 or 0)
+      redis.call('HSET', T, recordField, '#' .. positive .. ':2')
+      local a1, l1, d1 = single(held, content)
+      local a2, l2, d2 = single(after, key)
+      anyAfter, likeAfter, dislikeAfter = a1 or a2, l1 or l2, d1 or d2
+    end
+  else
+    local positive, nonzero = string.match(record, '^#(%d+):(%d+)$')
+    positive, nonzero = tonumber(positive), tonumber(nonzero)
+    local function holds(content) return (tonumber(hget('K' .. author .. content)) or 0) > 0 end
+    anyBefore, likeBefore, dislikeBefore = positive > 0, holds('"+"') or holds('""'), holds('"-"')
+    before = tonumber(hget('K' .. author .. key)) or 0
+    after = before + d
+    put('K' .. author .. key, after)
+    positive = positive + crossed(before > 0, after > 0)
+    if before == 0 then nonzero = nonzero + 1 elseif after == 0 then nonzero = nonzero - 1 end
+    if nonzero == 0 then redis.call('HDEL', T, recordField) else redis.call('HSET', T, recordField, '#' .. positive .. ':' .. nonzero) end
+    anyAfter, likeAfter, dislikeAfter = positive > 0, holds('"+"') or holds('""'), holds('"-"')
+  end
+  tally('p', crossed(anyBefore, anyAfter))
+  tally('+', crossed(likeBefore, likeAfter))
+  tally('-', crossed(dislikeBefore, dislikeAfter))
+  byContent(key, crossed(before > 0, after > 0))
+end
+return 1
+`;
+
+/**
+ * One zap receipt added to (ARGV[1] = 1) or taken from (-1) one subject's group (store/zap-index.ts):
+ * KEYS[1] the subject's groups: the 64-byte group (ARGV[2]) → `<receipts> <high> <low> <distinct
+ * senders>` (msats in two parts, zap-index.ts MSATS_SPLIT: each exact in a Lua number, whatever the
+ * order of additions and removals), and the 32-byte recipient (ARGV[3]) → its receipts, whoever
+ * signed them; KEYS[2] the group's receipts per sender (ARGV[4], 32 bytes). Every field is at most
+ * 64 bytes, so both hashes stay compact listpacks. ARGV[5], ARGV[6]: the parts with the delta's sign.
+ */
+export const ZAP_SCRIPT = `
+local d = tonumber(ARGV[1])
+local g = ARGV[2]
+local s = redis.call('HINCRBY', KEYS[2], ARGV[4], d)
+if s == 0 then redis.call('HDEL', KEYS[2], ARGV[4]) end
+if redis.call('HINCRBY', KEYS[1], ARGV[3], d) == 0 then redis.call('HDEL', KEYS[1], ARGV[3]) end
+local c, h, l, n = 0, 0, 0, 0
+local held = redis.call('HGET', KEYS[1], g)
+if held then
+  local a, b, x, e = string.match(held, '^(%-?%d+) (%-?%d+) (%-?%d+) (%-?%d+)$')
+  c, h, l, n = tonumber(a), tonumber(b), tonumber(x), tonumber(e)
+end
+c = c + d
+h = h + tonumber(ARGV[5])
+l = l + tonumber(ARGV[6])
+if (s - d > 0) ~= (s > 0) then
+  if s > 0 then n = n + 1 else n = n - 1 end
+end
+if c == 0 and h == 0 and l == 0 and n == 0 then
+  redis.call('HDEL', KEYS[1], g)
+else
+  redis.call('HSET', KEYS[1], g, string.format('%d %d %d %d', c, h, l, n))
+end
+return s
+`;
+
+/**
+ * Follow lists naming a pubkey, added or taken away: KEYS[1] the pubkey's followers (keys.ts
+ * `fr`); ARGV[1] records of 33 bytes, a change (a signed byte: 1, -1, or a batch's net change) then
+ * the follower's 32 bytes, packed in one argument (an argument per follower cost the client more
+ * than the script). A follower at 0 leaves the set. One call per followed pubkey per batch
+ * (store/follow-index.ts FollowWrites). Returns the last follower's count.
+ */
+export const FOLLOW_SCRIPT = `
+local records = ARGV[1]
+local after = 0
+for i = 1, #records, 33 do
+  local change = string.byte(records, i)
+  if change > 127 then change = change - 256 end
+  local follower = string.sub(records, i + 1, i + 32)
+  after = tonumber(redis.call('ZINCRBY', KEYS[1], change, follower))
+  if after == 0 then redis.call('ZREM', KEYS[1], follower) end
+end
+return after
+`;
+
+/** How many pubkeys a list follows, added or taken away (ARGV[1]): KEYS[1] `fg`, gone at 0. */
+export const FOLLOWING_SCRIPT = `
+local after = redis.call('INCRBY', KEYS[1], ARGV[1])
+if after == 0 then redis.call('DEL', KEYS[1]) end
+return after
+`;
+
+/**
+ * An event added to (ARGV[1] 1) or taken from (-1) its author's notes of its kind: KEYS[1] `n`, the
+ * list, KEYS[2] `nd`, its tombstones; ARGV[2] its member. As a reply in RELATE: two writers may
+ * apply an event's removal before its addition, so a removal that finds nothing leaves a tombstone
+ * that the addition takes instead of adding.
+ */
+export const NOTE_SCRIPT = `
+if tonumber(ARGV[1]) > 0 then
+  if redis.call('SREM', KEYS[2], ARGV[2]) == 0 then redis.call('ZADD', KEYS[1], 0, ARGV[2]) end
+elseif redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then
+  redis.call('SADD', KEYS[2], ARGV[2])
+end
 return 1
 `;

@@ -21,7 +21,7 @@ import {
 } from '../event-store.js';
 import { profileMarkKey } from '../mark-store.js';
 import { markerFor, readSlot, resolveEventValues } from '../replaceable-markers.js';
-import { wireIdOf } from '../stored-event.js';
+import { readStoredEvent, wireIdOf } from '../stored-event.js';
 import {
   addressOfMember,
   authorIndexMember,
@@ -45,6 +45,9 @@ import {
 import { mastersByKey, mgetBySlot, type RedisClient } from './mget-by-slot.js';
 import { RedisCommands } from './redis-commands.js';
 import { RedisCursorStore } from './redis-cursor-store.js';
+import { RedisRelationIndex } from './redis-relation-index.js';
+import { FollowWrites } from '../follow-index.js';
+import { escapeGlob, scanKeys } from './scan-keys.js';
 import { markNote, RedisMarkStore } from './redis-mark-store.js';
 
 declare module 'ioredis' {
@@ -54,14 +57,14 @@ declare module 'ioredis' {
       json: string,
       id: string,
       createdAt: string,
-    ): Result<[WriteOutcome, string], Context>;
+    ): Result<[WriteOutcome, string, string?], Context>;
     nostrDeleteIf(key: string, value: string): Result<number, Context>;
     nostrPutRegular(key: string, json: string, author: string, undeletable: string): Result<'stored' | 'duplicate' | 'deleted', Context>;
     nostrMarkVersion(key: string, marker: string, author: string): Result<'ok' | 'deleted', Context>;
     nostrDeleteId(key: string, deleter: string, maxPending: string, ttlSeconds: string): Result<[string, string?], Context>;
-    nostrBarVersion(key: string, id: string): Result<number, Context>;
+    nostrBarVersion(key: string, id: string): Result<string, Context>;
     nostrRaiseBar(key: string, createdAt: string, id: string): Result<string, Context>;
-    nostrTombstone(key: string, author: string): Result<number, Context>;
+    nostrTombstone(key: string, author: string): Result<string, Context>;
     nostrVanishAt(key: string, createdAt: string): Result<number, Context>;
   }
 }
@@ -87,6 +90,7 @@ export interface RedisStoreOptions {
 export class RedisEventStore implements EventStore {
   readonly marks: RedisMarkStore;
   readonly cursors: RedisCursorStore;
+  readonly relations: RedisRelationIndex;
   private readonly keys: RedisKeys;
   private readonly commands: RedisCommands;
 
@@ -132,6 +136,7 @@ export class RedisEventStore implements EventStore {
     }
     this.marks = new RedisMarkStore(this.commands, this.keys);
     this.cursors = new RedisCursorStore(this.commands, this.keys);
+    this.relations = new RedisRelationIndex(client, this.commands, this.keys, keyPrefix);
     client.defineCommand('nostrReplaceEvent', { numberOfKeys: 1, lua: REPLACE_SCRIPT });
     client.defineCommand('nostrDeleteIf', { numberOfKeys: 1, lua: DELETE_IF_SCRIPT });
     client.defineCommand('nostrPutRegular', { numberOfKeys: 1, lua: PUT_REGULAR_SCRIPT });
@@ -208,7 +213,15 @@ export class RedisEventStore implements EventStore {
       const targets = events.map(deletionTargets);
       await Promise.all(events.map((event, index) => (event.kind === DELETION_KIND ? this.applyDeletion(event, targets[index] as DeletionTargets) : undefined)));
       const deleters = deletersById(events, targets);
-      const outcomes = await Promise.all(events.map((event) => this.putEvent(event, vanishedAt, deletedBy(deleters, event))));
+      // The follow lists' follows, gathered over the batch and sent grouped per followed pubkey.
+      const follows = new FollowWrites();
+      // Sent whatever happens to the batch's other events: a list stored is related once only.
+      const settled = await Promise.allSettled(events.map((event) => this.putEvent(event, vanishedAt, deletedBy(deleters, event), follows)));
+      await this.relations.flushFollows(follows);
+      const outcomes = settled.map((result) => {
+        if (result.status === 'rejected') throw result.reason;
+        return result.value;
+      });
       await this.recheckVanished(events, outcomes, vanishedAt);
       await this.confirmReplicated(writers);
       return outcomes.map((outcome, index) => {
@@ -219,9 +232,9 @@ export class RedisEventStore implements EventStore {
   }
 
   /** One event; `deletedInBatch`: a deletion request by its author came in the same batch. */
-  private async putEvent(event: NostrEvent, vanishedAt: ReadonlyMap<string, number>, deletedInBatch: boolean): Promise<WriteOutcome> {
+  private async putEvent(event: NostrEvent, vanishedAt: ReadonlyMap<string, number>, deletedInBatch: boolean, follows: FollowWrites): Promise<WriteOutcome> {
     if (event.kind !== VANISH_KIND && event.created_at <= (vanishedAt.get(event.pubkey) ?? -1)) {
-      await this.client.nostrTombstone(this.keys.event(event.id), event.pubkey);
+      await this.unrelate(this.client.nostrTombstone(this.keys.event(event.id), event.pubkey));
       return 'deleted';
     }
     const json = serializeEvent(event);
@@ -230,7 +243,9 @@ export class RedisEventStore implements EventStore {
     if (address === undefined) {
       const eventKey = this.keys.event(event.id);
       if (deletedInBatch) {
-        await this.client.set(eventKey, deletedEventValue(event.pubkey));
+        // A tombstone over whatever is there: another writer may have stored it meanwhile (its
+        // relations then go too), or filled its pending record so that it was stored (review).
+        await this.unrelate(this.client.nostrTombstone(eventKey, event.pubkey));
         return 'deleted';
       }
       // Indexed in the same round trip; taken out again in the rare case the event was deleted.
@@ -239,14 +254,22 @@ export class RedisEventStore implements EventStore {
         this.client.zadd(authorKey, event.created_at, event.id),
       ]);
       if (outcome === 'deleted') await this.client.zrem(authorKey, event.id);
+      // Its relations, once: only the writer that stored it gets `stored`.
+      if (outcome === 'stored') await this.relations.relate(event, 1, Buffer.byteLength(json));
       return outcome;
     }
     const indexed = this.client.zadd(authorKey, -1, authorIndexMember(address, event.pubkey));
     const slotKey = this.keys.replaceable(address);
-    const [[outcome, previousId]] = await Promise.all([
+    const [[outcome, previousId, previousJson]] = await Promise.all([
       this.client.nostrReplaceEvent(slotKey, json, event.id, String(event.created_at)),
       indexed,
     ]);
+    // The slot changed hands: the relations of what it holds now are added, of what it held removed
+    // (whatever happens next to this version is another transition, with its own removal).
+    if (outcome === 'stored' || outcome === 'replaced') {
+      // A follow list replacing another: by their difference (relations.replace).
+      await this.relations.replace(previousJson ? storedEventOf(previousJson) : undefined, event, Buffer.byteLength(json), follows);
+    }
     if (outcome === 'deleted') {
       await this.client.set(this.keys.event(event.id), deletedEventValue(event.pubkey));
       return outcome;
@@ -270,7 +293,7 @@ export class RedisEventStore implements EventStore {
     const heldAfter = this.client instanceof Redis ? this.client.getBuffer(slotKey) : written.then(() => this.client.getBuffer(slotKey));
     const [marked, , held] = await Promise.all([written, cleanup, heldAfter]);
     if (marked === 'deleted') {
-      await this.client.nostrBarVersion(slotKey, event.id);
+      await this.unrelate(this.client.nostrBarVersion(slotKey, event.id));
       return 'deleted';
     }
     if (held === null || wireIdOf(held) !== event.id) {
@@ -305,7 +328,7 @@ export class RedisEventStore implements EventStore {
         if (at === undefined || at === before.get(event.pubkey) || event.created_at > at || !kept.has(event)) return;
         const address = replaceableAddress(event);
         if (address !== undefined) await this.raiseBar(address, at, '', event.pubkey);
-        await this.client.nostrTombstone(this.keys.event(event.id), event.pubkey);
+        await this.unrelate(this.client.nostrTombstone(this.keys.event(event.id), event.pubkey));
         outcomes[index] = 'deleted';
       }),
     );
@@ -315,14 +338,15 @@ export class RedisEventStore implements EventStore {
   private async applyDeletion(request: NostrEvent, { ids, addresses }: DeletionTargets): Promise<void> {
     await Promise.all([
       ...ids.map(async (id) => {
-        const [verdict, address] = await this.client.nostrDeleteId(
+        const [verdict, detail] = await this.client.nostrDeleteId(
           this.keys.event(id),
           request.pubkey,
           String(MAX_PENDING_DELETERS),
           String(this.pendingTtlSeconds),
         );
-        if (verdict === 'version' && address) await this.client.nostrBarVersion(this.keys.replaceable(address), id);
-        if (verdict === 'deleted') await this.client.zrem(this.keys.author(request.pubkey), id);
+        // `version`: the address of the deleted version; `deleted`: the deleted event.
+        if (verdict === 'version' && detail) await this.unrelate(this.client.nostrBarVersion(this.keys.replaceable(detail), id));
+        if (verdict === 'deleted') await Promise.all([this.client.zrem(this.keys.author(request.pubkey), id), this.unrelate(detail)]);
       }),
       ...addresses.map((address) => this.raiseBar(address, request.created_at, '', request.pubkey)),
     ]);
@@ -331,7 +355,7 @@ export class RedisEventStore implements EventStore {
   /** Raises an address's bar; the version it removes (if any) leaves a tombstone under its id. */
   private async raiseBar(address: string, createdAt: number, id: string, author: string): Promise<void> {
     const removed = await this.client.nostrRaiseBar(this.keys.replaceable(address), String(createdAt), id);
-    if (removed !== '') await this.client.set(this.keys.event(removed), deletedEventValue(author));
+    if (removed !== '') await Promise.all([this.client.set(this.keys.event(wireIdOf(Buffer.from(removed))), deletedEventValue(author)), this.unrelate(removed)]);
   }
 
   /**
@@ -346,7 +370,7 @@ export class RedisEventStore implements EventStore {
     for (;;) {
       const ids = await this.client.zrangebyscore(authorKey, 0, until, 'LIMIT', 0, VANISH_PAGE);
       if (ids.length === 0) break;
-      await Promise.all(ids.map((id) => this.client.nostrTombstone(this.keys.event(id), pubkey)));
+      await Promise.all(ids.map((id) => this.unrelate(this.client.nostrTombstone(this.keys.event(id), pubkey))));
       await this.client.zrem(authorKey, ...ids);
     }
     const members = await this.client.zrangebyscore(authorKey, -1, -1);
@@ -354,6 +378,36 @@ export class RedisEventStore implements EventStore {
     await Promise.all(
       [...new Set([...addresses, replaceableKindAddress(PROFILE_KIND, pubkey)])].map((address) => this.raiseBar(address, until, '', pubkey)),
     );
+  }
+
+  /**
+   * The relations of an event a script took out of the index go too (the script hands back its
+   * JSON, which only that script's caller receives: each removal is applied once).
+   */
+  private async unrelate(removed: string | undefined | Promise<string | undefined>): Promise<void> {
+    const json = await removed;
+    const event = json ? storedEventOf(json) : undefined;
+    if (event && json) await this.relations.relate(event, -1, Buffer.byteLength(json));
+  }
+
+  async *servableEvents(): AsyncIterable<NostrEvent[]> {
+    for (const pattern of [`${escapeGlob(this.keyPrefix)}e:*`, `${escapeGlob(this.keyPrefix)}r:*`]) {
+      for await (const keys of scanKeys(this.client, this.commands, pattern)) {
+        const values = await this.read(() => mgetBySlot(this.client, keys));
+        const events: NostrEvent[] = [];
+        for (const value of values) if (value && value[0] === 0x7b) events.push(JSON.parse(value.toString('utf8')) as NostrEvent);
+        if (events.length > 0) yield events;
+      }
+    }
+  }
+
+  async relateStored(events: readonly NostrEvent[]): Promise<void> {
+    await this.command(async () => {
+      const follows = new FollowWrites();
+      const related = await Promise.allSettled(events.map((event) => this.relations.relate(event, 1, undefined, true, follows)));
+      await this.relations.flushFollows(follows);
+      for (const result of related) if (result.status === 'rejected') throw result.reason;
+    });
   }
 
   /** The connections a batch's writes go on (every master's, on a cluster), as the batch starts. */
@@ -442,4 +496,14 @@ async function checkEverySlotOwner(cluster: Cluster): Promise<void> {
       if (!info.includes('cluster_state:ok')) throw new Error(`${key}: cluster state not ok`);
     }),
   );
+}
+
+/** The event a script handed back as removed, or undefined when it is not an event we wrote (the slot held something else: nothing of it was related). */
+function storedEventOf(json: string): NostrEvent | undefined {
+  if (!json.startsWith('{')) return undefined;
+  try {
+    return readStoredEvent(Buffer.from(json), {}).event;
+  } catch {
+    return undefined;
+  }
 }

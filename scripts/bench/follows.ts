@@ -1,0 +1,124 @@
+// `npm run bench:follows`: the follow index (issue 28), in one run, side by side:
+// 1. import of follow lists (kind 3, --follows each, over a pool of --pool pubkeys, popular ones
+//    first: a Zipf-like draw) on each store against signature verification alone of the same lists;
+// 2. bytes per follow edge: Redis (MEMORY USAGE of the index's follow keys) and LMDB (the
+//    `relations` database's pages);
+// 3. GraphQL over HTTP on loopback: followersCount of a pubkey with --popular followers against one
+//    with 10, and a page of 100 followers against a page of 10 (sequential requests, interleaved).
+//
+//   npm run bench:follows -- --lists 10000 --follows 1000 --pool 100000 --popular 100000
+//
+// The --popular followers of step 3 are related straight into the index (relateStored: the lists
+// need no signatures to be related), to measure reads, not signing. Uses a private redis-server
+// unless REDIS_URL is set.
+import { Readable } from 'node:stream';
+import { parseArgs } from 'node:util';
+import { finalizeEvent } from 'nostr-tools/wasm';
+import { importEvents } from '../../src/import/import-events.js';
+import { type NostrEvent, serializeEvent } from '../../src/nostr/event.js';
+import { verifyNostrEvent } from '../../src/nostr/verify-event.js';
+import type { EventStore } from '../../src/store/event-store.js';
+import { followedPool, hex, identity, makeFollowLists as makeLists } from './dataset.js';
+import { totalUsage } from './redis-memory.js';
+import { fixed, lmdbBytes, medianGraphqlTimes, openStorePair, printTable, rate } from './store-pair.js';
+
+const { values: options } = parseArgs({
+  options: {
+    lists: { type: 'string', default: '10000' },
+    follows: { type: 'string', default: '1000' },
+    pool: { type: 'string', default: '100000' },
+    popular: { type: 'string', default: '100000' },
+    rounds: { type: 'string', default: '200' },
+  },
+});
+
+async function importAll(store: EventStore, events: readonly NostrEvent[]): Promise<number> {
+  const started = performance.now();
+  const summary = await importEvents(Readable.from(events.map((event) => `${serializeEvent(event)}\n`)), store);
+  if (summary.stored !== events.length) throw new Error(`stored ${summary.stored} of ${events.length}`);
+  return (performance.now() - started) / 1000;
+}
+
+async function main() {
+  const lists = Number(options.lists);
+  const follows = Number(options.follows);
+  const pool = followedPool(Number(options.pool));
+  process.stderr.write(`signing ${lists} follow lists of ${follows} follows\n`);
+  const events = makeLists(lists, follows, pool);
+  const lines = events.map(serializeEvent);
+  const started = performance.now();
+  for (const line of lines) if (!verifyNostrEvent(JSON.parse(line)).ok) throw new Error('does not verify');
+  const verifyRate = rate(lists, (performance.now() - started) / 1000);
+  const rows: string[] = [`| signature verification alone (parse + verify), lists of ${follows} follows | ${fixed(verifyRate)} lists/s | |`];
+  const edges = lists * follows;
+
+  const prefix = 'fol0:';
+  const stores = await openStorePair(prefix, 'bench-follows-');
+  const { redis, lmdb, admin } = stores;
+  try {
+    for (const [name, store] of [['Redis', redis], ['LMDB', lmdb]] as const) {
+      const importRate = rate(lists, await importAll(store, events));
+      rows.push(`| import into ${name}, follow index included | ${fixed(importRate)} lists/s (${fixed((importRate * follows) / 1000)}k follows/s) | ${fixed(importRate / verifyRate, 2)}× verification |`);
+    }
+    // Replacements: the first lists again, each with one follow more (how follow lists change).
+    const replaced = events.slice(0, Math.min(1000, lists)).map((event, n) => {
+      const author = identity(n);
+      const next = finalizeEvent({ kind: 3, created_at: event.created_at + 1, tags: [...event.tags, ['p', hex(`new follow ${n}`)]], content: '' }, author.secretKey);
+      return JSON.parse(serializeEvent(next)) as NostrEvent;
+    });
+    const replacedStarted = performance.now();
+    for (const event of replaced) if (!verifyNostrEvent(JSON.parse(serializeEvent(event))).ok) throw new Error('does not verify');
+    const replacedVerify = rate(replaced.length, (performance.now() - replacedStarted) / 1000);
+    for (const [name, store] of [['Redis', redis], ['LMDB', lmdb]] as const) {
+      const started = performance.now();
+      const summary = await importEvents(Readable.from(replaced.map((event) => `${serializeEvent(event)}\n`)), store);
+      if (summary.replaced !== replaced.length) throw new Error(`replaced ${summary.replaced} of ${replaced.length}`);
+      const replaceRate = rate(replaced.length, (performance.now() - started) / 1000);
+      rows.push(`| import into ${name} of ${replaced.length} newer versions of those lists, one follow more each (written as the difference) | ${fixed(replaceRate)} lists/s | ${fixed(replaceRate / replacedVerify, 2)}× verification (${fixed(replacedVerify)}/s) |`);
+    }
+    let followBytes = 0;
+    for (const type of ['fr', 'fg']) followBytes += (await totalUsage(admin, `${prefix}${type}:*`)).bytes;
+    const followedKeys = (await totalUsage(admin, `${prefix}fr:*`)).keys;
+    rows.push(
+      `| Redis: the follow index (MEMORY USAGE of \`fr\` and \`fg\` keys; ${followedKeys} pubkeys followed) | ${fixed(followBytes / (edges + replaced.length))} bytes per follow | ${edges + replaced.length} follows |`,
+      `| LMDB: the \`relations\` database | ${fixed(lmdbBytes(lmdb, 'relations') / (edges + replaced.length))} bytes per follow | |`,
+    );
+
+    // 3. A pubkey with --popular followers and one with 10, related straight into the index.
+    const star = hex('the popular one');
+    const quiet = hex('the quiet one');
+    const popular = Number(options.popular);
+    const fake = (n: number, followed: string): NostrEvent => ({ id: hex(`list ${followed} ${n}`), pubkey: hex(`fan ${n}`), created_at: 1_700_000_000, kind: 3, tags: [['p', followed]], content: '', sig: '0'.repeat(128) });
+    for (const store of [redis, lmdb]) {
+      for (let start = 0; start < popular; start += 5000) await store.relateStored(Array.from({ length: Math.min(5000, popular - start) }, (_, n) => fake(start + n, star)));
+      await store.relateStored(Array.from({ length: 10 }, (_, n) => fake(n, quiet)));
+    }
+    const profile = (pubkey: string) => ({ id: hex(`profile ${pubkey}`), pubkey, created_at: 1_700_000_000, kind: 0, tags: [], content: '{"name":"x"}', sig: '0'.repeat(128) });
+    const rounds = Number(options.rounds);
+    const count = (pubkey: string) => `{ profile(pubkey: "${pubkey}") { followersCount } }`;
+    const page = (first: number) => `{ profile(pubkey: "${star}") { followers(first: ${first}) { edges { pubkey } pageInfo { hasNextPage endCursor } totalCount } } }`;
+    const queries: [string, string][] = [
+      [`followersCount of ${popular}`, count(star)],
+      ['followersCount of 10', count(quiet)],
+      ['a page of 100 followers', page(100)],
+      ['a page of 10 followers', page(10)],
+    ];
+    for (const [name, store] of [['Redis', redis], ['LMDB', lmdb]] as const) {
+      // Profiles for the two (the queries read them), stored without verification.
+      await store.putEvents([profile(star), profile(quiet)] as NostrEvent[]).catch(() => undefined);
+      const median = await medianGraphqlTimes(store, queries, rounds);
+      const ratio = (a: string, b: string) => `${fixed(median.get(a) ?? 0, 2)} ms vs ${fixed(median.get(b) ?? 0, 2)} ms | ${fixed((median.get(a) ?? 0) / (median.get(b) ?? 1), 2)}×`;
+      rows.push(
+        `| GraphQL on ${name}: followersCount of a pubkey with ${popular} followers, against one with 10 (median of ${rounds}) | ${ratio(`followersCount of ${popular}`, 'followersCount of 10')} |`,
+        `| GraphQL on ${name}: a page of 100 of its followers, against a page of 10 | ${ratio('a page of 100 followers', 'a page of 10 followers')} |`,
+      );
+    }
+    const starBytes = (await admin.memory('USAGE', `${prefix}fr:{${Buffer.from(star, 'hex').toString('base64url')}}`, 'SAMPLES', 0)) ?? 0;
+    rows.push(`| Redis: the followers of the pubkey with ${popular} (one sorted set) | ${fixed(Number(starBytes) / popular)} bytes per follower | ${fixed(Number(starBytes) / 2 ** 20, 1)} MiB in one key |`);
+    printTable(`npm run bench:follows -- --lists ${options.lists} --follows ${options.follows} --pool ${options.pool} --popular ${options.popular} --rounds ${options.rounds}`, rows);
+  } finally {
+    await stores.close();
+  }
+}
+
+await main();

@@ -1,0 +1,90 @@
+// What the relationship benchmarks (relations.ts, follows.ts) share: both stores side by side on a
+// private redis-server (unless REDIS_URL is set) and a temporary directory, an LMDB database's size,
+// GraphQL queries timed interleaved over HTTP on loopback, and the printed table.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
+import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
+import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
+import { deleteByPrefix, type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
+import { startTestServer } from '../../test/support/test-server.js';
+
+export const rate = (count: number, seconds: number) => count / seconds;
+export const fixed = (value: number, digits = 0) => value.toFixed(digits);
+
+export interface StorePair {
+  redis: RedisEventStore;
+  lmdb: LmdbEventStore;
+  /** A connection of its own, for MEMORY USAGE and the like. */
+  admin: Redis;
+  /** The Redis client of `redis`, for more stores under other prefixes. */
+  client: ReturnType<typeof connectRedis>;
+  /** The LMDB store's directory. */
+  dir: string;
+  close(): Promise<void>;
+}
+
+/** A Redis store under `prefix` and an LMDB store in a fresh directory. */
+export async function openStorePair(prefix: string, directoryName: string): Promise<StorePair> {
+  let privateRedis: PrivateRedis | undefined;
+  const redisUrl = process.env.REDIS_URL ?? (privateRedis = await startPrivateRedis()).url;
+  const admin = new Redis(redisUrl);
+  const client = connectRedis({ url: redisUrl, timeoutMs: 60_000 });
+  await waitUntilReady(client, 5000);
+  const redis = new RedisEventStore(client, prefix);
+  const dir = mkdtempSync(join(tmpdir(), directoryName));
+  const lmdb = new LmdbEventStore(dir);
+  const close = async () => {
+    await deleteByPrefix(admin, prefix);
+    admin.disconnect();
+    await redis.close();
+    await lmdb.close();
+    rmSync(dir, { recursive: true, force: true });
+    await privateRedis?.stop();
+  };
+  return { redis, lmdb, admin, client, dir, close };
+}
+
+/** The size of an LMDB database in pages (branch, leaf and overflow) times the page size. */
+export function lmdbBytes(store: LmdbEventStore, name: string): number {
+  const db = (store as unknown as { root: { openDB(options: object): { getStats(): Record<string, number> } } }).root.openDB({ name, encoding: 'string' });
+  const stats = db.getStats();
+  return ((stats.treeBranchPageCount ?? 0) + (stats.treeLeafPageCount ?? 0) + (stats.overflowPages ?? 0)) * (stats.pageSize ?? 4096);
+}
+
+/**
+ * Each query's median time over `rounds` rounds, the queries interleaved within a round, sequential
+ * requests to the service's app on a loopback port over `store`. A query that fails, or answers
+ * without `data`, stops the run.
+ */
+export async function medianGraphqlTimes(store: RedisEventStore | LmdbEventStore, queries: readonly [label: string, query: string][], rounds: number): Promise<Map<string, number>> {
+  const server = await startTestServer(store);
+  try {
+    const times = new Map<string, number[]>(queries.map(([label]) => [label, []]));
+    for (let round = 0; round < rounds; round++) {
+      for (const [label, query] of queries) {
+        const started = performance.now();
+        const response = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+        const body = (await response.json()) as { errors?: unknown; data?: unknown };
+        if (response.status !== 200 || body.errors || !body.data) throw new Error(`${label}: ${response.status} ${JSON.stringify(body)}`);
+        times.get(label)?.push(performance.now() - started);
+      }
+    }
+    return new Map(
+      [...times].map(([label, all]) => {
+        const sorted = [...all].sort((a, b) => a - b);
+        return [label, sorted[Math.floor(sorted.length / 2)] as number];
+      }),
+    );
+  } finally {
+    await server.close();
+  }
+}
+
+/** The rows on stderr as they are, and the command with its table on stdout (for BENCHMARKS.md). */
+export function printTable(command: string, rows: readonly string[]): void {
+  process.stderr.write(`${rows.join('\n')}\n`);
+  process.stdout.write(`\n${command}\n\n| what | figure | ratio |\n| --- | --- | --- |\n${rows.join('\n')}\n`);
+}

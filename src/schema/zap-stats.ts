@@ -1,0 +1,108 @@
+import { GraphQLError, Kind } from 'graphql';
+import { profileMetadataOf } from '../store/derived-values.js';
+import { eventZapSubject, profileZapSubject, type ZapSubject, type ZapTotal } from '../store/zap-index.js';
+import { isDeleted } from '../store/tombstones.js';
+import { zapRecipientsOf } from '../nostr/zaps.js';
+import type { Held } from '../store/event-store.js';
+import { storedEventId } from '../store/stored-event.js';
+import { MAX_ZAP_RECIPIENTS, NO_ZAPS, type ZapStats, zapFigures } from '../zaps/zap-stats.js';
+import { type ProviderVerdict, readVerdict } from '../zaps/zap-providers.js';
+import { builder } from './builder.js';
+import type { GraphQLContext } from './context.js';
+import { EventStatsRef } from './event-stats.js';
+import { ProfileRef } from './profile.js';
+
+/**
+ * Zaps (NIP-57; DESIGN "Relationships", zaps row; issue 27): `EventStats.zaps` and
+ * `Profile.zapsReceived`, from the zap groups the index keeps (store/zap-index.ts) and the recipients'
+ * provider answers (zaps/zap-providers.ts), applied as the figures are read (zaps/zap-stats.ts).
+ */
+
+function asMsats(value: unknown): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  throw new GraphQLError('Msats must be a non-negative whole number of millisatoshis no larger than 2^53 - 1.');
+}
+
+// GraphQL's Int is 32-bit: 2^31 millisatoshis is about 21,000 sats. This carries any amount a
+// receipt can (nostr/zaps.ts refuses one over 2^53 - 1), as a JSON number.
+builder.scalarType('Msats', {
+  description: 'An amount in millisatoshis, as a JSON number: exact for any integer from 0 to 2^53 - 1.',
+  serialize: asMsats,
+  parseValue: asMsats,
+  parseLiteral: (node) => {
+    if (node.kind !== Kind.INT) throw new GraphQLError('Msats must be an integer literal.');
+    return asMsats(Number(node.value));
+  },
+});
+
+const ZapStatsRef = builder.objectRef<ZapStats>('ZapStats').implement({
+  description:
+    "NIP-57 zaps, by DESIGN's rule: a receipt counts when its invoice, its zap request and its tags agree and it is signed by the `nostrPubkey` of the zapped pubkey's own LNURL pay endpoint (its profile's lud16, else lud06), as the service last checked it.",
+  fields: (t) => ({
+    count: t.exposeInt('count', { description: 'Valid receipts.' }),
+    msats: t.field({ type: 'Msats', description: 'Their invoices\' amounts, summed, in millisatoshis.', resolve: (stats) => stats.msats }),
+    senders: t.exposeInt('senders', { description: 'Distinct zap-request authors among the valid receipts.' }),
+    pending: t.exposeInt('pending', {
+      description:
+        "Receipts that pass every check but the provider's, which has not answered yet (checked in the background after a read): they move to the other figures when it answers, or leave this one when it refuses.",
+    }),
+  }),
+});
+
+/**
+ * The figures of one subject for its recipients (an event: its author and its `zap` tags' pubkeys;
+ * a pubkey: itself): their profiles and provider answers, then what the index holds for each, for
+ * its provider's group only. Nothing else is read: receipts naming other recipients, or signed by
+ * anyone but a recipient's provider, cost a read nothing, however many there are.
+ */
+async function zapStatsOf(subject: ZapSubject, recipients: readonly string[], context: GraphQLContext): Promise<ZapStats> {
+  const { loaders, zaps, budget } = context;
+  // A recipient's profile and provider answer are read: charged as an object each.
+  budget.charge(recipients.length);
+  const [profiles, notes] = await Promise.all([
+    Promise.allSettled(recipients.map((recipient) => loaders.profiles.load(recipient))),
+    Promise.all(recipients.map((recipient) => loaders.zapProviderNotes.load(recipient))),
+  ]);
+  const verdicts = recipients.map((recipient, index): ProviderVerdict => {
+    const profile = profiles[index] as PromiseSettledResult<Held>;
+    // A profile that could not be read (relays unavailable): its provider is unknown for now.
+    if (profile.status === 'rejected') return 'pending';
+    const held = profile.value;
+    const metadata = held && !isDeleted(held) ? profileMetadataOf(held) : null;
+    const note = notes[index] ?? null;
+    return zaps ? zaps.verdict(recipient, metadata, note) : readVerdict(metadata, note, Number.POSITIVE_INFINITY).verdict;
+  });
+  const asked = recipients.flatMap((recipient, index) => {
+    const verdict = verdicts[index] as ProviderVerdict;
+    if (verdict !== 'pending' && !('provider' in verdict)) return [];
+    return [{ verdict, query: { subject, recipient, ...(verdict === 'pending' ? {} : { provider: verdict.provider }) } }];
+  });
+  if (asked.length === 0) return NO_ZAPS;
+  const totals = await Promise.all(asked.map(({ query }) => loaders.zapTotals.load(query)));
+  const { stats, counted } = zapFigures(asked.map(({ verdict }, index) => ({ verdict, total: totals[index] as ZapTotal })));
+  // A zap split: the senders of every group that counts, once each.
+  if (counted.length > 1) stats.senders = (await loaders.zapSenders(subject, counted)).size;
+  return stats;
+}
+
+builder.objectFields(EventStatsRef, (t) => ({
+  zaps: t.field({
+    type: ZapStatsRef,
+    description:
+      "Zap receipts (kind 9735) whose first `e` tag is this event and whose recipient is its author or a pubkey of its `zap` tags (NIP-57 appendix G; at most 8 recipients, the author first).",
+    resolve: (stats, _args, context) => {
+      // Its `zap` tags are read: charged like relevantPubkeys, once per event per request.
+      context.budget.chargeDerived(stats.event);
+      const recipients = zapRecipientsOf(stats.event.event, MAX_ZAP_RECIPIENTS);
+      return zapStatsOf(eventZapSubject(storedEventId(stats.event)), recipients, context);
+    },
+  }),
+}));
+
+builder.objectFields(ProfileRef, (t) => ({
+  zapsReceived: t.field({
+    type: ZapStatsRef,
+    description: 'Zap receipts (kind 9735) whose first `p` tag is this pubkey: zaps of its events and of the profile itself.',
+    resolve: (profile, _args, context) => zapStatsOf(profileZapSubject(profile.pubkey), [profile.pubkey], context),
+  }),
+}));

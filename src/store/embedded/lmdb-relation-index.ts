@@ -1,0 +1,374 @@
+import type { Database } from 'lmdb';
+import type { NostrEvent } from '../../nostr/event.js';
+import { FOLLOW_LIST_KIND, type FollowChanges, followChanges, followsOf } from '../../nostr/follows.js';
+import { isNoteKind, relationEdgesOf } from '../../nostr/relationships.js';
+import { type FollowCounts, FollowWrites } from '../follow-index.js';
+import {
+  COUNTERS,
+  contentKey,
+  DISLIKE_KEY,
+  LIKE_KEYS,
+  compareNotes,
+  MAX_REACTION_CONTENTS,
+  type NoteFeed,
+  notePlace,
+  type RelationIndex,
+  type RelationStats,
+  type ReplyPosition,
+  replyMember,
+  replyPositionOf,
+  statsFromTally,
+  storedSizeOf,
+  TALLY,
+} from '../relation-index.js';
+import { msatsOfParts, msatsParts, type ZapEntry, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey, zapGroupOf } from '../zap-index.js';
+import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
+
+/** Targets per batch of `targets()`. */
+const TARGETS_PAGE = 500;
+
+/** Ranks in the byContent order keys: 2^48 minus the count, as 12 hex digits (count descending). */
+const RANK_BASE = 2 ** 48;
+const rank = (count: number) => (RANK_BASE - count).toString(16).padStart(12, '0');
+
+/**
+ * The relationship index in the `relations` database of the store's environment
+ * (store/relation-index.ts), written inside the events' own write transaction, so always exact,
+ * each event's change a bounded number of reads and writes:
+ * - `t:<target>:<counter>` → a tally counter (TALLY);
+ * - `o:<target>:<author>` → the author's reposts; `k:<target>:<author>:<content key>` → the author's
+ *   reactions with that content; `a:<target>:<author>` → how many contents the author has reactions
+ *   with (their reactions to it count once);
+ * - `c:<target>:<content key>` → distinct authors per content, and `b:<target>:<rank>:<content key>`
+ *   → '' in byContent order (rank: count descending), read a page at a time;
+ * - `l:<target>:<replyMember>` → the reply's size (storedSizeOf): the direct replies, in position order;
+ * - zaps (zap-index.ts): `z:<subject>:<group>` → `<count> <high> <low> <senders>` of the group's
+ *   receipts (msats in two parts: zap-index.ts MSATS_SPLIT), `z:<subject>:<recipient>` → the
+ *   recipient's receipts whoever signed them, and `y:<subject>:<group>:<sender>` → the sender's
+ *   receipts in the group (its distinct senders);
+ * - follows (follow-index.ts): `F:<followed>:<follower>` → the follower's lists naming it (1), in
+ *   pubkey order, `f:<followed>` → its followers, `g:<follower>` → how many its list follows;
+ * - notes: `n:<author>:<kind>:<replyMember of notePlace>` → the event's size, newest first.
+ */
+export class LmdbRelationIndex implements RelationIndex {
+  /** While a batch of events is written (withFollowBatch): its follows, applied grouped at its end. */
+  private followBatch: FollowWrites | undefined;
+
+  constructor(
+    private readonly db: Database<string, string>,
+    private readonly transactions: LmdbTransactions,
+  ) {}
+
+  /**
+   * Adds (+1) or removes (-1) an event's relations. Runs inside the write transaction. `size`: its
+   * stored JSON's bytes, where the caller has them (else serialised again for a reply).
+   */
+  apply(event: NostrEvent, delta: 1 | -1, size?: number, withFollows = true): void {
+    for (const edge of relationEdgesOf(event)) {
+      const { target } = edge;
+      if (edge.reply) {
+        const key = `l:${target}:${replyMember({ createdAt: event.created_at, id: event.id })}`;
+        const held = this.db.get(key) !== undefined;
+        if (delta > 0 && !held) {
+          inTransaction(this.db.put(key, String(size ?? storedSizeOf(event))));
+          this.add(`t:${target}:${TALLY.replies}`, 1);
+        } else if (delta < 0 && held) {
+          inTransaction(this.db.remove(key));
+          this.add(`t:${target}:${TALLY.replies}`, -1);
+        }
+      }
+      if (edge.threadReply) this.add(`t:${target}:${TALLY.threadReplies}`, delta);
+      if (edge.quote) this.add(`t:${target}:${TALLY.quotes}`, delta);
+      if (edge.repost) {
+        const after = this.add(`o:${target}:${event.pubkey}`, delta);
+        if (after - delta > 0 !== after > 0) this.add(`t:${target}:${TALLY.reposts}`, after > 0 ? 1 : -1);
+      }
+      if (edge.reaction !== undefined) this.react(target, event.pubkey, contentKey(edge.reaction), delta);
+    }
+    if (isNoteKind(event.kind)) {
+      const note = `n:${event.pubkey}:${event.kind}:${replyMember(notePlace({ createdAt: event.created_at, id: event.id }))}`;
+      inTransaction(delta > 0 ? this.db.put(note, String(size ?? storedSizeOf(event))) : this.db.remove(note));
+    }
+    for (const entry of zapEntriesOf(event)) this.zap(entry, delta);
+    if (withFollows && event.kind === FOLLOW_LIST_KIND) this.follow(event, delta);
+  }
+
+  /**
+   * A replaceable slot changed hands inside the write transaction: `previous` (if any) leaves and
+   * `next` (if any) comes. A follow list replacing another changes only by their difference.
+   */
+  replace(previous: NostrEvent | undefined, next: NostrEvent, size?: number): void {
+    const changes = previous ? followChanges(previous, next) : undefined;
+    if (previous) this.apply(previous, -1, undefined, !changes);
+    this.apply(next, 1, size, !changes);
+    if (changes) this.followChanges(next.pubkey, changes);
+  }
+
+  /**
+   * Runs `write` (inside the write transaction, a batch of events) with the follows of its lists
+   * gathered (FollowWrites), then applies them grouped: each followed pubkey's count is read and
+   * written once per batch, not once per follow.
+   */
+  withFollowBatch<T>(write: () => T): T {
+    const batch = new FollowWrites();
+    this.followBatch = batch;
+    try {
+      return write();
+    } finally {
+      this.followBatch = undefined;
+      this.applyFollows(batch);
+    }
+  }
+
+  private followChanges(author: string, { added, removed, following }: FollowChanges): void {
+    this.followWrites((batch) => {
+      if (following !== 0) batch.follows(author, following);
+      for (const followed of removed) batch.follow(followed, author, -1);
+      for (const followed of added) batch.follow(followed, author, 1);
+    });
+  }
+
+  /** A follow list added or taken away: its author follows each of its pubkeys, or no longer does. */
+  private follow(event: NostrEvent, delta: 1 | -1): void {
+    const follows = followsOf(event);
+    this.followWrites((batch) => {
+      if (follows.length > 0) batch.follows(event.pubkey, delta * follows.length);
+      for (const followed of follows) batch.follow(followed, event.pubkey, delta);
+    });
+  }
+
+  /** Into the batch under way, else applied at once. */
+  private followWrites(gather: (batch: FollowWrites) => void): void {
+    if (this.followBatch) return gather(this.followBatch);
+    const batch = new FollowWrites();
+    gather(batch);
+    this.applyFollows(batch);
+  }
+
+  private applyFollows({ followers, following }: FollowWrites): void {
+    for (const [author, delta] of following) this.add(`g:${author}`, delta);
+    for (const [followed, changes] of followers) {
+      let crossed = 0;
+      for (const [follower, delta] of changes) {
+        const after = this.add(`F:${followed}:${follower}`, delta);
+        if (after - delta > 0 !== after > 0) crossed += after > 0 ? 1 : -1;
+      }
+      if (crossed !== 0) this.add(`f:${followed}`, crossed);
+    }
+  }
+
+  /** One receipt added to or taken from one subject's group. */
+  private zap({ subject, sender, msats, ...group }: ZapEntry, delta: 1 | -1): void {
+    const key = `z:${subject}:${zapGroupKey(group)}`;
+    const after = this.add(`y:${subject}:${zapGroupKey(group)}:${sender}`, delta);
+    this.add(`z:${subject}:${group.recipient}`, delta);
+    const [count = 0, high = 0, low = 0, senders = 0] = (this.db.get(key) ?? '').split(' ').filter(Boolean).map(Number);
+    const [addHigh, addLow] = msatsParts(msats);
+    const crossed = after - delta > 0 !== after > 0 ? (after > 0 ? 1 : -1) : 0;
+    const figures = [count + delta, high + delta * addHigh, low + delta * addLow, senders + crossed];
+    inTransaction(figures.every((figure) => figure === 0) ? this.db.remove(key) : this.db.put(key, figures.join(' ')));
+  }
+
+  /** A group's record, or undefined. */
+  private zapGroup(subject: ZapSubject, recipient: string, provider: string): ZapGroup | undefined {
+    const held = this.db.get(`z:${subject}:${recipient}${provider}`);
+    if (held === undefined) return undefined;
+    const [count = 0, high = 0, low = 0, senders = 0] = held.split(' ').map(Number);
+    return { recipient, provider, count, msats: msatsOfParts(high, low), senders };
+  }
+
+  /** One reaction of `author` with content `key` to `target`, added or removed: the figures it changes. */
+  private react(target: string, author: string, key: string, delta: 1 | -1): void {
+    const holds = (content: string) => Number(this.db.get(`k:${target}:${author}:${content}`) ?? 0) > 0;
+    const flags = () => ({ like: LIKE_KEYS.some(holds), dislike: holds(DISLIKE_KEY) });
+    const before = flags();
+    const count = this.add(`k:${target}:${author}:${key}`, delta);
+    const crossed = count - delta > 0 !== count > 0 ? (count > 0 ? 1 : -1) : 0;
+    if (crossed === 0) return;
+    const contents = this.add(`a:${target}:${author}`, crossed);
+    if (contents - crossed > 0 !== contents > 0) this.add(`t:${target}:${TALLY.reactionPubkeys}`, crossed);
+    const after = flags();
+    if (before.like !== after.like) this.add(`t:${target}:${TALLY.likes}`, after.like ? 1 : -1);
+    if (before.dislike !== after.dislike) this.add(`t:${target}:${TALLY.dislikes}`, after.dislike ? 1 : -1);
+    const authors = this.add(`c:${target}:${key}`, crossed);
+    if (authors - crossed > 0) inTransaction(this.db.remove(`b:${target}:${rank(authors - crossed)}:${key}`));
+    if (authors > 0) inTransaction(this.db.put(`b:${target}:${rank(authors)}:${key}`, ''));
+  }
+
+  /** Adds to a counter (removed at zero); returns its new value. */
+  private add(key: string, delta: number): number {
+    const after = Number(this.db.get(key) ?? 0) + delta;
+    inTransaction(after === 0 ? this.db.remove(key) : this.db.put(key, String(after)));
+    return after;
+  }
+
+  stats(ids: readonly string[]): Promise<RelationStats[]> {
+    return this.transactions.read(() =>
+      ids.map((id) => {
+        const tally = new Map<string, number>();
+        for (const field of COUNTERS) tally.set(field, Number(this.db.get(`t:${id}:${field}`) ?? 0));
+        const prefix = `b:${id}:`;
+        const contents: [string, number][] = [];
+        for (const key of this.db.getKeys({ start: prefix, end: `b:${id};`, limit: MAX_REACTION_CONTENTS })) {
+          const content = key.slice(prefix.length + 13);
+          contents.push([content, RANK_BASE - Number.parseInt(key.slice(prefix.length, prefix.length + 12), 16)]);
+        }
+        return statsFromTally(tally, contents);
+      }),
+    );
+  }
+
+  replies(id: string, after: ReplyPosition | null, first: number): Promise<ReplyPosition[]> {
+    return this.transactions.read(() => {
+      const prefix = `l:${id}:`;
+      const start = after ? `${prefix}${replyMember(after)}` : prefix;
+      const found: ReplyPosition[] = [];
+      for (const { key, value } of this.db.getRange({ start, end: `l:${id};` })) {
+        if (key === start && after) continue; // `after` is exclusive
+        found.push({ ...replyPositionOf(key.slice(prefix.length)), bytes: Number(value) });
+        if (found.length >= first) break;
+      }
+      return found;
+    });
+  }
+
+  notes(author: string, kinds: readonly number[], after: ReplyPosition | null, first: number): Promise<ReplyPosition[]> {
+    return this.transactions.read(() => {
+      // The first `first` of each kind's list, merged: the first `first` of them all.
+      const found: ReplyPosition[] = [];
+      for (const kind of kinds) {
+        const prefix = `n:${author}:${kind}:`;
+        const start = after ? `${prefix}${replyMember(notePlace(after))}` : prefix;
+        let taken = 0;
+        for (const { key, value } of this.db.getRange({ start, end: `n:${author}:${kind};` })) {
+          if (key === start && after) continue; // `after` is exclusive
+          found.push({ ...notePlace(replyPositionOf(key.slice(prefix.length))), bytes: Number(value) });
+          if (++taken >= first) break;
+        }
+      }
+      return found.sort(compareNotes).slice(0, first);
+    });
+  }
+
+  async *noteFeeds(): AsyncIterable<NoteFeed[]> {
+    // `n:<author>:<kind>:…`: the keys of one list are adjacent.
+    let batch: NoteFeed[] = [];
+    let last = '';
+    for (const key of this.db.getKeys({ start: 'n:', end: 'n;' })) {
+      const list = key.slice(2, key.indexOf(':', 67));
+      if (list === last) continue;
+      last = list;
+      batch.push({ author: list.slice(0, 64), kind: Number(list.slice(65)) });
+      if (batch.length >= TARGETS_PAGE) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  }
+
+  zapTotals(queries: readonly ZapQuery[]): Promise<ZapTotal[]> {
+    return this.transactions.read(() =>
+      queries.map(({ subject, recipient, provider }) => {
+        const receipts = Number(this.db.get(`z:${subject}:${recipient}`) ?? 0);
+        const group = provider === undefined ? undefined : this.zapGroup(subject, recipient, provider);
+        return group ? { receipts, group } : { receipts };
+      }),
+    );
+  }
+
+  zapGroups(subjects: readonly ZapSubject[]): Promise<{ groups: ZapGroup[]; receipts: Map<string, number> }[]> {
+    return this.transactions.read(() =>
+      subjects.map((subject) => {
+        const prefix = `z:${subject}:`;
+        const groups: ZapGroup[] = [];
+        const receipts = new Map<string, number>();
+        for (const { key } of this.db.getRange({ start: prefix, end: `z:${subject};` })) {
+          const rest = key.slice(prefix.length);
+          if (rest.length === 64) receipts.set(rest, Number(this.db.get(key)));
+          else {
+            const { recipient, provider } = zapGroupOf(rest);
+            groups.push(this.zapGroup(subject, recipient, provider) as ZapGroup);
+          }
+        }
+        return { groups, receipts };
+      }),
+    );
+  }
+
+  zapSenders(subject: ZapSubject, groups: readonly { recipient: string; provider: string }[]): Promise<Set<string>> {
+    return this.transactions.read(() => {
+      const senders = new Set<string>();
+      for (const group of groups) {
+        const prefix = `y:${subject}:${zapGroupKey(group)}:`;
+        for (const key of this.db.getKeys({ start: prefix, end: `${prefix.slice(0, -1)};` })) senders.add(key.slice(prefix.length));
+      }
+      return senders;
+    });
+  }
+
+  zapSubjects(): AsyncIterable<ZapSubject[]> {
+    // `z:` then the subject: `e` or `p` and 64 hex digits.
+    return this.distinct('z', 2, 67);
+  }
+
+  followCounts(pubkeys: readonly string[]): Promise<FollowCounts[]> {
+    return this.transactions.read(() =>
+      pubkeys.map((pubkey) => ({ followers: Number(this.db.get(`f:${pubkey}`) ?? 0), following: Number(this.db.get(`g:${pubkey}`) ?? 0) })),
+    );
+  }
+
+  followers(pubkey: string, after: string | null, first: number): Promise<string[]> {
+    return this.transactions.read(() => {
+      const prefix = `F:${pubkey}:`;
+      const start = after === null ? prefix : `${prefix}${after}`;
+      const found: string[] = [];
+      for (const key of this.db.getKeys({ start, end: `F:${pubkey};` })) {
+        if (after !== null && key === start) continue; // `after` is exclusive
+        found.push(key.slice(prefix.length));
+        if (found.length >= first) break;
+      }
+      return found;
+    });
+  }
+
+  async *followSubjects(): AsyncIterable<string[]> {
+    // Followed pubkeys (`f:`), then following ones (`g:`); a pubkey may come twice.
+    yield* this.distinct('f', 2, 66);
+    yield* this.distinct('g', 2, 66);
+  }
+
+  allReplies(id: string): Promise<ReplyPosition[]> {
+    return this.replies(id, null, Number.MAX_SAFE_INTEGER);
+  }
+
+  targets(): AsyncIterable<string[]> {
+    return this.distinct('t', 2, 66);
+  }
+
+  /**
+   * The distinct values of `key.slice(start, end)` over the keys of one type (`<type>:…`), in
+   * batches: the keys of one value are adjacent, so each comes once.
+   */
+  private async *distinct(type: string, start: number, end: number): AsyncIterable<string[]> {
+    let batch: string[] = [];
+    let last = '';
+    for (const key of this.db.getKeys({ start: `${type}:`, end: `${type};` })) {
+      const value = key.slice(start, end);
+      if (value === last) continue;
+      last = value;
+      batch.push(value);
+      if (batch.length >= TARGETS_PAGE) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  }
+
+  async clear(): Promise<void> {
+    await this.transactions.write(() => {
+      for (const key of this.db.getKeys()) inTransaction(this.db.remove(key));
+    });
+  }
+}

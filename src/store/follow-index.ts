@@ -1,0 +1,52 @@
+/**
+ * The follow part of the relationship index (DESIGN "Relationships", following and followers rows;
+ * issue 28): for every pubkey followed, its followers, ordered by pubkey, and for every author of a
+ * servable follow list, how many it follows; kept by the store in the same write as the lists
+ * (rules in nostr/follows.ts). What a list follows, in its own order, is read from the list itself.
+ *
+ * A list's follows are added (+1) when it is stored and taken away (-1) when it is replaced, deleted
+ * or vanished, as counts per (followed, follower) that commute: whatever order two writers apply a
+ * replacement's removals and additions in, the figures agree once both have.
+ */
+export interface FollowCounts {
+  /** Distinct authors whose latest servable follow list names the pubkey. */
+  followers: number;
+  /** Distinct pubkeys the pubkey's latest servable follow list names. */
+  following: number;
+}
+
+export interface FollowIndex {
+  /** The counts of each pubkey, in the order asked (zeros where none). One round trip. */
+  followCounts(pubkeys: readonly string[]): Promise<FollowCounts[]>;
+  /** Up to `first` followers of `pubkey` after `after` (exclusive), by pubkey ascending. One round trip. */
+  followers(pubkey: string, after: string | null, first: number): Promise<string[]>;
+  /** Every pubkey followed or following (for `relations check`), in batches. */
+  followSubjects(): AsyncIterable<string[]>;
+}
+
+/**
+ * The follow writes of a batch of events, gathered so that a store sends them grouped: per followed
+ * pubkey, the net change of each follower (+1, -1; a follow added and taken away in one batch
+ * cancels), and per author the change of how many it follows. A batch of 500 lists of 1,000 follows
+ * names each popular pubkey many times: one write per pubkey instead of one per follow.
+ */
+export class FollowWrites {
+  /** followed → follower → net change */
+  readonly followers = new Map<string, Map<string, number>>();
+  /** author → net change of how many it follows */
+  readonly following = new Map<string, number>();
+
+  follow(followed: string, follower: string, delta: number): void {
+    let changes = this.followers.get(followed);
+    if (!changes) this.followers.set(followed, (changes = new Map()));
+    const net = (changes.get(follower) ?? 0) + delta;
+    if (net === 0) changes.delete(follower);
+    else changes.set(follower, net);
+  }
+
+  follows(author: string, delta: number): void {
+    const net = (this.following.get(author) ?? 0) + delta;
+    if (net === 0) this.following.delete(author);
+    else this.following.set(author, net);
+  }
+}

@@ -1,0 +1,366 @@
+import type { Result } from 'ioredis';
+import type { NostrEvent } from '../../nostr/event.js';
+import { FOLLOW_LIST_KIND, followChanges, followsOf } from '../../nostr/follows.js';
+import { isNoteKind, relationEdgesOf } from '../../nostr/relationships.js';
+import { type FollowCounts, FollowWrites } from '../follow-index.js';
+import {
+  COUNTERS,
+  contentKey,
+  decodeCounts,
+  compareNotes,
+  MAX_REACTION_CONTENTS,
+  type NoteFeed,
+  notePlace,
+  type RelationIndex,
+  type RelationStats,
+  type ReplyPosition,
+  replyMemberBytes,
+  replyPositionOfBytes,
+  statsFromTally,
+  storedSizeOf,
+} from '../relation-index.js';
+import { msatsOfParts, msatsParts, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey } from '../zap-index.js';
+import { RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY_TYPES } from './keys.js';
+import { FOLLOW_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
+import type { RedisClient } from './mget-by-slot.js';
+import type { RedisCommands } from './redis-commands.js';
+import { escapeGlob, scanKeys } from './scan-keys.js';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    nostrRelate(
+      tally: string,
+      replies: string,
+      tombstones: string,
+      contents: string,
+      delta: string,
+      author: Buffer,
+      roles: string,
+      member: Buffer | string,
+      content: string,
+    ): Result<number, Context>;
+    nostrFollow(followers: string, records: Buffer): Result<number, Context>;
+    nostrNote(list: string, tombstones: string, delta: string, member: Buffer): Result<number, Context>;
+    nostrFollowing(following: string, delta: string): Result<number, Context>;
+    nostrZap(groups: string, senders: string, delta: string, group: Buffer, recipient: Buffer, sender: Buffer, high: string, low: string): Result<number, Context>;
+  }
+}
+
+/** A note's member in its author's list: the kind (2 bytes), then its place (replyMemberBytes of notePlace). */
+function noteMember(kind: number, position: ReplyPosition): Buffer {
+  return Buffer.concat([kindBytes(kind), replyMemberBytes(notePlace(position))]);
+}
+
+function kindBytes(kind: number): Buffer {
+  const bytes = Buffer.alloc(2);
+  bytes.writeUInt16BE(kind);
+  return bytes;
+}
+
+/** Past every member of a kind: its 2 bytes, then more 0xff than a place has bytes. */
+const AFTER_PLACES = Buffer.alloc(43, 0xff);
+
+/** Follower changes per FOLLOW call, at most: a script runs alone on its node, so a long one holds it. */
+const FOLLOW_PAIRS = 500;
+
+/** A zap group's 64 bytes (recipient, signer) as kept in Redis fields. */
+const groupBytes = (group: { recipient: string; provider: string }) => Buffer.from(zapGroupKey(group), 'hex');
+
+/** A group's figures from its field's value (`<receipts> <high> <low> <senders>`). */
+function zapGroupFrom(group: { recipient: string; provider: string }, value: string): ZapGroup {
+  const [count = 0, high = 0, low = 0, senders = 0] = value.split(' ').map(Number);
+  return { ...group, count, msats: msatsOfParts(high, low), senders };
+}
+
+/**
+ * The relationship index in Redis (keys.ts `relations`): one RELATE script per (event, target),
+ * each over the target's four keys in one hash slot. The store calls `relate` on every transition
+ * of an event (stored, replaced, deleted, vanished), which its own scripts report exactly once.
+ */
+export class RedisRelationIndex implements RelationIndex {
+  constructor(
+    private readonly client: RedisClient,
+    private readonly commands: RedisCommands,
+    private readonly keys: RedisKeys,
+    private readonly prefix: string,
+  ) {
+    client.defineCommand('nostrRelate', { numberOfKeys: 4, lua: RELATE_SCRIPT });
+    client.defineCommand('nostrZap', { numberOfKeys: 2, lua: ZAP_SCRIPT });
+    client.defineCommand('nostrFollow', { numberOfKeys: 1, lua: FOLLOW_SCRIPT });
+    client.defineCommand('nostrFollowing', { numberOfKeys: 1, lua: FOLLOWING_SCRIPT });
+    client.defineCommand('nostrNote', { numberOfKeys: 2, lua: NOTE_SCRIPT });
+  }
+
+  /**
+   * Adds (+1) or removes (-1) the relations of an event, one script per target, all sent at once.
+   * `size`: its stored JSON's bytes, where the caller has them (else serialised again for a reply).
+   */
+  async relate(event: NostrEvent, delta: 1 | -1, size?: number, withFollows = true, batch?: FollowWrites): Promise<void> {
+    const edges = relationEdgesOf(event);
+    // Scripts of other slots than the targets': a zap receipt's, one per subject (its target, its
+    // recipient); a follow list's, one per pubkey it follows.
+    const writes: Promise<unknown>[] = zapEntriesOf(event).map(({ subject, sender, msats, ...group }) => {
+      const keys = this.keys.zaps(subject);
+      const [high, low] = msatsParts(msats);
+      const hex = (value: string) => Buffer.from(value, 'hex');
+      return this.client.nostrZap(keys.groups, keys.senders(group), String(delta), groupBytes(group), hex(group.recipient), hex(sender), String(delta * high), String(delta * low));
+    });
+    // Its place in its author's notes.
+    if (isNoteKind(event.kind)) {
+      const notes = this.keys.notes(event.pubkey);
+      const place = noteMember(event.kind, { createdAt: event.created_at, id: event.id, bytes: size ?? storedSizeOf(event) });
+      writes.push(this.client.nostrNote(notes.list, notes.tombstones, String(delta), place));
+    }
+    // A follow list: its follows, one script per pubkey it follows (each in that pubkey's slot) and
+    // its author's count; gathered with the batch's others when there is a batch (flushFollows).
+    if (withFollows && event.kind === FOLLOW_LIST_KIND) {
+      const follows = batch ?? new FollowWrites();
+      const followed = followsOf(event);
+      if (followed.length > 0) follows.follows(event.pubkey, delta * followed.length);
+      for (const pubkey of followed) follows.follow(pubkey, event.pubkey, delta);
+      if (!batch) writes.push(this.flushFollows(follows));
+    }
+    if (edges.length === 0) {
+      await Promise.all(writes);
+      return;
+    }
+    const author = Buffer.from(event.pubkey, 'hex');
+    const member = edges.some((edge) => edge.reply) ? replyMemberBytes({ createdAt: event.created_at, id: event.id, bytes: size ?? storedSizeOf(event) }) : '';
+    await Promise.all([
+      ...edges.map((edge) => {
+        const roles = `${edge.reply ? 'R' : ''}${edge.threadReply ? 'T' : ''}${edge.quote ? 'Q' : ''}${edge.repost ? 'O' : ''}${edge.reaction !== undefined ? 'K' : ''}`;
+        const [tally, replies, tombstones, contents] = this.keys.relations(edge.target);
+        return this.client.nostrRelate(
+          tally,
+          replies,
+          tombstones,
+          contents,
+          String(delta),
+          author,
+          roles,
+          edge.reply ? member : '',
+          edge.reaction !== undefined ? contentKey(edge.reaction) : '',
+        );
+      }),
+      ...writes,
+    ]);
+  }
+
+  /**
+   * A replaceable slot changed hands: `previous` (if any) leaves and `next` comes, all sent at once.
+   * A follow list replacing another changes only by their difference.
+   */
+  async replace(previous: NostrEvent | undefined, next: NostrEvent, size?: number, batch?: FollowWrites): Promise<void> {
+    const changes = previous ? followChanges(previous, next) : undefined;
+    const follows = batch ?? new FollowWrites();
+    if (changes) {
+      if (changes.following !== 0) follows.follows(next.pubkey, changes.following);
+      for (const followed of changes.removed) follows.follow(followed, next.pubkey, -1);
+      for (const followed of changes.added) follows.follow(followed, next.pubkey, 1);
+    }
+    await Promise.all([
+      previous ? this.relate(previous, -1, undefined, !changes, follows) : undefined,
+      this.relate(next, 1, size, !changes, follows),
+      batch ? undefined : this.flushFollows(follows),
+    ]);
+  }
+
+  /**
+   * Sends follow writes gathered over a batch: one FOLLOW script per followed pubkey (in its slot)
+   * with every follower's net change, FOLLOW_PAIRS at most a call, and one FOLLOWING per author.
+   */
+  async flushFollows(follows: FollowWrites): Promise<void> {
+    const writes: Promise<unknown>[] = [];
+    for (const [author, delta] of follows.following) writes.push(this.client.nostrFollowing(this.keys.follows(author).following, String(delta)));
+    for (const [followed, changes] of follows.followers) {
+      const key = this.keys.follows(followed).followers;
+      // A change is a signed byte: a larger net change (two writers interleaving many versions of
+      // one list) goes as several records of the same follower.
+      const entries: [string, number][] = [];
+      for (const [follower, delta] of changes) {
+        for (let left = delta; left !== 0; ) {
+          const step = Math.max(-127, Math.min(127, left));
+          entries.push([follower, step]);
+          left -= step;
+        }
+      }
+      for (let start = 0; start < entries.length; start += FOLLOW_PAIRS) {
+        const part = entries.slice(start, start + FOLLOW_PAIRS);
+        const records = Buffer.alloc(33 * part.length);
+        part.forEach(([follower, delta], index) => {
+          records.writeInt8(delta, 33 * index);
+          records.write(follower, 33 * index + 1, 'hex');
+        });
+        writes.push(this.client.nostrFollow(key, records));
+      }
+    }
+    await Promise.all(writes);
+  }
+
+  zapTotals(queries: readonly ZapQuery[]): Promise<ZapTotal[]> {
+    // One HMGET per query (the recipient's receipts, the provider's group), sent together.
+    return this.commands.read(() =>
+      Promise.all(
+        queries.map(async ({ subject, recipient, provider }) => {
+          const fields = provider === undefined ? [Buffer.from(recipient, 'hex')] : [Buffer.from(recipient, 'hex'), groupBytes({ recipient, provider })];
+          const [receipts, group] = await this.client.hmgetBuffer(this.keys.zaps(subject).groups, ...fields);
+          const total: ZapTotal = { receipts: Number(receipts?.toString() ?? 0) };
+          if (provider !== undefined && group) total.group = zapGroupFrom({ recipient, provider }, group.toString());
+          return total;
+        }),
+      ),
+    );
+  }
+
+  zapGroups(subjects: readonly ZapSubject[]): Promise<{ groups: ZapGroup[]; receipts: Map<string, number> }[]> {
+    return this.commands.read(() =>
+      Promise.all(
+        subjects.map(async (subject) => {
+          const reply = (await this.client.callBuffer('HGETALL', this.keys.zaps(subject).groups)) as Buffer[];
+          const groups: ZapGroup[] = [];
+          const receipts = new Map<string, number>();
+          for (let index = 0; index + 1 < reply.length; index += 2) {
+            const field = reply[index] as Buffer;
+            const value = (reply[index + 1] as Buffer).toString();
+            if (field.length === 32) receipts.set(field.toString('hex'), Number(value));
+            else groups.push(zapGroupFrom({ recipient: field.toString('hex', 0, 32), provider: field.toString('hex', 32) }, value));
+          }
+          return { groups, receipts };
+        }),
+      ),
+    );
+  }
+
+  zapSenders(subject: ZapSubject, groups: readonly { recipient: string; provider: string }[]): Promise<Set<string>> {
+    const keys = this.keys.zaps(subject);
+    return this.commands.read(async () => {
+      const senders = new Set<string>();
+      const replies = await Promise.all(groups.map((group) => this.client.callBuffer('HKEYS', keys.senders(group)) as Promise<Buffer[]>));
+      for (const fields of replies) for (const field of fields) senders.add(field.toString('hex'));
+      return senders;
+    });
+  }
+
+  followCounts(pubkeys: readonly string[]): Promise<FollowCounts[]> {
+    // Two commands per pubkey, sent together: ZCOUNT is O(log n) whatever the followers.
+    return this.commands.read(() =>
+      Promise.all(
+        pubkeys.map(async (pubkey) => {
+          const keys = this.keys.follows(pubkey);
+          const [followers, following] = await Promise.all([this.client.zcount(keys.followers, 1, '+inf'), this.client.get(keys.following)]);
+          return { followers, following: Number(following ?? 0) };
+        }),
+      ),
+    );
+  }
+
+  followers(pubkey: string, after: string | null, first: number): Promise<string[]> {
+    const start = after === null ? '-' : Buffer.concat([Buffer.from('('), Buffer.from(after, 'hex')]);
+    return this.commands.read(async () => {
+      const members = await this.client.zrangeBuffer(this.keys.follows(pubkey).followers, start, '+', 'BYLEX', 'LIMIT', 0, first);
+      return members.map((member) => member.toString('hex'));
+    });
+  }
+
+  async *followSubjects(): AsyncIterable<string[]> {
+    for (const type of ['fr', 'fg']) {
+      const start = `${this.prefix}${type}:{`.length;
+      for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}${type}:{*}`)) {
+        yield keys.map((key) => Buffer.from(key.slice(start, -1), 'base64url').toString('hex'));
+      }
+    }
+  }
+
+  async *zapSubjects(): AsyncIterable<ZapSubject[]> {
+    for (const [kind, type] of Object.entries(ZAP_GROUP_KEY_TYPES)) {
+      const start = `${this.prefix}${type}:{`.length;
+      for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}${type}:{*}`)) {
+        yield keys.map((key) => kind + Buffer.from(key.slice(start, -1), 'base64url').toString('hex'));
+      }
+    }
+  }
+
+  stats(ids: readonly string[]): Promise<RelationStats[]> {
+    // One HMGET of the fixed fields per target, sent together: one socket write per connection
+    // (coalesced-writes.ts), whoever and however many reacted; a target with many contents reads
+    // the first MAX_REACTION_CONTENTS of their sorted set after.
+    return this.commands.read(() =>
+      Promise.all(
+        ids.map(async (id) => {
+          const [tallyKey, , , contentsKey] = this.keys.relations(id);
+          const values = await this.client.hmget(tallyKey, ...COUNTERS, 'C', 'Z');
+          const tally = new Map<string, number>();
+          COUNTERS.forEach((field, index) => tally.set(field, Number(values[index] ?? 0)));
+          if (values[COUNTERS.length + 1] === null) return statsFromTally(tally, decodeCounts(values[COUNTERS.length]));
+          const ranked = await this.client.zrange(contentsKey, '0', String(MAX_REACTION_CONTENTS - 1), 'WITHSCORES');
+          const contents: [string, number][] = [];
+          for (let index = 0; index < ranked.length; index += 2) contents.push([ranked[index] as string, -Number(ranked[index + 1])]);
+          return statsFromTally(tally, contents);
+        }),
+      ),
+    );
+  }
+
+  replies(id: string, after: ReplyPosition | null, first: number): Promise<ReplyPosition[]> {
+    // Exclusive of `after`'s place whatever its size (a cursor carries none: the bound is past all).
+    const start = after ? Buffer.concat([Buffer.from('('), replyMemberBytes({ createdAt: after.createdAt, id: after.id })]) : '-';
+    return this.commands.read(async () => {
+      const members = await this.client.zrangeBuffer(this.keys.relations(id)[1], start, '+', 'BYLEX', 'LIMIT', 0, first);
+      return members.map(replyPositionOfBytes);
+    });
+  }
+
+  notes(author: string, kinds: readonly number[], after: ReplyPosition | null, first: number): Promise<ReplyPosition[]> {
+    // One range per kind of the author's one list, sent together. Exclusive of `after`'s place
+    // whatever its size (the bound's size is past all), as replies.
+    const key = this.keys.notes(author).list;
+    return this.commands.read(async () => {
+      const lists = await Promise.all(
+        kinds.map((kind) => {
+          const prefix = kindBytes(kind);
+          const start = after ? Buffer.concat([Buffer.from('('), prefix, replyMemberBytes(notePlace({ createdAt: after.createdAt, id: after.id }))]) : Buffer.concat([Buffer.from('['), prefix]);
+          return this.client.zrangeBuffer(key, start, Buffer.concat([Buffer.from('['), prefix, AFTER_PLACES]), 'BYLEX', 'LIMIT', 0, first);
+        }),
+      );
+      return lists
+        .flat()
+        .map((member) => notePlace(replyPositionOfBytes(member.subarray(2))))
+        .sort(compareNotes)
+        .slice(0, first);
+    });
+  }
+
+  async *noteFeeds(): AsyncIterable<NoteFeed[]> {
+    const start = `${this.prefix}n:{`.length;
+    for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}n:{*}`)) {
+      const feeds: NoteFeed[] = [];
+      for (const key of keys) {
+        const author = Buffer.from(key.slice(start, -1), 'base64url').toString('hex');
+        const members = await this.commands.read(() => this.client.zrangeBuffer(key, '0', '-1'));
+        for (const kind of new Set(members.map((member) => member.readUInt16BE(0)))) feeds.push({ author, kind });
+      }
+      yield feeds;
+    }
+  }
+
+  allReplies(id: string): Promise<ReplyPosition[]> {
+    return this.commands.read(async () => (await this.client.zrangeBuffer(this.keys.relations(id)[1], '-', '+', 'BYLEX')).map(replyPositionOfBytes));
+  }
+
+  async *targets(): AsyncIterable<string[]> {
+    const start = `${this.prefix}t:{`.length;
+    for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}t:{*}`)) {
+      yield keys.map((key) => Buffer.from(key.slice(start, -1), 'base64url').toString('hex'));
+    }
+  }
+
+  async clear(): Promise<void> {
+    for (const type of RELATION_KEY_TYPES) {
+      // `y:{…}:<group>` ends past its brace: the pattern leaves the end open.
+      for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}${type}:{*`)) {
+        // One key per command: on a cluster the keys sit in different slots.
+        await this.commands.run(() => Promise.all(keys.map((key) => this.client.unlink(key))));
+      }
+    }
+  }
+}

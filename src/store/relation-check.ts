@@ -1,0 +1,184 @@
+import type { NostrEvent } from '../nostr/event.js';
+import type { EventStore } from './event-store.js';
+import { NO_RELATIONS, type RelationStats, type ReplyPosition } from './relation-index.js';
+import { recountRelations } from './relation-recount.js';
+import { sortZapGroups, type ZapGroup, type ZapSubject, zapGroupKey } from './zap-index.js';
+
+/**
+ * The one rebuild-and-compare path of the relationship index (`nostr-lookup relations rebuild`
+ * and `relations check`, and the property tests): the maintained figures held against a recount
+ * from the servable events (store/relation-recount.ts). Run it with writers stopped: an event
+ * written meanwhile shows as a difference.
+ */
+
+/** One target whose maintained figures differ from the recount. */
+export interface RelationDifference {
+  target: string;
+  maintained: { stats: RelationStats; replies: ReplyPosition[] };
+  recounted: { stats: RelationStats; replies: ReplyPosition[] };
+}
+
+/** What is kept of one zapped subject (zap-index.ts), in a comparable form. */
+export interface ZapFigures {
+  groups: ZapGroup[];
+  /** recipient → receipts, by recipient */
+  receipts: [string, number][];
+  /** group key → its senders, sorted, by group */
+  senders: [string, string[]][];
+}
+
+/** One zapped subject whose maintained figures differ from the recount. */
+export interface ZapDifference {
+  subject: ZapSubject;
+  maintained: ZapFigures;
+  recounted: ZapFigures;
+}
+
+/** One pubkey whose maintained follows differ from the recount. */
+export interface FollowDifference {
+  pubkey: string;
+  maintained: { followers: number; following: number; list: string[] };
+  recounted: { followers: number; following: number; list: string[] };
+}
+
+/** One author's list of one kind whose maintained notes differ from the recount. */
+export interface NoteDifference {
+  author: string;
+  kind: number;
+  maintained: ReplyPosition[];
+  recounted: ReplyPosition[];
+}
+
+export interface RelationCheck {
+  /** Servable events read. */
+  events: number;
+  /** Targets compared (maintained or recounted). */
+  targets: number;
+  differences: RelationDifference[];
+  /** Zapped subjects compared (maintained or recounted). */
+  zapSubjects: number;
+  zapDifferences: ZapDifference[];
+  /** Pubkeys followed or following, compared. */
+  followSubjects: number;
+  followDifferences: FollowDifference[];
+  /** (author, kind) note lists compared. */
+  noteLists: number;
+  noteDifferences: NoteDifference[];
+}
+
+/** Every servable event the store holds, in memory (the recount needs them all at once). */
+async function servable(store: EventStore): Promise<NostrEvent[]> {
+  const events: NostrEvent[] = [];
+  for await (const batch of store.servableEvents()) events.push(...batch);
+  return events;
+}
+
+/** Subjects per read of the maintained figures. */
+const CHECK_BATCH = 200;
+
+/**
+ * One part of the index compared: every subject the recount has or the store lists, sorted, its
+ * maintained figures read in batches and held against the recounted ones (compared as JSON).
+ */
+async function compareSubjects<F>(
+  recounted: Iterable<string>,
+  listed: AsyncIterable<string[]>,
+  readMaintained: (batch: string[]) => Promise<F[]>,
+  recountedOf: (subject: string) => F,
+): Promise<{ compared: number; differences: { subject: string; maintained: F; recounted: F }[] }> {
+  const subjects = new Set(recounted);
+  for await (const batch of listed) for (const subject of batch) subjects.add(subject);
+  const all = [...subjects].sort();
+  const differences: { subject: string; maintained: F; recounted: F }[] = [];
+  for (let start = 0; start < all.length; start += CHECK_BATCH) {
+    const batch = all.slice(start, start + CHECK_BATCH);
+    const maintained = await readMaintained(batch);
+    batch.forEach((subject, index) => {
+      const recounted = recountedOf(subject);
+      if (JSON.stringify(maintained[index]) !== JSON.stringify(recounted)) differences.push({ subject, maintained: maintained[index] as F, recounted });
+    });
+  }
+  return { compared: all.length, differences };
+}
+
+/** A note list's name in the comparison: `<author>:<kind>`. */
+async function* noteLists(store: EventStore): AsyncIterable<string[]> {
+  for await (const batch of store.relations.noteFeeds()) yield batch.map(({ author, kind }) => `${author}:${kind}`);
+}
+
+export async function checkRelations(store: EventStore): Promise<RelationCheck> {
+  const events = await servable(store);
+  const recount = recountRelations(events);
+  const { relations } = store;
+  const targets = await compareSubjects(
+    recount.stats.keys(),
+    relations.targets(),
+    async (batch) => {
+      const [stats, replies] = await Promise.all([relations.stats(batch), Promise.all(batch.map((target) => relations.allReplies(target)))]);
+      return batch.map((_, index) => ({ stats: stats[index] as RelationStats, replies: replies[index] as ReplyPosition[] }));
+    },
+    (target) => ({ stats: recount.stats.get(target) ?? NO_RELATIONS, replies: recount.replies.get(target) ?? [] }),
+  );
+  const zaps = await compareSubjects<ZapFigures>(
+    recount.zaps.keys(),
+    relations.zapSubjects(),
+    async (batch) => {
+      const held = await relations.zapGroups(batch);
+      return Promise.all(
+        batch.map(async (subject, index) => {
+          const { groups, receipts } = held[index] ?? { groups: [], receipts: new Map<string, number>() };
+          const senders = await Promise.all(groups.map(async (group) => [zapGroupKey(group), [...(await relations.zapSenders(subject, [group]))].sort()] as [string, string[]]));
+          return { groups: sortZapGroups([...groups]), receipts: [...receipts].sort(), senders: senders.sort() };
+        }),
+      );
+    },
+    (subject) => {
+      const fromEvents = recount.zaps.get(subject);
+      return fromEvents
+        ? { groups: fromEvents.groups, receipts: [...fromEvents.receipts].sort(), senders: [...fromEvents.senders].map(([key, set]) => [key, [...set].sort()] as [string, string[]]).sort() }
+        : { groups: [], receipts: [], senders: [] };
+    },
+  );
+  const follows = await compareSubjects(
+    [...recount.followers.keys(), ...recount.following.keys()],
+    relations.followSubjects(),
+    async (batch) => {
+      const counts = await relations.followCounts(batch);
+      const lists = await Promise.all(batch.map((pubkey) => relations.followers(pubkey, null, Number.MAX_SAFE_INTEGER)));
+      return batch.map((_, index) => ({ followers: counts[index]?.followers ?? 0, following: counts[index]?.following ?? 0, list: lists[index] as string[] }));
+    },
+    (pubkey) => {
+      const list = recount.followers.get(pubkey) ?? [];
+      return { followers: list.length, following: recount.following.get(pubkey) ?? 0, list };
+    },
+  );
+  const notes = await compareSubjects(
+    recount.notes.keys(),
+    noteLists(store),
+    (batch) => Promise.all(batch.map((list) => relations.notes(list.slice(0, 64), [Number(list.slice(65))], null, Number.MAX_SAFE_INTEGER))),
+    (list) => recount.notes.get(list) ?? [],
+  );
+  return {
+    events: events.length,
+    targets: targets.compared,
+    differences: targets.differences.map(({ subject, ...rest }) => ({ target: subject, ...rest })),
+    zapSubjects: zaps.compared,
+    zapDifferences: zaps.differences.map(({ subject, ...rest }) => ({ subject: subject as ZapSubject, ...rest })),
+    followSubjects: follows.compared,
+    followDifferences: follows.differences.map(({ subject, ...rest }) => ({ pubkey: subject, ...rest })),
+    noteLists: notes.compared,
+    noteDifferences: notes.differences.map(({ subject, ...rest }) => ({ author: subject.slice(0, 64), kind: Number(subject.slice(65)), ...rest })),
+  };
+}
+
+/** Empties the index and relates every servable event again. Returns how many events it read. */
+export async function rebuildRelations(store: EventStore, onBatch?: (events: number) => void): Promise<number> {
+  await store.relations.clear();
+  let count = 0;
+  for await (const batch of store.servableEvents()) {
+    await store.relateStored(batch);
+    count += batch.length;
+    onBatch?.(count);
+  }
+  return count;
+}

@@ -1,0 +1,116 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { NostrEvent } from '../src/nostr/event.js';
+import { pubkeyOf, signed } from './support/events.js';
+import { collectPages, postGraphql, type TestServer, useTestServer } from './support/test-server.js';
+
+/**
+ * Follows over GraphQL (issue 28 §1): counts, followers by pubkey and following in the list's
+ * order, paged, on the real app and a real store; pubkeys without a profile have `profile: null`.
+ */
+
+const T = 1_700_000_000;
+const profile = (name: string) => signed(name, { kind: 0, created_at: T, content: JSON.stringify({ name }) });
+const list = (name: string, follows: string[], at = T) => signed(name, { kind: 3, created_at: at, tags: follows.map((pubkey) => ['p', pubkey]), content: '' });
+
+const fans = Array.from({ length: 23 }, (_, index) => `fan ${index}`);
+const followed = Array.from({ length: 30 }, (_, index) => pubkeyOf(`followed ${index}`));
+const seed: NostrEvent[] = [
+  profile('star'),
+  profile('fan 0'),
+  // star follows 30 pubkeys (none has a profile) and itself.
+  list('star', [...followed, pubkeyOf('star')]),
+  // 23 fans follow star; fan 0 follows it twice in one list.
+  ...fans.map((fan, index) => list(fan, index === 0 ? [pubkeyOf('star'), pubkeyOf('star')] : [pubkeyOf('star')])),
+];
+
+interface Connection {
+  edges: { cursor: string; pubkey: string; profile: { name: string | null } | null }[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  totalCount: number;
+}
+
+const graphql = postGraphql;
+
+const PAGE = (field: 'followers' | 'following') =>
+  `query ($pubkey: String!, $first: Int, $after: String) { profile(pubkey: $pubkey) { ${field}(first: $first, after: $after) { edges { cursor pubkey profile { name } } pageInfo { hasNextPage endCursor } totalCount } } }`;
+
+async function page(server: TestServer, field: 'followers' | 'following', first: number, after: string | null): Promise<Connection> {
+  const response = await graphql(server, PAGE(field), { pubkey: pubkeyOf('star'), first, after });
+  expect(response.status, response.text).toBe(200);
+  return (response.body.data?.profile as Record<string, Connection>)[field] as Connection;
+}
+
+async function all(server: TestServer, field: 'followers' | 'following', first: number): Promise<Connection['edges']> {
+  return (await collectPages((after) => page(server, field, first, after))).flatMap((connection) => connection.edges);
+}
+
+describe('follows over GraphQL', () => {
+  const context = useTestServer(seed);
+
+  it('counts: followers and following, from the index', async () => {
+    const response = await graphql(context.server, '{ profile(pubkey: "' + pubkeyOf('star') + '") { followersCount followingCount } fan: profile(pubkey: "' + pubkeyOf('fan 0') + '") { followersCount followingCount } }');
+    expect(response.body).toEqual({ data: { profile: { followersCount: 24, followingCount: 31 }, fan: { followersCount: 0, followingCount: 1 } } });
+  });
+
+  it('followers by pubkey ascending, each once across pages of any size, with their profiles where known (star follows itself)', async () => {
+    const expected = [...fans.map(pubkeyOf), pubkeyOf('star')].sort();
+    for (const first of [1, 5, 24, 100]) {
+      const edges = await all(context.server, 'followers', first);
+      expect(edges.map((edge) => edge.pubkey), `first ${first}`).toEqual(expected);
+    }
+    const edges = await all(context.server, 'followers', 50);
+    expect(edges.find((edge) => edge.pubkey === pubkeyOf('fan 0'))?.profile).toEqual({ name: 'fan 0' });
+    expect(edges.find((edge) => edge.pubkey === pubkeyOf('fan 1'))?.profile).toBeNull();
+    expect((await page(context.server, 'followers', 10, null)).totalCount).toBe(24);
+  });
+
+  it('following in the order the list names them, each once across pages (property: any page size)', async () => {
+    const expected = [...followed, pubkeyOf('star')];
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 40 }), async (first) => {
+        const edges = await all(context.server, 'following', first);
+        expect(edges.map((edge) => edge.pubkey)).toEqual(expected);
+      }),
+      { numRuns: 8, seed: 28 },
+    );
+    const first = await page(context.server, 'following', 3, null);
+    expect(first.totalCount).toBe(31);
+    expect(first.edges.map((edge) => edge.profile)).toEqual([null, null, null]);
+  });
+
+  it('a list replaced between pages: the next page goes on after the last pubkey seen, never repeating one', async () => {
+    const first = await page(context.server, 'following', 5, null);
+    // The list loses its first two pubkeys: positions move, the cursor's pubkey is still there.
+    await context.store.store.putEvents([list('star', [...followed.slice(2), pubkeyOf('star')], T + 10)]);
+    const second = await page(context.server, 'following', 5, first.pageInfo.endCursor);
+    expect(second.edges.map((edge) => edge.pubkey)).toEqual(followed.slice(5, 10));
+    expect(second.totalCount).toBe(29);
+    // Put back for the other tests.
+    await context.store.store.putEvents([list('star', [...followed, pubkeyOf('star')], T + 20)]);
+  });
+
+  it('`first` outside 1–100 is invalid_argument; a cursor not ours (or of the other list) is invalid_cursor', async () => {
+    for (const field of ['followers', 'following'] as const) {
+      for (const first of [0, 101, -1]) {
+        const response = await graphql(context.server, PAGE(field), { pubkey: pubkeyOf('star'), first });
+        expect(response.body.errors?.[0]?.extensions?.code, `${field} ${first}`).toBe('invalid_argument');
+      }
+      const other = (await page(context.server, field === 'followers' ? 'following' : 'followers', 1, null)).pageInfo.endCursor;
+      for (const after of ['', 'nope', 'cjE6MTo' + 'a'.repeat(20), other]) {
+        const response = await graphql(context.server, PAGE(field), { pubkey: pubkeyOf('star'), first: 2, after });
+        expect(response.body.errors?.[0]?.extensions?.code, `${field} ${after}`).toBe('invalid_cursor');
+      }
+    }
+  });
+
+  it('the cost model multiplies a page by `first`: two aliases of followers of followers, 100 each, are over 20,000 objects and refused before they run', async () => {
+    const star = pubkeyOf('star');
+    const nested = `profile(pubkey: "${star}") { followers(first: 100) { edges { profile { followers(first: 100) { edges { profile { name } } } } } } }`;
+    // 1 + 1 + 100 × (1 + 1 + 100 × 1) = 10,202 objects at most: allowed.
+    expect((await graphql(context.server, `{ ${nested} }`)).status).toBe(200);
+    const refused = await graphql(context.server, `{ a: ${nested} b: ${nested} }`);
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('query_too_costly');
+    expect(refused.body.data ?? null).toBeNull();
+  });
+});

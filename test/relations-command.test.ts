@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
+import type { EventStore } from '../src/store/event-store.js';
+import { spawnCli } from './support/cli.js';
+import { isNoteKind } from '../src/nostr/relationships.js';
+import { pubkeyOf, signed } from './support/events.js';
+import { createTestStore, storeEnv } from './support/test-store.js';
+
+const T = 1_700_000_000;
+const target = signed('alice', { content: 'the note', created_at: T });
+const events = [
+  target,
+  signed('bob', { kind: 7, tags: [['e', target.id]], content: '+', created_at: T + 1 }),
+  signed('carol', { kind: 1, tags: [['e', target.id, '', 'root']], content: 'a reply', created_at: T + 2 }),
+  signed('dave', { kind: 6, tags: [['e', target.id], ['p', pubkeyOf('alice')]], content: '', created_at: T + 3 }),
+];
+
+interface Subject {
+  store: EventStore;
+  env: Record<string, string | undefined>;
+  cleanup(): Promise<void>;
+}
+
+const STORES: { name: string; open(): Promise<Subject> }[] = [
+  {
+    name: 'Redis',
+    async open() {
+      const opened = await createTestStore();
+      return { store: opened.store, env: { ...storeEnv(opened.prefix), DATA_DIR: undefined }, cleanup: opened.cleanup };
+    },
+  },
+  {
+    name: 'embedded (LMDB)',
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-relations-'));
+      const store = new LmdbEventStore(dir);
+      return {
+        store,
+        env: { DATA_DIR: dir, REDIS_URL: undefined, REDIS_CLUSTER_NODES: undefined },
+        cleanup: async () => {
+          await store.close().catch(() => {});
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+];
+
+async function run(args: string[], env: Record<string, string | undefined>) {
+  const cli = spawnCli(['relations', ...args], env);
+  const code = await cli.exited;
+  return { code, stdout: cli.stdout(), stderr: cli.stderr() };
+}
+
+describe.each(STORES)('nostr-lookup relations check | rebuild ($name)', ({ open }) => {
+  it('check finds no difference on a maintained index, finds the lost figures after the index is emptied (exit 2), and rebuild restores them', async () => {
+    const subject = await open();
+    try {
+      await subject.store.putEvents(events);
+      const before = (await subject.store.relations.stats([target.id]))[0];
+      const ok = await run(['check', '--json'], subject.env);
+      expect(ok).toMatchObject({ code: 0, stderr: '' });
+      // Each author's events of each listed kind are one note list.
+      const noteLists = new Set(events.filter((event) => isNoteKind(event.kind)).map((event) => `${event.pubkey}:${event.kind}`)).size;
+      expect(noteLists).toBe(4);
+      const clean = { differences: 0, shown: { differences: [], zapDifferences: [], followDifferences: [], noteDifferences: [] } };
+      expect(JSON.parse(ok.stdout)).toEqual({ action: 'check', events: 4, targets: 1, zapped: 0, follows: 0, notes: noteLists, ...clean });
+
+      await subject.store.relations.clear();
+      const lost = await run(['check'], subject.env);
+      expect(lost.code).toBe(2);
+      expect(lost.stdout).toContain(`differences ${1 + noteLists}\n`);
+      expect(lost.stdout).toContain(`  notes of ${target.pubkey} kind ${target.kind}\n    maintained 0 events\n    recounted  1 events\n`);
+      expect(lost.stdout).toContain(`  ${target.id}\n`);
+      expect(lost.stdout).toContain('    maintained {"replies":0,"threadReplies":0,"quotes":0,"reposts":0,');
+
+      const rebuilt = await run(['rebuild', '--json'], subject.env);
+      expect(rebuilt).toMatchObject({ code: 0, stderr: '' });
+      expect(JSON.parse(rebuilt.stdout)).toEqual({ action: 'rebuild', events: 4, targets: 1, zapped: 0, follows: 0, notes: noteLists, ...clean });
+      expect((await subject.store.relations.stats([target.id]))[0]).toEqual(before);
+    } finally {
+      await subject.cleanup();
+    }
+  }, 60_000);
+});
+
+describe('nostr-lookup relations: bad input', () => {
+  it('an unknown action or option is refused with exit 1 and a message, before the store is opened', async () => {
+    const unknown = await run(['count'], { DATA_DIR: '/nonexistent/never-created', REDIS_URL: undefined });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("unknown command 'count'");
+    const option = await run(['check', '--fix'], { DATA_DIR: '/nonexistent/never-created', REDIS_URL: undefined });
+    expect(option.code).toBe(1);
+    expect(option.stderr).toContain("unknown option '--fix'");
+  });
+
+  it('an unreachable store: exit 1 and one line saying so', async () => {
+    const result = await run(['check'], { REDIS_URL: 'redis://127.0.0.1:1', DATA_DIR: undefined, REDIS_CLUSTER_NODES: undefined });
+    expect(result.code).toBe(1);
+    // Before it: the connection's own warnings, as JSON log lines (as `import` prints them).
+    expect(result.stderr.split('\n').at(-2)).toBe('nostr-lookup relations check: cannot reach Redis at redis://127.0.0.1:1 (key prefix "nostr:")');
+    expect(result.stdout).toBe('');
+  }, 30_000);
+});
