@@ -32,6 +32,10 @@ export const ERRORS = {
     status: 400,
     message: 'An argument is out of range: `first` of a connection is a whole number from 1 to 100, and `notes` takes 1 to 20 distinct kinds from 0 to 65535, none of them replaceable (0, 3, 10000 to 19999), ephemeral (20000 to 29999) or zap receipts (9735).',
   },
+  invalid_search: {
+    status: 400,
+    message: 'A search query is 1 to 64 characters: words (letters and digits) that each start a word of the name, display name or NIP-05 address of the profiles to find.',
+  },
   invalid_cursor: {
     status: 400,
     message: 'The `after` cursor is not one this service gave out: pass an edge\'s `cursor` or a page\'s `endCursor` as it came.',

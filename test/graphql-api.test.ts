@@ -240,6 +240,11 @@ describe('unexpected failures are masked', () => {
           throw new TypeError(secret);
         },
         noteFeeds: async function* () {},
+        searchProfiles: async () => {
+          throw new TypeError(secret);
+        },
+        searchRecords: async () => [],
+        searchSubjects: async function* () {},
       },
       servableEvents: async function* () {},
       relateStored: async () => {},

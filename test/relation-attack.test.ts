@@ -126,6 +126,7 @@ async function expectExact(store: EventStore): Promise<void> {
   expect(check.zapDifferences).toEqual([]);
   expect(check.followDifferences).toEqual([]);
   expect(check.noteDifferences).toEqual([]);
+  expect(check.searchDifferences).toEqual([]);
 }
 
 async function writeInBatches(store: EventStore, events: readonly NostrEvent[], size: number): Promise<void> {

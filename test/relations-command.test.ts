@@ -16,6 +16,7 @@ const events = [
   signed('bob', { kind: 7, tags: [['e', target.id]], content: '+', created_at: T + 1 }),
   signed('carol', { kind: 1, tags: [['e', target.id, '', 'root']], content: 'a reply', created_at: T + 2 }),
   signed('dave', { kind: 6, tags: [['e', target.id], ['p', pubkeyOf('alice')]], content: '', created_at: T + 3 }),
+  signed('alice', { kind: 0, content: '{"name":"Alice Liddell"}', created_at: T + 4 }),
 ];
 
 interface Subject {
@@ -66,20 +67,21 @@ describe.each(STORES)('nostr-lookup relations check | rebuild ($name)', ({ open 
       // Each author's events of each listed kind are one note list.
       const noteLists = new Set(events.filter((event) => isNoteKind(event.kind)).map((event) => `${event.pubkey}:${event.kind}`)).size;
       expect(noteLists).toBe(4);
-      const clean = { differences: 0, shown: { differences: [], zapDifferences: [], followDifferences: [], noteDifferences: [] } };
-      expect(JSON.parse(ok.stdout)).toEqual({ action: 'check', events: 4, targets: 1, zapped: 0, follows: 0, notes: noteLists, ...clean });
+      const clean = { differences: 0, shown: { differences: [], zapDifferences: [], followDifferences: [], noteDifferences: [], searchDifferences: [] } };
+      expect(JSON.parse(ok.stdout)).toEqual({ action: 'check', events: 5, targets: 1, zapped: 0, follows: 0, notes: noteLists, search: 1, ...clean });
 
       await subject.store.relations.clear();
       const lost = await run(['check'], subject.env);
       expect(lost.code).toBe(2);
-      expect(lost.stdout).toContain(`differences ${1 + noteLists}\n`);
+      expect(lost.stdout).toContain(`differences ${1 + noteLists + 1}\n`);
+      expect(lost.stdout).toContain(`  search of ${pubkeyOf('alice')}\n    maintained {"words":[],"followers":0,"indexed":true}\n    recounted  {"words":["alice","liddell"],"followers":0,"indexed":true}\n`);
       expect(lost.stdout).toContain(`  notes of ${target.pubkey} kind ${target.kind}\n    maintained 0 events\n    recounted  1 events\n`);
       expect(lost.stdout).toContain(`  ${target.id}\n`);
       expect(lost.stdout).toContain('    maintained {"replies":0,"threadReplies":0,"quotes":0,"reposts":0,');
 
       const rebuilt = await run(['rebuild', '--json'], subject.env);
       expect(rebuilt).toMatchObject({ code: 0, stderr: '' });
-      expect(JSON.parse(rebuilt.stdout)).toEqual({ action: 'rebuild', events: 4, targets: 1, zapped: 0, follows: 0, notes: noteLists, ...clean });
+      expect(JSON.parse(rebuilt.stdout)).toEqual({ action: 'rebuild', events: 5, targets: 1, zapped: 0, follows: 0, notes: noteLists, search: 1, ...clean });
       expect((await subject.store.relations.stats([target.id]))[0]).toEqual(before);
     } finally {
       await subject.cleanup();

@@ -35,11 +35,11 @@ export async function runRelations(action: 'rebuild' | 'check', options: Relatio
 }
 
 function differencesOf(check: RelationCheck): number {
-  return check.differences.length + check.zapDifferences.length + check.followDifferences.length + check.noteDifferences.length;
+  return check.differences.length + check.zapDifferences.length + check.followDifferences.length + check.noteDifferences.length + check.searchDifferences.length;
 }
 
 function report(options: RelationsCommandOptions, action: string, check: RelationCheck): void {
-  const { events, targets, differences, zapSubjects, zapDifferences, followSubjects, followDifferences, noteLists, noteDifferences } = check;
+  const { events, targets, differences, zapSubjects, zapDifferences, followSubjects, followDifferences, noteLists, noteDifferences, searchSubjects, searchDifferences } = check;
   const count = differencesOf(check);
   if (options.json) {
     const shown = {
@@ -47,8 +47,9 @@ function report(options: RelationsCommandOptions, action: string, check: Relatio
       zapDifferences: zapDifferences.slice(0, SHOWN_DIFFERENCES),
       followDifferences: followDifferences.slice(0, SHOWN_DIFFERENCES),
       noteDifferences: noteDifferences.slice(0, SHOWN_DIFFERENCES),
+      searchDifferences: searchDifferences.slice(0, SHOWN_DIFFERENCES),
     };
-    process.stdout.write(`${JSON.stringify({ action, events, targets, zapped: zapSubjects, follows: followSubjects, notes: noteLists, differences: count, shown })}\n`);
+    process.stdout.write(`${JSON.stringify({ action, events, targets, zapped: zapSubjects, follows: followSubjects, notes: noteLists, search: searchSubjects, differences: count, shown })}\n`);
     return;
   }
   const lines = [
@@ -57,6 +58,7 @@ function report(options: RelationsCommandOptions, action: string, check: Relatio
     `zapped     ${zapSubjects}`,
     `follows    ${followSubjects}`,
     `notes      ${noteLists}`,
+    `search     ${searchSubjects}`,
     `differences ${count}`,
   ];
   for (const { target, maintained, recounted } of differences.slice(0, SHOWN_DIFFERENCES)) {
@@ -76,6 +78,10 @@ function report(options: RelationsCommandOptions, action: string, check: Relatio
   for (const { author, kind, maintained, recounted } of noteDifferences.slice(0, SHOWN_DIFFERENCES)) {
     lines.push(`  notes of ${author} kind ${kind}`, `    maintained ${maintained.length} events`, `    recounted  ${recounted.length} events`);
   }
+  for (const { pubkey, maintained, recounted } of searchDifferences.slice(0, SHOWN_DIFFERENCES)) {
+    lines.push(`  search of ${pubkey}`, `    maintained ${JSON.stringify(maintained)}`, `    recounted  ${JSON.stringify(recounted)}`);
+  }
+  if (searchDifferences.length > SHOWN_DIFFERENCES) lines.push(`  … and ${searchDifferences.length - SHOWN_DIFFERENCES} more searchable pubkeys`);
   if (noteDifferences.length > SHOWN_DIFFERENCES) lines.push(`  … and ${noteDifferences.length - SHOWN_DIFFERENCES} more note lists`);
   if (followDifferences.length > SHOWN_DIFFERENCES) lines.push(`  … and ${followDifferences.length - SHOWN_DIFFERENCES} more pubkeys`);
   if (differences.length > SHOWN_DIFFERENCES) lines.push(`  … and ${differences.length - SHOWN_DIFFERENCES} more targets`);

@@ -211,6 +211,8 @@ export type Query = {
   profile: Maybe<Profile>;
   /** Latest profiles of pubkeys, in the order given, one entry per distinct pubkey (a repeated pubkey is answered once, at its first place); null where none or deleted. At most MAX_LIST_LENGTH pubkeys. */
   profiles: Array<Maybe<Profile>>;
+  /** Profiles whose name, display_name or nip05 has, for every word of the query, a word that starts with it (Unicode NFKC, lower case; words are split on anything that is not a letter or a digit, in the query too, so `jack@cash` asks for `jack` and `cash`), ranked by followersCount descending, then by pubkey. `query`: 1 to 64 characters (else invalid_search); one of only emoji or punctuation finds nothing. `first`: 1 to 100 (else invalid_argument). */
+  searchProfiles: Array<Profile>;
 };
 
 
@@ -231,6 +233,12 @@ export type QueryProfileArgs = {
 
 export type QueryProfilesArgs = {
   pubkeys: Array<Scalars['String']['input']>;
+};
+
+
+export type QuerySearchProfilesArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+  query: Scalars['String']['input'];
 };
 
 /** How many distinct authors reacted with one content. */

@@ -9,6 +9,7 @@ import './profile.js';
 import './zap-stats.js';
 import './follows.js';
 import './notes.js';
+import './search.js';
 
 /**
  * Pothos gives exposed fields (`t.expose*`: a property of the parent, nothing else) graphql-js'

@@ -41,6 +41,8 @@ export interface Loaders {
   followerCounts: DataLoader<string, FollowCounts>;
   /** Pages of a pubkey's followers (by pubkey); the same page asked twice is read once. */
   followerPages: DataLoader<{ pubkey: string; after: string | null; first: number }, string[], string>;
+  /** The pubkeys whose profile matches every word, best ranked first (store/search-index.ts): one read, nothing to batch. */
+  searchProfiles(words: readonly string[], first: number): Promise<string[]>;
   /** The distinct senders of some zap groups of a subject (a zap split's figures; not batched: rare). */
   zapSenders(subject: ZapSubject, groups: readonly { recipient: string; provider: string }[]): Promise<Set<string>>;
 }
@@ -157,7 +159,8 @@ export function createLoaders(
     },
     { cacheKeyFn: ({ pubkey, after, first }) => `${pubkey}:${after ?? ''}:${first}` },
   );
-  return { events, profiles, addresses, nip05Verifications, relationStats, replyPages, notePages, zapTotals, zapProviderNotes, zapSenders, followCounts, followerCounts, followerPages };
+  const searchProfiles = (words: readonly string[], first: number) => guarded(() => store.relations.searchProfiles(words, first));
+  return { events, profiles, addresses, nip05Verifications, relationStats, replyPages, notePages, zapTotals, zapProviderNotes, zapSenders, followCounts, followerCounts, followerPages, searchProfiles };
 }
 
 /** Index-only lookups (relays off) as metrics count them; the read-through path counts its own. */

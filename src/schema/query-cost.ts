@@ -24,7 +24,8 @@ import { MAX_PAGE_SIZE } from './paging.js';
  * - `relevantProfiles` (and `relevantPubkeys`): by MAX_PROFILES, the most it can hold;
  * - a connection (`replies`): 1 for the page read, plus what is selected inside by its `first` (the
  *   literal, the variable, or the schema's default; counted as at most MAX_PAGE_SIZE, the most a
- *   page holds, anything larger being refused as it runs).
+ *   page holds, anything larger being refused as it runs); `searchProfiles`: 1 for the search, plus
+ *   `first` profiles (each 1 and what is selected inside).
  * What only wraps other things costs nothing itself (WRAPPERS: a connection's edges and pageInfo,
  * the reactions inside `stats`); an event or profile inside it does. `parent`, `root` and `stats`
  * cost 1 like any object.
@@ -99,6 +100,8 @@ export function operationCost(
         const fieldType = getNamedType(field.type);
         const inner = costOf(selection.selectionSet, fieldType, visiting);
         if (CONNECTIONS.has(fieldType.name)) cost += 1 + pageSize(field, selection) * inner;
+        // A search: 1, and a list of up to `first` profiles.
+        else if (PAGED_LISTS.has(selection.name.value)) cost += 1 + pageSize(field, selection) * (1 + inner);
         else cost += listSize(selection) * ((WRAPPERS.has(fieldType.name) ? 0 : 1) + inner);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const on = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : type;
@@ -120,6 +123,9 @@ export function operationCost(
 }
 
 const LIST_ARGUMENTS = new Set(['ids', 'pubkeys']);
+
+/** Fields that return a plain list of up to `first` objects. */
+const PAGED_LISTS = new Set(['searchProfiles']);
 
 /** Types of connections: a page whose items (edges' nodes) are multiplied by `first`. */
 const CONNECTIONS = new Set(['EventConnection', 'FollowConnection']);

@@ -2,6 +2,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import type { EventStore } from './event-store.js';
 import { NO_RELATIONS, type RelationStats, type ReplyPosition } from './relation-index.js';
 import { recountRelations } from './relation-recount.js';
+import type { SearchRecord } from './search-index.js';
 import { sortZapGroups, type ZapGroup, type ZapSubject, zapGroupKey } from './zap-index.js';
 
 /**
@@ -49,6 +50,13 @@ export interface NoteDifference {
   recounted: ReplyPosition[];
 }
 
+/** One pubkey whose search record (words, followers it ranks by, entries) differs from the recount. */
+export interface SearchDifference {
+  pubkey: string;
+  maintained: SearchRecord;
+  recounted: SearchRecord;
+}
+
 export interface RelationCheck {
   /** Servable events read. */
   events: number;
@@ -64,6 +72,9 @@ export interface RelationCheck {
   /** (author, kind) note lists compared. */
   noteLists: number;
   noteDifferences: NoteDifference[];
+  /** Pubkeys with a profile or followers, compared as the search index holds them. */
+  searchSubjects: number;
+  searchDifferences: SearchDifference[];
 }
 
 /** Every servable event the store holds, in memory (the recount needs them all at once). */
@@ -158,6 +169,12 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
     (batch) => Promise.all(batch.map((list) => relations.notes(list.slice(0, 64), [Number(list.slice(65))], null, Number.MAX_SAFE_INTEGER))),
     (list) => recount.notes.get(list) ?? [],
   );
+  const search = await compareSubjects<SearchRecord>(
+    [...recount.profileWords.keys(), ...recount.followers.keys()],
+    relations.searchSubjects(),
+    (batch) => relations.searchRecords(batch),
+    (pubkey) => ({ words: recount.profileWords.get(pubkey) ?? [], followers: recount.followers.get(pubkey)?.length ?? 0, indexed: true }),
+  );
   return {
     events: events.length,
     targets: targets.compared,
@@ -168,6 +185,8 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
     followDifferences: follows.differences.map(({ subject, ...rest }) => ({ pubkey: subject, ...rest })),
     noteLists: notes.compared,
     noteDifferences: notes.differences.map(({ subject, ...rest }) => ({ author: subject.slice(0, 64), kind: Number(subject.slice(65)), ...rest })),
+    searchSubjects: search.compared,
+    searchDifferences: search.differences.map(({ subject, ...rest }) => ({ pubkey: subject, ...rest })),
   };
 }
 

@@ -1,6 +1,7 @@
 import { type NostrEvent, serializeEvent } from '../nostr/event.js';
 import { hasContentEntry, type RelationEdge } from '../nostr/relationships.js';
 import type { FollowIndex } from './follow-index.js';
+import type { SearchIndex } from './search-index.js';
 import type { ZapIndex } from './zap-index.js';
 
 /**
@@ -60,8 +61,8 @@ export interface NoteFeed {
   kind: number;
 }
 
-/** The index; its zap part is described in zap-index.ts, its follow part in follow-index.ts. */
-export interface RelationIndex extends ZapIndex, FollowIndex {
+/** The index; its zap part is described in zap-index.ts, its follow part in follow-index.ts, its search part in search-index.ts. */
+export interface RelationIndex extends ZapIndex, FollowIndex, SearchIndex {
   /** The figures of each target id, in the order asked (zeros where nothing relates). One round trip. */
   stats(ids: readonly string[]): Promise<RelationStats[]>;
   /** Up to `first` direct replies of `id` after `after` (exclusive), oldest first. */

@@ -1,5 +1,6 @@
 import type { NostrEvent } from '../nostr/event.js';
 import { followsOf } from '../nostr/follows.js';
+import { profileWords } from '../nostr/profile-search.js';
 import { isDislike, isLike, isNoteKind, relationEdgesOf } from '../nostr/relationships.js';
 import { compareNotes, contentKey, type RelationStats, type ReplyPosition, statsFromTally, storedSizeOf, TALLY } from './relation-index.js';
 import { sortZapGroups, type ZapGroup, type ZapSubject, zapEntriesOf, zapGroupKey } from './zap-index.js';
@@ -20,6 +21,8 @@ export interface Recount {
   following: Map<string, number>;
   /** `<author>:<kind>` → the author's events of that kind, newest first (compareNotes) */
   notes: Map<string, ReplyPosition[]>;
+  /** pubkey → the words of its profile (nostr/profile-search.ts), for every servable profile */
+  profileWords: Map<string, string[]>;
 }
 
 interface Gathered {
@@ -47,9 +50,11 @@ export function recountRelations(servable: Iterable<NostrEvent>): Recount {
   const followersOf = new Map<string, Set<string>>();
   const following = new Map<string, number>();
   const notes = new Map<string, ReplyPosition[]>();
+  const words = new Map<string, string[]>();
   for (const event of servable) {
     if (seen.has(event.id)) continue;
     seen.add(event.id);
+    if (event.kind === 0) words.set(event.pubkey, profileWords(event));
     if (isNoteKind(event.kind)) {
       const list = `${event.pubkey}:${event.kind}`;
       const listed = notes.get(list) ?? [];
@@ -136,7 +141,7 @@ export function recountRelations(servable: Iterable<NostrEvent>): Recount {
   }
   const followers = new Map([...followersOf].map(([followed, set]) => [followed, [...set].sort()] as [string, string[]]));
   for (const listed of notes.values()) listed.sort(compareNotes);
-  return { stats, replies, zaps, followers, following, notes };
+  return { stats, replies, zaps, followers, following, notes, profileWords: words };
 }
 
 export function comparePositions(a: ReplyPosition, b: ReplyPosition): number {

@@ -11,6 +11,7 @@ import { pubkeyOf, signed } from './events.js';
 import { type OpenStore, withStoreFrom } from './store-under-test.js';
 import { brokenReceipts, zapReceipt } from './zaps.js';
 import { readZapReceipt } from '../../src/nostr/zaps.js';
+import { queryWords } from '../../src/nostr/profile-search.js';
 import { eventZapSubject, profileZapSubject, sortZapGroups, type ZapGroup } from '../../src/store/zap-index.js';
 
 const T = 1_700_000_000;
@@ -36,7 +37,22 @@ async function expectExact(store: EventStore): Promise<void> {
   expect(check.zapDifferences).toEqual([]);
   expect(check.followDifferences).toEqual([]);
   expect(check.noteDifferences).toEqual([]);
+  expect(check.searchDifferences).toEqual([]);
 }
+
+const profile = (author: string, fields: Record<string, unknown>, at = T) => signed(author, { kind: 0, content: JSON.stringify(fields), created_at: at });
+const followList = (author: string, follows: string[], at = T + 100) => signed(author, { kind: 3, tags: follows.map((name) => ['p', pubkeyOf(name)]), content: '', created_at: at });
+
+/** searchProfiles as the schema calls it (the query's words), on both of the index's paths. */
+async function searchBoth(store: EventStore, query: string, first = 20): Promise<string[]> {
+  const words = queryWords(query);
+  const [listed, walked] = await Promise.all([store.relations.searchProfiles(words, first), store.relations.searchProfiles(words, first, 0)]);
+  // Both paths answer the same: the range read and sorted, and the rank order walked.
+  expect(walked).toEqual(listed);
+  return listed;
+}
+const names = (pubkeys: string[]) => pubkeys.map((pubkey) => NAME_OF.get(pubkey) ?? pubkey);
+const NAME_OF = new Map(['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi', 'ivan', 'judy', 'mallory'].map((name) => [pubkeyOf(name), name]));
 
 const summary = (figures: RelationStats) => ({
   replies: figures.replies,
@@ -560,6 +576,80 @@ export function describeRelationConformance(name: string, open: OpenStore): void
     );
 
     it(
+      'search: every query word starts a word of name, display_name or nip05 (NFKC, lower case; accents, CJK, emoji, nip05 words), ranked by followers then pubkey',
+      withStore(async (store) => {
+        await store.putEvents([
+          profile('alice', { name: 'Jack', display_name: 'Jack Dorsey', nip05: 'jack@cash.app' }),
+          profile('bob', { name: 'jackie', display_name: 'José Ｊａｃｋｓｏｎ' }),
+          profile('carol', { name: '⚡️Satoshi⚡️', nip05: '_@satoshi.example' }),
+          profile('dave', { name: '中本聪', display_name: 'नमस्ते दुनिया' }),
+          // Not the fields searched: about, website, lud16; a name of the wrong type.
+          profile('erin', { name: 42, about: 'jack of all trades', website: 'https://jack.example', lud16: 'jack@wallet.example' }),
+          // "José" decomposed (e + combining acute): NFKC composes it as bob's.
+          profile('frank', { name: 'Jose\u0301 Sanchez' }),
+        ]);
+        // Followers: bob 3, alice 2, carol 1, frank 0.
+        await store.putEvents([followList('grace', ['bob', 'alice', 'carol']), followList('heidi', ['bob', 'alice']), followList('ivan', ['bob'])]);
+        expect(names(await searchBoth(store, 'jack'))).toEqual(['bob', 'alice']);
+        expect(names(await searchBoth(store, 'JACK'))).toEqual(['bob', 'alice']);
+        expect(names(await searchBoth(store, 'ｊａｃｋ'))).toEqual(['bob', 'alice']);
+        expect(names(await searchBoth(store, 'jacks'))).toEqual(['bob']);
+        expect(names(await searchBoth(store, 'jack dor'))).toEqual(['alice']);
+        expect(names(await searchBoth(store, 'dor jack'))).toEqual(['alice']);
+        expect(names(await searchBoth(store, 'cash'))).toEqual(['alice']);
+        expect(names(await searchBoth(store, 'jack@cash.app'))).toEqual(['alice']);
+        expect(names(await searchBoth(store, 'app'))).toEqual(['alice']);
+        expect(names(await searchBoth(store, 'josé'))).toEqual(['bob', 'frank']);
+        expect(names(await searchBoth(store, 'jose\u0301'))).toEqual(['bob', 'frank']);
+        // NFKC does not take accents off: "jose" is not a prefix of "josé"… but "jos" is.
+        expect(names(await searchBoth(store, 'jose'))).toEqual([]);
+        expect(names(await searchBoth(store, 'jos'))).toEqual(['bob', 'frank']);
+        expect(names(await searchBoth(store, 'sat'))).toEqual(['carol']);
+        expect(names(await searchBoth(store, '⚡sat'))).toEqual(['carol']);
+        expect(names(await searchBoth(store, '中本'))).toEqual(['dave']);
+        expect(names(await searchBoth(store, '本聪'))).toEqual([]);
+        expect(names(await searchBoth(store, 'नमस्ते'))).toEqual(['dave']);
+        expect(names(await searchBoth(store, 'trades'))).toEqual([]);
+        expect(names(await searchBoth(store, 'wallet'))).toEqual([]);
+        expect(names(await searchBoth(store, 'jack zzz'))).toEqual([]);
+        expect(names(await searchBoth(store, 'j', 1))).toEqual(['bob']);
+        expect(names(await searchBoth(store, 'j', 3))).toEqual(['bob', 'alice', 'frank']);
+        // Ties (no followers) by pubkey.
+        const tied = [pubkeyOf('dave'), pubkeyOf('frank')].sort();
+        await store.putEvents([profile('dave', { name: 'Sanchez Dave' }, T + 1)]);
+        expect(await searchBoth(store, 'sanchez')).toEqual(tied);
+        await expectExact(store);
+      }),
+    );
+
+    it(
+      'search: a replaced profile answers by its new words at once, a deleted or vanished one not at all, an older one arriving later changes nothing; followers move the ranks',
+      withStore(async (store) => {
+        const v1 = profile('alice', { name: 'Alice Old' }, T);
+        const v2 = profile('alice', { name: 'Alice New' }, T + 10);
+        await store.putEvents([v1, profile('bob', { name: 'Alice Fan' })]);
+        expect(names(await searchBoth(store, 'alice'))).toEqual(['alice', 'bob'].sort((a, b) => (pubkeyOf(a) < pubkeyOf(b) ? -1 : 1)));
+        await store.putEvents([v2, v1]);
+        expect(names(await searchBoth(store, 'old'))).toEqual([]);
+        expect(names(await searchBoth(store, 'new'))).toEqual(['alice']);
+        await expectExact(store);
+        // bob gains a follower, then loses it to a replaced list; alice gains two.
+        await store.putEvents([followList('carol', ['bob'], T + 100)]);
+        expect(names(await searchBoth(store, 'alice'))).toEqual(['bob', 'alice']);
+        await store.putEvents([followList('carol', ['alice'], T + 101), followList('dave', ['alice', 'bob'], T + 100)]);
+        expect(names(await searchBoth(store, 'alice'))).toEqual(['alice', 'bob']);
+        await expectExact(store);
+        await store.putEvents([deletion('alice', { ids: [v2.id], at: T + 20 })]);
+        expect(names(await searchBoth(store, 'alice'))).toEqual(['bob']);
+        expect(names(await searchBoth(store, 'new'))).toEqual([]);
+        await expectExact(store);
+        await store.putEvents([profile('alice', { name: 'Alice Back' }, T + 30), vanish('bob', T + 40)]);
+        expect(names(await searchBoth(store, 'alice'))).toEqual(['alice']);
+        await expectExact(store);
+      }),
+    );
+
+    it(
       'rebuild empties the index and relates every servable event again to the same figures',
       withStore(async (store) => {
         const target = note('alice');
@@ -601,6 +691,8 @@ export function describeRelationConformance(name: string, open: OpenStore): void
           signed('dave', { kind: 3, created_at: T + 60, tags: [['p', pubkeyOf('alice')]], content: '' }),
         ];
         world.push(...follows);
+        // Profiles: two versions of alice's, one each of bob's and dave's (dave vanishes).
+        world.push(profile('alice', { name: 'Alice A' }, T + 1), profile('alice', { name: 'Alice B', nip05: 'a@b.c' }, T + 2), profile('bob', { name: 'Bob' }), profile('dave', { display_name: 'Dave' }));
         const zapDeletions = [deletion('zapper', { ids: [(zaps[0] as NostrEvent).id] }), deletion('mallory', { ids: [(zaps[2] as NostrEvent).id] })];
         const deletions = authors.flatMap((author) => world.filter((event) => event.pubkey === pubkeyOf(author)).map((event) => deletion(author, { ids: [event.id] })));
         const strangers = world.slice(1, 4).map((event) => deletion('mallory', { ids: [event.id] }));

@@ -1,6 +1,7 @@
 import type { Database } from 'lmdb';
 import type { NostrEvent } from '../../nostr/event.js';
 import { FOLLOW_LIST_KIND, type FollowChanges, followChanges, followsOf } from '../../nostr/follows.js';
+import { firstCharacter, matchesQuery, profileWords } from '../../nostr/profile-search.js';
 import { isNoteKind, relationEdgesOf } from '../../nostr/relationships.js';
 import { type FollowCounts, FollowWrites } from '../follow-index.js';
 import {
@@ -21,11 +22,18 @@ import {
   storedSizeOf,
   TALLY,
 } from '../relation-index.js';
+import { LEX_RANGE_LIMIT, rankKey, type SearchRecord } from '../search-index.js';
 import { msatsOfParts, msatsParts, type ZapEntry, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey, zapGroupOf } from '../zap-index.js';
 import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
 
 /** Targets per batch of `targets()`. */
 const TARGETS_PAGE = 500;
+
+/** After every word starting with a prefix: no character is above U+10FFFF. */
+const PAST_WORDS = '\u{10FFFF}';
+
+/** The words of a `Sw:` record (after its place). */
+const searchWordsOf = (record: string) => record.split(' ').slice(1);
 
 /** Ranks in the byContent order keys: 2^48 minus the count, as 12 hex digits (count descending). */
 const RANK_BASE = 2 ** 48;
@@ -48,7 +56,11 @@ const rank = (count: number) => (RANK_BASE - count).toString(16).padStart(12, '0
  *   receipts in the group (its distinct senders);
  * - follows (follow-index.ts): `F:<followed>:<follower>` → the follower's lists naming it (1), in
  *   pubkey order, `f:<followed>` → its followers, `g:<follower>` → how many its list follows;
- * - notes: `n:<author>:<kind>:<replyMember of notePlace>` → the event's size, newest first.
+ * - notes: `n:<author>:<kind>:<replyMember of notePlace>` → the event's size, newest first;
+ * - search (search-index.ts): `Sw:<pubkey>` → `<replyMember of its profile's place> <words…>`,
+ *   `Sx:<word> <pubkey>` → '' (the words in lexical order) and `Sk:<first character> <rankKey of
+ *   its followers><pubkey>` → '' (rank order); followers are read from `f:`. One writer applies a
+ *   profile's replacement in order (its removal, then its addition): no marks are needed.
  */
 export class LmdbRelationIndex implements RelationIndex {
   /** While a batch of events is written (withFollowBatch): its follows, applied grouped at its end. */
@@ -91,6 +103,37 @@ export class LmdbRelationIndex implements RelationIndex {
     }
     for (const entry of zapEntriesOf(event)) this.zap(entry, delta);
     if (withFollows && event.kind === FOLLOW_LIST_KIND) this.follow(event, delta);
+    if (event.kind === 0) this.searchProfile(event, delta);
+  }
+
+  /** A profile added to or taken from the search index (a removal only of the profile it holds). */
+  private searchProfile(event: NostrEvent, delta: 1 | -1): void {
+    const place = replyMember({ createdAt: event.created_at, id: event.id });
+    const held = this.db.get(`Sw:${event.pubkey}`);
+    const before = held === undefined ? [] : searchWordsOf(held);
+    if (delta > 0) {
+      const words = profileWords(event);
+      this.indexWords(event.pubkey, before, words);
+      inTransaction(this.db.put(`Sw:${event.pubkey}`, [place, ...words].join(' ')));
+    } else if (held?.slice(0, place.length) === place) {
+      this.indexWords(event.pubkey, before, []);
+      inTransaction(this.db.remove(`Sw:${event.pubkey}`));
+    }
+  }
+
+  /** A pubkey's entries in the lexical and rank orders, from the words it had to those it has. */
+  private indexWords(pubkey: string, before: readonly string[], after: readonly string[]): void {
+    const rank = rankKey(this.followerCount(pubkey));
+    for (const word of before) if (!after.includes(word)) inTransaction(this.db.remove(`Sx:${word} ${pubkey}`));
+    for (const word of after) if (!before.includes(word)) inTransaction(this.db.put(`Sx:${word} ${pubkey}`, ''));
+    const had = new Set(before.map(firstCharacter));
+    const has = new Set(after.map(firstCharacter));
+    for (const first of had) if (!has.has(first)) inTransaction(this.db.remove(`Sk:${first} ${rank}${pubkey}`));
+    for (const first of has) if (!had.has(first)) inTransaction(this.db.put(`Sk:${first} ${rank}${pubkey}`, ''));
+  }
+
+  private followerCount(pubkey: string): number {
+    return Number(this.db.get(`f:${pubkey}`) ?? 0);
   }
 
   /**
@@ -153,8 +196,76 @@ export class LmdbRelationIndex implements RelationIndex {
         const after = this.add(`F:${followed}:${follower}`, delta);
         if (after - delta > 0 !== after > 0) crossed += after > 0 ? 1 : -1;
       }
-      if (crossed !== 0) this.add(`f:${followed}`, crossed);
+      if (crossed !== 0) this.rerank(followed, this.add(`f:${followed}`, crossed) - crossed, crossed);
     }
+  }
+
+  /** A pubkey with a profile moves in the rank order of its words' first characters. */
+  private rerank(pubkey: string, before: number, crossed: number): void {
+    const held = this.db.get(`Sw:${pubkey}`);
+    if (held === undefined) return;
+    for (const first of new Set(searchWordsOf(held).map(firstCharacter))) {
+      inTransaction(this.db.remove(`Sk:${first} ${rankKey(before)}${pubkey}`));
+      inTransaction(this.db.put(`Sk:${first} ${rankKey(before + crossed)}${pubkey}`, ''));
+    }
+  }
+
+  async searchProfiles(words: readonly string[], first: number, lexRangeLimit = LEX_RANGE_LIMIT): Promise<string[]> {
+    // The rarest word's range, counted up to the limit.
+    let best: { word: string; size: number } | undefined;
+    for (const word of words) {
+      const size = this.db.getKeysCount({ start: `Sx:${word}`, end: `Sx:${word}${PAST_WORDS}`, limit: lexRangeLimit + 1 });
+      if (!best || size < best.size) best = { word, size };
+    }
+    if (!best || best.size === 0) return [];
+    const matches = (pubkey: string) => {
+      const held = this.db.get(`Sw:${pubkey}`);
+      return held !== undefined && matchesQuery(searchWordsOf(held), words);
+    };
+    if (best.size <= lexRangeLimit) {
+      const found = new Map<string, number>();
+      for (const key of this.db.getKeys({ start: `Sx:${best.word}`, end: `Sx:${best.word}${PAST_WORDS}` })) {
+        const pubkey = key.slice(-64);
+        if (!found.has(pubkey) && matches(pubkey)) found.set(pubkey, this.followerCount(pubkey));
+      }
+      return [...found]
+        .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+        .slice(0, first)
+        .map(([pubkey]) => pubkey);
+    }
+    const found: string[] = [];
+    const ranks = `Sk:${firstCharacter(best.word)} `;
+    for (const key of this.db.getKeys({ start: ranks, end: `${ranks}${PAST_WORDS}` })) {
+      const pubkey = key.slice(-64);
+      if (matches(pubkey)) found.push(pubkey);
+      if (found.length === first) break;
+    }
+    return found;
+  }
+
+  async searchRecords(pubkeys: readonly string[]): Promise<SearchRecord[]> {
+    return pubkeys.map((pubkey) => {
+      const followers = this.followerCount(pubkey);
+      const held = this.db.get(`Sw:${pubkey}`);
+      if (held === undefined) return { words: [], followers, indexed: true };
+      const words = searchWordsOf(held);
+      const indexed =
+        words.every((word) => this.db.get(`Sx:${word} ${pubkey}`) !== undefined) &&
+        [...new Set(words.map(firstCharacter))].every((first) => this.db.get(`Sk:${first} ${rankKey(followers)}${pubkey}`) !== undefined);
+      return { words, followers, indexed };
+    });
+  }
+
+  async *searchSubjects(): AsyncIterable<string[]> {
+    let batch: string[] = [];
+    for (const key of this.db.getKeys({ start: 'Sw:', end: 'Sw;' })) {
+      batch.push(key.slice(3));
+      if (batch.length === TARGETS_PAGE) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
   }
 
   /** One receipt added to or taken from one subject's group. */

@@ -31,6 +31,12 @@
  *   per kind, newest first; `nd:{<pubkey64>}`: its tombstones (lua-scripts.ts NOTE).
  *   The id is written in base64url (43 characters, never a brace): most notes have a reaction or
  *   two, and a key's name is a good part of what such a small key costs.
+ * - `<prefix>s:{s}:w`, `:d`, `:x`, `:c` and `:k:<character>`: the search index (store/search-index.ts,
+ *   lua-scripts.ts SEARCH_PROFILE, SEARCH_FOLLOWERS, SEARCH): each pubkey's words and the place of
+ *   the profile they come from, removals ahead of their additions, the words in lexical order with
+ *   their pubkeys, every followed pubkey's followers, and per first character of a word its pubkeys
+ *   in rank order. One hash slot (`{s}`), so that one script answers a query: on a cluster that
+ *   slot's node takes every search and every batch of follows (BENCHMARKS.md, hot keys).
  */
 export interface RedisKeys {
   event(id: string): string;
@@ -43,10 +49,11 @@ export interface RedisKeys {
   zaps(subject: string): { groups: string; senders(group: { recipient: string; provider: string }): string };
   follows(pubkey: string): { followers: string; following: string };
   notes(pubkey: string): { list: string; tombstones: string };
+  search: { words: string; removals: string; lexical: string; followers: string; ranks: string };
 }
 
 /** The first letters of the relationship index's keys (after the prefix). */
-export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fr', 'fg', 'n', 'nd'] as const;
+export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fr', 'fg', 'n', 'nd', 's'] as const;
 
 /** The key types of the zap groups of event subjects and of pubkey subjects (zap-index.ts). */
 export const ZAP_GROUP_KEY_TYPES = { e: 'z', p: 'zp' } as const;
@@ -71,6 +78,7 @@ export function redisKeys(prefix: string): RedisKeys {
       const tag = Buffer.from(pubkey, 'hex').toString('base64url');
       return { list: `${prefix}n:{${tag}}`, tombstones: `${prefix}nd:{${tag}}` };
     },
+    search: { words: `${prefix}s:{s}:w`, removals: `${prefix}s:{s}:d`, lexical: `${prefix}s:{s}:x`, followers: `${prefix}s:{s}:c`, ranks: `${prefix}s:{s}:k:` },
     zaps: (subject) => {
       const tag = Buffer.from(subject.slice(1), 'hex').toString('base64url');
       const pubkey = subject.startsWith('p') ? 'p' : '';

@@ -412,19 +412,22 @@ return s
  * `fr`); ARGV[1] records of 33 bytes, a change (a signed byte: 1, -1, or a batch's net change) then
  * the follower's 32 bytes, packed in one argument (an argument per follower cost the client more
  * than the script). A follower at 0 leaves the set. One call per followed pubkey per batch
- * (store/follow-index.ts FollowWrites). Returns the last follower's count.
+ * (store/follow-index.ts FollowWrites). Returns the change in its followers (for search ranks).
  */
 export const FOLLOW_SCRIPT = `
 local records = ARGV[1]
-local after = 0
+local crossed = 0
 for i = 1, #records, 33 do
   local change = string.byte(records, i)
   if change > 127 then change = change - 256 end
   local follower = string.sub(records, i + 1, i + 32)
-  after = tonumber(redis.call('ZINCRBY', KEYS[1], change, follower))
+  local after = tonumber(redis.call('ZINCRBY', KEYS[1], change, follower))
   if after == 0 then redis.call('ZREM', KEYS[1], follower) end
+  if (after - change > 0) ~= (after > 0) then
+    if after > 0 then crossed = crossed + 1 else crossed = crossed - 1 end
+  end
 end
-return after
+return crossed
 `;
 
 /** How many pubkeys a list follows, added or taken away (ARGV[1]): KEYS[1] `fg`, gone at 0. */
@@ -447,4 +450,180 @@ elseif redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then
   redis.call('SADD', KEYS[2], ARGV[2])
 end
 return 1
+`;
+
+/**
+ * Shared by the search scripts (store/search-index.ts): a record of the words index, `<created_at>
+ * <id> <words separated by spaces>`, read back; whether one place is newer than another as the
+ * store decides replaceable events (NIP-01: created_at, then the lowest id); a record's words; the
+ * first character (UTF-8 sequence) of each of them.
+ */
+const SEARCH_HELPERS = `
+local function parse(record)
+  local t, id, words = string.match(record, '^(%d+) (%x+) ?(.*)$')
+  return tonumber(t), id, words
+end
+local function newer(t1, id1, t2, id2) return t1 > t2 or (t1 == t2 and id1 < id2) end
+local function split(words)
+  local list = {}
+  for word in string.gmatch(words, '[^ ]+') do list[#list + 1] = word end
+  return list
+end
+local function firsts(list)
+  local set = {}
+  for _, word in ipairs(list) do set[string.match(word, '^[\\1-\\127\\194-\\244][\\128-\\191]*')] = true end
+  return set
+end
+`;
+
+/**
+ * A profile added to (ARGV[3] 1) or taken from (-1) the search index: KEYS[1] `w` (pubkey → record),
+ * KEYS[2] `d` (pubkey → a removal whose addition has not come), KEYS[3] `x` (the words in lexical
+ * order, `<word> <pubkey>`), KEYS[4] `c` (pubkey → followers); ARGV[1] the prefix of the rank keys
+ * (`k:` + a first character: pubkeys scored by minus their followers), ARGV[2] the 32-byte pubkey,
+ * ARGV[4] created_at, ARGV[5] the id, ARGV[6] its words. Two writers may apply a replacement's
+ * removal and addition in either order: the newest place holds, and a removal that comes first
+ * leaves a mark that its addition takes instead of adding.
+ */
+export const SEARCH_PROFILE_SCRIPT = `${SEARCH_HELPERS}
+local w, d, x, c = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local kp, pk, delta, t, id, words = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6]
+local held = redis.call('HGET', w, pk)
+local ht, hid, hwords
+if held then ht, hid, hwords = parse(held) end
+local function index(before, after)
+  local followers = tonumber(redis.call('HGET', c, pk) or '0')
+  local had, has = {}, {}
+  for _, word in ipairs(before) do had[word] = true end
+  for _, word in ipairs(after) do has[word] = true end
+  for word in pairs(had) do if not has[word] then redis.call('ZREM', x, word .. ' ' .. pk) end end
+  for word in pairs(has) do if not had[word] then redis.call('ZADD', x, 0, word .. ' ' .. pk) end end
+  local fb, fa = firsts(before), firsts(after)
+  for ch in pairs(fb) do if not fa[ch] then redis.call('ZREM', kp .. ch, pk) end end
+  for ch in pairs(fa) do redis.call('ZADD', kp .. ch, -followers, pk) end
+end
+if delta > 0 then
+  local mark = redis.call('HGET', d, pk)
+  if mark then
+    local mt, mid = parse(mark)
+    if mt == t and mid == id then
+      redis.call('HDEL', d, pk)
+      return 0
+    end
+    if not newer(t, id, mt, mid) then return 0 end
+    redis.call('HDEL', d, pk)
+  end
+  if held and not newer(t, id, ht, hid) then return 0 end
+  index(held and split(hwords) or {}, split(words))
+  redis.call('HSET', w, pk, t .. ' ' .. id .. ' ' .. words)
+elseif held and ht == t and hid == id then
+  index(split(hwords), {})
+  redis.call('HDEL', w, pk)
+elseif not held or newer(t, id, ht, hid) then
+  local mark = redis.call('HGET', d, pk)
+  local newest = true
+  if mark then
+    local mt, mid = parse(mark)
+    newest = newer(t, id, mt, mid)
+  end
+  if newest then redis.call('HSET', d, pk, t .. ' ' .. id) end
+end
+return 1
+`;
+
+/**
+ * Followers gained or lost by pubkeys, for ranking (store/search-index.ts): KEYS[1] `w`, KEYS[2]
+ * `c`; ARGV[1] the prefix of the rank keys, ARGV[2] records of 36 bytes, a pubkey then its change
+ * as a big-endian signed 32-bit number. Every pubkey followed is counted (its profile may come
+ * later); those with a profile move in the rank order of each first character of their words.
+ */
+export const SEARCH_FOLLOWERS_SCRIPT = `${SEARCH_HELPERS}
+local w, c = KEYS[1], KEYS[2]
+local kp, records = ARGV[1], ARGV[2]
+for i = 1, #records, 36 do
+  local pk = string.sub(records, i, i + 31)
+  local change = struct.unpack('>i4', string.sub(records, i + 32, i + 35))
+  local after = redis.call('HINCRBY', c, pk, change)
+  if after == 0 then redis.call('HDEL', c, pk) end
+  local held = redis.call('HGET', w, pk)
+  if held then
+    local _, _, words = parse(held)
+    for ch in pairs(firsts(split(words))) do redis.call('ZADD', kp .. ch, -after, pk) end
+  end
+end
+return 1
+`;
+
+/**
+ * searchProfiles (store/search-index.ts): KEYS[1] `w`, KEYS[2] `x`, KEYS[3] `c`; ARGV[1] the prefix
+ * of the rank keys, ARGV[2] how many, ARGV[3] LEX_RANGE_LIMIT, ARGV[4…] the query's words. Takes
+ * the word with the fewest entries: at most the limit, it reads them all, keeps the pubkeys whose
+ * words match every query word and sorts them by followers, then pubkey; more, it walks the rank
+ * order of the word's first character (already followers, then pubkey) until it has enough.
+ * Returns the 32-byte pubkeys.
+ */
+export const SEARCH_SCRIPT = `${SEARCH_HELPERS}
+local w, x, c = KEYS[1], KEYS[2], KEYS[3]
+local kp, first, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local asked = {}
+for i = 4, #ARGV do asked[#asked + 1] = ARGV[i] end
+local function matches(pk)
+  local record = redis.call('HGET', w, pk)
+  if not record then return false end
+  local _, _, words = parse(record)
+  local list = split(words)
+  for _, q in ipairs(asked) do
+    local found = false
+    for _, word in ipairs(list) do
+      if string.sub(word, 1, #q) == q then
+        found = true
+        break
+      end
+    end
+    if not found then return false end
+  end
+  return true
+end
+local best, size
+for _, q in ipairs(asked) do
+  local n = redis.call('ZLEXCOUNT', x, '[' .. q, '(' .. q .. '\\255')
+  if size == nil or n < size then best, size = q, n end
+end
+local out = {}
+if size == nil or size == 0 then return out end
+if size <= limit then
+  local seen, found = {}, {}
+  for _, member in ipairs(redis.call('ZRANGE', x, '[' .. best, '(' .. best .. '\\255', 'BYLEX')) do
+    local pk = string.sub(member, -32)
+    if not seen[pk] then
+      seen[pk] = true
+      if matches(pk) then found[#found + 1] = { pk, tonumber(redis.call('HGET', c, pk) or '0') } end
+    end
+  end
+  -- Pubkeys by their bytes (Lua's < on strings follows the server's locale).
+  table.sort(found, function(a, b)
+    if a[2] ~= b[2] then return a[2] > b[2] end
+    for i = 1, 32 do
+      local p, q = string.byte(a[1], i), string.byte(b[1], i)
+      if p ~= q then return p < q end
+    end
+    return false
+  end)
+  for i = 1, math.min(first, #found) do out[i] = found[i][1] end
+  return out
+end
+local key = kp .. string.match(best, '^[\\1-\\127\\194-\\244][\\128-\\191]*')
+local offset = 0
+while #out < first do
+  local chunk = redis.call('ZRANGE', key, offset, offset + 255)
+  if #chunk == 0 then break end
+  for _, pk in ipairs(chunk) do
+    if matches(pk) then
+      out[#out + 1] = pk
+      if #out == first then break end
+    end
+  end
+  offset = offset + 256
+end
+return out
 `;

@@ -1,6 +1,7 @@
 import type { Result } from 'ioredis';
 import type { NostrEvent } from '../../nostr/event.js';
 import { FOLLOW_LIST_KIND, followChanges, followsOf } from '../../nostr/follows.js';
+import { firstCharacter, profileWords } from '../../nostr/profile-search.js';
 import { isNoteKind, relationEdgesOf } from '../../nostr/relationships.js';
 import { type FollowCounts, FollowWrites } from '../follow-index.js';
 import {
@@ -19,9 +20,10 @@ import {
   statsFromTally,
   storedSizeOf,
 } from '../relation-index.js';
+import { LEX_RANGE_LIMIT, type SearchRecord } from '../search-index.js';
 import { msatsOfParts, msatsParts, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey } from '../zap-index.js';
 import { RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY_TYPES } from './keys.js';
-import { FOLLOW_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
+import { FOLLOW_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
 import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
 import { escapeGlob, scanKeys } from './scan-keys.js';
@@ -43,6 +45,9 @@ declare module 'ioredis' {
     nostrNote(list: string, tombstones: string, delta: string, member: Buffer): Result<number, Context>;
     nostrFollowing(following: string, delta: string): Result<number, Context>;
     nostrZap(groups: string, senders: string, delta: string, group: Buffer, recipient: Buffer, sender: Buffer, high: string, low: string): Result<number, Context>;
+    nostrSearchProfile(words: string, removals: string, lexical: string, followers: string, ranks: string, pubkey: Buffer, delta: string, createdAt: string, id: string, profileWords: string): Result<number, Context>;
+    nostrSearchFollowers(words: string, followers: string, ranks: string, records: Buffer): Result<number, Context>;
+    nostrSearchBuffer(words: string, lexical: string, followers: string, ranks: string, first: string, limit: string, ...asked: string[]): Result<Buffer[], Context>;
   }
 }
 
@@ -62,6 +67,9 @@ const AFTER_PLACES = Buffer.alloc(43, 0xff);
 
 /** Follower changes per FOLLOW call, at most: a script runs alone on its node, so a long one holds it. */
 const FOLLOW_PAIRS = 500;
+
+/** Pubkeys per SEARCH_FOLLOWERS call, at most (a script holds its node while it runs). */
+const SEARCH_FOLLOWER_RECORDS = 2000;
 
 /** A zap group's 64 bytes (recipient, signer) as kept in Redis fields. */
 const groupBytes = (group: { recipient: string; provider: string }) => Buffer.from(zapGroupKey(group), 'hex');
@@ -89,6 +97,9 @@ export class RedisRelationIndex implements RelationIndex {
     client.defineCommand('nostrFollow', { numberOfKeys: 1, lua: FOLLOW_SCRIPT });
     client.defineCommand('nostrFollowing', { numberOfKeys: 1, lua: FOLLOWING_SCRIPT });
     client.defineCommand('nostrNote', { numberOfKeys: 2, lua: NOTE_SCRIPT });
+    client.defineCommand('nostrSearchProfile', { numberOfKeys: 4, lua: SEARCH_PROFILE_SCRIPT });
+    client.defineCommand('nostrSearchFollowers', { numberOfKeys: 2, lua: SEARCH_FOLLOWERS_SCRIPT });
+    client.defineCommand('nostrSearch', { numberOfKeys: 3, lua: SEARCH_SCRIPT });
   }
 
   /**
@@ -105,6 +116,12 @@ export class RedisRelationIndex implements RelationIndex {
       const hex = (value: string) => Buffer.from(value, 'hex');
       return this.client.nostrZap(keys.groups, keys.senders(group), String(delta), groupBytes(group), hex(group.recipient), hex(sender), String(delta * high), String(delta * low));
     });
+    // A profile: its words in the search index (one slot for all).
+    if (event.kind === 0) {
+      const { words, removals, lexical, followers, ranks } = this.keys.search;
+      const pubkey = Buffer.from(event.pubkey, 'hex');
+      writes.push(this.client.nostrSearchProfile(words, removals, lexical, followers, ranks, pubkey, String(delta), String(event.created_at), event.id, profileWords(event).join(' ')));
+    }
     // Its place in its author's notes.
     if (isNoteKind(event.kind)) {
       const notes = this.keys.notes(event.pubkey);
@@ -172,6 +189,8 @@ export class RedisRelationIndex implements RelationIndex {
   async flushFollows(follows: FollowWrites): Promise<void> {
     const writes: Promise<unknown>[] = [];
     for (const [author, delta] of follows.following) writes.push(this.client.nostrFollowing(this.keys.follows(author).following, String(delta)));
+    // Each followed pubkey's change in followers, for the search ranks once its scripts have run.
+    const gained: Promise<[string, number]>[] = [];
     for (const [followed, changes] of follows.followers) {
       const key = this.keys.follows(followed).followers;
       // A change is a signed byte: a larger net change (two writers interleaving many versions of
@@ -184,6 +203,7 @@ export class RedisRelationIndex implements RelationIndex {
           left -= step;
         }
       }
+      const parts: Promise<number>[] = [];
       for (let start = 0; start < entries.length; start += FOLLOW_PAIRS) {
         const part = entries.slice(start, start + FOLLOW_PAIRS);
         const records = Buffer.alloc(33 * part.length);
@@ -191,10 +211,62 @@ export class RedisRelationIndex implements RelationIndex {
           records.writeInt8(delta, 33 * index);
           records.write(follower, 33 * index + 1, 'hex');
         });
-        writes.push(this.client.nostrFollow(key, records));
+        parts.push(this.client.nostrFollow(key, records));
       }
+      gained.push(Promise.all(parts).then((crossed) => [followed, crossed.reduce((sum, part) => sum + part, 0)]));
     }
-    await Promise.all(writes);
+    // Settled, not all: a failed part leaves the others' changes to be ranked all the same.
+    const counted = (await Promise.allSettled(gained)).flatMap((outcome) => (outcome.status === 'fulfilled' && outcome.value[1] !== 0 ? [outcome.value] : []));
+    for (let start = 0; start < counted.length; start += SEARCH_FOLLOWER_RECORDS) {
+      const part = counted.slice(start, start + SEARCH_FOLLOWER_RECORDS);
+      const records = Buffer.alloc(36 * part.length);
+      part.forEach(([pubkey, change], index) => {
+        records.write(pubkey, 36 * index, 'hex');
+        records.writeInt32BE(change, 36 * index + 32);
+      });
+      const { words, followers, ranks } = this.keys.search;
+      writes.push(this.client.nostrSearchFollowers(words, followers, ranks, records));
+    }
+    await Promise.all([...writes, ...gained]);
+  }
+
+  searchProfiles(words: readonly string[], first: number, lexRangeLimit = LEX_RANGE_LIMIT): Promise<string[]> {
+    const { words: records, lexical, followers, ranks } = this.keys.search;
+    return this.commands.read(async () => {
+      const found = await this.client.nostrSearchBuffer(records, lexical, followers, ranks, String(first), String(lexRangeLimit), ...words);
+      return found.map((pubkey) => pubkey.toString('hex'));
+    });
+  }
+
+  searchRecords(pubkeys: readonly string[]): Promise<SearchRecord[]> {
+    const { words: records, lexical, followers, ranks } = this.keys.search;
+    return this.commands.read(() =>
+      Promise.all(
+        pubkeys.map(async (pubkey) => {
+          const member = Buffer.from(pubkey, 'hex');
+          const [record, count] = await Promise.all([this.client.hget(records, member), this.client.hget(followers, member)]);
+          const words = record ? record.split(' ').slice(2).filter(Boolean) : [];
+          const held = Number(count ?? 0);
+          if (!record) return { words, followers: held, indexed: true };
+          const lexed = await Promise.all(words.map((word) => this.client.zscore(lexical, Buffer.concat([Buffer.from(`${word} `), member]))));
+          const ranked = await Promise.all([...new Set(words.map(firstCharacter))].map((first) => this.client.zscore(`${ranks}${first}`, member)));
+          return { words, followers: held, indexed: lexed.every((score) => score !== null) && ranked.every((score) => score !== null && Number(score) === -held) };
+        }),
+      ),
+    );
+  }
+
+  async *searchSubjects(): AsyncIterable<string[]> {
+    for (const key of [this.keys.search.words, this.keys.search.followers]) {
+      let cursor = '0';
+      do {
+        const [next, fields] = await this.commands.read(() => this.client.hscanBuffer(key, cursor, 'COUNT', 500));
+        cursor = next.toString();
+        const pubkeys: string[] = [];
+        for (let index = 0; index < fields.length; index += 2) pubkeys.push((fields[index] as Buffer).toString('hex'));
+        if (pubkeys.length > 0) yield pubkeys;
+      } while (cursor !== '0');
+    }
   }
 
   zapTotals(queries: readonly ZapQuery[]): Promise<ZapTotal[]> {

@@ -1,0 +1,41 @@
+import { LookupError } from '../errors.js';
+import { isSearchQueryLength, MAX_QUERY_CHARS, queryWords } from '../nostr/profile-search.js';
+import { builder } from './builder.js';
+import { MAX_PROFILE_BYTES } from '../nostr/work-caps.js';
+import { loadWithinReadBound } from './loaders.js';
+import { MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
+import { ProfileRef, toProfile } from './profile.js';
+
+/**
+ * Who is called what (issue 28 §2): profiles whose name, display name or NIP-05 address has a word
+ * starting with each word asked (nostr/profile-search.ts), ranked by followers, from the search part
+ * of the relationship index (store/search-index.ts), never a scan. Costed as a list of `first`
+ * profiles plus 1 for the search (query-cost.ts).
+ */
+
+/** `first` of searchProfiles when the query does not say. */
+export const DEFAULT_SEARCH_SIZE = 20;
+
+builder.queryFields((t) => ({
+  searchProfiles: t.field({
+    type: [ProfileRef],
+    description: `Profiles whose name, display_name or nip05 has, for every word of the query, a word that starts with it (Unicode NFKC, lower case; words are split on anything that is not a letter or a digit, in the query too, so \`jack@cash\` asks for \`jack\` and \`cash\`), ranked by followersCount descending, then by pubkey. \`query\`: 1 to ${MAX_QUERY_CHARS} characters (else invalid_search); one of only emoji or punctuation finds nothing. \`first\`: 1 to ${MAX_PAGE_SIZE} (else invalid_argument).`,
+    args: { query: t.arg.string({ required: true }), first: t.arg.int({ defaultValue: DEFAULT_SEARCH_SIZE }) },
+    resolve: async (_root, { query, first }, { loaders, budget }) => {
+      const size = pageSizeOf(first);
+      if (!isSearchQueryLength(query)) throw new LookupError('invalid_search');
+      const words = queryWords(query);
+      budget.charge(1);
+      if (words.length === 0) return [];
+      const pubkeys = await loaders.searchProfiles(words, size);
+      budget.charge(pubkeys.length);
+      // Within the request's read bound (a hundred large profiles stop short, as relevantProfiles
+      // do); a profile deleted since the index answered is left out, never null.
+      const found = await loadWithinReadBound(loaders.profiles, pubkeys, budget, MAX_PROFILE_BYTES);
+      return found.flatMap((held) => {
+        const profile = toProfile(held ?? null, budget.derivedCharger);
+        return profile ? [profile] : [];
+      });
+    },
+  }),
+}));

@@ -1,0 +1,85 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { NostrEvent } from '../src/nostr/event.js';
+import { pubkeyOf, signed } from './support/events.js';
+import { postGraphql, useTestServer } from './support/test-server.js';
+
+/**
+ * searchProfiles over GraphQL (issue 28 §2): the ranking by followers on the real app and a real
+ * store, the errors of the table for a query or `first` out of range, hostile queries, and the cost.
+ */
+
+const T = 1_700_000_000;
+const profile = (name: string, fields: Record<string, unknown>, at = T) => signed(name, { kind: 0, created_at: at, content: JSON.stringify(fields) });
+const list = (name: string, follows: string[]) => signed(name, { kind: 3, created_at: T, tags: follows.map((followed) => ['p', pubkeyOf(followed)]), content: '' });
+
+// 30 "satoshi" profiles; satoshi 7 has 3 followers, satoshi 12 two, satoshi 20 one.
+const seed: NostrEvent[] = [
+  ...Array.from({ length: 30 }, (_, index) => profile(`satoshi ${index}`, { name: `Satoshi ${index}`, nip05: `sat${index}@nakamoto.example` })),
+  profile('jack', { name: 'jack', display_name: 'Jack 🤙', nip05: 'jack@cash.app' }),
+  list('fan a', ['satoshi 7', 'satoshi 12', 'satoshi 20']),
+  list('fan b', ['satoshi 7', 'satoshi 12']),
+  list('fan c', ['satoshi 7']),
+];
+
+const SEARCH = 'query ($query: String!, $first: Int) { searchProfiles(query: $query, first: $first) { pubkey name followersCount } }';
+
+describe('searchProfiles over GraphQL', () => {
+  const context = useTestServer(seed);
+  const search = async (query: string, first?: number) => postGraphql(context.server, SEARCH, first === undefined ? { query } : { query, first });
+
+  it('ranks by followersCount, then pubkey; `first` defaults to 20', async () => {
+    const response = await search('sat');
+    expect(response.status).toBe(200);
+    const found = response.body.data?.searchProfiles as { pubkey: string; name: string; followersCount: number }[];
+    expect(found).toHaveLength(20);
+    expect(found.slice(0, 3)).toEqual([
+      { pubkey: pubkeyOf('satoshi 7'), name: 'Satoshi 7', followersCount: 3 },
+      { pubkey: pubkeyOf('satoshi 12'), name: 'Satoshi 12', followersCount: 2 },
+      { pubkey: pubkeyOf('satoshi 20'), name: 'Satoshi 20', followersCount: 1 },
+    ]);
+    const rest = Array.from({ length: 30 }, (_, index) => index)
+      .filter((index) => ![7, 12, 20].includes(index))
+      .map((index) => pubkeyOf(`satoshi ${index}`))
+      .sort();
+    expect(found.slice(3).map((entry) => entry.pubkey)).toEqual(rest.slice(0, 17));
+    expect((await search('sat', 100)).body.data?.searchProfiles).toHaveLength(30);
+    expect((await search('satoshi 2', 100)).body.data?.searchProfiles).toHaveLength(11); // 2, 20–29
+    expect((await search('jack@cash.app')).body).toEqual({ data: { searchProfiles: [{ pubkey: pubkeyOf('jack'), name: 'jack', followersCount: 0 }] } });
+  });
+
+  it('a query of only emoji or punctuation finds nothing; one of 1–64 characters is fine, else invalid_search; `first` outside 1–100 is invalid_argument', async () => {
+    for (const query of ['🤙', '@', '  ', '-'.repeat(64), '🤙'.repeat(64)]) {
+      expect((await search(query)).body, query).toEqual({ data: { searchProfiles: [] } });
+    }
+    for (const query of ['', 'a'.repeat(65), '🤙'.repeat(65)]) {
+      const response = await search(query);
+      expect(response.status, query).toBe(200);
+      expect(response.body.data ?? null).toBeNull();
+      expect(response.body.errors?.[0]?.extensions?.code, query).toBe('invalid_search');
+      expect(response.body.errors?.[0]?.message).toContain('1 to 64 characters');
+    }
+    for (const first of [0, 101, -1]) expect((await search('sat', first)).body.errors?.[0]?.extensions?.code).toBe('invalid_argument');
+  });
+
+  it('any query string gets an answer or invalid_search, never an error of its own (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 80 }), async (query) => {
+        const response = await search(query);
+        expect(response.status).toBe(200);
+        if (response.body.errors) expect(response.body.errors[0]?.extensions?.code).toBe('invalid_search');
+        else expect(Array.isArray(response.body.data?.searchProfiles)).toBe(true);
+      }),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 40), seed: Number(process.env.FUZZ_SEED ?? 28) },
+    );
+  });
+
+  it('the cost model counts `first` profiles: followers of every profile found, 100 × 100, twice, is refused before it runs', async () => {
+    const nested = 'searchProfiles(query: "sat", first: 100) { followers(first: 100) { edges { profile { name } } } }';
+    // 1 + 100 × (1 + 1 + 100 × 1) = 10,201 objects at most: allowed.
+    expect((await postGraphql(context.server, `{ ${nested} }`)).status).toBe(200);
+    const refused = await postGraphql(context.server, `{ a: ${nested} b: ${nested} }`);
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('query_too_costly');
+    expect(refused.body.data ?? null).toBeNull();
+  });
+});
