@@ -67,9 +67,22 @@ export function matchesQuery(words: readonly string[], query: readonly string[])
   return query.every((asked) => words.some((word) => word.startsWith(asked)));
 }
 
-/** The first character (code point) of a word: profiles are ranked per first character of their words. */
-export function firstCharacter(word: string): string {
-  return String.fromCodePoint(word.codePointAt(0) as number);
+/** Profiles are kept in rank order per prefix of their words of up to this many characters. */
+export const RANKED_PREFIX_CHARS = 3;
+
+/** The prefixes of 1 to RANKED_PREFIX_CHARS characters (code points) of some words, each once. */
+export function rankedPrefixes(words: readonly string[]): string[] {
+  const prefixes = new Set<string>();
+  for (const word of words) {
+    const points = Array.from(word);
+    for (let length = 1; length <= Math.min(RANKED_PREFIX_CHARS, points.length); length++) prefixes.add(points.slice(0, length).join(''));
+  }
+  return [...prefixes];
+}
+
+/** The rank order a query word walks: that of its first RANKED_PREFIX_CHARS characters. */
+export function rankedPrefixOf(word: string): string {
+  return Array.from(word).slice(0, RANKED_PREFIX_CHARS).join('');
 }
 
 /** Whether a query has the length searchProfiles accepts (in characters, as the issue counts them). */

@@ -5,25 +5,30 @@
  * - the words in lexical order with their pubkeys: the pubkeys with a word starting with a prefix are
  *   one range of it, and its size is known without reading it (Redis ZLEXCOUNT; LMDB counts a capped
  *   range);
- * - per first character of a word, its pubkeys in rank order (followers descending, then pubkey):
- *   a query with a common word ("j") reads that order until it has a page, filtering by the other
- *   words, and stops.
+ * - per prefix of 1 to 3 characters of a word (nostr/profile-search.ts rankedPrefixes), its pubkeys
+ *   in rank order (followers descending, then pubkey): a query with common words ("jam", "j") reads
+ *   the smallest of its words' orders until it has a page, filtering by every word, and stops.
  * A query takes its rarest word: when that word's range holds at most LEX_RANGE_LIMIT entries it
- * reads them, filters and sorts by followers; otherwise it walks its first character's rank order.
- * Either way no profile outside the answer's ranks is read past what it takes to fill a page.
+ * reads them, filters and sorts by followers; otherwise it walks the smallest rank order of its
+ * words' prefixes, RANK_WALK_LIMIT pubkeys at most (a page may then be short, never out of order).
  */
 export interface SearchIndex {
   /**
    * The pubkeys whose profile matches every word (nostr/profile-search.ts queryWords, at least
    * one), ranked by followers descending, then by pubkey; at most `first`. One round trip.
-   * `lexRangeLimit` (LEX_RANGE_LIMIT): where one path ends and the other begins; tests lower it to
-   * walk both on a few profiles.
+   * `limits`: tests lower them to walk both paths, and the walk's end, on a few profiles.
    */
-  searchProfiles(words: readonly string[], first: number, lexRangeLimit?: number): Promise<string[]>;
+  searchProfiles(words: readonly string[], first: number, limits?: SearchLimits): Promise<string[]>;
   /** What the index holds of each pubkey, in the order asked (for `relations check`). */
   searchRecords(pubkeys: readonly string[]): Promise<SearchRecord[]>;
   /** Every pubkey the search index holds words or followers of (for `relations check`), in batches; some twice. */
   searchSubjects(): AsyncIterable<string[]>;
+}
+
+/** Where the range read ends and the rank walk begins, and where the walk stops. */
+export interface SearchLimits {
+  lexRange: number;
+  rankWalk: number;
 }
 
 /** One pubkey as the search index holds it. */
@@ -33,14 +38,24 @@ export interface SearchRecord {
   /** The followers it is ranked by (kept for every pubkey followed: its profile may come later). */
   followers: number;
   /**
-   * Whether every word is in the lexical order with this pubkey and every first character's rank
-   * order holds it at `followers`: a record whose entries went missing is not served right.
+   * Whether every word is in the lexical order with this pubkey and every prefix's rank order holds
+   * it at `followers`: a record whose entries went missing is not served right.
    */
   indexed: boolean;
 }
 
-/** A query word whose range holds more entries than this walks the rank order of its first character. */
-export const LEX_RANGE_LIMIT = 2000;
+/** A query whose rarest word's range holds more entries than this walks a rank order. */
+export const LEX_RANGE_LIMIT = 1000;
+
+/**
+ * A walk of a rank order looks at this many pubkeys at most: a query whose words are all common
+ * and seldom together ("m j") would otherwise read every profile with an "m" word, one request
+ * holding the Redis node for that long. What it finds is still the best ranked, in order (nothing
+ * ranked above it was skipped); the page may be short.
+ */
+export const RANK_WALK_LIMIT = 5000;
+
+export const SEARCH_LIMITS: SearchLimits = { lexRange: LEX_RANGE_LIMIT, rankWalk: RANK_WALK_LIMIT };
 
 /** Above any count of followers (a rank key holds 2^40 - 1 minus them: 10 hex digits). */
 const RANK_TOP = 2 ** 40 - 1;

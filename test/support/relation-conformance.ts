@@ -46,7 +46,7 @@ const followList = (author: string, follows: string[], at = T + 100) => signed(a
 /** searchProfiles as the schema calls it (the query's words), on both of the index's paths. */
 async function searchBoth(store: EventStore, query: string, first = 20): Promise<string[]> {
   const words = queryWords(query);
-  const [listed, walked] = await Promise.all([store.relations.searchProfiles(words, first), store.relations.searchProfiles(words, first, 0)]);
+  const [listed, walked] = await Promise.all([store.relations.searchProfiles(words, first), store.relations.searchProfiles(words, first, { lexRange: 0, rankWalk: 5000 })]);
   // Both paths answer the same: the range read and sorted, and the rank order walked.
   expect(walked).toEqual(listed);
   return listed;
@@ -646,6 +646,24 @@ export function describeRelationConformance(name: string, open: OpenStore): void
         await store.putEvents([profile('alice', { name: 'Alice Back' }, T + 30), vanish('bob', T + 40)]);
         expect(names(await searchBoth(store, 'alice'))).toEqual(['alice']);
         await expectExact(store);
+      }),
+    );
+
+    it(
+      'search: a walk of the rank order stops after its limit with what it found, in order (a short page, never a wrong one)',
+      withStore(async (store) => {
+        await store.putEvents([profile('alice', { name: 'Max Moon' }), profile('bob', { name: 'Max Moor' }), profile('carol', { name: 'Max Moore' }), profile('dave', { name: 'Max Moonlight' })]);
+        // Ranks: carol 3, alice 2, dave 1, bob 0.
+        await store.putEvents([followList('erin', ['carol', 'alice', 'dave']), followList('frank', ['carol', 'alice']), followList('grace', ['carol'])]);
+        const walk = (query: string, rankWalk: number, first = 20) => store.relations.searchProfiles(queryWords(query), first, { lexRange: 0, rankWalk });
+        expect(names(await walk('max', 100))).toEqual(['carol', 'alice', 'dave', 'bob']);
+        expect(names(await walk('max', 2))).toEqual(['carol', 'alice']);
+        // Only dave has a "moonl" word, but every profile is in the rank orders of "max" and "moo":
+        // the walk stops before it reaches dave, third.
+        expect(names(await walk('max moonl', 2))).toEqual([]);
+        expect(names(await walk('max moonl', 3))).toEqual(['dave']);
+        expect(names(await walk('moonl', 2))).toEqual([]);
+        expect(names(await walk('max', 100, 3))).toEqual(['carol', 'alice', 'dave']);
       }),
     );
 

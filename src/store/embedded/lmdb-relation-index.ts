@@ -1,7 +1,7 @@
 import type { Database } from 'lmdb';
 import type { NostrEvent } from '../../nostr/event.js';
 import { FOLLOW_LIST_KIND, type FollowChanges, followChanges, followsOf } from '../../nostr/follows.js';
-import { firstCharacter, matchesQuery, profileWords } from '../../nostr/profile-search.js';
+import { matchesQuery, profileWords, rankedPrefixes, rankedPrefixOf } from '../../nostr/profile-search.js';
 import { isNoteKind, relationEdgesOf } from '../../nostr/relationships.js';
 import { type FollowCounts, FollowWrites } from '../follow-index.js';
 import {
@@ -22,7 +22,7 @@ import {
   storedSizeOf,
   TALLY,
 } from '../relation-index.js';
-import { LEX_RANGE_LIMIT, rankKey, type SearchRecord } from '../search-index.js';
+import { rankKey, SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '../search-index.js';
 import { msatsOfParts, msatsParts, type ZapEntry, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey, zapGroupOf } from '../zap-index.js';
 import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
 
@@ -58,7 +58,7 @@ const rank = (count: number) => (RANK_BASE - count).toString(16).padStart(12, '0
  *   pubkey order, `f:<followed>` → its followers, `g:<follower>` → how many its list follows;
  * - notes: `n:<author>:<kind>:<replyMember of notePlace>` → the event's size, newest first;
  * - search (search-index.ts): `Sw:<pubkey>` → `<replyMember of its profile's place> <words…>`,
- *   `Sx:<word> <pubkey>` → '' (the words in lexical order) and `Sk:<first character> <rankKey of
+ *   `Sx:<word> <pubkey>` → '' (the words in lexical order) and `Sk:<prefix of a word> <rankKey of
  *   its followers><pubkey>` → '' (rank order); followers are read from `f:`. One writer applies a
  *   profile's replacement in order (its removal, then its addition): no marks are needed.
  */
@@ -126,10 +126,10 @@ export class LmdbRelationIndex implements RelationIndex {
     const rank = rankKey(this.followerCount(pubkey));
     for (const word of before) if (!after.includes(word)) inTransaction(this.db.remove(`Sx:${word} ${pubkey}`));
     for (const word of after) if (!before.includes(word)) inTransaction(this.db.put(`Sx:${word} ${pubkey}`, ''));
-    const had = new Set(before.map(firstCharacter));
-    const has = new Set(after.map(firstCharacter));
-    for (const first of had) if (!has.has(first)) inTransaction(this.db.remove(`Sk:${first} ${rank}${pubkey}`));
-    for (const first of has) if (!had.has(first)) inTransaction(this.db.put(`Sk:${first} ${rank}${pubkey}`, ''));
+    const had = new Set(rankedPrefixes(before));
+    const has = new Set(rankedPrefixes(after));
+    for (const prefix of had) if (!has.has(prefix)) inTransaction(this.db.remove(`Sk:${prefix} ${rank}${pubkey}`));
+    for (const prefix of has) if (!had.has(prefix)) inTransaction(this.db.put(`Sk:${prefix} ${rank}${pubkey}`, ''));
   }
 
   private followerCount(pubkey: string): number {
@@ -200,21 +200,21 @@ export class LmdbRelationIndex implements RelationIndex {
     }
   }
 
-  /** A pubkey with a profile moves in the rank order of its words' first characters. */
+  /** A pubkey with a profile moves in the rank order of its words' prefixes. */
   private rerank(pubkey: string, before: number, crossed: number): void {
     const held = this.db.get(`Sw:${pubkey}`);
     if (held === undefined) return;
-    for (const first of new Set(searchWordsOf(held).map(firstCharacter))) {
-      inTransaction(this.db.remove(`Sk:${first} ${rankKey(before)}${pubkey}`));
-      inTransaction(this.db.put(`Sk:${first} ${rankKey(before + crossed)}${pubkey}`, ''));
+    for (const prefix of rankedPrefixes(searchWordsOf(held))) {
+      inTransaction(this.db.remove(`Sk:${prefix} ${rankKey(before)}${pubkey}`));
+      inTransaction(this.db.put(`Sk:${prefix} ${rankKey(before + crossed)}${pubkey}`, ''));
     }
   }
 
-  async searchProfiles(words: readonly string[], first: number, lexRangeLimit = LEX_RANGE_LIMIT): Promise<string[]> {
+  async searchProfiles(words: readonly string[], first: number, limits: SearchLimits = SEARCH_LIMITS): Promise<string[]> {
     // The rarest word's range, counted up to the limit.
     let best: { word: string; size: number } | undefined;
     for (const word of words) {
-      const size = this.db.getKeysCount({ start: `Sx:${word}`, end: `Sx:${word}${PAST_WORDS}`, limit: lexRangeLimit + 1 });
+      const size = this.db.getKeysCount({ start: `Sx:${word}`, end: `Sx:${word}${PAST_WORDS}`, limit: limits.lexRange + 1 });
       if (!best || size < best.size) best = { word, size };
     }
     if (!best || best.size === 0) return [];
@@ -222,7 +222,7 @@ export class LmdbRelationIndex implements RelationIndex {
       const held = this.db.get(`Sw:${pubkey}`);
       return held !== undefined && matchesQuery(searchWordsOf(held), words);
     };
-    if (best.size <= lexRangeLimit) {
+    if (best.size <= limits.lexRange) {
       const found = new Map<string, number>();
       for (const key of this.db.getKeys({ start: `Sx:${best.word}`, end: `Sx:${best.word}${PAST_WORDS}` })) {
         const pubkey = key.slice(-64);
@@ -233,9 +233,16 @@ export class LmdbRelationIndex implements RelationIndex {
         .slice(0, first)
         .map(([pubkey]) => pubkey);
     }
+    // The smallest rank order among the query words' prefixes, counted up to the walk's limit.
+    let walked: { ranks: string; size: number } | undefined;
+    for (const word of words) {
+      const ranks = `Sk:${rankedPrefixOf(word)} `;
+      const size = this.db.getKeysCount({ start: ranks, end: `${ranks}${PAST_WORDS}`, limit: limits.rankWalk });
+      if (!walked || size < walked.size) walked = { ranks, size };
+    }
     const found: string[] = [];
-    const ranks = `Sk:${firstCharacter(best.word)} `;
-    for (const key of this.db.getKeys({ start: ranks, end: `${ranks}${PAST_WORDS}` })) {
+    const { ranks } = walked as { ranks: string };
+    for (const key of this.db.getKeys({ start: ranks, end: `${ranks}${PAST_WORDS}`, limit: limits.rankWalk })) {
       const pubkey = key.slice(-64);
       if (matches(pubkey)) found.push(pubkey);
       if (found.length === first) break;
@@ -251,7 +258,7 @@ export class LmdbRelationIndex implements RelationIndex {
       const words = searchWordsOf(held);
       const indexed =
         words.every((word) => this.db.get(`Sx:${word} ${pubkey}`) !== undefined) &&
-        [...new Set(words.map(firstCharacter))].every((first) => this.db.get(`Sk:${first} ${rankKey(followers)}${pubkey}`) !== undefined);
+        rankedPrefixes(words).every((prefix) => this.db.get(`Sk:${prefix} ${rankKey(followers)}${pubkey}`) !== undefined);
       return { words, followers, indexed };
     });
   }

@@ -31,11 +31,11 @@
  *   per kind, newest first; `nd:{<pubkey64>}`: its tombstones (lua-scripts.ts NOTE).
  *   The id is written in base64url (43 characters, never a brace): most notes have a reaction or
  *   two, and a key's name is a good part of what such a small key costs.
- * - `<prefix>s:{s}:w`, `:d`, `:x`, `:c` and `:k:<character>`: the search index (store/search-index.ts,
+ * - `<prefix>s:{s}:w`, `:d`, `:x`, `:c` and `:k:<prefix>`: the search index (store/search-index.ts,
  *   lua-scripts.ts SEARCH_PROFILE, SEARCH_FOLLOWERS, SEARCH): each pubkey's words and the place of
  *   the profile they come from, removals ahead of their additions, the words in lexical order with
- *   their pubkeys, every followed pubkey's followers, and per first character of a word its pubkeys
- *   in rank order. One hash slot (`{s}`), so that one script answers a query: on a cluster that
+ *   their pubkeys, every followed pubkey's followers, and per prefix of 1 to 3 characters of a word
+ *   its pubkeys in rank order. One hash slot (`{s}`), so that one script answers a query: on a cluster that
  *   slot's node takes every search and every batch of follows (BENCHMARKS.md, hot keys).
  */
 export interface RedisKeys {

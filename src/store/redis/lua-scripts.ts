@@ -455,8 +455,8 @@ return 1
 /**
  * Shared by the search scripts (store/search-index.ts): a record of the words index, `<created_at>
  * <id> <words separated by spaces>`, read back; whether one place is newer than another as the
- * store decides replaceable events (NIP-01: created_at, then the lowest id); a record's words; the
- * first character (UTF-8 sequence) of each of them.
+ * store decides replaceable events (NIP-01: created_at, then the lowest id); a record's words; their
+ * prefixes of 1 to 3 characters (nostr/profile-search.ts RANKED_PREFIX_CHARS; UTF-8 sequences).
  */
 const SEARCH_HELPERS = `
 local function parse(record)
@@ -469,9 +469,16 @@ local function split(words)
   for word in string.gmatch(words, '[^ ]+') do list[#list + 1] = word end
   return list
 end
-local function firsts(list)
+local function prefixes(list)
   local set = {}
-  for _, word in ipairs(list) do set[string.match(word, '^[\\1-\\127\\194-\\244][\\128-\\191]*')] = true end
+  for _, word in ipairs(list) do
+    local prefix, length = '', 0
+    for ch in string.gmatch(word, '[\\1-\\127\\194-\\244][\\128-\\191]*') do
+      prefix, length = prefix .. ch, length + 1
+      set[prefix] = true
+      if length == 3 then break end
+    end
+  end
   return set
 end
 `;
@@ -480,7 +487,7 @@ end
  * A profile added to (ARGV[3] 1) or taken from (-1) the search index: KEYS[1] `w` (pubkey → record),
  * KEYS[2] `d` (pubkey → a removal whose addition has not come), KEYS[3] `x` (the words in lexical
  * order, `<word> <pubkey>`), KEYS[4] `c` (pubkey → followers); ARGV[1] the prefix of the rank keys
- * (`k:` + a first character: pubkeys scored by minus their followers), ARGV[2] the 32-byte pubkey,
+ * (`k:` + a prefix of a word: pubkeys scored by minus their followers), ARGV[2] the 32-byte pubkey,
  * ARGV[4] created_at, ARGV[5] the id, ARGV[6] its words. Two writers may apply a replacement's
  * removal and addition in either order: the newest place holds, and a removal that comes first
  * leaves a mark that its addition takes instead of adding.
@@ -498,9 +505,9 @@ local function index(before, after)
   for _, word in ipairs(after) do has[word] = true end
   for word in pairs(had) do if not has[word] then redis.call('ZREM', x, word .. ' ' .. pk) end end
   for word in pairs(has) do if not had[word] then redis.call('ZADD', x, 0, word .. ' ' .. pk) end end
-  local fb, fa = firsts(before), firsts(after)
-  for ch in pairs(fb) do if not fa[ch] then redis.call('ZREM', kp .. ch, pk) end end
-  for ch in pairs(fa) do redis.call('ZADD', kp .. ch, -followers, pk) end
+  local pb, pa = prefixes(before), prefixes(after)
+  for prefix in pairs(pb) do if not pa[prefix] then redis.call('ZREM', kp .. prefix, pk) end end
+  for prefix in pairs(pa) do redis.call('ZADD', kp .. prefix, -followers, pk) end
 end
 if delta > 0 then
   local mark = redis.call('HGET', d, pk)
@@ -535,7 +542,7 @@ return 1
  * Followers gained or lost by pubkeys, for ranking (store/search-index.ts): KEYS[1] `w`, KEYS[2]
  * `c`; ARGV[1] the prefix of the rank keys, ARGV[2] records of 36 bytes, a pubkey then its change
  * as a big-endian signed 32-bit number. Every pubkey followed is counted (its profile may come
- * later); those with a profile move in the rank order of each first character of their words.
+ * later); those with a profile move in the rank order of each prefix of their words.
  */
 export const SEARCH_FOLLOWERS_SCRIPT = `${SEARCH_HELPERS}
 local w, c = KEYS[1], KEYS[2]
@@ -548,7 +555,7 @@ for i = 1, #records, 36 do
   local held = redis.call('HGET', w, pk)
   if held then
     local _, _, words = parse(held)
-    for ch in pairs(firsts(split(words))) do redis.call('ZADD', kp .. ch, -after, pk) end
+    for prefix in pairs(prefixes(split(words))) do redis.call('ZADD', kp .. prefix, -after, pk) end
   end
 end
 return 1
@@ -556,17 +563,18 @@ return 1
 
 /**
  * searchProfiles (store/search-index.ts): KEYS[1] `w`, KEYS[2] `x`, KEYS[3] `c`; ARGV[1] the prefix
- * of the rank keys, ARGV[2] how many, ARGV[3] LEX_RANGE_LIMIT, ARGV[4…] the query's words. Takes
- * the word with the fewest entries: at most the limit, it reads them all, keeps the pubkeys whose
- * words match every query word and sorts them by followers, then pubkey; more, it walks the rank
- * order of the word's first character (already followers, then pubkey) until it has enough.
- * Returns the 32-byte pubkeys.
+ * of the rank keys, ARGV[2] how many, ARGV[3] LEX_RANGE_LIMIT, ARGV[4] RANK_WALK_LIMIT, ARGV[5…]
+ * the query's words. Takes the word with the fewest entries: at most the limit, it reads them all,
+ * keeps the pubkeys whose words match every query word and sorts them by followers, then pubkey;
+ * more, it walks the smallest rank order among the query words' prefixes (a word's first 3
+ * characters; already followers, then pubkey) until it has enough or has looked at RANK_WALK_LIMIT
+ * pubkeys. Returns the 32-byte pubkeys.
  */
 export const SEARCH_SCRIPT = `${SEARCH_HELPERS}
 local w, x, c = KEYS[1], KEYS[2], KEYS[3]
-local kp, first, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local kp, first, limit, walk = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local asked = {}
-for i = 4, #ARGV do asked[#asked + 1] = ARGV[i] end
+for i = 5, #ARGV do asked[#asked + 1] = ARGV[i] end
 local function matches(pk)
   local record = redis.call('HGET', w, pk)
   if not record then return false end
@@ -612,10 +620,17 @@ if size <= limit then
   for i = 1, math.min(first, #found) do out[i] = found[i][1] end
   return out
 end
-local key = kp .. string.match(best, '^[\\1-\\127\\194-\\244][\\128-\\191]*')
+-- The smallest rank order among the query words' prefixes (each word's first 3 characters).
+local key, card
+for _, q in ipairs(asked) do
+  local prefix = ''
+  for p in pairs(prefixes({ q })) do if #p > #prefix then prefix = p end end
+  local n = redis.call('ZCARD', kp .. prefix)
+  if card == nil or n < card then key, card = kp .. prefix, n end
+end
 local offset = 0
-while #out < first do
-  local chunk = redis.call('ZRANGE', key, offset, offset + 255)
+while #out < first and offset < walk do
+  local chunk = redis.call('ZRANGE', key, offset, math.min(offset + 255, walk - 1))
   if #chunk == 0 then break end
   for _, pk in ipairs(chunk) do
     if matches(pk) then

@@ -1,7 +1,7 @@
 import type { Result } from 'ioredis';
 import type { NostrEvent } from '../../nostr/event.js';
 import { FOLLOW_LIST_KIND, followChanges, followsOf } from '../../nostr/follows.js';
-import { firstCharacter, profileWords } from '../../nostr/profile-search.js';
+import { profileWords, rankedPrefixes } from '../../nostr/profile-search.js';
 import { isNoteKind, relationEdgesOf } from '../../nostr/relationships.js';
 import { type FollowCounts, FollowWrites } from '../follow-index.js';
 import {
@@ -20,7 +20,7 @@ import {
   statsFromTally,
   storedSizeOf,
 } from '../relation-index.js';
-import { LEX_RANGE_LIMIT, type SearchRecord } from '../search-index.js';
+import { SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '../search-index.js';
 import { msatsOfParts, msatsParts, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey } from '../zap-index.js';
 import { RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY_TYPES } from './keys.js';
 import { FOLLOW_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
@@ -47,7 +47,7 @@ declare module 'ioredis' {
     nostrZap(groups: string, senders: string, delta: string, group: Buffer, recipient: Buffer, sender: Buffer, high: string, low: string): Result<number, Context>;
     nostrSearchProfile(words: string, removals: string, lexical: string, followers: string, ranks: string, pubkey: Buffer, delta: string, createdAt: string, id: string, profileWords: string): Result<number, Context>;
     nostrSearchFollowers(words: string, followers: string, ranks: string, records: Buffer): Result<number, Context>;
-    nostrSearchBuffer(words: string, lexical: string, followers: string, ranks: string, first: string, limit: string, ...asked: string[]): Result<Buffer[], Context>;
+    nostrSearchBuffer(words: string, lexical: string, followers: string, ranks: string, first: string, limit: string, walk: string, ...asked: string[]): Result<Buffer[], Context>;
   }
 }
 
@@ -230,10 +230,10 @@ export class RedisRelationIndex implements RelationIndex {
     await Promise.all([...writes, ...gained]);
   }
 
-  searchProfiles(words: readonly string[], first: number, lexRangeLimit = LEX_RANGE_LIMIT): Promise<string[]> {
+  searchProfiles(words: readonly string[], first: number, limits: SearchLimits = SEARCH_LIMITS): Promise<string[]> {
     const { words: records, lexical, followers, ranks } = this.keys.search;
     return this.commands.read(async () => {
-      const found = await this.client.nostrSearchBuffer(records, lexical, followers, ranks, String(first), String(lexRangeLimit), ...words);
+      const found = await this.client.nostrSearchBuffer(records, lexical, followers, ranks, String(first), String(limits.lexRange), String(limits.rankWalk), ...words);
       return found.map((pubkey) => pubkey.toString('hex'));
     });
   }
@@ -249,7 +249,7 @@ export class RedisRelationIndex implements RelationIndex {
           const held = Number(count ?? 0);
           if (!record) return { words, followers: held, indexed: true };
           const lexed = await Promise.all(words.map((word) => this.client.zscore(lexical, Buffer.concat([Buffer.from(`${word} `), member]))));
-          const ranked = await Promise.all([...new Set(words.map(firstCharacter))].map((first) => this.client.zscore(`${ranks}${first}`, member)));
+          const ranked = await Promise.all(rankedPrefixes(words).map((prefix) => this.client.zscore(`${ranks}${prefix}`, member)));
           return { words, followers: held, indexed: lexed.every((score) => score !== null) && ranked.every((score) => score !== null && Number(score) === -held) };
         }),
       ),
