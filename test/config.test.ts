@@ -34,6 +34,7 @@ describe('configuration from the environment', () => {
         missesPerClient: 8,
         maxKeysPerRequest: 500,
         indexerUrls: DEFAULT_INDEXER_RELAYS,
+        searchUrls: [],
         outbox: { enabled: true, relaysPerPubkey: 2, maxRelays: 20 },
         maxConnections: 50,
         relations: { ttlSeconds: 300, maxEvents: 2000 },
@@ -77,6 +78,7 @@ describe('configuration from the environment', () => {
         SYNC_KINDS: '0, 1,30023',
         MISS_CONCURRENCY_PER_CLIENT: '3',
         INDEXER_RELAYS: 'wss://Index.Example.com,',
+        SEARCH_RELAYS: 'wss://Search.Example.com',
         OUTBOX: 'false',
         OUTBOX_RELAYS_PER_PUBKEY: '3',
         OUTBOX_MAX_RELAYS: '8',
@@ -130,6 +132,7 @@ describe('configuration from the environment', () => {
         missesPerClient: 3,
         maxKeysPerRequest: 50,
         indexerUrls: ['wss://index.example.com/'],
+        searchUrls: ['wss://search.example.com/'],
         outbox: { enabled: false, relaysPerPubkey: 3, maxRelays: 8 },
         maxConnections: 12,
         relations: { ttlSeconds: 120, maxEvents: 500 },
@@ -192,6 +195,19 @@ describe('configuration from the environment', () => {
     ]);
   });
 
+  it('SEARCH_RELAYS: none unless set; bad entries refused by position; off with OFFLINE; counted in the connection cap', () => {
+    expect(loadConfig({}).relays.searchUrls).toEqual([]);
+    expect(loadConfig({ SEARCH_RELAYS: 'wss://Search.Example/,wss://search.example' }).relays.searchUrls).toEqual(['wss://search.example/']);
+    expect(loadConfig({ SEARCH_RELAYS: 'wss://search.example', OFFLINE: 'true' }).relays.searchUrls).toEqual([]);
+    expect(problems({ SEARCH_RELAYS: 'https://search.example,wss://u:secret@search.example' })).toEqual([
+      'SEARCH_RELAYS: entry 1 is not a ws:// or wss:// URL with a host and no credentials',
+      'SEARCH_RELAYS: entry 2 is not a ws:// or wss:// URL with a host and no credentials',
+    ]);
+    expect(problems({ RELAYS: 'wss://a.example', INDEXER_RELAYS: '', SEARCH_RELAYS: 'wss://s.example', MAX_RELAY_CONNECTIONS: '2' })).toEqual([
+      'MAX_RELAY_CONNECTIONS (2) must be above the number of RELAYS, INDEXER_RELAYS and SEARCH_RELAYS (2), to leave room for hints and learned relays',
+    ]);
+  });
+
   it('refuses hostile outbox settings, and a connection cap that leaves no room beyond the configured relays', () => {
     expect(problems({ OUTBOX: 'yes', OUTBOX_RELAYS_PER_PUBKEY: '0', OUTBOX_MAX_RELAYS: '100000', MAX_RELAY_CONNECTIONS: '-3' })).toEqual([
       'OUTBOX must be true or false',
@@ -200,7 +216,7 @@ describe('configuration from the environment', () => {
       'MAX_RELAY_CONNECTIONS must be a whole number',
     ]);
     expect(problems({ RELAYS: 'wss://a.example,wss://b.example', INDEXER_RELAYS: 'wss://b.example', MAX_RELAY_CONNECTIONS: '2' })).toEqual([
-      'MAX_RELAY_CONNECTIONS (2) must be above the number of RELAYS and INDEXER_RELAYS (2), to leave room for hints and learned relays',
+      'MAX_RELAY_CONNECTIONS (2) must be above the number of RELAYS, INDEXER_RELAYS and SEARCH_RELAYS (2), to leave room for hints and learned relays',
     ]);
     expect(loadConfig({ OUTBOX: '' }).relays.outbox.enabled).toBe(true);
   });

@@ -214,6 +214,8 @@ const RelayModel = z.object({
   // included. NIP-05 domains are still asked: OFFLINE=true turns all outside traffic off.
   RELAYS: relayList('RELAYS', DEFAULT_RELAYS),
   INDEXER_RELAYS: relayList('INDEXER_RELAYS', DEFAULT_INDEXER_RELAYS),
+  // NIP-50 relays asked for profiles matching a searchProfiles query (none by default).
+  SEARCH_RELAYS: relayList('SEARCH_RELAYS', []),
   OUTBOX: flag('OUTBOX', true),
   OUTBOX_RELAYS_PER_PUBKEY: integer('OUTBOX_RELAYS_PER_PUBKEY', 1, 10, 2),
   OUTBOX_MAX_RELAYS: integer('OUTBOX_MAX_RELAYS', 1, 200, 20),
@@ -378,6 +380,8 @@ export interface RelayConfig {
   missesPerClient: number;
   /** Indexer relays: asked with `urls` for profiles and relay lists (kinds 0 and 10002) on a miss. Trusted. */
   indexerUrls: string[];
+  /** NIP-50 search relays: asked for the profiles a searchProfiles query matches (fill/relation-fill.ts SEARCH). Trusted. */
+  searchUrls: string[];
   /** Outbox discovery (NIP-65): a miss also asks the author's write relays (fill/outbox-plan.ts). */
   outbox: { enabled: boolean; relaysPerPubkey: number; maxRelays: number };
   /**
@@ -397,11 +401,11 @@ export interface RelayConfig {
   followers: { maxEvents: number };
 }
 /**
- * The operator's relays, RELAYS and INDEXER_RELAYS, once each: trusted (loopback included), never
+ * The operator's relays, RELAYS, INDEXER_RELAYS and SEARCH_RELAYS, once each: trusted (loopback included), never
  * asked as learned relays, their connections' room reserved.
  */
-export function configuredRelays(config: Pick<RelayConfig, 'urls' | 'indexerUrls'>): string[] {
-  return [...new Set([...config.urls, ...config.indexerUrls])];
+export function configuredRelays(config: Pick<RelayConfig, 'urls' | 'indexerUrls'> & Partial<Pick<RelayConfig, 'searchUrls'>>): string[] {
+  return [...new Set([...config.urls, ...config.indexerUrls, ...(config.searchUrls ?? [])])];
 }
 
 /** NIP-05 names (`name@domain`) as input, and verification of the ones profiles declare (src/nip05/). */
@@ -534,10 +538,10 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`METRICS_PORT (${metrics.METRICS_PORT}) must differ from PORT`);
   }
   if (relays) {
-    const configured = configuredRelays({ urls: relays.RELAYS, indexerUrls: relays.INDEXER_RELAYS }).length;
+    const configured = configuredRelays({ urls: relays.RELAYS, indexerUrls: relays.INDEXER_RELAYS, searchUrls: relays.SEARCH_RELAYS }).length;
     if (configured >= relays.MAX_RELAY_CONNECTIONS) {
       problems.push(
-        `MAX_RELAY_CONNECTIONS (${relays.MAX_RELAY_CONNECTIONS}) must be above the number of RELAYS and INDEXER_RELAYS (${configured}), to leave room for hints and learned relays`,
+        `MAX_RELAY_CONNECTIONS (${relays.MAX_RELAY_CONNECTIONS}) must be above the number of RELAYS, INDEXER_RELAYS and SEARCH_RELAYS (${configured}), to leave room for hints and learned relays`,
       );
     }
   }
@@ -579,6 +583,7 @@ export function loadConfig(env: Env = process.env): Config {
       syncKinds: relays.SYNC_KINDS,
       missesPerClient: relays.MISS_CONCURRENCY_PER_CLIENT,
       indexerUrls: offline ? [] : relays.INDEXER_RELAYS,
+      searchUrls: offline ? [] : relays.SEARCH_RELAYS,
       outbox: {
         enabled: relays.OUTBOX,
         relaysPerPubkey: relays.OUTBOX_RELAYS_PER_PUBKEY,

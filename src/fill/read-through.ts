@@ -17,7 +17,7 @@ import { InFlightLookups } from './coalescing.js';
 import { ABSENT, type Fetched, type Found, GONE, THROTTLED, UNAVAILABLE } from './fetched.js';
 import { acrossInstances } from './instance-claims.js';
 import { ADDRESS_LOOKUP, EVENT_LOOKUP, type LookupKind, PROFILE_LOOKUP } from './lookup-kind.js';
-import { FOLLOWERS, NOTES, RelationFill } from './relation-fill.js';
+import { FOLLOWERS, NOTES, RelationFill, SEARCH } from './relation-fill.js';
 import { RelaySearch, type SearchResult } from './relay-search.js';
 import { type MissLimit, RelayRequest } from './relay-request.js';
 
@@ -80,6 +80,8 @@ export class ReadThrough {
   readonly followers: RelationFill;
   /** The notes fill (issue 28 §4): what an author wrote, asked of relays when the index holds less than a page. */
   readonly notes: RelationFill;
+  /** The search fill (issue 28 §2): profiles a query matches, asked of SEARCH_RELAYS (NIP-50) before the index is searched. */
+  readonly profileSearch: RelationFill;
 
   constructor(private readonly deps: ReadThroughDependencies) {
     this.search = new RelaySearch(deps);
@@ -88,6 +90,7 @@ export class ReadThrough {
     this.relations = new RelationFill(deps, { clientSlots });
     this.followers = new RelationFill(deps, { subject: FOLLOWERS, clientSlots });
     this.notes = new RelationFill(deps, { subject: NOTES, clientSlots });
+    this.profileSearch = new RelationFill(deps, { subject: SEARCH, clientSlots });
     this.inflight = {
       event: new InFlightLookups(deps.logger, 'event'),
       profile: new InFlightLookups(deps.logger, 'profile'),

@@ -136,6 +136,27 @@ export const NOTES: FillSubject = {
   },
 };
 
+/** Profiles one search fill takes: a page of answers (NIP-50 relays sort by relevance). */
+export const SEARCH_PER_FILL = 100;
+
+/** A search fill's target: a query's words (nostr/profile-search.ts queryWords), by single spaces. */
+const SEARCH_TARGET = /^[\p{L}\p{N}][\p{L}\p{M}\p{N}]*(?: [\p{L}\p{N}][\p{L}\p{M}\p{N}]*){0,63}$/u;
+
+/**
+ * Who is called what (issue 28 §2, `searchProfiles`): `{"kinds":[0],"search":"<words>"}` asked of
+ * SEARCH_RELAYS (NIP-50), SEARCH_PER_FILL profiles per fill, once per RELATIONS_TTL per query; the
+ * profiles are verified and stored, and the index ranks them with the rest.
+ */
+export const SEARCH: FillSubject = {
+  name: 'search',
+  markKey: (words) => `search:${words}`,
+  refreshMarkKey: (words) => `search-refresh:${words}`,
+  filters: (words) => [{ kinds: [0], search: words }],
+  maxEvents: () => SEARCH_PER_FILL,
+  relays: (config) => config.searchUrls,
+  isTarget: (words) => words.length <= 256 && SEARCH_TARGET.test(words),
+};
+
 /** What a resolver holds for one request: `ensure` before reading an event's relationships from the index. */
 export interface RequestRelationFill {
   ensure(ids: readonly string[]): Promise<void>;

@@ -9,7 +9,7 @@ import { parseProfileMetadata } from './profile-metadata.js';
  * (nostr/profile-metadata.ts reads them), in Unicode NFKC, lower case, split on anything that is not
  * a letter, a mark or a digit: `jack@cash.app` gives `jack`, `cash`, `app`. Marks stay with their
  * letters (a vowel sign of Devanagari or Thai, an accent NFKC cannot compose): splitting on them
- * would cut words in the middle. A profile matches a query when every word of the query is a prefix
+ * would cut words in the middle; a word starts with a letter or a digit, never a mark. A profile matches a query when every word of the query is a prefix
  * of one of its words; results rank by followers, descending, then by pubkey.
  */
 
@@ -25,10 +25,11 @@ export const MAX_WORD_CHARS = MAX_QUERY_CHARS;
 /** Each field is read up to this many characters: a 60 KB `name` indexes its start. */
 const MAX_FIELD_CHARS = 256;
 
-const NOT_WORD = /[^\p{L}\p{M}\p{N}]+/u;
+/** A word: a letter or digit, then letters, marks and digits (a mark alone, as the variation selector of ⚡️, is none). */
+const WORD = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu;
 
 function wordsOf(text: string): string[] {
-  return text.normalize('NFKC').toLowerCase().split(NOT_WORD).filter((word) => word.length > 0);
+  return text.normalize('NFKC').toLowerCase().match(WORD) ?? [];
 }
 
 /** At most MAX_WORD_CHARS code points (a surrogate pair is never cut). */

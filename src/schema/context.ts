@@ -86,7 +86,9 @@ export function createContext({ store, limits, fill, client = '', maxObjects, ma
   const followers = relationFillFor(fill.followers, relays.request);
   // And an author's notes, when the index holds less than a page (NOTES).
   const notes = relationFillFor(fill.notes, relays.request);
-  return { loaders: createLoaders(store, relays, relations, { followers, notes }), relays, ...shared, relationFill: relations };
+  // And a search, of SEARCH_RELAYS when there are any (SEARCH).
+  const search = relationFillFor(fill.profileSearch, relays.request);
+  return { loaders: createLoaders(store, relays, relations, { followers, notes, search }), relays, ...shared, relationFill: relations };
 }
 
 /**

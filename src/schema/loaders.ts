@@ -75,10 +75,10 @@ export function createLoaders(
   store: EventStore,
   relays?: RequestFill,
   relationFill?: RelationFill,
-  /** With relays: the follow lists naming a pubkey, and an author's notes (fill/relation-fill.ts FOLLOWERS, NOTES). */
-  fills: { followers?: RelationFill; notes?: RelationFill } = {},
+  /** With relays: the follow lists naming a pubkey, an author's notes and a search's profiles (fill/relation-fill.ts FOLLOWERS, NOTES, SEARCH). */
+  fills: { followers?: RelationFill; notes?: RelationFill; search?: RelationFill } = {},
 ): Loaders {
-  const { followers: followersFill, notes: notesFill } = fills;
+  const { followers: followersFill, notes: notesFill, search: searchFill } = fills;
   const profiles = new DataLoader<string, Held>(
     (pubkeys): Promise<ReadAnswer[]> => (relays ? relays.fill.profiles(pubkeys, relays.request) : counted('profile', guarded(() => store.getProfiles(pubkeys)))),
   );
@@ -159,7 +159,11 @@ export function createLoaders(
     },
     { cacheKeyFn: ({ pubkey, after, first }) => `${pubkey}:${after ?? ''}:${first}` },
   );
-  const searchProfiles = (words: readonly string[], first: number) => guarded(() => store.relations.searchProfiles(words, first));
+  // With SEARCH_RELAYS, they are asked first (a fill's failure leaves the index's answer).
+  const searchProfiles = async (words: readonly string[], first: number) => {
+    await searchFill?.ensure([words.join(' ')]);
+    return guarded(() => store.relations.searchProfiles(words, first));
+  };
   return { events, profiles, addresses, nip05Verifications, relationStats, replyPages, notePages, zapTotals, zapProviderNotes, zapSenders, followCounts, followerCounts, followerPages, searchProfiles };
 }
 

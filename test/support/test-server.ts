@@ -64,6 +64,7 @@ export const TEST_RELAY_CONFIG: RelayConfig = {
   missesPerClient: 8,
   maxKeysPerRequest: 500,
   indexerUrls: [],
+  searchUrls: [],
   outbox: { enabled: true, relaysPerPubkey: 2, maxRelays: 20 },
   maxConnections: 50,
   relations: { ttlSeconds: 300, maxEvents: 2000 },

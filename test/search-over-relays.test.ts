@@ -1,0 +1,64 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { BOTH_STORES, storeAndServer } from './support/both-stores.js';
+import { pubkeyOf, signed } from './support/events.js';
+import { startLoopbackRelay } from './support/loopback-relay.js';
+
+// End to end (issue 28 §2): with SEARCH_RELAYS, searchProfiles first asks them (NIP-50,
+// `{"kinds":[0],"search":…}`), verifies and stores what they answer, then ranks it with the index's
+// own profiles; once per RELATIONS_TTL per query. Without SEARCH_RELAYS no relay hears a search.
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const T = 1_700_000_000;
+const profile = (name: string, fields: Record<string, unknown>) => signed(name, { kind: 0, created_at: T, content: JSON.stringify(fields) });
+const held = profile('alice', { name: 'Satoshi Held' });
+const remote = [
+  profile('bob', { name: 'Satoshi Remote', nip05: 'bob@example.com' }),
+  // The loopback relay does not read `search`: it answers every profile, as a careless relay might.
+  profile('carol', { name: 'Someone Else' }),
+];
+// Signed by bob's key over other content: does not verify, never stored.
+const forged = { ...profile('dave', { name: 'Satoshi Forged' }), pubkey: pubkeyOf('bob') };
+const follows = signed('erin', { kind: 3, created_at: T, tags: [['p', pubkeyOf('bob')]], content: '' });
+const QUERY = '{ searchProfiles(query: "satoshi") { pubkey name followersCount } }';
+
+describe.each(BOTH_STORES)('searchProfiles with SEARCH_RELAYS ($name)', ({ open }) => {
+  it('asks the search relays once per query, stores what verifies, ranks it with the rest', async () => {
+    const searchRelay = await startLoopbackRelay({ events: [...remote, forged] });
+    const plainRelay = await startLoopbackRelay({ events: [] });
+    cleanups.push(() => searchRelay.stop(), () => plainRelay.stop());
+    const { server, store } = await storeAndServer(open, cleanups, { urls: [plainRelay.url], indexerUrls: [], searchUrls: [searchRelay.url] }, [held, follows]);
+    const ask = async (query = QUERY) => {
+      const response = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+      return { status: response.status, body: await response.json() };
+    };
+    const expected = {
+      status: 200,
+      body: { data: { searchProfiles: [{ pubkey: pubkeyOf('bob'), name: 'Satoshi Remote', followersCount: 1 }, { pubkey: pubkeyOf('alice'), name: 'Satoshi Held', followersCount: 0 }] } },
+    };
+    expect(await ask()).toEqual(expected);
+    const searches = () => searchRelay.requests.filter((filters) => filters.some((filter) => filter.search !== undefined));
+    expect(searches().map((filters) => filters.map(({ kinds, search }) => ({ kinds, search })))).toEqual([[{ kinds: [0], search: 'satoshi' }]]);
+    expect(plainRelay.requests.some((filters) => filters.some((filter) => filter.search !== undefined))).toBe(false);
+    // What verified is stored (carol too: she does not match, but is a profile now held); the forgery is not.
+    const [carol, forgedHeld] = await store.getProfiles([pubkeyOf('carol'), pubkeyOf('dave')]);
+    expect(carol).not.toBeNull();
+    expect(forgedHeld).toBeNull();
+    expect((await ask('{ searchProfiles(query: "forged") { pubkey } }')).body).toEqual({ data: { searchProfiles: [] } });
+    // Asked again within RELATIONS_TTL: the index answers alone.
+    expect(await ask()).toEqual(expected);
+    expect(searches()).toHaveLength(2); // "satoshi" once, "forged" once
+  }, 30_000);
+
+  it('without SEARCH_RELAYS no relay hears a search: the index answers', async () => {
+    const relay = await startLoopbackRelay({ events: remote });
+    cleanups.push(() => relay.stop());
+    const { server } = await storeAndServer(open, cleanups, { urls: [relay.url], indexerUrls: [] }, [held]);
+    const response = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: QUERY }) });
+    expect(await response.json()).toEqual({ data: { searchProfiles: [{ pubkey: pubkeyOf('alice'), name: 'Satoshi Held', followersCount: 0 }] } });
+    expect(relay.requests.some((filters) => filters.some((filter) => filter.search !== undefined))).toBe(false);
+  }, 30_000);
+});
