@@ -10,6 +10,39 @@ import { createTestStore } from './support/test-store.js';
 describeEventStoreConformance('Redis', (options) => createTestStore(undefined, options));
 
 describe('Redis specifics', () => {
+  it('followers move to 16 buckets past 96 of them, each a listpack of about 40 bytes a follower, and back to pages in pubkey order', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const star = pubkeyOf('star');
+      const tag = Buffer.from(star, 'hex').toString('base64url');
+      const lists = Array.from({ length: 120 }, (_, index) => signed(`fan ${index}`, { kind: 3, tags: [['p', star]] }));
+      await store.putEvents(lists.slice(0, 96));
+      // Few: one sorted set, no depth.
+      expect(await client.exists(`${prefix}fk:{${tag}}`)).toBe(0);
+      expect(await client.zcard(`${prefix}fr:{${tag}}`)).toBe(96);
+      await store.putEvents(lists.slice(96));
+      // Many: 16 buckets by the first hex digit, the depth and count kept beside them.
+      expect(await client.get(`${prefix}fk:{${tag}}`)).toBe('1 120');
+      expect(await client.exists(`${prefix}fr:{${tag}}`)).toBe(0);
+      const buckets = await client.keys(`${prefix}fb:{${tag}}:*`);
+      expect(buckets.length).toBeGreaterThan(8);
+      let members = 0;
+      let bytes = 0;
+      for (const key of buckets) {
+        expect(await client.object('ENCODING', key)).toBe('listpack');
+        members += await client.zcard(key);
+        bytes += Number(await client.memory('USAGE', key));
+      }
+      expect(members).toBe(120);
+      expect(bytes / members).toBeLessThan(80);
+      const sorted = lists.map((list) => list.pubkey).sort();
+      expect(await store.relations.followers(star, null, 200)).toEqual(sorted);
+      expect((await store.relations.followCounts([star]))[0]?.followers).toBe(120);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('keeps a replaceable event once: in its slot, with a marker under its id', async () => {
     const { store, client, prefix, cleanup } = await createTestStore();
     try {

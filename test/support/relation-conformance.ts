@@ -668,6 +668,46 @@ export function describeRelationConformance(name: string, open: OpenStore): void
     );
 
     it(
+      'many followers (past 96 and 1,536: on Redis, 16 then 256 buckets): counts, pages in pubkey order across them, removals, all exact',
+      withStore(async (store) => {
+        const star = pubkeyOf('star');
+        const fans = Array.from({ length: 1600 }, (_, index) => `fan ${index}`);
+        const lists = fans.map((fan) => followList(fan, ['star']));
+        const followersOf = async (first: number) => {
+          const all: string[] = [];
+          for (let after: string | null = null; ; ) {
+            const page = await store.relations.followers(star, after, first);
+            all.push(...page);
+            if (page.length < first) return all;
+            after = page.at(-1) as string;
+          }
+        };
+        const count = async () => (await store.relations.followCounts([star]))[0]?.followers;
+        await store.putEvents(lists.slice(0, 100));
+        expect(await count()).toBe(100);
+        await store.putEvents(lists.slice(100, 200));
+        expect(await count()).toBe(200);
+        const some = fans.slice(0, 200).map(pubkeyOf).sort();
+        expect(await followersOf(7)).toEqual(some);
+        for (let start = 200; start < lists.length; start += 400) await store.putEvents(lists.slice(start, start + 400));
+        expect(await count()).toBe(1600);
+        const all = fans.map(pubkeyOf).sort();
+        expect(await followersOf(100)).toEqual(all);
+        expect(await followersOf(33)).toEqual(all);
+        // After a cursor in the middle of a bucket, and after one past the last follower.
+        expect(await store.relations.followers(star, all[777] as string, 5)).toEqual(all.slice(778, 783));
+        expect(await store.relations.followers(star, 'f'.repeat(64), 5)).toEqual([]);
+        // Fans 0–99 replace their lists (no star any more), 100–149 delete theirs.
+        await store.putEvents(fans.slice(0, 100).map((fan) => followList(fan, ['alice'], T + 200)));
+        await store.putEvents(fans.slice(100, 150).map((fan, index) => deletion(fan, { ids: [(lists[100 + index] as NostrEvent).id], at: T + 300 })));
+        expect(await count()).toBe(1450);
+        expect(await followersOf(100)).toEqual(fans.slice(150).map(pubkeyOf).sort());
+        await expectExact(store);
+      }),
+      120_000,
+    );
+
+    it(
       'rebuild empties the index and relates every servable event again to the same figures',
       withStore(async (store) => {
         const target = note('alice');

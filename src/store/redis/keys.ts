@@ -23,8 +23,10 @@
  *   receipts per sender in one group (a short id of the group, in base64url).
  * - `<prefix>fr:{<pubkey64>}`: the followers of a pubkey (store/follow-index.ts, lua-scripts.ts
  *   FOLLOW), a sorted set of 32-byte pubkeys scored by the follower's lists naming it (1; 2 or 0 for
- *   a moment while two writers apply a replacement), read in pubkey order; `fg:{<pubkey64>}`: how
- *   many pubkeys its list follows.
+ *   a moment while two writers apply a replacement), read in pubkey order; once they are many,
+ *   `fb:{<pubkey64>}:<hex digits>` instead, the same split into buckets by the followers' first hex
+ *   digits (as many digits as `fk:{<pubkey64>}` says, with the count: `<depth> <followers>`), each
+ *   bucket small enough to stay a listpack; `fg:{<pubkey64>}`: how many pubkeys its list follows.
  * - `<prefix>n:{<pubkey64>}`: the author's notes (store/relation-index.ts notes), one sorted set
  *   for all its kinds (most authors write a few events: one key per author, not per kind) of
  *   45-byte members, the kind as 2 bytes then replyMemberBytes of notePlace, read BYLEX one range
@@ -47,13 +49,13 @@ export interface RedisKeys {
   author(pubkey: string): string;
   relations(id: string): [tally: string, replies: string, replyTombstones: string, contents: string];
   zaps(subject: string): { groups: string; senders(group: { recipient: string; provider: string }): string };
-  follows(pubkey: string): { followers: string; following: string };
+  follows(pubkey: string): { followers: string; following: string; depth: string; buckets: string };
   notes(pubkey: string): { list: string; tombstones: string };
   search: { words: string; removals: string; lexical: string; followers: string; ranks: string };
 }
 
 /** The first letters of the relationship index's keys (after the prefix). */
-export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fr', 'fg', 'n', 'nd', 's'] as const;
+export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fr', 'fk', 'fb', 'fg', 'n', 'nd', 's'] as const;
 
 /** The key types of the zap groups of event subjects and of pubkey subjects (zap-index.ts). */
 export const ZAP_GROUP_KEY_TYPES = { e: 'z', p: 'zp' } as const;
@@ -72,7 +74,7 @@ export function redisKeys(prefix: string): RedisKeys {
     },
     follows: (pubkey) => {
       const tag = Buffer.from(pubkey, 'hex').toString('base64url');
-      return { followers: `${prefix}fr:{${tag}}`, following: `${prefix}fg:{${tag}}` };
+      return { followers: `${prefix}fr:{${tag}}`, following: `${prefix}fg:{${tag}}`, depth: `${prefix}fk:{${tag}}`, buckets: `${prefix}fb:{${tag}}:` };
     },
     notes: (pubkey) => {
       const tag = Buffer.from(pubkey, 'hex').toString('base64url');

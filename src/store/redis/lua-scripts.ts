@@ -408,45 +408,136 @@ return s
 `;
 
 /**
- * Follow lists naming a pubkey, added or taken away: KEYS[1] the pubkey's followers (keys.ts
- * `fr`); ARGV[1] records of 33 bytes, a change (a signed byte: 1, -1, or a batch's net change) then
- * the follower's 32 bytes, packed in one argument (an argument per follower cost the client more
- * than the script). A follower may come twice (a net change past a byte). A follower at 0 leaves
- * the set. One call per followed pubkey per batch (store/follow-index.ts FollowWrites). Followers
- * not in the set yet (most of a new list's) are added by one ZADD: a ZINCRBY each cost Redis a
- * fifth more. Returns the change in its followers (for search ranks).
+ * Follow lists naming a pubkey, added or taken away (store/follow-index.ts FollowWrites: one call
+ * per followed pubkey per batch): KEYS[1] its followers while they are few (keys.ts `fr`), KEYS[2]
+ * its bucket depth and count once they are many (`fk`, `<depth> <followers>`); ARGV[1] records of 33
+ * bytes, a change (a signed byte: 1, -1, or a batch's net change) then the follower's 32 bytes,
+ * packed in one argument (an argument per follower cost the client more than the script); ARGV[2]
+ * the buckets' key prefix (`fb:{…}:`). A follower may come twice (a net change past a byte).
+ *
+ * Few followers (depth 0): one sorted set. Past FOLLOW_BUCKET_SIZE × 16^depth followers, they move
+ * to 16 times as many buckets, the sorted sets `fb:{…}:<the follower's first depth hex digits>`:
+ * each stays small enough for Redis to keep as a listpack (≤ 128 members by default), about 40
+ * bytes a follower against 140 in one large sorted set. Bucket order is pubkey order, so pages
+ * read them one after the other (FOLLOWERS_PAGE). Followers not in a set yet (most of a new list's)
+ * are added by one ZADD after one ZMSCORE, a ZINCRBY each cost Redis a fifth more. A follower at 0
+ * leaves. Returns the change in its followers (for search ranks).
  */
 export const FOLLOW_SCRIPT = `
-local records = ARGV[1]
-local followers, changes = {}, {}
+local records, prefix = ARGV[1], ARGV[2]
+local depth, count = 0, 0
+local meta = redis.call('GET', KEYS[2])
+if meta then
+  local d, n = string.match(meta, '^(%d+) (%-?%d+)$')
+  depth, count = tonumber(d), tonumber(n)
+end
+local function bucketOf(follower)
+  if depth == 0 then return KEYS[1] end
+  return prefix .. string.sub(string.format('%02x%02x', string.byte(follower, 1, 2)), 1, depth)
+end
+local followers, changes, buckets = {}, {}, {}
 for i = 1, #records, 33 do
   local change = string.byte(records, i)
   if change > 127 then change = change - 256 end
   local follower = string.sub(records, i + 1, i + 32)
-  if changes[follower] == nil then followers[#followers + 1] = follower end
+  if changes[follower] == nil then
+    local key = bucketOf(follower)
+    if buckets[key] == nil then
+      buckets[key] = {}
+      followers[#followers + 1] = key
+    end
+    local list = buckets[key]
+    list[#list + 1] = follower
+  end
   changes[follower] = (changes[follower] or 0) + change
 end
-local held = redis.call('ZMSCORE', KEYS[1], unpack(followers))
-local added = {}
 local crossed = 0
-for i, follower in ipairs(followers) do
-  local change = changes[follower]
-  if change ~= 0 then
-    if held[i] then
-      local after = tonumber(redis.call('ZINCRBY', KEYS[1], change, follower))
-      if after == 0 then redis.call('ZREM', KEYS[1], follower) end
-      if (after - change > 0) ~= (after > 0) then
-        if after > 0 then crossed = crossed + 1 else crossed = crossed - 1 end
+for _, key in ipairs(followers) do
+  local list = buckets[key]
+  local held = redis.call('ZMSCORE', key, unpack(list))
+  local added = {}
+  for i, follower in ipairs(list) do
+    local change = changes[follower]
+    if change ~= 0 then
+      if held[i] then
+        local after = tonumber(redis.call('ZINCRBY', key, change, follower))
+        if after == 0 then redis.call('ZREM', key, follower) end
+        if (after - change > 0) ~= (after > 0) then
+          if after > 0 then crossed = crossed + 1 else crossed = crossed - 1 end
+        end
+      else
+        added[#added + 1] = change
+        added[#added + 1] = follower
+        if change > 0 then crossed = crossed + 1 end
       end
-    else
-      added[#added + 1] = change
-      added[#added + 1] = follower
-      if change > 0 then crossed = crossed + 1 end
     end
   end
+  if #added > 0 then redis.call('ZADD', key, unpack(added)) end
 end
-if #added > 0 then redis.call('ZADD', KEYS[1], unpack(added)) end
+if depth == 0 then
+  count = redis.call('ZCOUNT', KEYS[1], 1, '+inf')
+else
+  count = count + crossed
+end
+-- Past the depth's room: every follower moves to 16 times as many buckets (rare: at 96, 1,536,
+-- 24,576 and 393,216 followers; the last a few hundred milliseconds of one script).
+local room = tonumber(ARGV[3]) * 16 ^ depth
+if depth < 4 and count > room then
+  local moving = {}
+  local function take(key)
+    local members = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+    for i = 1, #members, 2 do moving[#moving + 1] = { members[i], members[i + 1] } end
+    redis.call('DEL', key)
+  end
+  if depth == 0 then
+    take(KEYS[1])
+  else
+    for b = 0, 16 ^ depth - 1 do take(prefix .. string.format('%0' .. depth .. 'x', b)) end
+  end
+  depth = depth + 1
+  local into = {}
+  for _, entry in ipairs(moving) do
+    local key = bucketOf(entry[1])
+    if into[key] == nil then into[key] = {} end
+    local list = into[key]
+    list[#list + 1] = entry[2]
+    list[#list + 1] = entry[1]
+    if #list >= 1000 then
+      redis.call('ZADD', key, unpack(list))
+      into[key] = {}
+    end
+  end
+  for key, list in pairs(into) do if #list > 0 then redis.call('ZADD', key, unpack(list)) end end
+end
+if depth > 0 then redis.call('SET', KEYS[2], depth .. ' ' .. count) end
 return crossed
+`;
+
+/**
+ * A page of a pubkey's followers, by pubkey (keys as FOLLOW's): ARGV[1] the buckets' key prefix,
+ * ARGV[2] the 32 bytes to read after (empty: from the start), ARGV[3] how many. Reads the buckets in
+ * order from the one `after` falls in, as many as the page needs: one round trip.
+ */
+export const FOLLOWERS_PAGE_SCRIPT = `
+local prefix, after, first = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local meta = redis.call('GET', KEYS[2])
+local function page(key, from, limit)
+  local start = '-'
+  if from ~= '' then start = '(' .. from end
+  return redis.call('ZRANGE', key, start, '+', 'BYLEX', 'LIMIT', 0, limit)
+end
+if not meta then return page(KEYS[1], after, first) end
+local depth = tonumber(string.match(meta, '^(%d+)'))
+local out = {}
+local b = 0
+if after ~= '' then b = tonumber(string.sub(string.format('%02x%02x', string.byte(after, 1, 2)), 1, depth), 16) end
+local from = after
+while b < 16 ^ depth and #out < first do
+  for _, member in ipairs(page(prefix .. string.format('%0' .. depth .. 'x', b), from, first - #out)) do out[#out + 1] = member end
+  from = ''
+  b = b + 1
+end
+return out
 `;
 
 /** How many pubkeys a list follows, added or taken away (ARGV[1]): KEYS[1] `fg`, gone at 0. */

@@ -23,7 +23,7 @@ import {
 import { SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '../search-index.js';
 import { msatsOfParts, msatsParts, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey } from '../zap-index.js';
 import { RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY_TYPES } from './keys.js';
-import { FOLLOW_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
+import { FOLLOW_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
 import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
 import { escapeGlob, scanKeys } from './scan-keys.js';
@@ -41,7 +41,8 @@ declare module 'ioredis' {
       member: Buffer | string,
       content: string,
     ): Result<number, Context>;
-    nostrFollow(followers: string, records: Buffer): Result<number, Context>;
+    nostrFollow(followers: string, depth: string, records: Buffer, buckets: string, bucketSize: string): Result<number, Context>;
+    nostrFollowersPageBuffer(followers: string, depth: string, buckets: string, after: Buffer | string, first: string): Result<Buffer[], Context>;
     nostrNote(list: string, tombstones: string, delta: string, member: Buffer): Result<number, Context>;
     nostrFollowing(following: string, delta: string): Result<number, Context>;
     nostrZap(groups: string, senders: string, delta: string, group: Buffer, recipient: Buffer, sender: Buffer, high: string, low: string): Result<number, Context>;
@@ -67,6 +68,13 @@ const AFTER_PLACES = Buffer.alloc(43, 0xff);
 
 /** Follower changes per FOLLOW call, at most: a script runs alone on its node, so a long one holds it. */
 const FOLLOW_PAIRS = 500;
+
+/**
+ * Followers per bucket, on average, before a pubkey's followers move to 16 times as many buckets
+ * (lua-scripts.ts FOLLOW): the fullest of 16^depth buckets then holds about 128, Redis' default
+ * `zset-max-listpack-entries`, past which a sorted set takes about 140 bytes a member, not 40.
+ */
+export const FOLLOW_BUCKET_SIZE = 96;
 
 /** Pubkeys per SEARCH_FOLLOWERS call, at most (a script holds its node while it runs). */
 const SEARCH_FOLLOWER_RECORDS = 2000;
@@ -94,7 +102,8 @@ export class RedisRelationIndex implements RelationIndex {
   ) {
     client.defineCommand('nostrRelate', { numberOfKeys: 4, lua: RELATE_SCRIPT });
     client.defineCommand('nostrZap', { numberOfKeys: 2, lua: ZAP_SCRIPT });
-    client.defineCommand('nostrFollow', { numberOfKeys: 1, lua: FOLLOW_SCRIPT });
+    client.defineCommand('nostrFollow', { numberOfKeys: 2, lua: FOLLOW_SCRIPT });
+    client.defineCommand('nostrFollowersPage', { numberOfKeys: 2, lua: FOLLOWERS_PAGE_SCRIPT });
     client.defineCommand('nostrFollowing', { numberOfKeys: 1, lua: FOLLOWING_SCRIPT });
     client.defineCommand('nostrNote', { numberOfKeys: 2, lua: NOTE_SCRIPT });
     client.defineCommand('nostrSearchProfile', { numberOfKeys: 4, lua: SEARCH_PROFILE_SCRIPT });
@@ -192,7 +201,7 @@ export class RedisRelationIndex implements RelationIndex {
     // Each followed pubkey's change in followers, for the search ranks once its scripts have run.
     const gained: Promise<[string, number]>[] = [];
     for (const [followed, changes] of follows.followers) {
-      const key = this.keys.follows(followed).followers;
+      const keys = this.keys.follows(followed);
       // A change is a signed byte: a larger net change (two writers interleaving many versions of
       // one list) goes as several records of the same follower.
       const entries: [string, number][] = [];
@@ -211,7 +220,7 @@ export class RedisRelationIndex implements RelationIndex {
           records.writeInt8(delta, 33 * index);
           records.write(follower, 33 * index + 1, 'hex');
         });
-        parts.push(this.client.nostrFollow(key, records));
+        parts.push(this.client.nostrFollow(keys.followers, keys.depth, records, keys.buckets, String(FOLLOW_BUCKET_SIZE)));
       }
       gained.push(Promise.all(parts).then((crossed) => [followed, crossed.reduce((sum, part) => sum + part, 0)]));
     }
@@ -318,24 +327,25 @@ export class RedisRelationIndex implements RelationIndex {
     return this.commands.read(() =>
       Promise.all(
         pubkeys.map(async (pubkey) => {
+          // Many followers: their count is kept with the buckets' depth; few: counted, O(log n).
           const keys = this.keys.follows(pubkey);
-          const [followers, following] = await Promise.all([this.client.zcount(keys.followers, 1, '+inf'), this.client.get(keys.following)]);
-          return { followers, following: Number(following ?? 0) };
+          const [depth, few, following] = await Promise.all([this.client.get(keys.depth), this.client.zcount(keys.followers, 1, '+inf'), this.client.get(keys.following)]);
+          return { followers: depth ? Number(depth.split(' ')[1]) : few, following: Number(following ?? 0) };
         }),
       ),
     );
   }
 
   followers(pubkey: string, after: string | null, first: number): Promise<string[]> {
-    const start = after === null ? '-' : Buffer.concat([Buffer.from('('), Buffer.from(after, 'hex')]);
+    const keys = this.keys.follows(pubkey);
     return this.commands.read(async () => {
-      const members = await this.client.zrangeBuffer(this.keys.follows(pubkey).followers, start, '+', 'BYLEX', 'LIMIT', 0, first);
+      const members = await this.client.nostrFollowersPageBuffer(keys.followers, keys.depth, keys.buckets, after === null ? '' : Buffer.from(after, 'hex'), String(first));
       return members.map((member) => member.toString('hex'));
     });
   }
 
   async *followSubjects(): AsyncIterable<string[]> {
-    for (const type of ['fr', 'fg']) {
+    for (const type of ['fr', 'fk', 'fg']) {
       const start = `${this.prefix}${type}:{`.length;
       for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}${type}:{*}`)) {
         yield keys.map((key) => Buffer.from(key.slice(start, -1), 'base64url').toString('hex'));
