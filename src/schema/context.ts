@@ -77,7 +77,7 @@ export function createContext({ store, limits, fill, client = '', maxObjects, ma
     ...(relationFill ? { relationFill } : {}),
     ...(zaps ? { zaps } : {}),
   };
-  if (!fill) return { loaders: createLoaders(store, undefined, relationFill), ...shared };
+  if (!fill) return { loaders: createLoaders(store, undefined, relationFill ? { relations: relationFill } : {}), ...shared };
   // The deadline runs from the start of the request, across all of its relay queries.
   const relays = { fill, request: fill.newRequest(client, missLimit) };
   // With relays, stats and replies ask them first (fill/relation-fill.ts), within this request's deadline.
@@ -88,7 +88,7 @@ export function createContext({ store, limits, fill, client = '', maxObjects, ma
   const notes = relationFillFor(fill.notes, relays.request);
   // And a search, of SEARCH_RELAYS when there are any (SEARCH).
   const search = relationFillFor(fill.profileSearch, relays.request);
-  return { loaders: createLoaders(store, relays, relations, { followers, notes, search }), relays, ...shared, relationFill: relations };
+  return { loaders: createLoaders(store, relays, { relations, followers, notes, search }), relays, ...shared, relationFill: relations };
 }
 
 /**

@@ -61,6 +61,18 @@ export interface ReplyPageKey {
   first: number;
 }
 
+/**
+ * The relationship fill's subjects for one request (fill/relation-fill.ts), each asked before its
+ * part of the index is read: an event's relationships (a test may hand this one in without relays),
+ * and with relays the follow lists naming a pubkey, an author's notes and a search's profiles.
+ */
+export interface RelationFills {
+  relations?: RelationFill;
+  followers?: RelationFill;
+  notes?: RelationFill;
+  search?: RelationFill;
+}
+
 /** Relay fill for one request: the shared read-through path and this request's deadline, hints and authors. */
 export interface RequestFill {
   fill: ReadThrough;
@@ -71,14 +83,8 @@ export interface RequestFill {
  * Per-request DataLoaders: each batch is one call to the read-through path (fill/read-through.ts),
  * or, without relays, one store read.
  */
-export function createLoaders(
-  store: EventStore,
-  relays?: RequestFill,
-  relationFill?: RelationFill,
-  /** With relays: the follow lists naming a pubkey, an author's notes and a search's profiles (fill/relation-fill.ts FOLLOWERS, NOTES, SEARCH). */
-  fills: { followers?: RelationFill; notes?: RelationFill; search?: RelationFill } = {},
-): Loaders {
-  const { followers: followersFill, notes: notesFill, search: searchFill } = fills;
+export function createLoaders(store: EventStore, relays?: RequestFill, fills: RelationFills = {}): Loaders {
+  const { relations: relationFill, followers: followersFill, notes: notesFill, search: searchFill } = fills;
   const profiles = new DataLoader<string, Held>(
     (pubkeys): Promise<ReadAnswer[]> => (relays ? relays.fill.profiles(pubkeys, relays.request) : counted('profile', guarded(() => store.getProfiles(pubkeys)))),
   );

@@ -431,29 +431,35 @@ if meta then
   local d, n = string.match(meta, '^(%d+) (%-?%d+)$')
   depth, count = tonumber(d), tonumber(n)
 end
+-- A follower's bucket as a number (its first depth hex digits), its key built once per bucket.
 local function bucketOf(follower)
-  if depth == 0 then return KEYS[1] end
-  return prefix .. string.sub(string.format('%02x%02x', string.byte(follower, 1, 2)), 1, depth)
+  local high, low = string.byte(follower, 1, 2)
+  return math.floor((high * 256 + low) / 16 ^ (4 - depth))
 end
-local followers, changes, buckets = {}, {}, {}
+local function keyOf(bucket)
+  if depth == 0 then return KEYS[1] end
+  return prefix .. string.format('%0' .. depth .. 'x', bucket)
+end
+local order, changes, buckets = {}, {}, {}
 for i = 1, #records, 33 do
   local change = string.byte(records, i)
   if change > 127 then change = change - 256 end
   local follower = string.sub(records, i + 1, i + 32)
   if changes[follower] == nil then
-    local key = bucketOf(follower)
-    if buckets[key] == nil then
-      buckets[key] = {}
-      followers[#followers + 1] = key
+    local bucket = bucketOf(follower)
+    if buckets[bucket] == nil then
+      buckets[bucket] = {}
+      order[#order + 1] = bucket
     end
-    local list = buckets[key]
+    local list = buckets[bucket]
     list[#list + 1] = follower
   end
   changes[follower] = (changes[follower] or 0) + change
 end
 local crossed = 0
-for _, key in ipairs(followers) do
-  local list = buckets[key]
+for _, bucket in ipairs(order) do
+  local list = buckets[bucket]
+  local key = keyOf(bucket)
   local held = redis.call('ZMSCORE', key, unpack(list))
   local added = {}
   for i, follower in ipairs(list) do
@@ -489,25 +495,21 @@ if depth < 4 and count > room then
     for i = 1, #members, 2 do moving[#moving + 1] = { members[i], members[i + 1] } end
     redis.call('DEL', key)
   end
-  if depth == 0 then
-    take(KEYS[1])
-  else
-    for b = 0, 16 ^ depth - 1 do take(prefix .. string.format('%0' .. depth .. 'x', b)) end
-  end
+  for b = 0, 16 ^ depth - 1 do take(keyOf(b)) end
   depth = depth + 1
   local into = {}
   for _, entry in ipairs(moving) do
-    local key = bucketOf(entry[1])
-    if into[key] == nil then into[key] = {} end
-    local list = into[key]
+    local bucket = bucketOf(entry[1])
+    if into[bucket] == nil then into[bucket] = {} end
+    local list = into[bucket]
     list[#list + 1] = entry[2]
     list[#list + 1] = entry[1]
     if #list >= 1000 then
-      redis.call('ZADD', key, unpack(list))
-      into[key] = {}
+      redis.call('ZADD', keyOf(bucket), unpack(list))
+      into[bucket] = {}
     end
   end
-  for key, list in pairs(into) do if #list > 0 then redis.call('ZADD', key, unpack(list)) end end
+  for bucket, list in pairs(into) do if #list > 0 then redis.call('ZADD', keyOf(bucket), unpack(list)) end end
 end
 if depth > 0 then redis.call('SET', KEYS[2], depth .. ' ' .. count) end
 return crossed
