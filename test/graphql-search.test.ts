@@ -74,9 +74,19 @@ describe('searchProfiles over GraphQL', () => {
     );
   });
 
+  it('a search costs what it may read (4,000): four in one request are allowed, five (aliases, even of one query) are refused before any runs', async () => {
+    const aliases = (count: number) => `{ ${Array.from({ length: count }, (_, index) => `s${index}: searchProfiles(query: "sat", first: 1) { pubkey }`).join(' ')} }`;
+    const four = await postGraphql(context.server, aliases(4));
+    expect(four.status).toBe(200);
+    expect(Object.values(four.body.data ?? {})).toEqual(Array.from({ length: 4 }, () => [{ pubkey: pubkeyOf('satoshi 7') }]));
+    const five = await postGraphql(context.server, aliases(5));
+    expect(five.body.errors?.[0]?.extensions?.code).toBe('query_too_costly');
+    expect(five.body.data ?? null).toBeNull();
+  });
+
   it('the cost model counts `first` profiles: followers of every profile found, 100 × 100, twice, is refused before it runs', async () => {
     const nested = 'searchProfiles(query: "sat", first: 100) { followers(first: 100) { edges { profile { name } } } }';
-    // 1 + 100 × (1 + 1 + 100 × 1) = 10,201 objects at most: allowed.
+    // 4,000 + 100 × (1 + 1 + 100 × 1) = 14,200 objects at most: allowed.
     expect((await postGraphql(context.server, `{ ${nested} }`)).status).toBe(200);
     const refused = await postGraphql(context.server, `{ a: ${nested} b: ${nested} }`);
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('query_too_costly');

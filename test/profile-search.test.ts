@@ -14,6 +14,11 @@ describe('profile words and query words', () => {
     expect(words({ name: '⚡️Satoshi⚡️ 🤙' })).toEqual(['satoshi']);
     expect(words({ name: 'नमस्ते' })).toEqual(['नमस्ते']);
     expect(words({ name: '中本聪' })).toEqual(['中本聪']);
+    // Lower case without context: a final sigma and a dotted capital I match as their plain letters.
+    expect(words({ name: 'ΑΣ Ασπρο İstanbul' })).toEqual(['ασ', 'ασπρο', 'istanbul']);
+    expect(matchesQuery(words({ name: 'ΑΣ' }), queryWords('Ασπ'))).toBe(false);
+    expect(matchesQuery(words({ name: 'Ασπρο' }), queryWords('ΑΣ'))).toBe(true);
+    expect(matchesQuery(words({ name: 'İstanbul' }), queryWords('ist'))).toBe(true);
     expect(words({ displayName: 'Old Spelling' })).toEqual(['old', 'spelling']);
     expect(words({ name: 42, about: 'not searched', lud16: 'not@searched.example' })).toEqual([]);
     expect(profileWords({ kind: 1, content: '{"name":"not a profile"}' })).toEqual([]);

@@ -10,7 +10,7 @@ import { createTestStore } from './support/test-store.js';
 describeEventStoreConformance('Redis', (options) => createTestStore(undefined, options));
 
 describe('Redis specifics', () => {
-  it('followers move to 16 buckets past 96 of them, each a listpack of about 40 bytes a follower, and back to pages in pubkey order', async () => {
+  it('followers move to 16 buckets past 96 of them, each a listpack of about 40 bytes a follower, and back to one set when most are gone; pages in pubkey order', async () => {
     const { store, client, prefix, cleanup } = await createTestStore();
     try {
       const star = pubkeyOf('star');
@@ -40,6 +40,13 @@ describe('Redis specifics', () => {
       const sorted = lists.map((list) => list.pubkey).sort();
       expect(await store.relations.followers(star, null, 200)).toEqual(sorted);
       expect((await store.relations.followCounts([star]))[0]?.followers).toBe(120);
+      // Most of them gone (their lists replaced): below a quarter of the room of depth 0, one set again.
+      await store.putEvents(lists.slice(0, 100).map((list, index) => signed(`fan ${index}`, { kind: 3, created_at: list.created_at + 1, tags: [] })));
+      expect(await client.exists(`${prefix}fk:{${tag}}`)).toBe(0);
+      expect(await client.zcard(`${prefix}fr:{${tag}}`)).toBe(20);
+      expect((await Promise.all(named.map((key) => client.exists(key)))).every((exists) => exists === 0)).toBe(true);
+      expect(await store.relations.followers(star, null, 200)).toEqual(lists.slice(100).map((list) => list.pubkey).sort());
+      expect((await store.relations.followCounts([star]))[0]?.followers).toBe(20);
     } finally {
       await cleanup();
     }

@@ -28,8 +28,16 @@ const MAX_FIELD_CHARS = 256;
 /** A word: a letter or digit, then letters, marks and digits (a mark alone, as the variation selector of ⚡️, is none). */
 const WORD = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu;
 
+/**
+ * Lower case without its context: toLowerCase makes a word-final Σ a ς (so `ΑΣ` would not start
+ * `Ασπρο`) and İ an i with a dot above (so `ist` would not start `İstanbul`); both are folded back.
+ */
+function lowerCase(text: string): string {
+  return text.toLowerCase().replace(/ς/g, 'σ').replace(/i\u0307/g, 'i');
+}
+
 function wordsOf(text: string): string[] {
-  return text.normalize('NFKC').toLowerCase().match(WORD) ?? [];
+  return lowerCase(text.normalize('NFKC')).match(WORD) ?? [];
 }
 
 /** At most MAX_WORD_CHARS code points (a surrogate pair is never cut). */

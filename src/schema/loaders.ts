@@ -165,10 +165,20 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     },
     { cacheKeyFn: ({ pubkey, after, first }) => `${pubkey}:${after ?? ''}:${first}` },
   );
-  // With SEARCH_RELAYS, they are asked first (a fill's failure leaves the index's answer).
-  const searchProfiles = async (words: readonly string[], first: number) => {
-    await searchFill?.ensure([words.join(' ')]);
-    return guarded(() => store.relations.searchProfiles(words, first));
+  // With SEARCH_RELAYS, they are asked first (a fill's failure leaves the index's answer). The
+  // same search twice in a request (aliases) is read once.
+  const searches = new Map<string, Promise<string[]>>();
+  const searchProfiles = (words: readonly string[], first: number) => {
+    const key = `${first} ${words.join(' ')}`;
+    let search = searches.get(key);
+    if (!search) {
+      search = (async () => {
+        await searchFill?.ensure([words.join(' ')]);
+        return guarded(() => store.relations.searchProfiles(words, first));
+      })();
+      searches.set(key, search);
+    }
+    return search;
   };
   return { events, profiles, addresses, nip05Verifications, relationStats, replyPages, notePages, zapTotals, zapProviderNotes, zapSenders, followCounts, followerCounts, followerPages, searchProfiles };
 }

@@ -50,10 +50,11 @@ export const LEX_RANGE_LIMIT = 1000;
 /**
  * A walk of a rank order looks at this many pubkeys at most: a query whose words are all common
  * and seldom together ("m j") would otherwise read every profile with an "m" word, one request
- * holding the Redis node for that long. What it finds is still the best ranked, in order (nothing
- * ranked above it was skipped); the page may be short.
+ * holding the Redis node for that long (review: 5,000 took 40–80 ms of Redis per search). What it
+ * finds is still the best ranked, in order (nothing ranked above it was skipped); the page may be
+ * short. The cost model charges a search for these reads (schema/query-cost.ts).
  */
-export const RANK_WALK_LIMIT = 5000;
+export const RANK_WALK_LIMIT = 2000;
 
 export const SEARCH_LIMITS: SearchLimits = { lexRange: LEX_RANGE_LIMIT, rankWalk: RANK_WALK_LIMIT };
 

@@ -650,6 +650,19 @@ export function describeRelationConformance(name: string, open: OpenStore): void
     );
 
     it(
+      'search: a profile dated past 10^14 (any safe integer verifies) is indexed, replaced and found like any other (review: Lua wrote 1e+14)',
+      withStore(async (store) => {
+        const far = profile('alice', { name: 'Alibaba Far' }, 100_000_000_000_000);
+        await store.putEvents([far, profile('bob', { name: 'Alice Near' })]);
+        expect(names(await searchBoth(store, 'ali'))).toEqual(['alice', 'bob'].sort((a, b) => (pubkeyOf(a) < pubkeyOf(b) ? -1 : 1)));
+        await store.putEvents([profile('alice', { name: 'Alibaba Farther' }, 2 ** 53 - 1)]);
+        expect(names(await searchBoth(store, 'farther'))).toEqual(['alice']);
+        expect(names(await searchBoth(store, 'far'))).toEqual(['alice']);
+        await expectExact(store);
+      }),
+    );
+
+    it(
       'search: a walk of the rank order stops after its limit with what it found, in order (a short page, never a wrong one)',
       withStore(async (store) => {
         await store.putEvents([profile('alice', { name: 'Max Moon' }), profile('bob', { name: 'Max Moor' }), profile('carol', { name: 'Max Moore' }), profile('dave', { name: 'Max Moonlight' })]);

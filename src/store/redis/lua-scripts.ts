@@ -485,18 +485,23 @@ if depth == 0 then
 else
   count = count + crossed
 end
--- Past the depth's room: every follower moves to 16 times as many buckets (rare: at 96, 1,536,
--- 24,576 and 393,216 followers; the last a few hundred milliseconds of one script).
-local room = tonumber(ARGV[3]) * 16 ^ depth
-if depth < 4 and count > room then
+-- Past the depth's room every follower moves to 16 times as many buckets (rare: at 96, 1,536,
+-- 24,576 and 393,216 followers; the last a few hundred milliseconds of one script); below a
+-- 64th of it (most gone: a follow-spam wave deleted) back to 16 times fewer, so that a page never
+-- walks thousands of empty buckets.
+local size = tonumber(ARGV[3])
+local target = depth
+if depth < 4 and count > size * 16 ^ depth then target = depth + 1 end
+if depth > 0 and count < size * 16 ^ (depth - 1) / 4 then target = depth - 1 end
+if target ~= depth then
   local moving = {}
-  local function take(key)
+  for b = 0, 16 ^ depth - 1 do
+    local key = keyOf(b)
     local members = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
     for i = 1, #members, 2 do moving[#moving + 1] = { members[i], members[i + 1] } end
-    redis.call('DEL', key)
+    if #members > 0 then redis.call('DEL', key) end
   end
-  for b = 0, 16 ^ depth - 1 do take(keyOf(b)) end
-  depth = depth + 1
+  depth = target
   local into = {}
   for _, entry in ipairs(moving) do
     local bucket = bucketOf(entry[1])
@@ -510,9 +515,20 @@ if depth < 4 and count > room then
     end
   end
   for bucket, list in pairs(into) do if #list > 0 then redis.call('ZADD', keyOf(bucket), unpack(list)) end end
+  if depth == 0 then redis.call('DEL', KEYS[2]) end
 end
-if depth > 0 then redis.call('SET', KEYS[2], depth .. ' ' .. count) end
+if depth > 0 then redis.call('SET', KEYS[2], string.format('%d %d', depth, count)) end
 return crossed
+`;
+
+/**
+ * A pubkey's followers (keys as FOLLOW's): the count kept with the buckets, else counted, in one
+ * script (read apart, a move into buckets between the two reads made it 0 for a moment).
+ */
+export const FOLLOWER_COUNT_SCRIPT = `
+local meta = redis.call('GET', KEYS[2])
+if meta then return tonumber(string.match(meta, ' (%-?%d+)$')) end
+return redis.call('ZCOUNT', KEYS[1], 1, '+inf')
 `;
 
 /**
@@ -634,7 +650,8 @@ if delta > 0 then
   end
   if held and not newer(t, id, ht, hid) then return 0 end
   index(held and split(hwords) or {}, split(words))
-  redis.call('HSET', w, pk, t .. ' ' .. id .. ' ' .. words)
+  -- created_at as it came (ARGV[4]): Lua writes a number past 10^14 as 1e+14, which parse refuses.
+  redis.call('HSET', w, pk, ARGV[4] .. ' ' .. id .. ' ' .. words)
 elseif held and ht == t and hid == id then
   index(split(hwords), {})
   redis.call('HDEL', w, pk)
@@ -645,7 +662,7 @@ elseif not held or newer(t, id, ht, hid) then
     local mt, mid = parse(mark)
     newest = newer(t, id, mt, mid)
   end
-  if newest then redis.call('HSET', d, pk, t .. ' ' .. id) end
+  if newest then redis.call('HSET', d, pk, ARGV[4] .. ' ' .. id) end
 end
 return 1
 `;

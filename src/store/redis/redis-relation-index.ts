@@ -23,7 +23,7 @@ import {
 import { SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '../search-index.js';
 import { msatsOfParts, msatsParts, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey } from '../zap-index.js';
 import { RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY_TYPES } from './keys.js';
-import { FOLLOW_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
+import { FOLLOW_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
 import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
 import { escapeGlob, scanKeys } from './scan-keys.js';
@@ -42,6 +42,7 @@ declare module 'ioredis' {
       content: string,
     ): Result<number, Context>;
     nostrFollow(followers: string, depth: string, records: Buffer, buckets: string, bucketSize: string): Result<number, Context>;
+    nostrFollowerCount(followers: string, depth: string): Result<number, Context>;
     nostrFollowersPageBuffer(followers: string, depth: string, buckets: string, after: Buffer | string, first: string): Result<Buffer[], Context>;
     nostrNote(list: string, tombstones: string, delta: string, member: Buffer): Result<number, Context>;
     nostrFollowing(following: string, delta: string): Result<number, Context>;
@@ -104,6 +105,7 @@ export class RedisRelationIndex implements RelationIndex {
     client.defineCommand('nostrZap', { numberOfKeys: 2, lua: ZAP_SCRIPT });
     client.defineCommand('nostrFollow', { numberOfKeys: 2, lua: FOLLOW_SCRIPT });
     client.defineCommand('nostrFollowersPage', { numberOfKeys: 2, lua: FOLLOWERS_PAGE_SCRIPT });
+    client.defineCommand('nostrFollowerCount', { numberOfKeys: 2, lua: FOLLOWER_COUNT_SCRIPT });
     client.defineCommand('nostrFollowing', { numberOfKeys: 1, lua: FOLLOWING_SCRIPT });
     client.defineCommand('nostrNote', { numberOfKeys: 2, lua: NOTE_SCRIPT });
     client.defineCommand('nostrSearchProfile', { numberOfKeys: 4, lua: SEARCH_PROFILE_SCRIPT });
@@ -200,6 +202,7 @@ export class RedisRelationIndex implements RelationIndex {
     for (const [author, delta] of follows.following) writes.push(this.client.nostrFollowing(this.keys.follows(author).following, String(delta)));
     // Each followed pubkey's change in followers, for the search ranks once its scripts have run.
     const gained: Promise<[string, number]>[] = [];
+    const partsSent: Promise<number>[] = [];
     for (const [followed, changes] of follows.followers) {
       const keys = this.keys.follows(followed);
       // A change is a signed byte: a larger net change (two writers interleaving many versions of
@@ -221,8 +224,10 @@ export class RedisRelationIndex implements RelationIndex {
           records.write(follower, 33 * index + 1, 'hex');
         });
         parts.push(this.client.nostrFollow(keys.followers, keys.depth, records, keys.buckets, String(FOLLOW_BUCKET_SIZE)));
+        partsSent.push(parts.at(-1) as Promise<number>);
       }
-      gained.push(Promise.all(parts).then((crossed) => [followed, crossed.reduce((sum, part) => sum + part, 0)]));
+      // Settled: the parts that ran count even when another failed.
+      gained.push(Promise.allSettled(parts).then((outcomes) => [followed, outcomes.reduce((sum, part) => sum + (part.status === 'fulfilled' ? part.value : 0), 0)]));
     }
     // Settled, not all: a failed part leaves the others' changes to be ranked all the same.
     const counted = (await Promise.allSettled(gained)).flatMap((outcome) => (outcome.status === 'fulfilled' && outcome.value[1] !== 0 ? [outcome.value] : []));
@@ -237,6 +242,8 @@ export class RedisRelationIndex implements RelationIndex {
       writes.push(this.client.nostrSearchFollowers(words, followers, ranks, records));
     }
     await Promise.all([...writes, ...gained]);
+    // A failed part fails the batch (its events are written again), after the ranks of the others.
+    await Promise.all(partsSent);
   }
 
   searchProfiles(words: readonly string[], first: number, limits: SearchLimits = SEARCH_LIMITS): Promise<string[]> {
@@ -329,8 +336,8 @@ export class RedisRelationIndex implements RelationIndex {
         pubkeys.map(async (pubkey) => {
           // Many followers: their count is kept with the buckets' depth; few: counted, O(log n).
           const keys = this.keys.follows(pubkey);
-          const [depth, few, following] = await Promise.all([this.client.get(keys.depth), this.client.zcount(keys.followers, 1, '+inf'), this.client.get(keys.following)]);
-          return { followers: depth ? Number(depth.split(' ')[1]) : few, following: Number(following ?? 0) };
+          const [followers, following] = await Promise.all([this.client.nostrFollowerCount(keys.followers, keys.depth), this.client.get(keys.following)]);
+          return { followers, following: Number(following ?? 0) };
         }),
       ),
     );
