@@ -30,11 +30,11 @@ export const ERRORS = {
   list_too_long: { status: 400, message: 'Too many identifiers in one request.' },
   invalid_argument: {
     status: 400,
-    message: 'An argument is out of range: `first` of a connection is a whole number from 1 to 100, and `notes` takes 1 to 20 distinct kinds from 0 to 65535, none of them replaceable (0, 3, 10000 to 19999), ephemeral (20000 to 29999) or zap receipts (9735).',
+    message: 'An argument is out of range: `first` of a connection or of searchProfiles is a whole number from 1 to 100, and `notes` takes 1 to 20 distinct kinds from 0 to 65535, none of them replaceable (0, 3, 10000 to 19999), ephemeral (20000 to 29999) or zap receipts (9735).',
   },
   invalid_search: {
     status: 400,
-    message: 'A search query is 1 to 64 characters: words (letters and digits) that each start a word of the name, display name or NIP-05 address of the profiles to find.',
+    message: 'A search query is 1 to 64 characters (Unicode code points): words (letters, marks and digits) that each start a word of the name, display name or NIP-05 address of the profiles to find.',
   },
   invalid_cursor: {
     status: 400,
@@ -43,7 +43,7 @@ export const ERRORS = {
   query_too_costly: {
     status: 400,
     message:
-      'The query asks for too much: its cost (objects it may return, multiplied through lists and relevantProfiles) is over the limit. Ask for fewer ids or nest less.',
+      'The query asks for too much: its cost (objects it may return, multiplied through lists, pages and relevantProfiles, and 4,000 for each searchProfiles) is over the limit. Ask for fewer ids or searches, or nest less.',
   },
   response_too_large: {
     status: 400,

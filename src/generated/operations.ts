@@ -211,7 +211,7 @@ export type Query = {
   profile: Maybe<Profile>;
   /** Latest profiles of pubkeys, in the order given, one entry per distinct pubkey (a repeated pubkey is answered once, at its first place); null where none or deleted. At most MAX_LIST_LENGTH pubkeys. */
   profiles: Array<Maybe<Profile>>;
-  /** Profiles whose name, display_name or nip05 has, for every word of the query, a word that starts with it (Unicode NFKC, lower case; words are split on anything that is not a letter or a digit, in the query too, so `jack@cash` asks for `jack` and `cash`), ranked by followersCount descending, then by pubkey. `query`: 1 to 64 characters (else invalid_search); one of only emoji or punctuation finds nothing. `first`: 1 to 100 (else invalid_argument). */
+  /** Profiles whose name, display_name or nip05 has, for every word of the query, a word that starts with it (Unicode NFKC, lower case; words are split on anything that is not a letter, a mark or a digit, in the query too, so `jack@cash` asks for `jack` and `cash`), ranked by the followers the index holds, descending, then by pubkey. A search looks at 2,000 profiles at most: a page may be short. `query`: 1 to 64 Unicode code points (else invalid_search); one of only emoji, punctuation or white space finds nothing. `first`: 1 to 100 (else invalid_argument). Costs 4,000 plus its profiles in the cost model. */
   searchProfiles: Array<Profile>;
 };
 

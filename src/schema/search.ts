@@ -19,7 +19,7 @@ export const DEFAULT_SEARCH_SIZE = 20;
 builder.queryFields((t) => ({
   searchProfiles: t.field({
     type: [ProfileRef],
-    description: `Profiles whose name, display_name or nip05 has, for every word of the query, a word that starts with it (Unicode NFKC, lower case; words are split on anything that is not a letter or a digit, in the query too, so \`jack@cash\` asks for \`jack\` and \`cash\`), ranked by followersCount descending, then by pubkey. \`query\`: 1 to ${MAX_QUERY_CHARS} characters (else invalid_search); one of only emoji or punctuation finds nothing. \`first\`: 1 to ${MAX_PAGE_SIZE} (else invalid_argument).`,
+    description: `Profiles whose name, display_name or nip05 has, for every word of the query, a word that starts with it (Unicode NFKC, lower case; words are split on anything that is not a letter, a mark or a digit, in the query too, so \`jack@cash\` asks for \`jack\` and \`cash\`), ranked by the followers the index holds, descending, then by pubkey. A search looks at 2,000 profiles at most: a page may be short. \`query\`: 1 to ${MAX_QUERY_CHARS} Unicode code points (else invalid_search); one of only emoji, punctuation or white space finds nothing. \`first\`: 1 to ${MAX_PAGE_SIZE} (else invalid_argument). Costs 4,000 plus its profiles in the cost model.`,
     args: { query: t.arg.string({ required: true }), first: t.arg.int({ defaultValue: DEFAULT_SEARCH_SIZE }) },
     resolve: async (_root, { query, first }, { loaders, budget }) => {
       const size = pageSizeOf(first);
