@@ -47,9 +47,11 @@ describe('profile words and query words', () => {
     expect(words({ name: '\u{10400}'.repeat(100) })).toEqual(['\u{10428}'.repeat(MAX_WORD_CHARS)]);
   });
 
-  it('rank prefixes are the first 1 to 3 characters of each word, once', () => {
-    expect(rankedPrefixes(['jack', 'jam', 'j', '中本聪x'])).toEqual(['j', 'ja', 'jac', 'jam', '中', '中本', '中本聪']);
+  it('rank prefixes are the first character and the first 3 of each word, once; a query word walks its longest', () => {
+    expect(rankedPrefixes(['jack', 'jam', 'j', 'jo', '中本聪x'])).toEqual(['j', 'jac', 'jam', '中', '中本聪']);
     expect(rankedPrefixOf('satoshi')).toBe('sat');
+    expect(rankedPrefixOf('sa')).toBe('s');
+    expect(rankedPrefixOf('s')).toBe('s');
     expect(rankedPrefixOf('𝐚𝐛𝐜𝐝')).toBe('𝐚𝐛𝐜');
   });
 

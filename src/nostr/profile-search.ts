@@ -76,22 +76,29 @@ export function matchesQuery(words: readonly string[], query: readonly string[])
   return query.every((asked) => words.some((word) => word.startsWith(asked)));
 }
 
-/** Profiles are kept in rank order per prefix of their words of up to this many characters. */
-export const RANKED_PREFIX_CHARS = 3;
+/**
+ * Profiles are kept in rank order per prefix of their words of these lengths (in characters): the
+ * first character, and the first three (`j`, `jam`). Three narrow a walk enough for two common
+ * words together (`james ka` walks `jam`, not every `j`); two more would cost a third more memory
+ * for queries that a range read or the first character serves.
+ */
+export const RANKED_PREFIX_LENGTHS = [1, 3] as const;
 
-/** The prefixes of 1 to RANKED_PREFIX_CHARS characters (code points) of some words, each once. */
+/** The ranked prefixes of some words, each once. */
 export function rankedPrefixes(words: readonly string[]): string[] {
   const prefixes = new Set<string>();
   for (const word of words) {
     const points = Array.from(word);
-    for (let length = 1; length <= Math.min(RANKED_PREFIX_CHARS, points.length); length++) prefixes.add(points.slice(0, length).join(''));
+    for (const length of RANKED_PREFIX_LENGTHS) if (points.length >= length) prefixes.add(points.slice(0, length).join(''));
   }
   return [...prefixes];
 }
 
-/** The rank order a query word walks: that of its first RANKED_PREFIX_CHARS characters. */
+/** The rank order a query word walks: that of its longest ranked prefix. */
 export function rankedPrefixOf(word: string): string {
-  return Array.from(word).slice(0, RANKED_PREFIX_CHARS).join('');
+  const points = Array.from(word);
+  const length = Math.max(...RANKED_PREFIX_LENGTHS.filter((ranked) => ranked <= points.length));
+  return points.slice(0, length).join('');
 }
 
 /** Whether a query has the length searchProfiles accepts (in characters, as the issue counts them). */

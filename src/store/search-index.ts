@@ -5,7 +5,7 @@
  * - the words in lexical order with their pubkeys: the pubkeys with a word starting with a prefix are
  *   one range of it, and its size is known without reading it (Redis ZLEXCOUNT; LMDB counts a capped
  *   range);
- * - per prefix of 1 to 3 characters of a word (nostr/profile-search.ts rankedPrefixes), its pubkeys
+ * - per prefix of 1 and of 3 characters of a word (nostr/profile-search.ts rankedPrefixes), its pubkeys
  *   in rank order (followers descending, then pubkey): a query with common words ("jam", "j") reads
  *   the smallest of its words' orders until it has a page, filtering by every word, and stops.
  * A query takes its rarest word: when that word's range holds at most LEX_RANGE_LIMIT entries it

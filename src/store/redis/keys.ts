@@ -36,7 +36,7 @@
  * - `<prefix>s:{s}:w`, `:d`, `:x`, `:c` and `:k:<prefix>`: the search index (store/search-index.ts,
  *   lua-scripts.ts SEARCH_PROFILE, SEARCH_FOLLOWERS, SEARCH): each pubkey's words and the place of
  *   the profile they come from, removals ahead of their additions, the words in lexical order with
- *   their pubkeys, every followed pubkey's followers, and per prefix of 1 to 3 characters of a word
+ *   their pubkeys, every followed pubkey's followers, and per prefix of 1 and of 3 characters of a word
  *   its pubkeys in rank order. One hash slot (`{s}`), so that one script answers a query: on a cluster that
  *   slot's node takes every search and every batch of follows (BENCHMARKS.md, hot keys).
  */

@@ -584,7 +584,7 @@ return 1
  * Shared by the search scripts (store/search-index.ts): a record of the words index, `<created_at>
  * <id> <words separated by spaces>`, read back; whether one place is newer than another as the
  * store decides replaceable events (NIP-01: created_at, then the lowest id); a record's words; their
- * prefixes of 1 to 3 characters (nostr/profile-search.ts RANKED_PREFIX_CHARS; UTF-8 sequences).
+ * prefixes of 1 and 3 characters (nostr/profile-search.ts RANKED_PREFIX_LENGTHS; UTF-8 sequences).
  */
 const SEARCH_HELPERS = `
 local function parse(record)
@@ -603,7 +603,7 @@ local function prefixes(list)
     local prefix, length = '', 0
     for ch in string.gmatch(word, '[\\1-\\127\\194-\\244][\\128-\\191]*') do
       prefix, length = prefix .. ch, length + 1
-      set[prefix] = true
+      if length ~= 2 then set[prefix] = true end
       if length == 3 then break end
     end
   end
@@ -696,7 +696,7 @@ return 1
  * the query's words. Takes the word with the fewest entries: at most the limit, it reads them all,
  * keeps the pubkeys whose words match every query word and sorts them by followers, then pubkey;
  * more, it walks the smallest rank order among the query words' prefixes (a word's first 3
- * characters; already followers, then pubkey) until it has enough or has looked at RANK_WALK_LIMIT
+ * characters, else its first; already followers, then pubkey) until it has enough or has looked at RANK_WALK_LIMIT
  * pubkeys. Returns the 32-byte pubkeys.
  */
 export const SEARCH_SCRIPT = `${SEARCH_HELPERS}
