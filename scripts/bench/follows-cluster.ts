@@ -1,5 +1,5 @@
 // `npm run bench:follows-cluster`: what popular pubkeys do to a Redis Cluster (issue 28 §5). A
-// popular pubkey's followers are one sorted set in one hash slot (keys.ts `fr:{…}`), so every list
+// popular pubkey's followers are in one hash slot (keys.ts `fr:{…}`, or its buckets), so every list
 // naming it writes to one master and its counts and pages are read there. This imports follow
 // lists drawn with popularity ~ 1/rank into a local 3-master cluster (private redis-server
 // processes, stopped at the end) and prints, per master: the share of the follow writes and of the
@@ -79,15 +79,21 @@ async function main() {
     const hot = pool[0] as string;
     const fewIndex = counts.findIndex((count) => count.followers > 0 && count.followers <= 10);
     const few = pool[fewIndex] as string;
-    const hotKey = redisKeys(prefix).follows(hot).followers;
-    const slot = Number(await client.cluster('KEYSLOT', hotKey));
+    // Its followers: one sorted set while few, else buckets beside a depth key, all in its slot.
+    const hotKeys = redisKeys(prefix).follows(hot);
+    const slot = Number(await client.cluster('KEYSLOT', hotKeys.followers));
     let holder = -1;
     let hotBytes = 0;
     for (const [index, { admin }] of masters.entries()) {
-      const usage = await admin.memory('USAGE', hotKey, 'SAMPLES', 0).catch(() => null);
-      if (typeof usage === 'number') {
-        holder = index;
-        hotBytes = usage;
+      const named = [hotKeys.followers, hotKeys.depth];
+      const depth = await admin.get(hotKeys.depth).catch(() => null);
+      if (depth) for (let bucket = 0; bucket < 16 ** Number(depth.split(' ')[0]); bucket++) named.push(`${hotKeys.buckets}${bucket.toString(16).padStart(Number(depth.split(' ')[0]), '0')}`);
+      for (const key of named) {
+        const usage = await admin.memory('USAGE', key, 'SAMPLES', 0).catch(() => null);
+        if (typeof usage === 'number') {
+          holder = index;
+          hotBytes += usage;
+        }
       }
     }
     const hotRead = await median(rounds, () => store.relations.followCounts([hot]));
@@ -104,7 +110,7 @@ async function main() {
         ({ port }, index) =>
           `| master ${index + 1} (:${port}): share of the time spent in scripts, of used_memory grown | ${((((callsAfter[index] ?? 0) - (calls[index] ?? 0)) / totalCalls) * 100).toFixed(1)}% of ${(totalCalls / 1e6).toFixed(1)} s, ${((((memoryAfter[index] ?? 0) - (memory[index] ?? 0)) / totalMemory) * 100).toFixed(1)}% of ${(totalMemory / 2 ** 20).toFixed(1)} MiB |`,
       ),
-      `| the most followed pubkey: followers (share of all follows), its key's slot and master, MEMORY USAGE | ${counts[0]?.followers} followers (${(((counts[0]?.followers ?? 0) / (lists * follows)) * 100).toFixed(2)}%), slot ${slot}, master ${holder + 1}, ${(hotBytes / 2 ** 20).toFixed(2)} MiB |`,
+      `| the most followed pubkey: followers (share of all follows), its keys' slot and master, MEMORY USAGE of them | ${counts[0]?.followers} followers (${(((counts[0]?.followers ?? 0) / (lists * follows)) * 100).toFixed(2)}%), slot ${slot}, master ${holder + 1}, ${(hotBytes / 2 ** 20).toFixed(2)} MiB |`,
       `| followersCount of it against one with ${counts[fewIndex]?.followers} followers (median of ${rounds}) | ${hotRead.toFixed(3)} ms vs ${fewRead.toFixed(3)} ms |`,
       `| a page of 100 of its followers (median of ${rounds}) | ${hotPage.toFixed(3)} ms |`,
     ];
