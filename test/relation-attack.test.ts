@@ -4,7 +4,9 @@ import type { NostrEvent } from '../src/nostr/event.js';
 import { hasContentEntry } from '../src/nostr/relationships.js';
 import { MAX_TAGS_READ } from '../src/nostr/work-caps.js';
 import type { EventStore } from '../src/store/event-store.js';
+import { matchesQuery, queryWords } from '../src/nostr/profile-search.js';
 import { checkRelations, rebuildRelations } from '../src/store/relation-check.js';
+import { recountRelations } from '../src/store/relation-recount.js';
 import type { RelationStats } from '../src/store/relation-index.js';
 import { BOTH_STORES, type OpenedStore } from './support/both-stores.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
@@ -77,6 +79,11 @@ function buildWorld(): NostrEvent[] {
       signed(author, { kind: 10001, created_at: T + 10, tags: [['q', n1.id]], content: 'list0' }),
       signed(author, { kind: 10001, created_at: T + 13, tags: [['q', n2.id]], content: 'list1' }),
       signed(author, { kind: 0, created_at: T + 5, tags: [['q', n2.id]], content: '{}' }),
+      // Profiles for the search index: one of the same second as the one above (the lower id
+      // wins), a newer one with words in several scripts, and one of hostile fields.
+      signed(author, { kind: 0, created_at: T + 5, content: JSON.stringify({ name: `${author} five`, nip05: `${author}@five.example` }) }),
+      signed(author, { kind: 0, created_at: T + 7, content: JSON.stringify({ name: `${author} Ｓｅｖｅｎ`, display_name: 'ΑΣ İstanbul 中本聪 ⚡️', nip05: 42 }) }),
+      signed(author, { kind: 0, created_at: T + 8, content: JSON.stringify({ name: '\ud800'.repeat(3) + 'x'.repeat(300), display_name: Array.from({ length: 40 }, (_, word) => `w${word}`).join(' ') }) }),
       signed(author, { kind: 3, created_at: T + 6, tags: [['p', pubkeyOf('alice')], ['q', n1.id]], content: '' }),
     ];
     versions.set(author, own);
@@ -127,6 +134,25 @@ async function expectExact(store: EventStore): Promise<void> {
   expect(check.followDifferences).toEqual([]);
   expect(check.noteDifferences).toEqual([]);
   expect(check.searchDifferences).toEqual([]);
+  await expectSearchAnswers(store);
+}
+
+/** searchProfiles on both of the index's paths against a brute force over the servable profiles. */
+async function expectSearchAnswers(store: EventStore): Promise<void> {
+  const servable: NostrEvent[] = [];
+  for await (const batch of store.servableEvents()) servable.push(...batch);
+  const recount = recountRelations(servable);
+  for (const query of ['alice', 'bob five', 'five', 'seven', 'ΑΣ', 'ist', '中本', 'w1', 'x', 'a', 'e', 'example']) {
+    const asked = queryWords(query);
+    const expected = [...recount.profileWords]
+      .filter(([, words]) => matchesQuery(words, asked))
+      .map(([pubkey]) => ({ pubkey, followers: recount.followers.get(pubkey)?.length ?? 0 }))
+      .sort((a, b) => b.followers - a.followers || (a.pubkey < b.pubkey ? -1 : 1))
+      .slice(0, 3)
+      .map(({ pubkey }) => pubkey);
+    expect(await store.relations.searchProfiles(asked, 3), query).toEqual(expected);
+    expect(await store.relations.searchProfiles(asked, 3, { lexRange: 0, rankWalk: 2000 }), `${query}, walked`).toEqual(expected);
+  }
 }
 
 async function writeInBatches(store: EventStore, events: readonly NostrEvent[], size: number): Promise<void> {
