@@ -85,7 +85,7 @@ describe('nostr-lookup serve', () => {
     const note = signed('cli-relay', { content: 'only on the relay' });
     const relay = await startLoopbackRelay({ events: [note] });
     try {
-      const served = await serve({ RELAYS: relay.url, LOG_LEVEL: 'info' });
+      const served = await serve({ RELAYS: relay.url, SEARCH_RELAYS: 'wss://search.example', LOG_LEVEL: 'info' });
       await untilHealthy(served.url, served);
       expect(await getJson(`${served.url}/event?id=${note.id}`)).toMatchObject({ status: 200, body: { event: note, profiles: {} } });
       expect((await testStore.store.getEvents([note.id]))[0]?.event).toEqual(note);
@@ -93,6 +93,8 @@ describe('nostr-lookup serve', () => {
       expect(await served.exited).toBe(0);
       // Logs are written in batches (at least every 250 ms); everything is out by the exit.
       expect(served.output()).toContain('fetching misses from relays');
+      // The search relays are named where they are used.
+      expect(served.output()).toContain('"search":["wss://search.example/"]');
     } finally {
       await relay.stop();
     }

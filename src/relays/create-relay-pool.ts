@@ -5,13 +5,15 @@ import { RelayPool } from './relay-pool.js';
 /** The relay pool for `serve`, or undefined when RELAYS is empty (no relay traffic at all). */
 export function createRelayPool(config: RelayConfig, logger: Logger): RelayPool | undefined {
   if (config.urls.length === 0) {
-    logger.info('RELAYS is empty: relay fetching is off (NIP-05 domains are still asked; OFFLINE=true stops them too)');
+    const search = config.searchUrls.length > 0 ? '; SEARCH_RELAYS are not asked either' : '';
+    logger.info(`RELAYS is empty: relay fetching is off (NIP-05 domains are still asked; OFFLINE=true stops them too)${search}`);
     return undefined;
   }
   logger.info(
     {
       relays: config.urls,
       indexers: config.indexerUrls,
+      ...(config.searchUrls.length > 0 ? { search: config.searchUrls } : {}),
       outbox: config.outbox.enabled ? config.outbox : false,
       maxConnections: config.maxConnections,
       timeoutMs: config.timeoutMs,
