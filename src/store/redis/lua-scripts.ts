@@ -413,10 +413,12 @@ return s
  * its bucket depth and count once they are many (`fk`, `<depth> <followers>`); ARGV[1] records of 33
  * bytes, a change (a signed byte: 1, -1, or a batch's net change) then the follower's 32 bytes,
  * packed in one argument (an argument per follower cost the client more than the script); ARGV[2]
- * the buckets' key prefix (`fb:{…}:`). A follower may come twice (a net change past a byte).
+ * the buckets' key prefix (`fb:{…}:`); ARGV[3] FOLLOW_BUCKET_SIZE. A follower may come twice (a
+ * net change past a byte).
  *
  * Few followers (depth 0): one sorted set. Past FOLLOW_BUCKET_SIZE × 16^depth followers, they move
- * to 16 times as many buckets, the sorted sets `fb:{…}:<the follower's first depth hex digits>`:
+ * to 16 times as many buckets (depth 4 at most), and below a 64th of that back to 16 times fewer,
+ * the sorted sets `fb:{…}:<the follower's first depth hex digits>`:
  * each stays small enough for Redis to keep as a listpack (≤ 128 members by default), about 40
  * bytes a follower against 140 in one large sorted set. Bucket order is pubkey order, so pages
  * read them one after the other (FOLLOWERS_PAGE). Followers not in a set yet (most of a new list's)
