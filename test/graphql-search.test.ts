@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../src/nostr/event.js';
-import { pubkeyOf, signed } from './support/events.js';
+import { profile, pubkeyOf, signed } from './support/events.js';
 import { postGraphql, useTestServer } from './support/test-server.js';
 
 /**
@@ -10,7 +10,6 @@ import { postGraphql, useTestServer } from './support/test-server.js';
  */
 
 const T = 1_700_000_000;
-const profile = (name: string, fields: Record<string, unknown>, at = T) => signed(name, { kind: 0, created_at: at, content: JSON.stringify(fields) });
 const list = (name: string, follows: string[]) => signed(name, { kind: 3, created_at: T, tags: follows.map((followed) => ['p', pubkeyOf(followed)]), content: '' });
 
 // 30 "satoshi" profiles; satoshi 7 has 3 followers, satoshi 12 two, satoshi 20 one.

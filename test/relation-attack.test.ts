@@ -10,7 +10,8 @@ import { recountRelations } from '../src/store/relation-recount.js';
 import type { RelationStats } from '../src/store/relation-index.js';
 import { BOTH_STORES, type OpenedStore } from './support/both-stores.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
-import { pubkeyOf, signed } from './support/events.js';
+import { profile, pubkeyOf, signed } from './support/events.js';
+import { shuffled } from './support/shuffle.js';
 import { getJson, startTestServer, type TestServer } from './support/test-server.js';
 import { createTestStore } from './support/test-store.js';
 
@@ -47,15 +48,6 @@ const HOSTILE_CONTENTS = [
   '+\u200b', // nor this
 ];
 
-function shuffled<X>(items: X[], seed: number): X[] {
-  let state = seed >>> 0 || 1;
-  for (let index = items.length - 1; index > 0; index--) {
-    state = (state * 1_103_515_245 + 12_345) >>> 0;
-    const other = state % (index + 1);
-    [items[index], items[other]] = [items[other] as X, items[index] as X];
-  }
-  return items;
-}
 
 /**
  * One world: two notes, and around them every kind of relation, from every store path. The
@@ -81,9 +73,9 @@ function buildWorld(): NostrEvent[] {
       signed(author, { kind: 0, created_at: T + 5, tags: [['q', n2.id]], content: '{}' }),
       // Profiles for the search index: one of the same second as the one above (the lower id
       // wins), a newer one with words in several scripts, and one of hostile fields.
-      signed(author, { kind: 0, created_at: T + 5, content: JSON.stringify({ name: `${author} five`, nip05: `${author}@five.example` }) }),
-      signed(author, { kind: 0, created_at: T + 7, content: JSON.stringify({ name: `${author} Ｓｅｖｅｎ`, display_name: 'ΑΣ İstanbul 中本聪 ⚡️', nip05: 42 }) }),
-      signed(author, { kind: 0, created_at: T + 8, content: JSON.stringify({ name: '\ud800'.repeat(3) + 'x'.repeat(300), display_name: Array.from({ length: 40 }, (_, word) => `w${word}`).join(' ') }) }),
+      profile(author, { name: `${author} five`, nip05: `${author}@five.example` }, T + 5),
+      profile(author, { name: `${author} Ｓｅｖｅｎ`, display_name: 'ΑΣ İstanbul 中本聪 ⚡️', nip05: 42 }, T + 7),
+      profile(author, { name: '\ud800'.repeat(3) + 'x'.repeat(300), display_name: Array.from({ length: 40 }, (_, word) => `w${word}`).join(' ') }, T + 8),
       signed(author, { kind: 3, created_at: T + 6, tags: [['p', pubkeyOf('alice')], ['q', n1.id]], content: '' }),
     ];
     versions.set(author, own);

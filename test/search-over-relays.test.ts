@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { BOTH_STORES, storeAndServer } from './support/both-stores.js';
-import { pubkeyOf, signed } from './support/events.js';
+import { profile, pubkeyOf, signed } from './support/events.js';
 import { startLoopbackRelay } from './support/loopback-relay.js';
 
 // End to end (issue 28 §2): with SEARCH_RELAYS, searchProfiles first asks them (NIP-50,
@@ -13,7 +13,6 @@ afterEach(async () => {
 });
 
 const T = 1_700_000_000;
-const profile = (name: string, fields: Record<string, unknown>) => signed(name, { kind: 0, created_at: T, content: JSON.stringify(fields) });
 const held = profile('alice', { name: 'Satoshi Held' });
 const remote = [
   profile('bob', { name: 'Satoshi Remote', nip05: 'bob@example.com' }),

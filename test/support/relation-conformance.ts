@@ -7,7 +7,8 @@ import { checkRelations, rebuildRelations } from '../../src/store/relation-check
 import { MAX_REACTION_CONTENTS, type RelationStats, type ReplyPosition } from '../../src/store/relation-index.js';
 import { comparePositions } from '../../src/store/relation-recount.js';
 import { deletion, vanish } from './deletion-conformance.js';
-import { pubkeyOf, signed } from './events.js';
+import { profile, pubkeyOf, signed } from './events.js';
+import { shuffled } from './shuffle.js';
 import { type OpenStore, withStoreFrom } from './store-under-test.js';
 import { brokenReceipts, zapReceipt } from './zaps.js';
 import { readZapReceipt } from '../../src/nostr/zaps.js';
@@ -40,7 +41,6 @@ async function expectExact(store: EventStore): Promise<void> {
   expect(check.searchDifferences).toEqual([]);
 }
 
-const profile = (author: string, fields: Record<string, unknown>, at = T) => signed(author, { kind: 0, content: JSON.stringify(fields), created_at: at });
 const followList = (author: string, follows: string[], at = T + 100) => signed(author, { kind: 3, tags: follows.map((name) => ['p', pubkeyOf(name)]), content: '', created_at: at });
 
 /** searchProfiles as the schema calls it (the query's words), on both of the index's paths. */
@@ -785,14 +785,4 @@ export function describeRelationConformance(name: string, open: OpenStore): void
       120_000,
     );
   });
-}
-
-function shuffled<T>(items: T[], seed: number): T[] {
-  let state = seed >>> 0 || 1;
-  for (let index = items.length - 1; index > 0; index--) {
-    state = (state * 1_103_515_245 + 12_345) >>> 0;
-    const other = state % (index + 1);
-    [items[index], items[other]] = [items[other] as T, items[index] as T];
-  }
-  return items;
 }

@@ -432,7 +432,7 @@ export class LmdbRelationIndex implements RelationIndex {
 
   followCounts(pubkeys: readonly string[]): Promise<FollowCounts[]> {
     return this.transactions.read(() =>
-      pubkeys.map((pubkey) => ({ followers: Number(this.db.get(`f:${pubkey}`) ?? 0), following: Number(this.db.get(`g:${pubkey}`) ?? 0) })),
+      pubkeys.map((pubkey) => ({ followers: this.followerCount(pubkey), following: Number(this.db.get(`g:${pubkey}`) ?? 0) })),
     );
   }
 
