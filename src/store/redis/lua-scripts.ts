@@ -425,7 +425,18 @@ return s
  * are added by one ZADD after one ZMSCORE, a ZINCRBY each cost Redis a fifth more. A follower at 0
  * leaves. Returns the change in its followers (for search ranks).
  */
-export const FOLLOW_SCRIPT = `
+const FOLLOWER_BUCKETS = `
+-- A follower's bucket at a depth (its first depth hex digits, as a number), and that bucket's key.
+local function bucketAt(follower, depth)
+  local high, low = string.byte(follower, 1, 2)
+  return math.floor((high * 256 + low) / 16 ^ (4 - depth))
+end
+local function bucketKey(prefix, bucket, depth)
+  return prefix .. string.format('%0' .. depth .. 'x', bucket)
+end
+`;
+
+export const FOLLOW_SCRIPT = `${FOLLOWER_BUCKETS}
 local records, prefix = ARGV[1], ARGV[2]
 local depth, count = 0, 0
 local meta = redis.call('GET', KEYS[2])
@@ -433,14 +444,11 @@ if meta then
   local d, n = string.match(meta, '^(%d+) (%-?%d+)$')
   depth, count = tonumber(d), tonumber(n)
 end
--- A follower's bucket as a number (its first depth hex digits), its key built once per bucket.
-local function bucketOf(follower)
-  local high, low = string.byte(follower, 1, 2)
-  return math.floor((high * 256 + low) / 16 ^ (4 - depth))
-end
+-- At the current depth (the key built once per bucket; depth 0 is the one set).
+local function bucketOf(follower) return bucketAt(follower, depth) end
 local function keyOf(bucket)
   if depth == 0 then return KEYS[1] end
-  return prefix .. string.format('%0' .. depth .. 'x', bucket)
+  return bucketKey(prefix, bucket, depth)
 end
 local order, changes, buckets = {}, {}, {}
 for i = 1, #records, 33 do
@@ -538,7 +546,7 @@ return redis.call('ZCOUNT', KEYS[1], 1, '+inf')
  * ARGV[2] the 32 bytes to read after (empty: from the start), ARGV[3] how many. Reads the buckets in
  * order from the one `after` falls in, as many as the page needs: one round trip.
  */
-export const FOLLOWERS_PAGE_SCRIPT = `
+export const FOLLOWERS_PAGE_SCRIPT = `${FOLLOWER_BUCKETS}
 local prefix, after, first = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local meta = redis.call('GET', KEYS[2])
 local function page(key, from, limit)
@@ -550,10 +558,10 @@ if not meta then return page(KEYS[1], after, first) end
 local depth = tonumber(string.match(meta, '^(%d+)'))
 local out = {}
 local b = 0
-if after ~= '' then b = tonumber(string.sub(string.format('%02x%02x', string.byte(after, 1, 2)), 1, depth), 16) end
+if after ~= '' then b = bucketAt(after, depth) end
 local from = after
 while b < 16 ^ depth and #out < first do
-  for _, member in ipairs(page(prefix .. string.format('%0' .. depth .. 'x', b), from, first - #out)) do out[#out + 1] = member end
+  for _, member in ipairs(page(bucketKey(prefix, b, depth), from, first - #out)) do out[#out + 1] = member end
   from = ''
   b = b + 1
 end
