@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { nip19 } from 'nostr-tools';
 import { describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../src/nostr/event.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
@@ -59,6 +60,17 @@ describe('searchProfiles over GraphQL', () => {
       expect(response.body.errors?.[0]?.message).toContain('1 to 64 characters');
     }
     for (const first of [0, 101, -1]) expect((await search('sat', first)).body.errors?.[0]?.extensions?.code).toBe('invalid_argument');
+  });
+
+  it('a secret key as the query (in a variable, alone or among words, in any case) is secret_key_refused, never searched for and never echoed', async () => {
+    const nsec = nip19.nsecEncode(new Uint8Array(32).fill(7));
+    for (const query of [nsec, `jack ${nsec}`, nsec.toUpperCase(), `${'a'.repeat(60)} ${nsec}`]) {
+      const response = await search(query);
+      expect(response.status, query).toBe(200);
+      expect(response.body.data ?? null).toBeNull();
+      expect(response.body.errors?.[0]?.extensions?.code).toBe('secret_key_refused');
+      expect(response.text.toLowerCase()).not.toContain(nsec.toLowerCase());
+    }
   });
 
   it('any query string gets an answer or invalid_search, never an error of its own (property)', async () => {

@@ -1,5 +1,6 @@
 import { LookupError } from '../errors.js';
 import { isSearchQueryLength, MAX_QUERY_CHARS, queryWords } from '../nostr/profile-search.js';
+import { containsSecretKey } from '../nostr/secret-keys.js';
 import { builder } from './builder.js';
 import { MAX_PROFILE_BYTES } from '../nostr/work-caps.js';
 import { loadWithinReadBound } from './loaders.js';
@@ -22,6 +23,10 @@ builder.queryFields((t) => ({
     description: `Profiles whose name, display_name or nip05 has, for every word of the query, a word that starts with it (Unicode NFKC, lower case; words are split on anything that is not a letter, a mark or a digit, in the query too, so \`jack@cash\` asks for \`jack\` and \`cash\`), ranked by the followers the index holds, descending, then by pubkey. A search looks at 2,000 profiles at most: a page may be short. \`query\`: 1 to ${MAX_QUERY_CHARS} Unicode code points (else invalid_search); one of only emoji, punctuation or white space finds nothing. \`first\`: 1 to ${MAX_PAGE_SIZE} (else invalid_argument). Costs 4,000 plus its profiles in the cost model.`,
     args: { query: t.arg.string({ required: true }), first: t.arg.int({ defaultValue: DEFAULT_SEARCH_SIZE }) },
     resolve: async (_root, { query, first }, { loaders, budget }) => {
+      // A secret key pasted into the search box (as a variable: one in the document is refused
+      // whole before this) is refused as the identifier parser refuses one, never searched for:
+      // with SEARCH_RELAYS it would otherwise be sent to them.
+      if (containsSecretKey(query)) throw new LookupError('secret_key_refused');
       const size = pageSizeOf(first);
       if (!isSearchQueryLength(query)) throw new LookupError('invalid_search');
       const words = queryWords(query);
