@@ -317,7 +317,7 @@ describe.each(BOTH_STORES)('Threads and reactions over GraphQL, $name store', ({
       errors: [
         {
           message:
-            'The query may return about 20200 objects (lists multiplied through, relevantProfiles by 100, replies by their first); the limit is 20000. Ask for fewer ids, smaller pages or nest less.',
+            'The query may return about 20200 objects (lists multiplied through, relevantProfiles by 100, pages by their first, each searchProfiles 4000 and its first); the limit is 20000. Ask for fewer ids, smaller pages or nest less.',
           extensions: { code: 'query_too_costly' },
         },
       ],
