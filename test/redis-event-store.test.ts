@@ -2,14 +2,81 @@ import { describe, expect, it } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
 import { CorruptDataError } from '../src/store/event-store.js';
 import { groupBySlot } from '../src/store/redis/mget-by-slot.js';
-import { deletion } from './support/deletion-conformance.js';
+import type { Held } from '../src/store/event-store.js';
+import { DELETED } from '../src/store/tombstones.js';
+import { readMember } from '../src/store/redis/author-list.js';
+import { rebuildRelations } from '../src/store/relation-check.js';
+import { deletion, vanish } from './support/deletion-conformance.js';
 import { describeEventStoreConformance } from './support/event-store-conformance.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { createTestStore } from './support/test-store.js';
 
 describeEventStoreConformance('Redis', (options) => createTestStore(undefined, options));
 
+const T = 1_700_000_000;
+
+/** What a read says: the event id, 'deleted', or null. */
+const said = (held: Held) => (held === DELETED ? 'deleted' : (held?.event?.id ?? null));
+
+/** An author's list (keys.ts `author`): its notes and what a request to vanish reads. */
+const authorList = (prefix: string, pubkey: string) => `${prefix}n:{${Buffer.from(pubkey, 'hex').toString('base64url')}}`;
+
 describe('Redis specifics', () => {
+  it("an author's list: one key for notes, zap-less kinds and addresses; a kind's range holds its events only, up to kind 65535; rebuild keeps the addresses a request to vanish bars", async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const author = pubkeyOf('lister');
+      const note = signed('lister', { created_at: T });
+      const last = signed('lister', { kind: 65535, created_at: T + 1 });
+      const article = signed('lister', { kind: 30023, created_at: T + 2, tags: [['d', 'essay']] });
+      const follows = signed('lister', { kind: 3, created_at: T + 3 });
+      const relays = signed('lister', { kind: 10002, created_at: T + 4, tags: [['r', 'wss://relay.example.com']] });
+      await store.putEvents([note, last, article, follows, relays, profile('lister', { name: 'lister' }, T + 5)]);
+      const members = (await client.zrangeBuffer(authorList(prefix, author), '0', '-1')).map((member) => readMember(member, author));
+      // One key: the three events in kind order, then the addresses in text order (every version of one shares its member).
+      expect(members).toEqual([
+        { kind: 1, position: { createdAt: T, id: note.id, bytes: serializeEvent(note).length } },
+        { kind: 30023, position: { createdAt: T + 2, id: article.id, bytes: serializeEvent(article).length } },
+        { kind: 65535, position: { createdAt: T + 1, id: last.id, bytes: serializeEvent(last).length } },
+        { address: `0:${author}` },
+        { address: `10002:${author}` },
+        { address: `3:${author}` },
+        { address: `30023:${author}:essay` },
+      ]);
+      expect(await client.exists(`${prefix}a:${author}`)).toBe(0);
+      // Kind 65535's range stops before the addresses.
+      expect(await store.relations.notes(author, [65535], null, 10)).toEqual([{ createdAt: T + 1, id: last.id, bytes: serializeEvent(last).length }]);
+      // A rebuild replays the events and keeps the addresses, which only the event store writes.
+      await rebuildRelations(store);
+      expect((await client.zrangeBuffer(authorList(prefix, author), '0', '-1')).map((member) => readMember(member, author))).toEqual(members);
+      expect(await store.putEvents([vanish('lister', T + 10)])).toEqual(['applied']);
+      expect((await store.getEvents([note.id, last.id, article.id, follows.id, relays.id])).map(said)).toEqual(['deleted', 'deleted', 'deleted', 'deleted', 'deleted']);
+      expect((await store.getReplaceable(10002, [author])).map(said)).toEqual(['deleted']);
+      expect(await store.relations.notes(author, [1, 30023, 65535], null, 10)).toEqual([]);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a request to vanish also reads the author index of a store written before the author\'s list (`a:<pubkey>`)', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const author = pubkeyOf('elder');
+      const old = signed('elder', { created_at: T });
+      const newer = signed('elder', { created_at: T + 20 });
+      const follows = signed('elder', { kind: 3, created_at: T + 1 });
+      await store.putEvents([old, newer, follows]);
+      // As an earlier version kept them: ids scored by created_at, addresses scored -1, no list.
+      await client.del(authorList(prefix, author));
+      await client.zadd(`${prefix}a:${author}`, T, old.id, T + 20, newer.id, -1, '@3');
+      expect(await store.putEvents([vanish('elder', T + 10)])).toEqual(['applied']);
+      expect((await store.getEvents([old.id, newer.id, follows.id])).map(said)).toEqual(['deleted', newer.id, 'deleted']);
+      expect(await client.zrange(`${prefix}a:${author}`, '0', '-1')).toEqual(['@3', newer.id]);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('followers move to 16 buckets past 96 of them, each a listpack of about 40 bytes a follower, and back to one set when most are gone; pages in pubkey order', async () => {
     const { store, client, prefix, cleanup } = await createTestStore();
     try {
@@ -71,8 +138,9 @@ describe('Redis specifics', () => {
       await store.putEvents([note, deletion('del-ann', { ids: [note.id] })]);
       expect(await client.get(`${prefix}e:${note.id}`)).toBe(`x${note.pubkey}`);
       expect(await client.ttl(`${prefix}e:${note.id}`)).toBe(-1);
-      // Not in the author index any more (a request to vanish has nothing to find).
-      expect(await client.zscore(`${prefix}a:${note.pubkey}`, note.id)).toBeNull();
+      // Not in its author's list any more (a request to vanish has nothing to find): only the request is.
+      const listed = await client.zrangeBuffer(authorList(prefix, note.pubkey), '0', '-1');
+      expect(listed.map((member) => readMember(member, note.pubkey))).toEqual([{ kind: 5, position: { createdAt: T + 100, id: deletion('del-ann', { ids: [note.id] }).id, bytes: expect.any(Number) } }]);
 
       const later = signed('del-bo', { content: 'arrives after a stranger named it' });
       await store.putEvents([deletion('del-stranger', { ids: [later.id] })]);

@@ -84,10 +84,15 @@ async function importAll(store: EventStore, events: readonly NostrEvent[]): Prom
 }
 
 
-async function relationIndexBytes(admin: Redis, prefix: string): Promise<number> {
-  let bytes = 0;
-  for (const type of RELATION_KEY_TYPES) bytes += (await totalUsage(admin, `${prefix}${type}:*`)).bytes;
-  return bytes;
+/**
+ * The relationship index's bytes, without the authors' lists (`n:`), which are also the author index
+ * every stored event had before there was a relationship index (author-list.ts): reported apart,
+ * per event.
+ */
+async function relationIndexBytes(admin: Redis, prefix: string): Promise<{ index: number; authorLists: number }> {
+  let index = 0;
+  for (const type of RELATION_KEY_TYPES) if (type !== 'n') index += (await totalUsage(admin, `${prefix}${type}:*`)).bytes;
+  return { index, authorLists: (await totalUsage(admin, `${prefix}n:*`)).bytes };
 }
 
 
@@ -119,7 +124,8 @@ async function main() {
     // 2. Bytes per reaction and per reply in the index.
     const redisIndex = await relationIndexBytes(admin, prefix);
     rows.push(
-      `| Redis: the relationship index, all of it (MEMORY USAGE of its keys) | ${fixed(redisIndex / (world.reactions.length + world.replies.length))} bytes per reaction or reply | ${world.targets.length} targets |`,
+      `| Redis: the relationship index but the authors' lists (MEMORY USAGE of its keys) | ${fixed(redisIndex.index / (world.reactions.length + world.replies.length))} bytes per reaction or reply | ${world.targets.length} targets |`,
+      `| Redis: the authors' lists (\`n:\`, author index and notes in one key per author) | ${fixed(redisIndex.authorLists / all.length)} bytes per event | ${people.length} authors |`,
       `| LMDB: the \`relations\` database | ${fixed(lmdbBytes(lmdb, 'relations') / (world.reactions.length + world.replies.length))} bytes per reaction or reply | file ${fixed(statSync(join(dir, 'data.mdb')).size / 2 ** 20, 1)} MiB in all |`,
     );
     // Key names as long as production's (`nostr:` is 6 characters): a key's name is part of its cost.
@@ -142,7 +148,7 @@ async function main() {
         });
         await importAll(sub, events);
         const bytes = await relationIndexBytes(admin, subPrefix);
-        rows.push(`| Redis index, ${what} only, ${perTarget} per note (${count} ${what}, a 6-character key prefix) | ${fixed(bytes / count)} bytes per ${what === 'reactions' ? 'reaction' : 'reply'} | |`);
+        rows.push(`| Redis index, ${what} only, ${perTarget} per note (${count} ${what}, a 6-character key prefix) | ${fixed(bytes.index / count)} bytes per ${what === 'reactions' ? 'reaction' : 'reply'} | authors' lists ${fixed(bytes.authorLists / count)} bytes per event |`);
         await deleteByPrefix(admin, subPrefix);
       }
     }
@@ -175,7 +181,7 @@ async function main() {
         if (check.zapDifferences.length > 0 || check.zapSubjects !== zapCount / 10 + zapCount / 10) throw new Error(`${name}: zaps differ`);
       }
       rows.push(
-        `| Redis: the zap index (MEMORY USAGE of its keys; 10 receipts per note and per recipient, distinct senders, a 5-character key prefix) | ${fixed((await relationIndexBytes(admin, zapPrefix)) / zapCount)} bytes per receipt | target and recipient both |`,
+        `| Redis: the zap index (MEMORY USAGE of its keys; 10 receipts per note and per recipient, distinct senders, a 5-character key prefix) | ${fixed((await relationIndexBytes(admin, zapPrefix)).index / zapCount)} bytes per receipt | target and recipient both |`,
         `| LMDB: the \`relations\` database, the same receipts | ${fixed(lmdbBytes(zapLmdb, 'relations') / zapCount)} bytes per receipt | |`,
       );
     } finally {

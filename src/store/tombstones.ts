@@ -132,7 +132,8 @@ export function requestOutcome<Outcome extends string>(outcome: Outcome, isReque
  * The author index (for requests to vanish, which remove every event of a pubkey): a regular event
  * is indexed by its id, a replaceable or addressable one by its address without the pubkey
  * (`@<kind>`, `@<kind>:<d>`, `@<kind>#<hash>`), so every version shares one entry and an entry
- * stays short (Redis keeps small sorted sets compact while members are at most 64 bytes).
+ * stays short (Redis keeps small sorted sets compact while members are at most 64 bytes; there
+ * the members sit in the author's list after a 3-byte mark, redis/author-list.ts).
  */
 export function authorIndexMember(address: string, pubkey: string): string {
   return `@${address.replace(`:${pubkey}`, '')}`;

@@ -9,8 +9,8 @@
  * - `<prefix>r:<kind>:<pubkey>[:<d>]`: the latest event of a replaceable/addressable address (NIP-01),
  *   or a deletion's bar. Profiles are `r:0:<pubkey>`, so a batch of profiles is one MGET.
  * - `<prefix>v:<pubkey>`: the time of the pubkey's latest request to vanish (NIP-62).
- * - `<prefix>a:<pubkey>`: the author index, a sorted set: event ids scored by created_at, and
- *   replaceable addresses (store/tombstones.ts authorIndexMember) scored -1; read by requests to vanish.
+ * - `<prefix>a:<pubkey>`: the author index of stores written before the author's list below held
+ *   it (event ids scored by created_at, addresses scored -1): read, then removed, by a request to vanish.
  * - `<prefix>m:<key>`: a mark (negative cache, profile freshness), expiring by Redis TTL.
  * - `<prefix>c:<name>`: a cursor.
  * - `<prefix>t:{<id64>}`, `l:{<id64>}`, `d:{<id64>}`, `b:{<id64>}`: the relationship index of event
@@ -27,10 +27,11 @@
  *   `fb:{<pubkey64>}:<hex digits>` instead, the same split into buckets by the followers' first hex
  *   digits (as many digits as `fk:{<pubkey64>}` says, with the count: `<depth> <followers>`), each
  *   bucket small enough to stay a listpack; `fg:{<pubkey64>}`: how many pubkeys its list follows.
- * - `<prefix>n:{<pubkey64>}`: the author's notes (store/relation-index.ts notes), one sorted set
- *   for all its kinds (most authors write a few events: one key per author, not per kind) of
- *   45-byte members, the kind as 2 bytes then replyMemberBytes of notePlace, read BYLEX one range
- *   per kind, newest first; `nd:{<pubkey64>}`: its tombstones (lua-scripts.ts NOTE).
+ * - `<prefix>n:{<pubkey64>}`: the author's list (author-list.ts): its notes, read BYLEX one range
+ *   per kind, newest first, and the author index a request to vanish reads (every regular and
+ *   addressable event, every replaceable address), one sorted set per author (most authors write a
+ *   few events: one key per author, not per kind nor per use); `nd:{<pubkey64>}`: tombstones of
+ *   its events (lua-scripts.ts NOTE).
  *   The id is written in base64url (43 characters, never a brace): most notes have a reaction or
  *   two, and a key's name is a good part of what such a small key costs.
  * - `<prefix>s:{s}:w`, `:d`, `:x`, `:c` and `:k:<prefix>`: the search index (store/search-index.ts,
@@ -46,11 +47,11 @@ export interface RedisKeys {
   mark(key: string): string;
   cursor(name: string): string;
   vanished(pubkey: string): string;
-  author(pubkey: string): string;
+  legacyAuthor(pubkey: string): string;
   relations(id: string): [tally: string, replies: string, replyTombstones: string, contents: string];
   zaps(subject: string): { groups: string; senders(group: { recipient: string; provider: string }): string };
   follows(pubkey: string): { followers: string; following: string; depth: string; buckets: string };
-  notes(pubkey: string): { list: string; tombstones: string };
+  author(pubkey: string): { list: string; tombstones: string };
   search: { words: string; removals: string; lexical: string; followers: string; ranks: string };
 }
 
@@ -67,7 +68,7 @@ export function redisKeys(prefix: string): RedisKeys {
     mark: (key) => `${prefix}m:${key}`,
     cursor: (name) => `${prefix}c:${name}`,
     vanished: (pubkey) => `${prefix}v:${pubkey}`,
-    author: (pubkey) => `${prefix}a:${pubkey}`,
+    legacyAuthor: (pubkey) => `${prefix}a:${pubkey}`,
     relations: (id) => {
       const tag = Buffer.from(id, 'hex').toString('base64url');
       return [`${prefix}t:{${tag}}`, `${prefix}l:{${tag}}`, `${prefix}d:{${tag}}`, `${prefix}b:{${tag}}`];
@@ -76,7 +77,7 @@ export function redisKeys(prefix: string): RedisKeys {
       const tag = Buffer.from(pubkey, 'hex').toString('base64url');
       return { followers: `${prefix}fr:{${tag}}`, following: `${prefix}fg:{${tag}}`, depth: `${prefix}fk:{${tag}}`, buckets: `${prefix}fb:{${tag}}:` };
     },
-    notes: (pubkey) => {
+    author: (pubkey) => {
       const tag = Buffer.from(pubkey, 'hex').toString('base64url');
       return { list: `${prefix}n:{${tag}}`, tombstones: `${prefix}nd:{${tag}}` };
     },

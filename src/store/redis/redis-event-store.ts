@@ -24,12 +24,12 @@ import { markerFor, readSlot, resolveEventValues } from '../replaceable-markers.
 import { readStoredEvent, wireIdOf } from '../stored-event.js';
 import {
   addressOfMember,
-  authorIndexMember,
   deletedEventValue,
   MAX_PENDING_DELETERS,
   PENDING_TTL_SECONDS,
   requestOutcome,
 } from '../tombstones.js';
+import { addressMember, readMember } from './author-list.js';
 import { type RedisKeys, redisKeys } from './keys.js';
 import {
   BAR_VERSION_SCRIPT,
@@ -239,7 +239,6 @@ export class RedisEventStore implements EventStore {
     }
     const json = serializeEvent(event);
     const address = replaceableAddress(event);
-    const authorKey = this.keys.author(event.pubkey);
     if (address === undefined) {
       const eventKey = this.keys.event(event.id);
       if (deletedInBatch) {
@@ -248,17 +247,13 @@ export class RedisEventStore implements EventStore {
         await this.unrelate(this.client.nostrTombstone(eventKey, event.pubkey));
         return 'deleted';
       }
-      // Indexed in the same round trip; taken out again in the rare case the event was deleted.
-      const [outcome] = await Promise.all([
-        this.client.nostrPutRegular(eventKey, json, event.pubkey, isUndeletableKind(event.kind) ? '1' : '0'),
-        this.client.zadd(authorKey, event.created_at, event.id),
-      ]);
-      if (outcome === 'deleted') await this.client.zrem(authorKey, event.id);
-      // Its relations, once: only the writer that stored it gets `stored`.
+      const outcome = await this.client.nostrPutRegular(eventKey, json, event.pubkey, isUndeletableKind(event.kind) ? '1' : '0');
+      // Its relations and its place in its author's list, once: only the writer that stored it gets `stored`.
       if (outcome === 'stored') await this.relations.relate(event, 1, Buffer.byteLength(json));
       return outcome;
     }
-    const indexed = this.client.zadd(authorKey, -1, authorIndexMember(address, event.pubkey));
+    // Every version of an address shares one member of the author's list (for requests to vanish).
+    const indexed = this.client.zadd(this.keys.author(event.pubkey).list, 0, addressMember(address, event.pubkey));
     const slotKey = this.keys.replaceable(address);
     const [[outcome, previousId, previousJson]] = await Promise.all([
       this.client.nostrReplaceEvent(slotKey, json, event.id, String(event.created_at)),
@@ -346,7 +341,8 @@ export class RedisEventStore implements EventStore {
         );
         // `version`: the address of the deleted version; `deleted`: the deleted event.
         if (verdict === 'version' && detail) await this.unrelate(this.client.nostrBarVersion(this.keys.replaceable(detail), id));
-        if (verdict === 'deleted') await Promise.all([this.client.zrem(this.keys.author(request.pubkey), id), this.unrelate(detail)]);
+        // Its member of its author's list goes with its relations.
+        if (verdict === 'deleted') await this.unrelate(detail);
       }),
       ...addresses.map((address) => this.raiseBar(address, request.created_at, '', request.pubkey)),
     ]);
@@ -360,24 +356,43 @@ export class RedisEventStore implements EventStore {
 
   /**
    * A request to vanish that applies here (NIP-62): the time is kept, then every event of the author
-   * up to it is removed (its id keeps a tombstone), page by page through the author index, then
-   * every replaceable address of the author is barred, the profile's included.
+   * up to it is removed (its id keeps a tombstone; its member of the author's list goes with its
+   * relations), page by page through the author's list, then every replaceable address of the
+   * author is barred, the profile's included. Stores written before the author's list kept an
+   * author index of their own (keys.ts `legacyAuthor`): read the same way.
    */
   private async applyVanish(request: NostrEvent): Promise<void> {
     const { pubkey, created_at: until } = request;
-    const authorKey = this.keys.author(pubkey);
     await this.client.nostrVanishAt(this.keys.vanished(pubkey), String(until));
-    for (;;) {
-      const ids = await this.client.zrangebyscore(authorKey, 0, until, 'LIMIT', 0, VANISH_PAGE);
-      if (ids.length === 0) break;
-      await Promise.all(ids.map((id) => this.unrelate(this.client.nostrTombstone(this.keys.event(id), pubkey))));
-      await this.client.zrem(authorKey, ...ids);
+    const addresses = new Set([replaceableKindAddress(PROFILE_KIND, pubkey)]);
+    const tombstone = (ids: readonly string[]) => Promise.all(ids.map((id) => this.unrelate(this.client.nostrTombstone(this.keys.event(id), pubkey))));
+    const list = this.keys.author(pubkey).list;
+    // Newer events stay, so the pages go on from the last member read, not from the start.
+    for (let from = Buffer.from('-'); ; ) {
+      const members = await this.client.zrangeBuffer(list, from, '+', 'BYLEX', 'LIMIT', 0, VANISH_PAGE);
+      const last = members.at(-1);
+      if (last === undefined) break;
+      const ids: string[] = [];
+      for (const member of members) {
+        const named = readMember(member, pubkey);
+        if (named && 'address' in named) addresses.add(named.address);
+        else if (named && named.position.createdAt <= until) ids.push(named.position.id);
+      }
+      await tombstone(ids);
+      from = Buffer.concat([Buffer.from('('), last]);
     }
-    const members = await this.client.zrangebyscore(authorKey, -1, -1);
-    const addresses = members.map((member) => addressOfMember(member, pubkey)).filter((address): address is string => !!address);
-    await Promise.all(
-      [...new Set([...addresses, replaceableKindAddress(PROFILE_KIND, pubkey)])].map((address) => this.raiseBar(address, until, '', pubkey)),
-    );
+    const legacy = this.keys.legacyAuthor(pubkey);
+    for (;;) {
+      const ids = await this.client.zrangebyscore(legacy, 0, until, 'LIMIT', 0, VANISH_PAGE);
+      if (ids.length === 0) break;
+      await tombstone(ids);
+      await this.client.zrem(legacy, ...ids);
+    }
+    for (const member of await this.client.zrangebyscore(legacy, -1, -1)) {
+      const address = addressOfMember(member, pubkey);
+      if (address) addresses.add(address);
+    }
+    await Promise.all([...addresses].map((address) => this.raiseBar(address, until, '', pubkey)));
   }
 
   /**

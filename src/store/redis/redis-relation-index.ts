@@ -22,6 +22,7 @@ import {
 } from '../relation-index.js';
 import { SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '../search-index.js';
 import { msatsOfParts, msatsParts, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey } from '../zap-index.js';
+import { EVENTS_END, eventMember, isListedKind, kindRange } from './author-list.js';
 import { RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY_TYPES } from './keys.js';
 import { FOLLOW_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
 import type { RedisClient } from './mget-by-slot.js';
@@ -52,20 +53,6 @@ declare module 'ioredis' {
     nostrSearchBuffer(words: string, lexical: string, followers: string, ranks: string, first: string, limit: string, walk: string, ...asked: string[]): Result<Buffer[], Context>;
   }
 }
-
-/** A note's member in its author's list: the kind (2 bytes), then its place (replyMemberBytes of notePlace). */
-function noteMember(kind: number, position: ReplyPosition): Buffer {
-  return Buffer.concat([kindBytes(kind), replyMemberBytes(notePlace(position))]);
-}
-
-function kindBytes(kind: number): Buffer {
-  const bytes = Buffer.alloc(2);
-  bytes.writeUInt16BE(kind);
-  return bytes;
-}
-
-/** Past every member of a kind: its 2 bytes, then more 0xff than a place has bytes. */
-const AFTER_PLACES = Buffer.alloc(43, 0xff);
 
 /** Follower changes per FOLLOW call, at most: a script runs alone on its node, so a long one holds it. */
 const FOLLOW_PAIRS = 500;
@@ -133,11 +120,11 @@ export class RedisRelationIndex implements RelationIndex {
       const pubkey = Buffer.from(event.pubkey, 'hex');
       writes.push(this.client.nostrSearchProfile(words, removals, lexical, followers, ranks, pubkey, String(delta), String(event.created_at), event.id, profileWords(event).join(' ')));
     }
-    // Its place in its author's notes.
-    if (isNoteKind(event.kind)) {
-      const notes = this.keys.notes(event.pubkey);
-      const place = noteMember(event.kind, { createdAt: event.created_at, id: event.id, bytes: size ?? storedSizeOf(event) });
-      writes.push(this.client.nostrNote(notes.list, notes.tombstones, String(delta), place));
+    // Its place in its author's list (its notes; what a request to vanish finds).
+    if (isListedKind(event.kind)) {
+      const list = this.keys.author(event.pubkey);
+      const member = eventMember(event.kind, { createdAt: event.created_at, id: event.id, bytes: size ?? storedSizeOf(event) });
+      writes.push(this.client.nostrNote(list.list, list.tombstones, String(delta), member));
     }
     // A follow list: its follows, one script per pubkey it follows (each in that pubkey's slot) and
     // its author's count; gathered with the batch's others when there is a batch (flushFollows).
@@ -402,15 +389,9 @@ export class RedisRelationIndex implements RelationIndex {
   notes(author: string, kinds: readonly number[], after: ReplyPosition | null, first: number): Promise<ReplyPosition[]> {
     // One range per kind of the author's one list, sent together. Exclusive of `after`'s place
     // whatever its size (the bound's size is past all), as replies.
-    const key = this.keys.notes(author).list;
+    const key = this.keys.author(author).list;
     return this.commands.read(async () => {
-      const lists = await Promise.all(
-        kinds.map((kind) => {
-          const prefix = kindBytes(kind);
-          const start = after ? Buffer.concat([Buffer.from('('), prefix, replyMemberBytes(notePlace({ createdAt: after.createdAt, id: after.id }))]) : Buffer.concat([Buffer.from('['), prefix]);
-          return this.client.zrangeBuffer(key, start, Buffer.concat([Buffer.from('['), prefix, AFTER_PLACES]), 'BYLEX', 'LIMIT', 0, first);
-        }),
-      );
+      const lists = await Promise.all(kinds.map((kind) => this.client.zrangeBuffer(key, ...kindRange(kind, after), 'BYLEX', 'LIMIT', 0, first)));
       return lists
         .flat()
         .map((member) => notePlace(replyPositionOfBytes(member.subarray(2))))
@@ -425,8 +406,9 @@ export class RedisRelationIndex implements RelationIndex {
       const feeds: NoteFeed[] = [];
       for (const key of keys) {
         const author = Buffer.from(key.slice(start, -1), 'base64url').toString('hex');
-        const members = await this.commands.read(() => this.client.zrangeBuffer(key, '0', '-1'));
-        for (const kind of new Set(members.map((member) => member.readUInt16BE(0)))) feeds.push({ author, kind });
+        const members = await this.commands.read(() => this.client.zrangeBuffer(key, '-', EVENTS_END, 'BYLEX'));
+        const kinds = new Set(members.map((member) => member.readUInt16BE(0)));
+        for (const kind of kinds) if (isNoteKind(kind)) feeds.push({ author, kind });
       }
       yield feeds;
     }
@@ -447,8 +429,9 @@ export class RedisRelationIndex implements RelationIndex {
     for (const type of RELATION_KEY_TYPES) {
       // `y:{…}:<group>` ends past its brace: the pattern leaves the end open.
       for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}${type}:{*`)) {
-        // One key per command: on a cluster the keys sit in different slots.
-        await this.commands.run(() => Promise.all(keys.map((key) => this.client.unlink(key))));
+        // One key per command: on a cluster the keys sit in different slots. An author's list keeps
+        // its addresses, which the event store writes and no rebuild replays (author-list.ts).
+        await this.commands.run(() => Promise.all(keys.map((key) => (type === 'n' ? this.client.zremrangebylex(key, '-', EVENTS_END) : this.client.unlink(key)))));
       }
     }
   }
