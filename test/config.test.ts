@@ -62,6 +62,7 @@ describe('configuration from the environment', () => {
         REDIS_KEY_PREFIX: '{nostr}:',
         REDIS_TIMEOUT_MS: '250',
         REDIS_WAIT_REPLICAS: '1',
+        HOT_CACHE_MB: '128',
         LOG_LEVEL: 'debug',
         MAX_PROFILES: '20',
         MAX_LIST_LENGTH: '10',
@@ -119,7 +120,7 @@ describe('configuration from the environment', () => {
           maxRequestsPerConnection: 2,
         },
       },
-      store: { kind: 'redis', url: 'rediss://:pw@cache.internal:6380/2', keyPrefix: '{nostr}:', timeoutMs: 250, waitReplicas: 1 },
+      store: { kind: 'redis', url: 'rediss://:pw@cache.internal:6380/2', keyPrefix: '{nostr}:', timeoutMs: 250, waitReplicas: 1, hotCacheMb: 128 },
       log: { level: 'debug' },
       lookup: { maxProfiles: 20, maxListLength: 10 },
       relays: {
@@ -418,6 +419,7 @@ describe('configuration from the environment', () => {
       keyPrefix: 'nostr:',
       timeoutMs: 1000,
       waitReplicas: 1,
+      hotCacheMb: 64,
     });
     expect(loadConfig({ REDIS_CLUSTER_NODES: 'rediss://svc:s%40cret@a.example:6380,rediss://svc:s%40cret@b.example:6380' }).store).toMatchObject({
       kind: 'redis-cluster',
@@ -478,7 +480,11 @@ describe('configuration from the environment', () => {
   });
 
   it('REDIS_WAIT_REPLICAS (issue 15 §3): 0 by default, a small whole number, only with a Redis', () => {
-    expect(loadConfig({ REDIS_URL: 'redis://a:6379' }).store).toMatchObject({ waitReplicas: 0 });
+    expect(loadConfig({ REDIS_URL: 'redis://a:6379' }).store).toMatchObject({ waitReplicas: 0, hotCacheMb: 64 });
+    expect(loadConfig({ REDIS_URL: 'redis://a:6379', HOT_CACHE_MB: '0' }).store).toMatchObject({ hotCacheMb: 0 });
+    expect(problems({ HOT_CACHE_MB: '-1' })).toEqual(['HOT_CACHE_MB must be a whole number']);
+    expect(problems({ HOT_CACHE_MB: '64MB' })).toEqual(['HOT_CACHE_MB must be a whole number']);
+    expect(problems({ HOT_CACHE_MB: '70000' })).toEqual(['HOT_CACHE_MB must be at most 65536']);
     expect(loadConfig({ REDIS_URL: 'redis://a:6379', REDIS_WAIT_REPLICAS: '' }).store).toMatchObject({ waitReplicas: 0 });
     expect(problems({ REDIS_URL: 'redis://a:6379', REDIS_WAIT_REPLICAS: '17' })).toEqual(['REDIS_WAIT_REPLICAS must be at most 16']);
     expect(problems({ REDIS_URL: 'redis://a:6379', REDIS_WAIT_REPLICAS: '-1' })).toEqual(['REDIS_WAIT_REPLICAS must be a whole number']);
@@ -501,6 +507,7 @@ describe('configuration from the environment', () => {
       'REDIS_WAIT_REPLICAS',
       'REDIS_KEY_PREFIX',
       'REDIS_TIMEOUT_MS',
+      'HOT_CACHE_MB',
       'LOG_LEVEL',
       'MAX_PROFILES',
       'GRAPHIQL',

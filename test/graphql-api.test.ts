@@ -248,6 +248,7 @@ describe('unexpected failures are masked', () => {
       },
       servableEvents: async function* () {},
       relateStored: async () => {},
+      finishRebuild: async () => {},
       writesFailing: () => false,
       getProfilesWithMarks: async () => {
         throw new TypeError(secret);

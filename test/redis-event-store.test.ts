@@ -58,6 +58,64 @@ describe('Redis specifics', () => {
     }
   });
 
+  it('a writer that stopped after storing an event, before listing it: the retried put (duplicate) lists it, so a request to vanish finds it (review F1)', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const note = signed('stopper', { created_at: T, content: 'written, then the writer stopped' });
+      const receipt = signed('stopper', { kind: 9735, created_at: T + 1 });
+      // What nostrPutRegular leaves before the relations are written (a process killed, a timeout).
+      await client.set(`${prefix}e:${note.id}`, serializeEvent(note));
+      // The same through the code: the list's script fails once (a stand-in for any error), the batch is retried.
+      await client.set(authorList(prefix, pubkeyOf('stopper')), 'not a sorted set');
+      await expect(store.putEvents([receipt])).rejects.toThrow();
+      await client.del(authorList(prefix, pubkeyOf('stopper')));
+      expect(await store.putEvents([note, receipt])).toEqual(['duplicate', 'duplicate']);
+      expect(await store.putEvents([vanish('stopper', T + 10)])).toEqual(['applied']);
+      expect((await store.getEvents([note.id, receipt.id])).map(said)).toEqual(['deleted', 'deleted']);
+      // A duplicate of a deleted event is not listed again.
+      const gone = signed('stopper 2', { created_at: T });
+      await store.putEvents([gone, deletion('stopper 2', { ids: [gone.id] })]);
+      expect(await store.putEvents([gone])).toEqual(['deleted']);
+      expect((await client.zrangeBuffer(authorList(prefix, pubkeyOf('stopper 2')), '0', '-1')).map((member) => readMember(member, pubkeyOf('stopper 2')))).toEqual([
+        { kind: 5, position: expect.objectContaining({ createdAt: T + 100 }) },
+      ]);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('relations rebuild keeps the authors\' lists readable throughout (a request to vanish during it finds every event), prunes what is not servable, and sweeps every kept time of a request to vanish again (review F2, F5)', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const note = signed('rebuilt', { created_at: T });
+      const receipt = signed('rebuilt', { kind: 9735, created_at: T + 1 });
+      const ephemeral = signed('rebuilt', { kind: 20001, created_at: T + 2 });
+      await store.putEvents([note, receipt, ephemeral]);
+      // The rebuild's first step; its replay has not reached this author yet.
+      await store.relations.clear();
+      expect(await store.putEvents([vanish('rebuilt', T + 10)])).toEqual(['applied']);
+      expect((await store.getEvents([note.id, receipt.id, ephemeral.id])).map(said)).toEqual(['deleted', 'deleted', 'deleted']);
+
+      // A member whose event is gone (a writer stopped between its tombstone and its relations) is pruned.
+      const kept = signed('pruned', { created_at: T });
+      const stale = signed('pruned', { created_at: T + 1 });
+      await store.putEvents([kept, stale]);
+      await client.set(`${prefix}e:${stale.id}`, `x${stale.pubkey}`);
+      // An instance of an earlier version applied a request to vanish reading `a:` only: the time is
+      // kept, the events listed here were not swept.
+      const missed = signed('upgraded', { created_at: T });
+      const article = signed('upgraded', { kind: 30023, created_at: T + 1, tags: [['d', 'essay']] });
+      await store.putEvents([missed, article]);
+      await client.set(`${prefix}v:${pubkeyOf('upgraded')}`, String(T + 10));
+      await rebuildRelations(store);
+      expect(await store.relations.notes(pubkeyOf('pruned'), [1], null, 10)).toEqual([{ createdAt: T, id: kept.id, bytes: serializeEvent(kept).length }]);
+      expect((await store.getEvents([kept.id, missed.id, article.id])).map(said)).toEqual([kept.id, 'deleted', 'deleted']);
+      expect(await store.relations.notes(pubkeyOf('upgraded'), [1, 30023], null, 10)).toEqual([]);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('a request to vanish also reads the author index of a store written before the author\'s list (`a:<pubkey>`)', async () => {
     const { store, client, prefix, cleanup } = await createTestStore();
     try {

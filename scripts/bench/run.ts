@@ -25,6 +25,7 @@ import { identity, makeNotes, makeProfiles } from './dataset.js';
 import {
   cycle,
   log,
+  zipf,
   measureInterleaved,
   peakRssMiB,
   type Row,
@@ -44,6 +45,8 @@ const { values: options } = parseArgs({
     connections: { type: 'string', default: '32' },
     rounds: { type: 'string', default: '3' },
     output: { type: 'string', default: 'BENCHMARKS.md' },
+    // Keys drawn by a Zipf law of this exponent instead of cycling through all (issue 29 §3: 1.1).
+    zipf: { type: 'string' },
     // One Redis against a 3-master Redis Cluster instead (issue 15 §6): scripts/bench/cluster.ts.
     cluster: { type: 'boolean', default: false },
   },
@@ -54,6 +57,10 @@ const noteCount = Number(options.notes);
 const duration = Number(options.duration);
 const connections = Number(options.connections);
 const rounds = Number(options.rounds);
+const zipfExponent = options.zipf === undefined ? undefined : Number(options.zipf);
+if (zipfExponent !== undefined && !(zipfExponent > 0)) throw new Error('--zipf: an exponent above 0, such as 1.1');
+/** How the targets pick their keys: all in turn, or by the Zipf law of --zipf. */
+const keys = <T>(items: readonly T[]) => (zipfExponent === undefined ? cycle(items) : zipf(items, zipfExponent));
 const root = new URL('../../', import.meta.url);
 
 const EVENT_QUERY =
@@ -125,6 +132,8 @@ async function main() {
     // with both off, and with both on (limits high enough never to refuse: every request is counted).
     const bareUrl = `http://127.0.0.1:${await startService(children, env, { METRICS: 'false' })}`;
     const limitedUrl = `http://127.0.0.1:${await startService(children, env, { RATE_LIMIT: '1000000', MISS_RATE_LIMIT: '1000' })}`;
+    // The hot cache (issue 29 §2) is on by default: the same service without it.
+    const uncachedUrl = `http://127.0.0.1:${await startService(children, env, { HOT_CACHE_MB: '0' })}`;
     const serviceUrl = `http://127.0.0.1:${servicePort}`;
     const baselineUrl = `http://127.0.0.1:${baselinePort}`;
     const bytesBaselineUrl = `http://127.0.0.1:${bytesBaselinePort}`;
@@ -158,7 +167,7 @@ async function main() {
     for (const k of ks) {
       log(`K = ${k}`);
       const ids = notesByK.get(k) ?? [];
-      const nextId = cycle(ids);
+      const nextId = keys(ids);
       const event = (name: string, url: string, countCommands: boolean) => getTarget(name, url, '/event?id=', nextId, countCommands);
       await measureGroup(String(k), `/event?id=${ids[0]}`, [
         event('baseline /event', baselineUrl, true),
@@ -166,6 +175,7 @@ async function main() {
         event('service /event', serviceUrl, true),
         event('service, embedded store /event', embeddedUrl, false),
         event('service, METRICS=false /event', bareUrl, true),
+        event('service, HOT_CACHE_MB=0 /event', uncachedUrl, true),
         event('service, metrics + rate limits /event', limitedUrl, true),
         {
           name: 'service POST /graphql (event)',
@@ -178,7 +188,7 @@ async function main() {
 
     log('profiles');
     const pubkeys = identities.map((who) => who.pubkey);
-    const nextPubkey = cycle(pubkeys);
+    const nextPubkey = keys(pubkeys);
     const profile = (name: string, url: string, countCommands: boolean) =>
       getTarget(name, url, '/user-profile?pubkey=', nextPubkey, countCommands);
     await measureGroup('-', `/user-profile?pubkey=${pubkeys[0]}`, [
@@ -187,6 +197,7 @@ async function main() {
       profile('service /user-profile', serviceUrl, true),
       profile('service, embedded store /user-profile', embeddedUrl, false),
       profile('service, METRICS=false /user-profile', bareUrl, true),
+      profile('service, HOT_CACHE_MB=0 /user-profile', uncachedUrl, true),
       profile('service, metrics + rate limits /user-profile', limitedUrl, true),
       {
         name: 'service POST /graphql (profile)',
@@ -236,7 +247,7 @@ function writeReport(rows: Row[], peakRss: { redis: number | undefined; embedded
     );
   }
   const cpu = cpus();
-  const command = `npm run bench -- --k ${options.k} --profiles ${profileCount} --notes ${noteCount} --duration ${duration} --connections ${connections} --rounds ${rounds}`;
+  const command = `npm run bench -- --k ${options.k} --profiles ${profileCount} --notes ${noteCount} --duration ${duration} --connections ${connections} --rounds ${rounds}${zipfExponent === undefined ? '' : ` --zipf ${zipfExponent}`}`;
   const report = `# Benchmarks
 
 Measured by \`${command}\` on ${new Date().toISOString().slice(0, 10)}.
@@ -249,7 +260,11 @@ target's first round), and each row gives the median round: this machine's speed
 and interleaving makes every target see the same drift.
 
 Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes with K relevant pubkeys
-(the author plus K-1 p-tagged pubkeys, all with profiles). Requests cycle through all ids.
+(the author plus K-1 p-tagged pubkeys, all with profiles). ${
+    zipfExponent === undefined
+      ? 'Requests cycle through all ids.'
+      : `Requests draw ids by a Zipf law of exponent ${zipfExponent} (rank r asked in proportion to 1/r^${zipfExponent}, ranks shuffled over the ids, the same sequence for every target).`
+  }
 
 - **ceiling**: bare \`node:http\` answering a fixed body of the size of the service's answer (no I/O).
 - **baseline**: hand-written \`node:http\` + ioredis on the same keys: one GET of the event, one MGET of
@@ -263,6 +278,8 @@ Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes 
   answered by the index, so the figures measure the service, not public relays.
 - **service, embedded store**: the same, without \`REDIS_URL\`: the same dataset in LMDB (\`DATA_DIR\`).
   Its ratios compare it with the Redis baselines.
+- **service, HOT_CACHE_MB=0**: the service without its hot cache (issue 29 §2; on by default,
+  64 MiB): every lookup reads Redis, as before the cache.
 - **service, METRICS=false** and **service, metrics + rate limits**: the cost of issue 16's
   features on cached lookups: both off, and both on (\`RATE_LIMIT=1000000\`, \`MISS_RATE_LIMIT=1000\`:
   every request counted in Redis, none refused). The table below the main one gives the ratio.

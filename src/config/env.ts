@@ -110,6 +110,8 @@ const StoreModel = z.object({
     .regex(/^\S*$/, 'REDIS_KEY_PREFIX must not contain whitespace')
     .default('nostr:'),
   REDIS_TIMEOUT_MS: integer('REDIS_TIMEOUT_MS', 50, 60000, 1000),
+  // serve on a single Redis: events and latest profiles kept in process, invalidated by Redis (0: off).
+  HOT_CACHE_MB: integer('HOT_CACHE_MB', 0, 65536, 64),
   // The service's public URL: a request to vanish (NIP-62) naming it applies, as ALL_RELAYS does.
   PUBLIC_URL: z.preprocess(
     emptyAsUnset,
@@ -343,6 +345,8 @@ export interface RedisConfig {
   timeoutMs: number;
   /** REDIS_WAIT_REPLICAS: `import` and `sync` confirm each batch on this many replicas (0: not). */
   waitReplicas: number;
+  /** HOT_CACHE_MB: `serve`'s in-process cache of lookups, kept true by Redis (0 or unset: off; store/redis/hot-cache.ts). */
+  hotCacheMb?: number;
 }
 /**
  * Where events are indexed: a single Redis when REDIS_URL is set, Redis Cluster when
@@ -504,7 +508,7 @@ function limitOf<K extends 'requests' | 'misses'>(perSecond: number | undefined,
 
 /** Which store the variables name (loadConfig has refused REDIS_URL with REDIS_CLUSTER_NODES). */
 function storeKind(store: z.output<typeof StoreModel>): StoreConfig {
-  const shared = { keyPrefix: store.REDIS_KEY_PREFIX, timeoutMs: store.REDIS_TIMEOUT_MS, waitReplicas: store.REDIS_WAIT_REPLICAS };
+  const shared = { keyPrefix: store.REDIS_KEY_PREFIX, timeoutMs: store.REDIS_TIMEOUT_MS, waitReplicas: store.REDIS_WAIT_REPLICAS, hotCacheMb: store.HOT_CACHE_MB };
   if (store.REDIS_URL) return { kind: 'redis', url: store.REDIS_URL, ...shared };
   if (store.REDIS_CLUSTER_NODES) return { kind: 'redis-cluster', ...store.REDIS_CLUSTER_NODES, ...shared };
   return { kind: 'embedded', dataDir: resolve(store.DATA_DIR) };

@@ -4,7 +4,8 @@ import type { Logger } from '../logger.js';
 import { LmdbEventStore } from './embedded/lmdb-event-store.js';
 import type { EventStore } from './event-store.js';
 import { describeSeeds } from '../config/redis-cluster-nodes.js';
-import { connectRedis, connectRedisCluster, waitUntilReady } from './redis/connect.js';
+import { connectInvalidations, connectRedis, connectRedisCluster, waitUntilReady } from './redis/connect.js';
+import { HotCache } from './redis/hot-cache.js';
 import type { RedisClient } from './redis/mget-by-slot.js';
 import { RedisEventStore } from './redis/redis-event-store.js';
 
@@ -83,8 +84,19 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false 
     client.on('ready', () => lastNodeError.clear());
   }
   logger.info(where, `event store: ${where.store}`);
+  // The hot cache serves lookups: `serve` only, on a single Redis (a cluster's nodes each track their own keys: not yet).
+  let hotCache: HotCache | undefined;
+  if (!writer && config.kind === 'redis' && (config.hotCacheMb ?? 0) > 0) {
+    const megabytes = config.hotCacheMb as number;
+    hotCache = new HotCache(connectRedis(config), connectInvalidations(config), megabytes * 2 ** 20, (on) => {
+      if (on) logger.info({ hotCacheMb: megabytes }, 'hot cache on: lookups answered in process, invalidated by Redis');
+      else logger.warn({ hotCacheMb: megabytes }, 'hot cache off until its Redis connections are back: lookups read Redis');
+    });
+  } else if (!writer && config.kind === 'redis-cluster' && (config.hotCacheMb ?? 0) > 0) {
+    logger.info({ hotCacheMb: config.hotCacheMb }, 'hot cache not used on a Redis Cluster: lookups read the cluster');
+  }
   return {
-    store: new RedisEventStore(client, config.keyPrefix, { publicUrl: config.publicUrl, timeoutMs: config.timeoutMs, waitReplicas }),
+    store: new RedisEventStore(client, config.keyPrefix, { publicUrl: config.publicUrl, timeoutMs: config.timeoutMs, waitReplicas, hotCache }),
     description,
     ready: (timeoutMs) => waitUntilReady(client, timeoutMs),
   };

@@ -199,5 +199,6 @@ export async function rebuildRelations(store: EventStore, onBatch?: (events: num
     count += batch.length;
     onBatch?.(count);
   }
+  await store.finishRebuild();
   return count;
 }

@@ -91,6 +91,8 @@ export interface RelationMaintenance {
   servableEvents(): AsyncIterable<NostrEvent[]>;
   /** Adds the relations of events already stored (after `relations.clear()`). */
   relateStored(events: readonly NostrEvent[]): Promise<void>;
+  /** After `relateStored` has seen every servable event: what the store keeps beside the index is brought in line (Redis: the authors' lists). */
+  finishRebuild(): Promise<void>;
 }
 
 /** Tally counters (a field or key per counter). */

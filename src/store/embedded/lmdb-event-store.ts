@@ -385,6 +385,9 @@ export class LmdbEventStore implements EventStore {
     );
   }
 
+  /** The author index is not part of the relationship index here (a database of its own): nothing to do. */
+  async finishRebuild(): Promise<void> {}
+
   async ping(): Promise<void> {
     await this.read(async () => this.root.get('ping'));
   }

@@ -1,5 +1,4 @@
-import { isNoteKind } from '../../nostr/relationships.js';
-import { ZAP_RECEIPT_KIND } from '../../nostr/zaps.js';
+import { isReplaceableKind } from '../../nostr/kinds.js';
 import { notePlace, type ReplyPosition, replyMemberBytes, replyPositionOfBytes } from '../relation-index.js';
 import { addressOfMember, authorIndexMember } from '../tombstones.js';
 
@@ -11,10 +10,11 @@ import { addressOfMember, authorIndexMember } from '../tombstones.js';
  *
  * - An event of a regular or addressable kind: the kind (2 bytes), then its place (replyMemberBytes
  *   of notePlace: newest first, then by id, then its size): 45 bytes. Added and removed with the
- *   event's relations (redis-relation-index.ts `relate`), so exactly once per transition.
+ *   event's relations (redis-relation-index.ts `relate`), so exactly once per transition; written
+ *   again by a `duplicate` put where missing (`ensureListed`), and checked by `relations rebuild`.
  * - A replaceable or addressable address the author has written to: ADDRESS_MARK, then
- *   authorIndexMember. Written by the event store (every version shares it) and kept until a
- *   request to vanish bars the address.
+ *   authorIndexMember. Written by the event store with every version (they share it) and never
+ *   removed: every later request to vanish bars the address again.
  *
  * A place's first byte is at most 0x1f (created_at mirrored from 2^53 − 1), so every event member
  * sorts below ADDRESS_MARK, and a kind's range ends before its third byte reaches 0x20.
@@ -22,12 +22,13 @@ import { addressOfMember, authorIndexMember } from '../tombstones.js';
 const ADDRESS_MARK = Buffer.from([0xff, 0xff, 0xff]);
 
 /**
- * Whether an event of this kind has a member: every kind a store keeps as a regular or addressable
- * event. The notes (nostr/relationships.ts isNoteKind) and zap receipts, which are no one's notes
- * (`notes` refuses kind 9735) but are their signer's events all the same, for a request to vanish.
+ * Whether an event of this kind has a member: every kind but the replaceable ones (which have
+ * their address). The notes (nostr/relationships.ts isNoteKind), and what is no one's notes but its
+ * signer's events all the same, for a request to vanish: zap receipts (`notes` refuses kind 9735),
+ * and ephemeral events, which the service never stores but the store would keep if given.
  */
 export function isListedKind(kind: number): boolean {
-  return isNoteKind(kind) || kind === ZAP_RECEIPT_KIND;
+  return !isReplaceableKind(kind);
 }
 
 export function kindBytes(kind: number): Buffer {

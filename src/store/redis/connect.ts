@@ -26,6 +26,22 @@ export function connectRedis(config: { url: string; timeoutMs: number }): Redis 
 }
 
 /**
+ * The hot cache's invalidation connection (hot-cache.ts): RESP2, whose invalidations arrive as
+ * Pub/Sub messages (ioredis drops RESP3's invalidate pushes); subscribed by the cache itself after
+ * it has asked its id, so never resubscribed by ioredis.
+ */
+export function connectInvalidations(config: { url: string; timeoutMs: number }): Redis {
+  return new Redis(config.url, {
+    protocol: 2,
+    autoResubscribe: false,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: Math.max(config.timeoutMs, 2000),
+    retryStrategy: reconnectDelay,
+  });
+}
+
+/**
  * Connects to a Redis Cluster from its seed nodes, with the behaviour of connectRedis: no queueing
  * while the cluster is unreachable (commands fail at once), a deadline per command, reconnection in
  * the background. MOVED and ASK are followed by the client (and MOVED refreshes its slot table); a

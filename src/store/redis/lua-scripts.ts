@@ -591,6 +591,17 @@ return 1
 `;
 
 /**
+ * An event's member of its author's list written again where it is missing (a `duplicate` put: the
+ * writer that stored the event may have stopped before it listed it): KEYS[1] `n`, KEYS[2] `nd`,
+ * ARGV[1] the member. Not when a removal waits for it in `nd` (the event went first). Returns 1 when
+ * it added the member.
+ */
+export const ENSURE_NOTE_SCRIPT = `
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
+return redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[1])
+`;
+
+/**
  * Shared by the search scripts (store/search-index.ts): a record of the words index, `<created_at>
  * <id> <words separated by spaces>`, read back; whether one place is newer than another as the
  * store decides replaceable events (NIP-01: created_at, then the lowest id); a record's words; their

@@ -21,15 +21,17 @@ import {
 } from '../event-store.js';
 import { profileMarkKey } from '../mark-store.js';
 import { markerFor, readSlot, resolveEventValues } from '../replaceable-markers.js';
-import { readStoredEvent, wireIdOf } from '../stored-event.js';
+import { readStoredEvent, storedEventId, wireIdOf } from '../stored-event.js';
 import {
   addressOfMember,
   deletedEventValue,
+  isDeleted,
   MAX_PENDING_DELETERS,
   PENDING_TTL_SECONDS,
   requestOutcome,
 } from '../tombstones.js';
-import { addressMember, readMember } from './author-list.js';
+import { addressMember, EVENTS_END, readMember } from './author-list.js';
+import type { HotCache } from './hot-cache.js';
 import { type RedisKeys, redisKeys } from './keys.js';
 import {
   BAR_VERSION_SCRIPT,
@@ -69,6 +71,11 @@ declare module 'ioredis' {
   }
 }
 
+/** The id of the event a read found, if it found one. */
+function servedId(held: Held | undefined): string | undefined {
+  return held && !isDeleted(held) ? storedEventId(held) : undefined;
+}
+
 /** Ids a request to vanish removes per round trip. */
 const VANISH_PAGE = 500;
 
@@ -84,6 +91,8 @@ export interface RedisStoreOptions {
   waitReplicas?: number;
   /** REDIS_TIMEOUT_MS: on a cluster, the deadline of one read as a whole; and what WAIT may take. */
   timeoutMs?: number;
+  /** HOT_CACHE_MB: events, latest replaceable events and their marks kept in process, kept true by Redis (hot-cache.ts). */
+  hotCache?: HotCache;
 }
 
 /** The production EventStore: the key layout of keys.ts, the replaceable and deletion rules of lua-scripts.ts. */
@@ -93,6 +102,9 @@ export class RedisEventStore implements EventStore {
   readonly relations: RedisRelationIndex;
   private readonly keys: RedisKeys;
   private readonly commands: RedisCommands;
+  private readonly hotCache: HotCache | undefined;
+  /** The hot cache's reads, on its tracked connection. */
+  private readonly cacheCommands: RedisCommands | undefined;
 
   /** PUBLIC_URL: a request to vanish naming it applies here (nostr/deletions.ts). */
   private readonly publicUrl: string | undefined;
@@ -119,6 +131,8 @@ export class RedisEventStore implements EventStore {
     this.timeoutMs = options.timeoutMs ?? 1000;
     this.keys = redisKeys(keyPrefix);
     this.commands = new RedisCommands(client, this.timeoutMs);
+    this.hotCache = options.hotCache;
+    this.cacheCommands = options.hotCache ? new RedisCommands(options.hotCache.reader, this.timeoutMs) : undefined;
     if (this.waitReplicas > 0) {
       const replaced = () => {
         this.connectionGeneration++;
@@ -148,12 +162,27 @@ export class RedisEventStore implements EventStore {
     client.defineCommand('nostrVanishAt', { numberOfKeys: 1, lua: VANISH_AT_SCRIPT });
   }
 
-  async getEvents(ids: readonly string[]): Promise<Held[]> {
-    const values = await this.read(() => mgetBySlot(this.client, ids.map(this.keys.event)));
+  /**
+   * What the lookups read (events, replaceable slots, their marks): from the hot cache while it is
+   * on, else one MGET per hash slot. `ttlKeys`: keys that may expire (marks).
+   */
+  private mget(keys: readonly string[], ttlKeys?: ReadonlySet<string>): Promise<(Buffer | null)[]> {
+    const { hotCache, cacheCommands } = this;
+    if (hotCache?.active && cacheCommands) return hotCache.get(keys, ttlKeys, (read) => cacheCommands.read(read));
+    return this.read(() => mgetBySlot(this.client, keys));
+  }
+
+  getEvents(ids: readonly string[]): Promise<Held[]> {
+    return this.readEvents(ids, (keys) => this.mget(keys));
+  }
+
+  /** Events by id, read as `read` reads keys: from Redis itself by default (the write path's checks). */
+  private async readEvents(ids: readonly string[], read = (keys: readonly string[]) => this.read(() => mgetBySlot(this.client, keys))): Promise<Held[]> {
+    const values = await read(ids.map(this.keys.event));
     return resolveEventValues(
       ids,
       values,
-      (addresses) => this.read(() => mgetBySlot(this.client, addresses.map(this.keys.replaceable))),
+      (addresses) => read(addresses.map(this.keys.replaceable)),
       // Read repair: a marker left by a writer that stopped between its two steps goes when met.
       (id, marker) => void this.client.nostrDeleteIf(this.keys.event(id), marker).catch(() => {}),
     );
@@ -165,14 +194,14 @@ export class RedisEventStore implements EventStore {
 
   async getReplaceable(kind: number, pubkeys: readonly string[]): Promise<Held[]> {
     const keys = pubkeys.map((pubkey) => this.keys.replaceable(replaceableKindAddress(kind, pubkey)));
-    const values = await this.read(() => mgetBySlot(this.client, keys));
+    const values = await this.mget(keys);
     return values.map((value, index) => readSlot(value, { pubkey: pubkeys[index], kind }));
   }
 
   async getByCoordinates(coordinates: readonly string[]): Promise<Held[]> {
     const read = coordinates.map(readCoordinate);
     const wanted = read.filter((coordinate) => coordinate !== undefined);
-    const values = await this.read(() => mgetBySlot(this.client, wanted.map(({ address }) => this.keys.replaceable(address))));
+    const values = await this.mget(wanted.map(({ address }) => this.keys.replaceable(address)));
     let next = 0;
     return read.map((coordinate) => (coordinate ? readSlot(values[next++], coordinate) : null));
   }
@@ -185,8 +214,8 @@ export class RedisEventStore implements EventStore {
   async getReplaceableWithMarks(kind: number, pubkeys: readonly string[], markKeyOf: (pubkey: string) => string): Promise<ReplaceableWithMark[]> {
     // Events and their marks in one MGET (one per hash slot on Cluster): freshness costs no extra command.
     const keys = pubkeys.map((pubkey) => this.keys.replaceable(replaceableKindAddress(kind, pubkey)));
-    for (const pubkey of pubkeys) keys.push(this.keys.mark(markKeyOf(pubkey)));
-    const values = await this.read(() => mgetBySlot(this.client, keys));
+    const marks = pubkeys.map((pubkey) => this.keys.mark(markKeyOf(pubkey)));
+    const values = await this.mget([...keys, ...marks], this.hotCache?.active ? new Set(marks) : undefined);
     return pubkeys.map((pubkey, index) => {
       const value = values[index];
       const note = markNote(values[pubkeys.length + index]);
@@ -250,6 +279,7 @@ export class RedisEventStore implements EventStore {
       const outcome = await this.client.nostrPutRegular(eventKey, json, event.pubkey, isUndeletableKind(event.kind) ? '1' : '0');
       // Its relations and its place in its author's list, once: only the writer that stored it gets `stored`.
       if (outcome === 'stored') await this.relations.relate(event, 1, Buffer.byteLength(json));
+      if (outcome === 'duplicate') await this.ensureListed(event, json);
       return outcome;
     }
     // Every version of an address shares one member of the author's list (for requests to vanish).
@@ -294,7 +324,21 @@ export class RedisEventStore implements EventStore {
     if (held === null || wireIdOf(held) !== event.id) {
       await this.client.nostrDeleteIf(eventKey, marker);
     }
+    if (outcome === 'duplicate') await this.ensureListed(event, json);
     return outcome;
+  }
+
+  /**
+   * A `duplicate` put: the writer that stored the event may have stopped before it listed it in its
+   * author's list, which a request to vanish reads. Listed again if missing (an import retried, a
+   * sync, a fetch heal it, as they healed the author index before it was the list), and taken back
+   * if the event went meanwhile (its removal may have found nothing to remove).
+   */
+  private async ensureListed(event: NostrEvent, json: string): Promise<void> {
+    const size = Buffer.byteLength(json);
+    if (!(await this.relations.ensureListed(event, size))) return;
+    const [held] = await this.readEvents([event.id]);
+    if (servedId(held) !== event.id) await this.relations.unlist(event, size);
   }
 
   /** The time of each pubkey's latest request to vanish (one MGET). */
@@ -364,6 +408,11 @@ export class RedisEventStore implements EventStore {
   private async applyVanish(request: NostrEvent): Promise<void> {
     const { pubkey, created_at: until } = request;
     await this.client.nostrVanishAt(this.keys.vanished(pubkey), String(until));
+    await this.sweep(pubkey, until);
+  }
+
+  /** What a request to vanish of `pubkey` at `until` removes and bars (applyVanish; finishRebuild again). */
+  private async sweep(pubkey: string, until: number): Promise<void> {
     const addresses = new Set([replaceableKindAddress(PROFILE_KIND, pubkey)]);
     const tombstone = (ids: readonly string[]) => Promise.all(ids.map((id) => this.unrelate(this.client.nostrTombstone(this.keys.event(id), pubkey))));
     const list = this.keys.author(pubkey).list;
@@ -419,10 +468,47 @@ export class RedisEventStore implements EventStore {
   async relateStored(events: readonly NostrEvent[]): Promise<void> {
     await this.command(async () => {
       const follows = new FollowWrites();
-      const related = await Promise.allSettled(events.map((event) => this.relations.relate(event, 1, undefined, true, follows)));
+      // The address members of the authors' lists too (idempotent; clear() kept them).
+      const addressed = events.flatMap((event) => {
+        const address = replaceableAddress(event);
+        return address === undefined ? [] : [this.client.zadd(this.keys.author(event.pubkey).list, 0, addressMember(address, event.pubkey))];
+      });
+      const related = await Promise.allSettled([...events.map((event) => this.relations.relate(event, 1, undefined, true, follows)), ...addressed]);
       await this.relations.flushFollows(follows);
       for (const result of related) if (result.status === 'rejected') throw result.reason;
     });
+  }
+
+  /**
+   * After a rebuild's replay: the authors' lists keep only members of servable events (clear()
+   * kept them, so that requests to vanish found every event throughout), and every kept time of a
+   * request to vanish sweeps its author again (a writer of an earlier version, which read `a:`
+   * only, may have applied one without seeing the events listed here).
+   */
+  async finishRebuild(): Promise<void> {
+    for await (const lists of this.relations.authorLists()) {
+      for (const { author, key } of lists) {
+        const members = await this.read(() => this.client.zrangeBuffer(key, '-', EVENTS_END, 'BYLEX'));
+        for (let start = 0; start < members.length; start += VANISH_PAGE) {
+          const page = members.slice(start, start + VANISH_PAGE);
+          const ids = page.map((member) => {
+            const named = readMember(member, author);
+            return named && 'position' in named ? named.position.id : '';
+          });
+          const held = await this.readEvents(ids.map((id) => id || '0'.repeat(64)));
+          const stale = page.filter((_, index) => !ids[index] || servedId(held[index]) !== ids[index]);
+          if (stale.length > 0) await this.command(() => this.client.zrem(key, ...stale));
+        }
+      }
+    }
+    const start = `${this.keyPrefix}v:`.length;
+    for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.keyPrefix)}v:*`)) {
+      const times = await this.read(() => mgetBySlot(this.client, keys));
+      for (const [index, key] of keys.entries()) {
+        const time = times[index];
+        if (time !== null && time !== undefined) await this.command(() => this.sweep(key.slice(start), Number(time.toString())));
+      }
+    }
   }
 
   /** The connections a batch's writes go on (every master's, on a cluster), as the batch starts. */
@@ -469,6 +555,7 @@ export class RedisEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    await this.hotCache?.close();
     try {
       await this.client.quit();
     } catch {

@@ -24,7 +24,7 @@ import { SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '../search-i
 import { msatsOfParts, msatsParts, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey } from '../zap-index.js';
 import { EVENTS_END, eventMember, isListedKind, kindRange } from './author-list.js';
 import { RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY_TYPES } from './keys.js';
-import { FOLLOW_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
+import { ENSURE_NOTE_SCRIPT, FOLLOW_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
 import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
 import { escapeGlob, scanKeys } from './scan-keys.js';
@@ -46,6 +46,7 @@ declare module 'ioredis' {
     nostrFollowerCount(followers: string, depth: string): Result<number, Context>;
     nostrFollowersPageBuffer(followers: string, depth: string, buckets: string, after: Buffer | string, first: string): Result<Buffer[], Context>;
     nostrNote(list: string, tombstones: string, delta: string, member: Buffer): Result<number, Context>;
+    nostrEnsureNote(list: string, tombstones: string, member: Buffer): Result<number, Context>;
     nostrFollowing(following: string, delta: string): Result<number, Context>;
     nostrZap(groups: string, senders: string, delta: string, group: Buffer, recipient: Buffer, sender: Buffer, high: string, low: string): Result<number, Context>;
     nostrSearchProfile(words: string, removals: string, lexical: string, followers: string, ranks: string, pubkey: Buffer, delta: string, createdAt: string, id: string, profileWords: string): Result<number, Context>;
@@ -95,6 +96,7 @@ export class RedisRelationIndex implements RelationIndex {
     client.defineCommand('nostrFollowerCount', { numberOfKeys: 2, lua: FOLLOWER_COUNT_SCRIPT });
     client.defineCommand('nostrFollowing', { numberOfKeys: 1, lua: FOLLOWING_SCRIPT });
     client.defineCommand('nostrNote', { numberOfKeys: 2, lua: NOTE_SCRIPT });
+    client.defineCommand('nostrEnsureNote', { numberOfKeys: 2, lua: ENSURE_NOTE_SCRIPT });
     client.defineCommand('nostrSearchProfile', { numberOfKeys: 4, lua: SEARCH_PROFILE_SCRIPT });
     client.defineCommand('nostrSearchFollowers', { numberOfKeys: 2, lua: SEARCH_FOLLOWERS_SCRIPT });
     client.defineCommand('nostrSearch', { numberOfKeys: 3, lua: SEARCH_SCRIPT });
@@ -122,9 +124,8 @@ export class RedisRelationIndex implements RelationIndex {
     }
     // Its place in its author's list (its notes; what a request to vanish finds).
     if (isListedKind(event.kind)) {
-      const list = this.keys.author(event.pubkey);
-      const member = eventMember(event.kind, { createdAt: event.created_at, id: event.id, bytes: size ?? storedSizeOf(event) });
-      writes.push(this.client.nostrNote(list.list, list.tombstones, String(delta), member));
+      const { list, tombstones } = this.keys.author(event.pubkey);
+      writes.push(this.client.nostrNote(list, tombstones, String(delta), this.listMember(event, size ?? storedSizeOf(event))));
     }
     // A follow list: its follows, one script per pubkey it follows (each in that pubkey's slot) and
     // its author's count; gathered with the batch's others when there is a batch (flushFollows).
@@ -159,6 +160,24 @@ export class RedisRelationIndex implements RelationIndex {
       }),
       ...writes,
     ]);
+  }
+
+  /**
+   * An event's member of its author's list, written where missing (and no removal waits for it):
+   * true when it was; `unlist` takes such a member back. For a `duplicate` put (author-list.ts).
+   */
+  async ensureListed(event: NostrEvent, size: number): Promise<boolean> {
+    if (!isListedKind(event.kind)) return false;
+    const { list, tombstones } = this.keys.author(event.pubkey);
+    return (await this.client.nostrEnsureNote(list, tombstones, this.listMember(event, size))) === 1;
+  }
+
+  async unlist(event: NostrEvent, size: number): Promise<void> {
+    await this.client.zrem(this.keys.author(event.pubkey).list, this.listMember(event, size));
+  }
+
+  private listMember(event: NostrEvent, size: number): Buffer {
+    return eventMember(event.kind, { createdAt: event.created_at, id: event.id, bytes: size });
   }
 
   /**
@@ -425,14 +444,27 @@ export class RedisRelationIndex implements RelationIndex {
     }
   }
 
+  /**
+   * Empties the index, but for the authors' lists: a request to vanish reads them while a rebuild
+   * runs, so their members stay, are written again by the replay (idempotent) and pruned after it
+   * (redis-event-store.ts finishRebuild). Their pending removals (`nd`) go.
+   */
   async clear(): Promise<void> {
     for (const type of RELATION_KEY_TYPES) {
+      if (type === 'n') continue;
       // `y:{…}:<group>` ends past its brace: the pattern leaves the end open.
       for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}${type}:{*`)) {
-        // One key per command: on a cluster the keys sit in different slots. An author's list keeps
-        // its addresses, which the event store writes and no rebuild replays (author-list.ts).
-        await this.commands.run(() => Promise.all(keys.map((key) => (type === 'n' ? this.client.zremrangebylex(key, '-', EVENTS_END) : this.client.unlink(key)))));
+        // One key per command: on a cluster the keys sit in different slots.
+        await this.commands.run(() => Promise.all(keys.map((key) => this.client.unlink(key))));
       }
+    }
+  }
+
+  /** Every author's list (its author, its key), in batches: for the prune after a rebuild. */
+  async *authorLists(): AsyncIterable<{ author: string; key: string }[]> {
+    const start = `${this.prefix}n:{`.length;
+    for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}n:{*}`)) {
+      yield keys.map((key) => ({ author: Buffer.from(key.slice(start, -1), 'base64url').toString('hex'), key }));
     }
   }
 }
