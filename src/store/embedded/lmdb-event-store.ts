@@ -44,6 +44,7 @@ import { LmdbCursorStore } from './lmdb-cursor-store.js';
 import { LmdbMarkStore, type LmdbMarkStoreOptions, markValue, noteInForce } from './lmdb-mark-store.js';
 import { LmdbRelationIndex } from './lmdb-relation-index.js';
 import { inTransaction, LmdbTransactions } from './lmdb-transactions.js';
+import { readNow } from './lmdb-read-now.js';
 
 /**
  * The LMDB environment of a directory. noSubdir: false whatever the name (lmdb-js takes a path with
@@ -127,8 +128,8 @@ export class LmdbEventStore implements EventStore {
   }
 
   async getEvents(ids: readonly string[]): Promise<Held[]> {
-    const values = await this.read(() => this.events.getMany([...ids]));
-    return resolveEventValues(ids, values, (addresses) => this.read(() => this.replaceable.getMany(addresses)));
+    const values = await this.read(() => readNow(this.events, ids));
+    return resolveEventValues(ids, values, (addresses) => this.read(() => readNow(this.replaceable, addresses)));
   }
 
   getProfiles(pubkeys: readonly string[]): Promise<Held[]> {
@@ -136,14 +137,14 @@ export class LmdbEventStore implements EventStore {
   }
 
   async getReplaceable(kind: number, pubkeys: readonly string[]): Promise<Held[]> {
-    const values = await this.read(() => this.replaceable.getMany(pubkeys.map((pubkey) => replaceableKindAddress(kind, pubkey))));
+    const values = await this.read(() => readNow(this.replaceable, pubkeys.map((pubkey) => replaceableKindAddress(kind, pubkey))));
     return values.map((value, index) => readSlot(value, { pubkey: pubkeys[index], kind }));
   }
 
   async getByCoordinates(coordinates: readonly string[]): Promise<Held[]> {
     const read = coordinates.map(readCoordinate);
     const wanted = read.filter((coordinate) => coordinate !== undefined);
-    const values = await this.read(() => this.replaceable.getMany(wanted.map(({ address }) => address)));
+    const values = await this.read(() => readNow(this.replaceable, wanted.map(({ address }) => address)));
     let next = 0;
     return read.map((coordinate) => (coordinate ? readSlot(values[next++], coordinate) : null));
   }

@@ -1,3 +1,4 @@
+import { readNow } from './lmdb-read-now.js';
 import type { Database } from 'lmdb';
 import type { MarkStore } from '../mark-store.js';
 import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
@@ -75,7 +76,7 @@ export class LmdbMarkStore implements MarkStore {
 
   async notes(keys: readonly string[]): Promise<(string | null)[]> {
     const now = Date.now();
-    const values = await this.transactions.read(() => this.db.getMany([...keys]));
+    const values = await this.transactions.read(() => readNow(this.db, keys));
     return values.map((value) => noteInForce(value ?? undefined, now));
   }
 

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { endOfTurn } from '../../end-of-turn.js';
 
 /** Where Redis sends invalidations to a RESP2 connection that a tracking connection redirects to. */
 const INVALIDATE_CHANNEL = '__redis__:invalidate';
@@ -100,6 +101,8 @@ export class HotCache {
     });
     if (missing.length === 0) {
       this.stats.hits++;
+      // With the answers of this turn, as a reply from Redis brings them (end-of-turn.ts).
+      await endOfTurn();
       return values;
     }
     this.stats.misses++;

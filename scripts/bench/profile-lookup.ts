@@ -1,0 +1,94 @@
+// A CPU profile of one `serve` under load on one route: where its time goes (issue 29 §1).
+//
+//   npx tsx scripts/bench/profile-lookup.ts --route user-profile --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded]
+//
+// Imports --profiles generated profiles (and notes with K = 10 for --route event) into the Redis at
+// REDIS_URL (default the local one) under a fresh prefix, or into a fresh embedded store (--embedded), starts `node --cpu-prof dist/cli/main.js
+// serve` (npm run build first), loads it with autocannon for --seconds, stops it, and prints the
+// heaviest functions by self time from the .cpuprofile it wrote (kept in --dir for a flame graph).
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
+import { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
+import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
+import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
+import { deleteByPrefix, freePort } from '../../test/support/redis-server.js';
+import { identity, makeNotes, makeProfiles } from './dataset.js';
+import { cycle, startProcess, stop } from './harness.js';
+
+const { values: options } = parseArgs({
+  options: {
+    route: { type: 'string', default: 'user-profile' },
+    profiles: { type: 'string', default: '5000' },
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    env: { type: 'string', default: '' },
+    dir: { type: 'string', default: '/tmp/prof' },
+    top: { type: 'string', default: '30' },
+    embedded: { type: 'boolean', default: false },
+  },
+});
+if (!['user-profile', 'event'].includes(options.route)) throw new Error('--route: user-profile or event');
+const extraEnv = Object.fromEntries(
+  options.env
+    .split(',')
+    .filter(Boolean)
+    .map((pair) => pair.split('=') as [string, string]),
+);
+
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const prefix = `prof:${Date.now()}:`;
+const client = connectRedis({ url: redisUrl, timeoutMs: 10_000 });
+await waitUntilReady(client, 5000);
+const dataDir = mkdtempSync(join(tmpdir(), 'nostr-lookup-profile-'));
+const store = options.embedded ? new LmdbEventStore(dataDir) : new RedisEventStore(client, prefix);
+const identities = Array.from({ length: Number(options.profiles) }, (_, index) => identity(index));
+await store.putEvents(makeProfiles(identities));
+const notes = options.route === 'event' ? makeNotes(identities, 10_000, 10, 10) : [];
+for (let offset = 0; offset < notes.length; offset += 1000) await store.putEvents(notes.slice(offset, offset + 1000));
+if (options.embedded) await store.close();
+const port = await freePort();
+const where: Record<string, string> = options.embedded ? { REDIS_URL: '', DATA_DIR: dataDir } : { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix };
+const service = await startProcess(
+  ['--cpu-prof', `--cpu-prof-dir=${options.dir}`, 'dist/cli/main.js', 'serve'],
+  { ...where, HOST: '127.0.0.1', RELAYS: '', NODE_ENV: 'production', PORT: String(port), ...extraEnv },
+  `http://127.0.0.1:${port}/healthz`,
+);
+const next = options.route === 'event' ? cycle(notes.map((note) => `/event?id=${note.id}`)) : cycle(identities.map((who) => `/user-profile?pubkey=${who.pubkey}`));
+const before = new Set(readdirSync(options.dir));
+const result = await autocannon({
+  url: `http://127.0.0.1:${port}`,
+  connections: Number(options.connections),
+  duration: Number(options.seconds),
+  requests: [{ setupRequest: (request: Record<string, unknown>) => ({ ...request, path: next() }) }] as never,
+});
+process.stderr.write(`${result.requests.average.toFixed(0)} req/s, ${result.non2xx} non-2xx\n`);
+await stop(service);
+const admin = new Redis(redisUrl);
+await deleteByPrefix(admin, prefix);
+admin.disconnect();
+if (!options.embedded) await store.close();
+client.disconnect();
+rmSync(dataDir, { recursive: true, force: true });
+
+const written = readdirSync(options.dir).filter((name) => name.endsWith('.cpuprofile') && !before.has(name));
+const profile = JSON.parse(readFileSync(join(options.dir, written[0] as string), 'utf8')) as {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  samples: number[];
+};
+const counts = new Map<number, number>();
+for (const sample of profile.samples) counts.set(sample, (counts.get(sample) ?? 0) + 1);
+const byFunction = new Map<string, number>();
+for (const node of profile.nodes) {
+  const { functionName, url, lineNumber } = node.callFrame;
+  const where = `${functionName || '(anonymous)'} ${url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/nostr-lookup[^/]*\//, '').replace(/^file:\/\/\/work\/[^/]+\//, '')}:${lineNumber + 1}`;
+  byFunction.set(where, (byFunction.get(where) ?? 0) + (counts.get(node.id) ?? 0));
+}
+const total = profile.samples.length;
+for (const [where, count] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, Number(options.top))) {
+  process.stdout.write(`${((100 * count) / total).toFixed(1).padStart(5)}%  ${where}\n`);
+}
+process.stdout.write(`profile: ${join(options.dir, written[0] as string)}\n`);
