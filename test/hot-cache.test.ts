@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { metrics, registry } from '../src/metrics/metrics.js';
 import { connectInvalidations, connectRedis, waitUntilReady } from '../src/store/redis/connect.js';
 import { HotCache } from '../src/store/redis/hot-cache.js';
 import { RedisEventStore } from '../src/store/redis/redis-event-store.js';
@@ -90,6 +91,13 @@ describe.skipIf(testClusterNodes() !== undefined)('hot cache (HOT_CACHE_MB), kep
     await writer.store.putEvents([profile('hot ann', { name: 'two' }, T + 1)]);
     const took = await timeUntil(() => getJson(url), (answer) => contentOf(answer) === '{"name":"two"}');
     expect(took).toBeLessThan(50);
+    // What /metrics says of it.
+    metrics.followHotCache(instance.cache);
+    const scraped = await registry.metrics();
+    expect(scraped).toContain(`nostr_lookup_hot_cache_reads_total{result="hit"} ${instance.cache.stats.hits}\n`);
+    expect(scraped).toMatch(/nostr_lookup_hot_cache_invalidations_total\{kind="key"\} [1-9]/);
+    expect(scraped).toContain(`nostr_lookup_hot_cache_bytes ${instance.cache.size}\n`);
+    metrics.followHotCache(undefined);
   });
 
   it('an event deleted (NIP-09) or vanished (NIP-62) through another writer: 404 within 50 ms', async () => {

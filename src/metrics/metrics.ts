@@ -29,7 +29,7 @@ interface MetricValue {
 }
 
 /** A metric prom-client formats from what `read` returns at scrape time. */
-function scraped(name: string, help: string, type: 'counter' | 'histogram', read: () => MetricValue[]): void {
+function scraped(name: string, help: string, type: 'counter' | 'histogram' | 'gauge', read: () => MetricValue[]): void {
   registry.registerMetric({
     name,
     help,
@@ -109,6 +109,16 @@ let syncCounts: Readonly<Record<string, number>> | undefined;
 scraped(`${PREFIX}sync_events_total`, 'Events `sync` received from relays (received, invalid) and what became of them (stored, replaced, duplicate, …).', 'counter', () =>
   Object.entries(syncCounts ?? {}).map(([result, value]) => ({ labels: { result }, value })),
 );
+
+/** The hot cache of this process (store/redis/hot-cache.ts), read when metrics are collected. */
+let hotCache: { readonly stats: Readonly<Record<'hits' | 'misses' | 'invalidations' | 'flushes', number>>; readonly size: number; readonly active: boolean } | undefined;
+scraped(`${PREFIX}hot_cache_reads_total`, 'Store reads the hot cache answered whole (hit) or sent on to Redis (miss).', 'counter', () =>
+  hotCache ? [{ labels: { result: 'hit' }, value: hotCache.stats.hits }, { labels: { result: 'miss' }, value: hotCache.stats.misses }] : [],
+);
+scraped(`${PREFIX}hot_cache_invalidations_total`, 'Keys Redis said were written (dropped from the hot cache), and times the cache was emptied (flush).', 'counter', () =>
+  hotCache ? [{ labels: { kind: 'key' }, value: hotCache.stats.invalidations }, { labels: { kind: 'flush' }, value: hotCache.stats.flushes }] : [],
+);
+scraped(`${PREFIX}hot_cache_bytes`, 'Bytes the hot cache holds (as it measures them); 0 while it is off.', 'gauge', () => (hotCache ? [{ labels: {}, value: hotCache.active ? hotCache.size : 0 }] : []));
 
 export type LookupOutcome =
   /** The index held it (or its deletion). */
@@ -191,6 +201,10 @@ export const metrics = {
   },
   coalesced(kind: string, count: number): void {
     if (count > 0) coalesced(kind).value += count;
+  },
+  /** The hot cache of `serve` in this process: exported as nostr_lookup_hot_cache_*. */
+  followHotCache(cache: typeof hotCache): void {
+    hotCache = cache;
   },
   /** `sync` in this process: its counts are exported as nostr_lookup_sync_events_total. */
   followSync<T extends { readonly [K in keyof T]: number }>(counts: T): void {

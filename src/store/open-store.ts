@@ -1,5 +1,6 @@
 import { Cluster } from 'ioredis';
 import type { StoreConfig } from '../config/env.js';
+import { metrics } from '../metrics/metrics.js';
 import type { Logger } from '../logger.js';
 import { LmdbEventStore } from './embedded/lmdb-event-store.js';
 import type { EventStore } from './event-store.js';
@@ -92,6 +93,7 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false 
       if (on) logger.info({ hotCacheMb: megabytes }, 'hot cache on: lookups answered in process, invalidated by Redis');
       else logger.warn({ hotCacheMb: megabytes }, 'hot cache off until its Redis connections are back: lookups read Redis');
     });
+    metrics.followHotCache(hotCache);
   } else if (!writer && config.kind === 'redis-cluster' && (config.hotCacheMb ?? 0) > 0) {
     logger.info({ hotCacheMb: config.hotCacheMb }, 'hot cache not used on a Redis Cluster: lookups read the cluster');
   }

@@ -77,7 +77,7 @@ export interface LmdbEventStoreOptions extends LmdbMarkStoreOptions {
  * maps an address to its latest version; `marks` (lmdb-mark-store.ts) and `cursors` are databases of
  * the same environment. Writes run in one LMDB write transaction per batch; LMDB has a single writer
  * across threads and processes, so the NIP-01 rule, deletions and requests to vanish are atomic even
- * with `serve` and `import` running side by side. Reads are memory-mapped and batched with getMany.
+ * with `serve` and `import` running side by side. Reads are memory-mapped, read at once (lmdb-read-now.ts).
  * Deletions keep tombstones where events were (store/tombstones.ts); `vanished` maps a pubkey to the
  * time of its latest request to vanish, and `authors` indexes each author's events
  * (`<pubkey>:<id or @address>` → created_at) so that a request to vanish finds them.
