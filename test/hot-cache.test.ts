@@ -1,8 +1,10 @@
-import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import type { Redis } from 'ioredis';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { metrics, registry } from '../src/metrics/metrics.js';
-import { connectInvalidations, connectRedis, waitUntilReady } from '../src/store/redis/connect.js';
-import { HotCache } from '../src/store/redis/hot-cache.js';
+import { connectHotCache, connectRedis, waitUntilReady } from '../src/store/redis/connect.js';
+import { HEALTH_CHECK_MS, HotCache } from '../src/store/redis/hot-cache.js';
 import { RedisEventStore } from '../src/store/redis/redis-event-store.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
@@ -33,6 +35,56 @@ async function until(condition: () => boolean, limitMs = 3000): Promise<void> {
   }
 }
 
+/** A TCP proxy in front of Redis whose faults the test controls. */
+interface Proxy {
+  url: string;
+  /** Server → client bytes are dropped (a half-open path: nothing closes, nothing arrives). */
+  blackhole: boolean;
+  /** Called with each client → server chunk; return 'kill' to drop the connection before forwarding it. */
+  onClientData?: (chunk: Buffer) => 'kill' | 'forward';
+  connections: number;
+  close(): Promise<void>;
+}
+
+async function startProxy(redisUrl: string): Promise<Proxy> {
+  const target = new URL(redisUrl);
+  const sockets = new Set<net.Socket>();
+  const proxy: Proxy = {
+    url: '',
+    blackhole: false,
+    connections: 0,
+    close: () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+  const server = net.createServer((client) => {
+    proxy.connections++;
+    const upstream = net.connect(Number(target.port || 6379), target.hostname);
+    sockets.add(client);
+    sockets.add(upstream);
+    const kill = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('data', (chunk) => {
+      if (proxy.onClientData?.(chunk) === 'kill') return kill();
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      if (!proxy.blackhole) client.write(chunk);
+    });
+    client.on('error', kill);
+    upstream.on('error', kill);
+    client.on('close', kill);
+    upstream.on('close', kill);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.url = `redis://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  return proxy;
+}
+
 interface CachedInstance {
   store: RedisEventStore;
   cache: HotCache;
@@ -44,9 +96,7 @@ async function cachedInstance(url: string, prefix: string, maxBytes = 4 * 2 ** 2
   const client = connectRedis({ url, timeoutMs: 2000 });
   client.on('error', () => {});
   await waitUntilReady(client, 5000);
-  const reader = connectRedis({ url, timeoutMs: 2000 });
-  const subscriber = connectInvalidations({ url, timeoutMs: 2000 });
-  for (const connection of [reader, subscriber]) connection.on('error', () => {});
+  const { reader, subscriber } = connectHotCache({ url, timeoutMs: 2000 });
   const cache = new HotCache(reader, subscriber, maxBytes);
   const store = new RedisEventStore(client, prefix, { timeoutMs: 2000, hotCache: cache });
   await until(() => cache.active);
@@ -151,7 +201,7 @@ describe.skipIf(testClusterNodes() !== undefined)('hot cache (HOT_CACHE_MB), kep
       await admin.set(key, 'old');
       // The read answers 'old'; the key is written before the answer is handed back, and its
       // invalidation arrives meanwhile: the stale answer is returned (it was true when read) but not kept.
-      const stale = await instance.cache.get([key], undefined, async (send) => {
+      const stale = await instance.cache.get([key], {}, async (send) => {
         const answer = await send();
         await admin.set(key, 'new');
         await sleep(30);
@@ -159,8 +209,8 @@ describe.skipIf(testClusterNodes() !== undefined)('hot cache (HOT_CACHE_MB), kep
       });
       expect(stale.map(String)).toEqual(['old']);
       const direct = <T>(send: () => Promise<T>) => send();
-      expect((await instance.cache.get([key], undefined, direct)).map(String)).toEqual(['new']);
-      expect((await instance.cache.get([key], undefined, direct)).map(String)).toEqual(['new']);
+      expect((await instance.cache.get([key], {}, direct)).map(String)).toEqual(['new']);
+      expect((await instance.cache.get([key], {}, direct)).map(String)).toEqual(['new']);
     } finally {
       admin.disconnect();
     }
@@ -186,5 +236,125 @@ describe.skipIf(testClusterNodes() !== undefined)('hot cache (HOT_CACHE_MB), kep
       await small.server.close();
       await small.store.close();
     }
+  });
+
+  describe('after review (helper): faults at the edges of the connections', () => {
+    const cleanups: (() => Promise<void>)[] = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+    });
+    const direct = <T>(send: () => Promise<T>) => send();
+
+    async function writerStore(): Promise<{ writer: TestStore; admin: Redis }> {
+      const writer = await createTestStore();
+      const admin = (await writer.connectAdmin()) as Redis;
+      cleanups.push(async () => {
+        admin.disconnect();
+        await writer.cleanup();
+      });
+      return { writer, admin };
+    }
+
+    /** A cache whose reader reaches Redis at `readerUrl` and subscriber at `subscriberUrl` (a proxy, for faults). */
+    function cacheOn(readerUrl: string, subscriberUrl: string, maxBytes: number): HotCache {
+      const { reader } = connectHotCache({ url: readerUrl, timeoutMs: 2000 });
+      const { subscriber, reader: unused } = connectHotCache({ url: subscriberUrl, timeoutMs: 2000 });
+      unused.disconnect();
+      const cache = new HotCache(reader, subscriber, maxBytes);
+      cleanups.push(() => cache.close());
+      return cache;
+    }
+
+    it('an invalidation path that goes silent (no close, nothing arrives) turns the cache off within two checks, and it comes back on a fresh connection', async () => {
+      const { writer, admin } = await writerStore();
+      const proxy = await startProxy(inject('redisUrl'));
+      cleanups.push(() => proxy.close());
+      const cache = cacheOn(inject('redisUrl'), proxy.url, 1 << 20);
+      await until(() => cache.active);
+      const key = `${writer.prefix}silent`;
+      await admin.set(key, 'old');
+      expect((await cache.get([key], {}, direct)).map(String)).toEqual(['old']);
+      proxy.blackhole = true;
+      await admin.set(key, 'new');
+      await until(() => !cache.active, 2 * HEALTH_CHECK_MS + 500);
+      expect((await cache.get([key], {}, direct)).map(String)).toEqual(['new']);
+      proxy.blackhole = false;
+      await until(() => cache.active, 5000);
+      await admin.set(key, 'newer');
+      expect(await timeUntil(async () => String((await cache.get([key], {}, direct))[0]), (value) => value === 'newer')).toBeLessThan(50);
+    });
+
+    it('the subscriber dropped while its SUBSCRIBE is in flight: the cache comes back by itself, redirected to the live connection', async () => {
+      const { writer, admin } = await writerStore();
+      const proxy = await startProxy(inject('redisUrl'));
+      cleanups.push(() => proxy.close());
+      let dropped = false;
+      proxy.onClientData = (chunk) => {
+        if (!dropped && chunk.toString().toLowerCase().includes('subscribe')) {
+          dropped = true;
+          return 'kill';
+        }
+        return 'forward';
+      };
+      const cache = cacheOn(inject('redisUrl'), proxy.url, 1 << 20);
+      await until(() => cache.active, 5000);
+      expect(dropped).toBe(true);
+      const key = `${writer.prefix}resubscribed`;
+      await admin.set(key, 'old');
+      expect((await cache.get([key], {}, direct)).map(String)).toEqual(['old']);
+      await admin.set(key, 'new');
+      expect(await timeUntil(async () => String((await cache.get([key], {}, direct))[0]), (value) => value === 'new')).toBeLessThan(50);
+    });
+
+    it('a kept value is a copy: it does not hold alive the socket read it came in (HOT_CACHE_MB bounds the memory)', async () => {
+      const { writer, admin } = await writerStore();
+      const maxBytes = 64 * 1024;
+      const cache = cacheOn(inject('redisUrl'), inject('redisUrl'), maxBytes);
+      await until(() => cache.active);
+      const big = 'x'.repeat(100_000);
+      for (let n = 0; n < 100; n++) {
+        await admin.mset(`${writer.prefix}small:${n}`, 's'.repeat(100), `${writer.prefix}big:${n}`, big);
+        await cache.get([`${writer.prefix}small:${n}`, `${writer.prefix}big:${n}`], {}, direct);
+      }
+      const entries = (cache as unknown as { entries: Map<string, { value: Buffer | null }> }).entries;
+      const retained = new Set<ArrayBufferLike>();
+      let retainedBytes = 0;
+      for (const [, entry] of entries.entries()) {
+        const buffer = entry.value?.buffer;
+        if (buffer && !retained.has(buffer)) {
+          retained.add(buffer);
+          retainedBytes += buffer.byteLength;
+        }
+      }
+      expect(cache.size).toBeLessThanOrEqual(maxBytes);
+      // Node pools small copies in 8 KiB slabs: at most one slab per entry's worth of bytes.
+      expect(retainedBytes).toBeLessThanOrEqual(2 * maxBytes);
+    });
+
+    it('ids that do not exist are not kept: asking for many never pushes out what others read', async () => {
+      const { writer, admin } = await writerStore();
+      const cache = cacheOn(inject('redisUrl'), inject('redisUrl'), 256 * 1024);
+      await until(() => cache.active);
+      const hot = `${writer.prefix}e:hot`;
+      await admin.set(hot, 'h'.repeat(400));
+      await cache.get([hot], {}, direct);
+      for (let n = 0; n < 20; n++) {
+        const ids = Array.from({ length: 500 }, () => `${writer.prefix}e:${randomUUID()}${randomUUID()}`);
+        await cache.get(ids, {}, direct);
+      }
+      const hits = cache.stats.hits;
+      expect((await cache.get([hot], {}, direct)).map(String)).toEqual(['h'.repeat(400)]);
+      expect(cache.stats.hits).toBe(hits + 1);
+      // An absent mark beside a present profile is kept (most profiles have none in force); beside an absent one, not.
+      const profileKey = `${writer.prefix}r:0:present`;
+      await admin.set(profileKey, '{}');
+      const absent = [`${writer.prefix}m:a`, `${writer.prefix}r:0:absent`, `${writer.prefix}m:b`];
+      await cache.get([profileKey, absent[0] as string, absent[1] as string, absent[2] as string], { keepAbsentWith: [undefined, 0, undefined, 2] }, direct);
+      const before = cache.stats.hits;
+      await cache.get([profileKey, absent[0] as string], {}, direct);
+      expect(cache.stats.hits).toBe(before + 1);
+      await cache.get([absent[1] as string, absent[2] as string], {}, direct);
+      expect(cache.stats.hits).toBe(before + 1);
+    });
   });
 });

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import { LmdbEventStore } from './embedded/lmdb-event-store.js';
 import type { EventStore } from './event-store.js';
 import { describeSeeds } from '../config/redis-cluster-nodes.js';
-import { connectInvalidations, connectRedis, connectRedisCluster, waitUntilReady } from './redis/connect.js';
+import { connectHotCache, connectRedis, connectRedisCluster, waitUntilReady } from './redis/connect.js';
 import { HotCache } from './redis/hot-cache.js';
 import type { RedisClient } from './redis/mget-by-slot.js';
 import { RedisEventStore } from './redis/redis-event-store.js';
@@ -89,9 +89,14 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false 
   let hotCache: HotCache | undefined;
   if (!writer && config.kind === 'redis' && (config.hotCacheMb ?? 0) > 0) {
     const megabytes = config.hotCacheMb as number;
-    hotCache = new HotCache(connectRedis(config), connectInvalidations(config), megabytes * 2 ** 20, (on) => {
+    const { reader, subscriber } = connectHotCache(config);
+    let lastProblem = '';
+    hotCache = new HotCache(reader, subscriber, megabytes * 2 ** 20, (on, problem) => {
       if (on) logger.info({ hotCacheMb: megabytes }, 'hot cache on: lookups answered in process, invalidated by Redis');
-      else logger.warn({ hotCacheMb: megabytes }, 'hot cache off until its Redis connections are back: lookups read Redis');
+      else if (problem === undefined) logger.warn({ hotCacheMb: megabytes }, 'hot cache off until its Redis connections are back: lookups read Redis');
+      // Each distinct problem once until it changes (an ACL refusing CLIENT would repeat every check).
+      else if (problem !== lastProblem) logger.warn({ hotCacheMb: megabytes, problem }, 'hot cache off: lookups read Redis');
+      lastProblem = problem ?? '';
     });
     metrics.followHotCache(hotCache);
   } else if (!writer && config.kind === 'redis-cluster' && (config.hotCacheMb ?? 0) > 0) {

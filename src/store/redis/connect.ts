@@ -1,4 +1,4 @@
-import { Cluster, Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { untilAborted } from '../../abortable.js';
 import type { ClusterSeeds } from '../../config/redis-cluster-nodes.js';
 import { StoreUnavailableError } from '../event-store.js';
@@ -12,8 +12,9 @@ const reconnectDelay = (attempt: number) => Math.min(attempt * 200, 2000);
  * queueing (no request hangs), each command has a deadline, and the client keeps reconnecting in the
  * background so the service recovers by itself.
  */
-export function connectRedis(config: { url: string; timeoutMs: number }): Redis {
+export function connectRedis(config: { url: string; timeoutMs: number }, extra: RedisOptions = {}): Redis {
   return new Redis(config.url, {
+    ...extra,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     commandTimeout: config.timeoutMs,
@@ -26,19 +27,24 @@ export function connectRedis(config: { url: string; timeoutMs: number }): Redis 
 }
 
 /**
- * The hot cache's invalidation connection (hot-cache.ts): RESP2, whose invalidations arrive as
- * Pub/Sub messages (ioredis drops RESP3's invalidate pushes); subscribed by the cache itself after
- * it has asked its id, so never resubscribed by ioredis.
+ * The hot cache's two connections (hot-cache.ts): `reader`, tracked, as connectRedis; `subscriber`,
+ * RESP2, whose invalidations arrive as Pub/Sub messages (ioredis drops RESP3's invalidate pushes),
+ * subscribed by the cache itself after it has asked its id, so never resubscribed by ioredis. Neither
+ * resends a command in flight on a new connection: the cache starts again from the connection's
+ * 'ready', and a SUBSCRIBE or TRACKING sent again there would apply to the wrong connection.
  */
-export function connectInvalidations(config: { url: string; timeoutMs: number }): Redis {
-  return new Redis(config.url, {
+export function connectHotCache(config: { url: string; timeoutMs: number }): { reader: Redis; subscriber: Redis } {
+  const reader = connectRedis(config, { autoResendUnfulfilledCommands: false });
+  const subscriber = new Redis(config.url, {
     protocol: 2,
     autoResubscribe: false,
+    autoResendUnfulfilledCommands: false,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: Math.max(config.timeoutMs, 2000),
     retryStrategy: reconnectDelay,
   });
+  return { reader, subscriber };
 }
 
 /**

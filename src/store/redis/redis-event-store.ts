@@ -31,7 +31,7 @@ import {
   requestOutcome,
 } from '../tombstones.js';
 import { addressMember, EVENTS_END, readMember } from './author-list.js';
-import type { HotCache } from './hot-cache.js';
+import type { CacheReadOptions, HotCache } from './hot-cache.js';
 import { type RedisKeys, redisKeys } from './keys.js';
 import {
   BAR_VERSION_SCRIPT,
@@ -164,11 +164,11 @@ export class RedisEventStore implements EventStore {
 
   /**
    * What the lookups read (events, replaceable slots, their marks): from the hot cache while it is
-   * on, else one MGET per hash slot. `ttlKeys`: keys that may expire (marks).
+   * on, else one MGET per hash slot. `options`: what the cache may keep besides present values.
    */
-  private mget(keys: readonly string[], ttlKeys?: ReadonlySet<string>): Promise<(Buffer | null)[]> {
+  private mget(keys: readonly string[], options: CacheReadOptions = {}): Promise<(Buffer | null)[]> {
     const { hotCache, cacheCommands } = this;
-    if (hotCache?.active && cacheCommands) return hotCache.get(keys, ttlKeys, (read) => cacheCommands.read(read));
+    if (hotCache?.active && cacheCommands) return hotCache.get(keys, options, (read) => cacheCommands.read(read));
     return this.read(() => mgetBySlot(this.client, keys));
   }
 
@@ -215,7 +215,9 @@ export class RedisEventStore implements EventStore {
     // Events and their marks in one MGET (one per hash slot on Cluster): freshness costs no extra command.
     const keys = pubkeys.map((pubkey) => this.keys.replaceable(replaceableKindAddress(kind, pubkey)));
     const marks = pubkeys.map((pubkey) => this.keys.mark(markKeyOf(pubkey)));
-    const values = await this.mget([...keys, ...marks], this.hotCache?.active ? new Set(marks) : undefined);
+    // A mark absent beside a present event is kept as absent (most profiles have none in force).
+    const options = this.hotCache?.active ? { ttlKeys: new Set(marks), keepAbsentWith: [...keys.map(() => undefined), ...keys.map((_, index) => index)] } : {};
+    const values = await this.mget([...keys, ...marks], options);
     return pubkeys.map((pubkey, index) => {
       const value = values[index];
       const note = markNote(values[pubkeys.length + index]);
