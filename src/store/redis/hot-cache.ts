@@ -247,7 +247,7 @@ export class HotCache {
     if (!this.tracking) return void this.start();
     const generation = this.generation;
     const expected = this.subscriberId;
-    let healthy = false;
+    let healthy: boolean;
     try {
       const [, info] = await withTimeout(Promise.all([this.subscriber.ping(), this.reader.client('TRACKINGINFO')]), HEALTH_CHECK_MS);
       healthy = trackingRedirectsTo(info, expected);
