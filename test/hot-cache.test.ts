@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import type { Redis } from 'ioredis';
+import fc from 'fast-check';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { metrics, registry } from '../src/metrics/metrics.js';
 import { connectHotCache, connectRedis, waitUntilReady } from '../src/store/redis/connect.js';
-import { HEALTH_CHECK_MS, HotCache } from '../src/store/redis/hot-cache.js';
+import { HEALTH_CHECK_MS, HotCache, trackingRedirectsTo } from '../src/store/redis/hot-cache.js';
 import { RedisEventStore } from '../src/store/redis/redis-event-store.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
@@ -282,6 +283,20 @@ describe.skipIf(testClusterNodes() !== undefined)('hot cache (HOT_CACHE_MB), kep
       await until(() => cache.active, 5000);
       await admin.set(key, 'newer');
       expect(await timeUntil(async () => String((await cache.get([key], {}, direct))[0]), (value) => value === 'newer')).toBeLessThan(50);
+    });
+
+    it('a healthy path passes its checks: still on, on the same connection, two checks later; TRACKINGINFO read in any shape never throws', async () => {
+      const { writer } = await writerStore();
+      const cache = cacheOn(writer.url, writer.url, 1 << 20);
+      await until(() => cache.active);
+      const id = cache.invalidationClientId;
+      await sleep(2 * HEALTH_CHECK_MS + 300);
+      expect(cache.active).toBe(true);
+      expect(cache.invalidationClientId).toBe(id);
+      expect(trackingRedirectsTo(new Map<string, unknown>([['flags', ['on']], ['redirect', 7], ['prefixes', []]]), 7)).toBe(true);
+      expect(trackingRedirectsTo(['flags', ['on', 'broken_redirect'], 'redirect', 7], 7)).toBe(false);
+      expect(trackingRedirectsTo(['flags', ['off'], 'redirect', -1], undefined)).toBe(false);
+      fc.assert(fc.property(fc.anything(), fc.option(fc.integer()), (info, id) => typeof trackingRedirectsTo(info, id ?? undefined) === 'boolean'));
     });
 
     it('the subscriber dropped while its SUBSCRIBE is in flight: the cache comes back by itself, redirected to the live connection', async () => {
