@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { endOfTurn } from '../../end-of-turn.js';
+import { withDeadline } from './redis-commands.js';
 
 /** Where Redis sends invalidations to a RESP2 connection that a tracking connection redirects to. */
 const INVALIDATE_CHANNEL = '__redis__:invalidate';
@@ -212,7 +213,7 @@ export class HotCache {
     const generation = this.generation;
     this.startingAt = generation;
     // Each step within a check's time: a command sent on a connection lost meanwhile may never settle.
-    const step = <T>(pending: Promise<T>) => withTimeout(pending, HEALTH_CHECK_MS);
+    const step = <T>(pending: Promise<T>) => withDeadline(pending, HEALTH_CHECK_MS);
     try {
       if (this.subscriberId === undefined) {
         const id = Number(await step(this.subscriber.client('ID')));
@@ -249,7 +250,7 @@ export class HotCache {
     const expected = this.subscriberId;
     let healthy: boolean;
     try {
-      const [, info] = await withTimeout(Promise.all([this.subscriber.ping(), this.reader.client('TRACKINGINFO')]), HEALTH_CHECK_MS);
+      const [, info] = await withDeadline(Promise.all([this.subscriber.ping(), this.reader.client('TRACKINGINFO')]), HEALTH_CHECK_MS);
       healthy = trackingRedirectsTo(info, expected);
     } catch {
       healthy = false;
@@ -278,15 +279,4 @@ export function trackingRedirectsTo(info: unknown, id: number | undefined): bool
   else if (info && typeof info === 'object') for (const [name, value] of Object.entries(info)) fields.set(name, value);
   const flags = [fields.get('flags')].flat().map(String);
   return flags.includes('on') && !flags.includes('broken_redirect') && Number(fields.get('redirect')) === id;
-}
-
-function withTimeout<T>(pending: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  pending.catch(() => {});
-  return Promise.race([
-    pending,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('no answer in time')), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

@@ -50,7 +50,8 @@ class DeadlineExceeded extends Error {
   override name = 'DeadlineExceeded';
 }
 
-function withDeadline<T>(pending: Promise<T>, timeoutMs: number): Promise<T> {
+/** `pending`, or a rejection once `timeoutMs` have passed (its late answer dropped). */
+export function withDeadline<T>(pending: Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new DeadlineExceeded(`no answer from the cluster within ${timeoutMs} ms`)), timeoutMs);
