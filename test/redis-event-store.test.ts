@@ -5,6 +5,7 @@ import { groupBySlot } from '../src/store/redis/mget-by-slot.js';
 import type { Held } from '../src/store/event-store.js';
 import { DELETED } from '../src/store/tombstones.js';
 import { readMember } from '../src/store/redis/author-list.js';
+import { redisKeys } from '../src/store/redis/keys.js';
 import { rebuildRelations } from '../src/store/relation-check.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
 import { describeEventStoreConformance } from './support/event-store-conformance.js';
@@ -19,7 +20,7 @@ const T = 1_700_000_000;
 const said = (held: Held) => (held === DELETED ? 'deleted' : (held?.event?.id ?? null));
 
 /** An author's list (keys.ts `author`): its notes and what a request to vanish reads. */
-const authorList = (prefix: string, pubkey: string) => `${prefix}n:{${Buffer.from(pubkey, 'hex').toString('base64url')}}`;
+const authorList = (prefix: string, pubkey: string) => redisKeys(prefix).author(pubkey).list;
 
 describe('Redis specifics', () => {
   it("an author's list: one key for notes, zap-less kinds and addresses; a kind's range holds its events only, up to kind 65535; rebuild keeps the addresses a request to vanish bars", async () => {

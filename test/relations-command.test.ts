@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
+import { redisKeys } from '../src/store/redis/keys.js';
 import type { EventStore } from '../src/store/event-store.js';
 import { spawnCli } from './support/cli.js';
 import { isNoteKind } from '../src/nostr/relationships.js';
@@ -35,7 +36,7 @@ const STORES: { name: string; open(): Promise<Subject> }[] = [
       const lose = async () => {
         await opened.store.relations.clear();
         const authors = [...new Set(events.map((event) => event.pubkey))];
-        await Promise.all(authors.map((pubkey) => opened.client.del(`${opened.prefix}n:{${Buffer.from(pubkey, 'hex').toString('base64url')}}`)));
+        await Promise.all(authors.map((pubkey) => opened.client.del(redisKeys(opened.prefix).author(pubkey).list)));
       };
       return { store: opened.store, env: { ...storeEnv(opened.prefix), DATA_DIR: undefined }, lose, cleanup: opened.cleanup };
     },

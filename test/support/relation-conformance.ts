@@ -32,7 +32,7 @@ async function replyIds(store: EventStore, id: string): Promise<string[]> {
 }
 
 /** The maintained figures equal the recount from the servable events. */
-async function expectExact(store: EventStore): Promise<void> {
+export async function expectExact(store: EventStore): Promise<void> {
   const check = await checkRelations(store);
   expect(check.differences).toEqual([]);
   expect(check.zapDifferences).toEqual([]);

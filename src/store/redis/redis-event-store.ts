@@ -169,6 +169,11 @@ export class RedisEventStore implements EventStore {
   private mget(keys: readonly string[], options: CacheReadOptions = {}): Promise<(Buffer | null)[]> {
     const { hotCache, cacheCommands } = this;
     if (hotCache?.active && cacheCommands) return hotCache.get(keys, options, (read) => cacheCommands.read(read));
+    return this.readDirect(keys);
+  }
+
+  /** Keys read from Redis itself: one MGET per hash slot (the write path's checks read so, never the cache). */
+  private readDirect(keys: readonly string[]): Promise<(Buffer | null)[]> {
     return this.read(() => mgetBySlot(this.client, keys));
   }
 
@@ -177,7 +182,7 @@ export class RedisEventStore implements EventStore {
   }
 
   /** Events by id, read as `read` reads keys: from Redis itself by default (the write path's checks). */
-  private async readEvents(ids: readonly string[], read = (keys: readonly string[]) => this.read(() => mgetBySlot(this.client, keys))): Promise<Held[]> {
+  private async readEvents(ids: readonly string[], read = (keys: readonly string[]) => this.readDirect(keys)): Promise<Held[]> {
     const values = await read(ids.map(this.keys.event));
     return resolveEventValues(
       ids,
@@ -459,7 +464,7 @@ export class RedisEventStore implements EventStore {
   async *servableEvents(): AsyncIterable<NostrEvent[]> {
     for (const pattern of [`${escapeGlob(this.keyPrefix)}e:*`, `${escapeGlob(this.keyPrefix)}r:*`]) {
       for await (const keys of scanKeys(this.client, this.commands, pattern)) {
-        const values = await this.read(() => mgetBySlot(this.client, keys));
+        const values = await this.readDirect(keys);
         const events: NostrEvent[] = [];
         for (const value of values) if (value && value[0] === 0x7b) events.push(JSON.parse(value.toString('utf8')) as NostrEvent);
         if (events.length > 0) yield events;
@@ -505,7 +510,7 @@ export class RedisEventStore implements EventStore {
     }
     const start = `${this.keyPrefix}v:`.length;
     for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.keyPrefix)}v:*`)) {
-      const times = await this.read(() => mgetBySlot(this.client, keys));
+      const times = await this.readDirect(keys);
       for (const [index, key] of keys.entries()) {
         const time = times[index];
         if (time !== null && time !== undefined) await this.command(() => this.sweep(key.slice(start), Number(time.toString())));

@@ -420,11 +420,9 @@ export class RedisRelationIndex implements RelationIndex {
   }
 
   async *noteFeeds(): AsyncIterable<NoteFeed[]> {
-    const start = `${this.prefix}n:{`.length;
-    for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}n:{*}`)) {
+    for await (const lists of this.authorLists()) {
       const feeds: NoteFeed[] = [];
-      for (const key of keys) {
-        const author = Buffer.from(key.slice(start, -1), 'base64url').toString('hex');
+      for (const { author, key } of lists) {
         const members = await this.commands.read(() => this.client.zrangeBuffer(key, '-', EVENTS_END, 'BYLEX'));
         const kinds = new Set(members.map((member) => member.readUInt16BE(0)));
         for (const kind of kinds) if (isNoteKind(kind)) feeds.push({ author, kind });
