@@ -23,7 +23,7 @@ import { Redis } from 'ioredis';
 import { type ImportSummary, importEvents } from '../../src/import/import-events.js';
 import { type NostrEvent, serializeEvent } from '../../src/nostr/event.js';
 import { verifyNostrEvent } from '../../src/nostr/verify-event.js';
-import { RELATION_KEY_TYPES, redisKeys } from '../../src/store/redis/keys.js';
+import { AUTHOR_LIST_KEY_TYPE, RELATION_KEY_TYPES, redisKeys } from '../../src/store/redis/keys.js';
 import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix, type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
@@ -135,7 +135,7 @@ async function main() {
     // is part of storing an event; the rest of the relationship index is reported apart (issue 29 §4).
     const authorIndex = await totalUsage(admin, `${prefix}n:{*`);
     let relationBytes = 0;
-    for (const type of RELATION_KEY_TYPES) if (type !== 'n') relationBytes += (await totalUsage(admin, `${prefix}${type}:{*`)).bytes;
+    for (const type of RELATION_KEY_TYPES) if (type !== AUTHOR_LIST_KEY_TYPE) relationBytes += (await totalUsage(admin, `${prefix}${type}:{*`)).bytes;
 
     const verifyRate = events.length / verifySeconds;
     const importRate = events.length / importSeconds;

@@ -29,7 +29,7 @@ import { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
 import type { EventStore } from '../../src/store/event-store.js';
 import { readZapReceipt } from '../../src/nostr/zaps.js';
 import { checkRelations } from '../../src/store/relation-check.js';
-import { RELATION_KEY_TYPES } from '../../src/store/redis/keys.js';
+import { AUTHOR_LIST_KEY_TYPE, RELATION_KEY_TYPES } from '../../src/store/redis/keys.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix } from '../../test/support/redis-server.js';
 import { zapReceipt } from '../../test/support/zaps.js';
@@ -91,7 +91,7 @@ async function importAll(store: EventStore, events: readonly NostrEvent[]): Prom
  */
 async function relationIndexBytes(admin: Redis, prefix: string): Promise<{ index: number; authorLists: number }> {
   let index = 0;
-  for (const type of RELATION_KEY_TYPES) if (type !== 'n') index += (await totalUsage(admin, `${prefix}${type}:*`)).bytes;
+  for (const type of RELATION_KEY_TYPES) if (type !== AUTHOR_LIST_KEY_TYPE) index += (await totalUsage(admin, `${prefix}${type}:*`)).bytes;
   return { index, authorLists: (await totalUsage(admin, `${prefix}n:*`)).bytes };
 }
 

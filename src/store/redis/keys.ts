@@ -58,6 +58,12 @@ export interface RedisKeys {
 /** The first letters of the relationship index's keys (after the prefix). */
 export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fr', 'fk', 'fb', 'fg', 'n', 'nd', 's'] as const;
 
+/**
+ * The key type of the authors' lists among them: also the author index every stored event has (it
+ * outlives a rebuild's clear, and the benches count it apart from the relationship index).
+ */
+export const AUTHOR_LIST_KEY_TYPE = 'n' satisfies (typeof RELATION_KEY_TYPES)[number];
+
 /** The key types of the zap groups of event subjects and of pubkey subjects (zap-index.ts). */
 export const ZAP_GROUP_KEY_TYPES = { e: 'z', p: 'zp' } as const;
 

@@ -23,7 +23,7 @@ import {
 import { SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '../search-index.js';
 import { msatsOfParts, msatsParts, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey } from '../zap-index.js';
 import { EVENTS_END, eventMember, isListedKind, kindRange } from './author-list.js';
-import { RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY_TYPES } from './keys.js';
+import { AUTHOR_LIST_KEY_TYPE, RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY_TYPES } from './keys.js';
 import { ENSURE_NOTE_SCRIPT, FOLLOW_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
 import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
@@ -449,7 +449,7 @@ export class RedisRelationIndex implements RelationIndex {
    */
   async clear(): Promise<void> {
     for (const type of RELATION_KEY_TYPES) {
-      if (type === 'n') continue;
+      if (type === AUTHOR_LIST_KEY_TYPE) continue;
       // `y:{…}:<group>` ends past its brace: the pattern leaves the end open.
       for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}${type}:{*`)) {
         // One key per command: on a cluster the keys sit in different slots.
