@@ -98,7 +98,7 @@ async function cachedInstance(url: string, prefix: string, maxBytes = 4 * 2 ** 2
   client.on('error', () => {});
   await waitUntilReady(client, 5000);
   const { reader, subscriber } = connectHotCache({ url, timeoutMs: 2000 });
-  const cache = new HotCache(reader, subscriber, maxBytes);
+  const cache = new HotCache({ reader, subscriber }, maxBytes);
   const store = new RedisEventStore(client, prefix, { timeoutMs: 2000, hotCache: cache });
   await until(() => cache.active);
   return { store, cache, server: await startTestServer(store) };
@@ -261,7 +261,7 @@ describe.skipIf(testClusterNodes() !== undefined)('hot cache (HOT_CACHE_MB), kep
       const { reader } = connectHotCache({ url: readerUrl, timeoutMs: 2000 });
       const { subscriber, reader: unused } = connectHotCache({ url: subscriberUrl, timeoutMs: 2000 });
       unused.disconnect();
-      const cache = new HotCache(reader, subscriber, maxBytes);
+      const cache = new HotCache({ reader, subscriber }, maxBytes);
       cleanups.push(() => cache.close());
       return cache;
     }

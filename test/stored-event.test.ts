@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type NostrEvent, serializeEvent } from '../src/nostr/event.js';
 import { CorruptDataError } from '../src/store/event-store.js';
-import { readStoredEvent, storedEventId, storedEventPubkey, toStoredEvent } from '../src/store/stored-event.js';
+import { checkOnce, readStoredEvent, storedEventId, storedEventPubkey, toStoredEvent } from '../src/store/stored-event.js';
 import { profile, signed } from './support/events.js';
 
 const hex = (length: number) => fc.stringMatching(new RegExp(`^[0-9a-f]{${length}}$`));
@@ -69,6 +69,26 @@ describe('stored events: read back from the store as bytes', () => {
     expect(() => readStoredEvent(bytes, { pubkey: 'f'.repeat(64) })).toThrow('pubkey mismatch');
     expect(() => readStoredEvent(bytes, { kind: 1 })).toThrow('kind mismatch');
     expect(readStoredEvent(bytes, { id: kind0.id, pubkey: kind0.pubkey, kind: 0 }).event).toEqual(kind0);
+  });
+
+  it('bytes that never change (checkOnce: the hot cache) are checked once, and still refuse another id, pubkey or kind', () => {
+    const kind0 = profile('pia', { name: 'pia' });
+    const bytes = bytesOf(kind0);
+    checkOnce(bytes);
+    const first = readStoredEvent(bytes, { pubkey: kind0.pubkey, kind: 0 });
+    // The same object every time: the shape and UTF-8 checks ran once.
+    expect(readStoredEvent(bytes, { id: kind0.id })).toBe(first);
+    expect(() => readStoredEvent(bytes, { id: 'f'.repeat(64) })).toThrow('id mismatch');
+    expect(() => readStoredEvent(bytes, { pubkey: 'f'.repeat(64) })).toThrow('pubkey mismatch');
+    expect(() => readStoredEvent(bytes, { kind: 1 })).toThrow('kind mismatch');
+    expect(readStoredEvent(bytes, {}).event).toEqual(kind0);
+    // Unregistered bytes of the same event: checked again, another object.
+    expect(readStoredEvent(bytesOf(kind0), {})).not.toBe(first);
+    // Registered bytes that are not an event are refused on every read, never remembered as good.
+    const broken = Buffer.from(bytes.subarray(0, bytes.length - 1));
+    checkOnce(broken);
+    expect(() => readStoredEvent(broken, {})).toThrow(CorruptDataError);
+    expect(() => readStoredEvent(broken, {})).toThrow(CorruptDataError);
   });
 
   it('reads the kind only from its place after created_at, digits only, at most five', () => {

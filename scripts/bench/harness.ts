@@ -14,6 +14,14 @@ export interface Row {
   errors: number;
   commandsPerRequest: number | undefined;
   bytes: number;
+  /** CPU time per completed request, in µs: the target's process, Redis, the load generator. */
+  cpu: CpuPerRequest;
+}
+
+export interface CpuPerRequest {
+  server: number | undefined;
+  redis: number | undefined;
+  load: number;
 }
 
 export function log(message: string) {
@@ -46,6 +54,31 @@ export function stop(child: ChildProcess): Promise<void> {
   });
 }
 
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/**
+ * CPU time a process has used so far (user + system, all its threads), in ms, from /proc (Linux);
+ * undefined elsewhere. Requests per second on a machine whose cores the load generator, Redis and
+ * the server share move with whatever else runs; CPU time per request is what a fleet pays.
+ */
+export function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The process id of the Redis `admin` talks to, when it runs on this machine (else undefined). */
+export async function localRedisPid(admin: Redis): Promise<number | undefined> {
+  const pid = Number(/^process_id:(\d+)/m.exec(await admin.info('server'))?.[1]);
+  return Number.isInteger(pid) && processCpuMs(pid) !== undefined ? pid : undefined;
+}
+
 /** Peak resident set size of a process, from /proc (Linux). */
 export function peakRssMiB(pid: number): number | undefined {
   try {
@@ -73,6 +106,10 @@ export interface Target {
   next: () => { path: string; method?: 'GET' | 'POST'; body?: string };
   /** Reads a running count of the store commands this target causes; absent: not counted. */
   commands?: () => Promise<number>;
+  /** The server's process, for its CPU time per request (absent: not measured). */
+  pid?: number;
+  /** Redis' process, for its CPU time per request (absent: not measured). */
+  redisPid?: number;
 }
 
 export interface Round {
@@ -83,6 +120,7 @@ export interface Round {
   completed: number;
   commands: number;
   bytes: number;
+  cpuMs: { server: number | undefined; redis: number | undefined; load: number };
 }
 
 /** One measured round of one target (after a short warm-up on the first). */
@@ -110,8 +148,15 @@ async function measureRound(target: Target, { connections }: LoadSettings, secon
   ];
   if (warmUp) await autocannon({ url: target.url, connections, duration: 2, requests: requests as never });
   const before = (await target.commands?.()) ?? 0;
+  const serverBefore = processCpuMs(target.pid);
+  const redisBefore = processCpuMs(target.redisPid);
+  const loadBefore = process.cpuUsage();
   const result = await autocannon({ url: target.url, connections, duration: seconds, requests: requests as never });
+  const load = process.cpuUsage(loadBefore);
+  const serverAfter = processCpuMs(target.pid);
+  const redisAfter = processCpuMs(target.redisPid);
   const after = (await target.commands?.()) ?? 0;
+  const spent = (from: number | undefined, to: number | undefined) => (from === undefined || to === undefined ? undefined : to - from);
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -120,6 +165,7 @@ async function measureRound(target: Target, { connections }: LoadSettings, secon
     completed: result.requests.total,
     commands: after - before,
     bytes: result.throughput.total,
+    cpuMs: { server: spent(serverBefore, serverAfter), redis: spent(redisBefore, redisAfter), load: (load.user + load.system) / 1000 },
   };
 }
 
@@ -155,13 +201,28 @@ export async function measureInterleaved(targets: Target[], k: string, settings:
       commandsPerRequest:
         target.commands && completed > 0 ? measured.reduce((sum, round) => sum + round.commands, 0) / completed : undefined,
       bytes: completed > 0 ? measured.reduce((sum, round) => sum + round.bytes, 0) / completed : 0,
+      cpu: cpuPerRequest(measured, completed),
     };
     log(
       `  ${target.name.padEnd(32)} ${row.rps.toFixed(0).padStart(7)} req/s (${measured.map((round) => round.rps.toFixed(0)).join(', ')})  p50 ${row.p50} ms  p99 ${row.p99} ms  errors ${row.errors}` +
-        (row.commandsPerRequest !== undefined ? `  redis ${row.commandsPerRequest.toFixed(2)}/req` : ''),
+        (row.commandsPerRequest !== undefined ? `  redis ${row.commandsPerRequest.toFixed(2)}/req` : '') +
+        `  CPU µs/req: server ${row.cpu.server?.toFixed(0) ?? '-'}, Redis ${row.cpu.redis?.toFixed(0) ?? '-'}, load ${row.cpu.load.toFixed(0)}`,
     );
     return row;
   });
+}
+
+/** CPU µs per completed request over all rounds (a process's total undefined if any round lacks it). */
+function cpuPerRequest(measured: Round[], completed: number): CpuPerRequest {
+  const perRequest = (pick: (round: Round) => number | undefined) => {
+    if (completed === 0 || measured.some((round) => pick(round) === undefined)) return undefined;
+    return (measured.reduce((sum, round) => sum + (pick(round) ?? 0), 0) * 1000) / completed;
+  };
+  return {
+    server: perRequest((round) => round.cpuMs.server),
+    redis: perRequest((round) => round.cpuMs.redis),
+    load: perRequest((round) => round.cpuMs.load) ?? 0,
+  };
 }
 
 export function cycle<T>(items: readonly T[]): () => T {

@@ -1,12 +1,12 @@
 // A CPU profile of one `serve` under load on one route: where its time goes (issue 29 §1).
 //
-//   npx tsx scripts/bench/profile-lookup.ts --route user-profile --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded]
+//   npx tsx scripts/bench/profile-lookup.ts --route user-profile --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline]
 //
 // Imports --profiles generated profiles (and notes with K = 10 for --route event) into the Redis at
 // REDIS_URL (default the local one) under a fresh prefix, or into a fresh embedded store (--embedded), starts `node --cpu-prof dist/cli/main.js
 // serve` (npm run build first), loads it with autocannon for --seconds, stops it, and prints the
 // heaviest functions by self time from the .cpuprofile it wrote (kept in --dir for a flame graph).
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,7 +17,7 @@ import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix, freePort } from '../../test/support/redis-server.js';
 import { identity, makeNotes, makeProfiles } from './dataset.js';
-import { cycle, startProcess, stop } from './harness.js';
+import { cycle, processCpuMs, startProcess, stop } from './harness.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -29,7 +29,12 @@ const { values: options } = parseArgs({
     dir: { type: 'string', default: '/tmp/prof' },
     top: { type: 'string', default: '30' },
     embedded: { type: 'boolean', default: false },
+    // --no-profile: the same load without the profiler (which costs CPU itself), for an A/B of req/s and CPU µs per request.
+    profile: { type: 'boolean', default: true },
+    // --baseline: the hand-written handler of `npm run bench` (scripts/bench/baseline-server.mjs) instead of `serve`.
+    baseline: { type: 'boolean', default: false },
   },
+  allowNegative: true,
 });
 if (!['user-profile', 'event'].includes(options.route)) throw new Error('--route: user-profile or event');
 const extraEnv = Object.fromEntries(
@@ -51,21 +56,26 @@ const notes = options.route === 'event' ? makeNotes(identities, 10_000, 10, 10) 
 for (let offset = 0; offset < notes.length; offset += 1000) await store.putEvents(notes.slice(offset, offset + 1000));
 if (options.embedded) await store.close();
 const port = await freePort();
+mkdirSync(options.dir, { recursive: true });
+const before = new Set(readdirSync(options.dir));
 const where: Record<string, string> = options.embedded ? { REDIS_URL: '', DATA_DIR: dataDir } : { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix };
 const service = await startProcess(
-  ['--cpu-prof', `--cpu-prof-dir=${options.dir}`, 'dist/cli/main.js', 'serve'],
+  [...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${options.dir}`] : []), ...(options.baseline ? ['scripts/bench/baseline-server.mjs'] : ['dist/cli/main.js', 'serve'])],
   { ...where, HOST: '127.0.0.1', RELAYS: '', NODE_ENV: 'production', PORT: String(port), ...extraEnv },
-  `http://127.0.0.1:${port}/healthz`,
+  `http://127.0.0.1:${port}/${options.baseline ? '' : 'healthz'}`,
 );
 const next = options.route === 'event' ? cycle(notes.map((note) => `/event?id=${note.id}`)) : cycle(identities.map((who) => `/user-profile?pubkey=${who.pubkey}`));
-const before = new Set(readdirSync(options.dir));
+const cpuBefore = processCpuMs(service.pid);
 const result = await autocannon({
   url: `http://127.0.0.1:${port}`,
   connections: Number(options.connections),
   duration: Number(options.seconds),
   requests: [{ setupRequest: (request: Record<string, unknown>) => ({ ...request, path: next() }) }] as never,
 });
-process.stderr.write(`${result.requests.average.toFixed(0)} req/s, ${result.non2xx} non-2xx\n`);
+const cpuMs = (processCpuMs(service.pid) ?? Number.NaN) - (cpuBefore ?? Number.NaN);
+process.stderr.write(
+  `${result.requests.average.toFixed(0)} req/s, ${result.non2xx} non-2xx, service CPU ${((cpuMs * 1000) / result.requests.total).toFixed(1)} µs/req\n`,
+);
 await stop(service);
 const admin = new Redis(redisUrl);
 await deleteByPrefix(admin, prefix);
@@ -74,6 +84,7 @@ if (!options.embedded) await store.close();
 client.disconnect();
 rmSync(dataDir, { recursive: true, force: true });
 
+if (!options.profile) process.exit(0);
 const written = readdirSync(options.dir).filter((name) => name.endsWith('.cpuprofile') && !before.has(name));
 const profile = JSON.parse(readFileSync(join(options.dir, written[0] as string), 'utf8')) as {
   nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];

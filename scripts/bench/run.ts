@@ -26,6 +26,7 @@ import {
   cycle,
   log,
   zipf,
+  localRedisPid,
   measureInterleaved,
   peakRssMiB,
   type Row,
@@ -130,16 +131,28 @@ async function main() {
     const embeddedUrl = `http://127.0.0.1:${embeddedPort}`;
     // The cost of metrics and rate limits (issue 16: at most 5% on cached lookups): the same service
     // with both off, and with both on (limits high enough never to refuse: every request is counted).
-    const bareUrl = `http://127.0.0.1:${await startService(children, env, { METRICS: 'false' })}`;
-    const limitedUrl = `http://127.0.0.1:${await startService(children, env, { RATE_LIMIT: '1000000', MISS_RATE_LIMIT: '1000' })}`;
+    const bare = await startService(children, env, { METRICS: 'false' });
+    const limited = await startService(children, env, { RATE_LIMIT: '1000000', MISS_RATE_LIMIT: '1000' });
     // The hot cache (issue 29 §2) is on by default: the same service without it.
-    const uncachedUrl = `http://127.0.0.1:${await startService(children, env, { HOT_CACHE_MB: '0' })}`;
+    const uncached = await startService(children, env, { HOT_CACHE_MB: '0' });
+    const [bareUrl, limitedUrl, uncachedUrl] = [bare, limited, uncached].map((child) => child.url) as [string, string, string];
     const serviceUrl = `http://127.0.0.1:${servicePort}`;
     const baselineUrl = `http://127.0.0.1:${baselinePort}`;
     const bytesBaselineUrl = `http://127.0.0.1:${bytesBaselinePort}`;
 
     const rows: Row[] = [];
     const settings = { connections, duration, rounds };
+    // Each target's server process, by URL, and Redis' own, for CPU time per request.
+    const servers: [string, ChildProcess][] = [
+      [serviceUrl, service],
+      [baselineUrl, baseline],
+      [bytesBaselineUrl, bytesBaseline],
+      [embeddedUrl, embeddedService],
+      ...[bare, limited, uncached].map(({ url, child }): [string, ChildProcess] => [url, child]),
+    ];
+    const pids = new Map(servers.map(([url, child]) => [url, child.pid]));
+    const redisPid = await localRedisPid(admin);
+    const processes = (url: string) => ({ pid: pids.get(url), redisPid });
     const redisCommands = () => totalCommands(admin);
     /**
      * One group: a ceiling server answering a fixed body the size of the service's answer at
@@ -152,7 +165,7 @@ async function main() {
         env: { ...process.env, PORT: String(port), BODY_BYTES: String(Buffer.byteLength(sample)) },
       });
       await waitForHttp(`http://127.0.0.1:${port}/`, ceiling);
-      const ceilingTarget: Target = { name: 'ceiling (fixed body)', url: `http://127.0.0.1:${port}`, next: () => ({ path: '/' }) };
+      const ceilingTarget: Target = { name: 'ceiling (fixed body)', url: `http://127.0.0.1:${port}`, next: () => ({ path: '/' }), pid: ceiling.pid };
       rows.push(...(await measureInterleaved([ceilingTarget, ...targets], k, settings)));
       await stop(ceiling);
     };
@@ -160,6 +173,7 @@ async function main() {
     const getTarget = (name: string, url: string, pathPrefix: string, nextKey: () => string, countCommands: boolean): Target => ({
       name,
       url,
+      ...processes(url),
       next: () => ({ path: `${pathPrefix}${nextKey()}` }),
       ...(countCommands ? { commands: redisCommands } : {}),
     });
@@ -182,6 +196,7 @@ async function main() {
           url: serviceUrl,
           next: () => ({ path: '/graphql', method: 'POST', body: JSON.stringify({ query: EVENT_QUERY, variables: { id: nextId() } }) }),
           commands: redisCommands,
+          ...processes(serviceUrl),
         },
       ]);
     }
@@ -204,6 +219,7 @@ async function main() {
         url: serviceUrl,
         next: () => ({ path: '/graphql', method: 'POST', body: JSON.stringify({ query: PROFILE_QUERY, variables: { pubkey: nextPubkey() } }) }),
         commands: redisCommands,
+        ...processes(serviceUrl),
       },
     ]);
 
@@ -220,11 +236,16 @@ async function main() {
   }
 }
 
-/** Another `serve` on the bench's Redis, with `extra` environment: its port. */
-async function startService(children: ChildProcess[], env: Record<string, string>, extra: Record<string, string>): Promise<number> {
+/** Another `serve` on the bench's Redis, with `extra` environment: its URL and process. */
+async function startService(
+  children: ChildProcess[],
+  env: Record<string, string>,
+  extra: Record<string, string>,
+): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  children.push(await startProcess(['dist/cli/main.js', 'serve'], { ...env, ...extra, PORT: String(port), NODE_ENV: 'production' }, `http://127.0.0.1:${port}/healthz`));
-  return port;
+  const child = await startProcess(['dist/cli/main.js', 'serve'], { ...env, ...extra, PORT: String(port), NODE_ENV: 'production' }, `http://127.0.0.1:${port}/healthz`);
+  children.push(child);
+  return { url: `http://127.0.0.1:${port}`, child };
 }
 
 function writeReport(rows: Row[], peakRss: { redis: number | undefined; embedded: number | undefined }) {
@@ -241,7 +262,7 @@ function writeReport(rows: Row[], peakRss: { redis: number | undefined; embedded
     lines.push(
       `| ${row.k} | ${row.target} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${row.errors} | ${
         row.commandsPerRequest?.toFixed(2) ?? ''
-      } | ${row.bytes.toFixed(0)} | ${isService ? ratio(row.rps, baseline) : ''} | ${isService ? ratio(row.rps, bytesBaseline) : ''} | ${
+      } | ${cpuCell(row)} | ${row.bytes.toFixed(0)} | ${isService ? ratio(row.rps, baseline) : ''} | ${isService ? ratio(row.rps, bytesBaseline) : ''} | ${
         row.target.startsWith('ceiling') ? '' : ratio(row.rps, ceiling)
       } |`,
     );
@@ -284,8 +305,8 @@ Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes 
   features on cached lookups: both off, and both on (\`RATE_LIMIT=1000000\`, \`MISS_RATE_LIMIT=1000\`:
   every request counted in Redis, none refused). The table below the main one gives the ratio.
 
-| K | target | req/s | p50 ms | p99 ms | errors | Redis cmds/req | bytes/resp | ×baseline | ×bytes | ×ceiling |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| K | target | req/s | p50 ms | p99 ms | errors | Redis cmds/req | CPU µs/req: server + Redis (load gen) | bytes/resp | ×baseline | ×bytes | ×ceiling |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${lines.join('\n')}
 
 ${costLines(rows)}
@@ -303,6 +324,12 @@ Service peak RSS over the whole run: ${peakRss.redis?.toFixed(0) ?? 'n/a'} MiB o
   }
   const notes = existing.indexOf('\n## Notes');
   writeFileSync(path, report + (notes >= 0 ? existing.slice(notes) : ''));
+}
+
+/** CPU per request: the server's and Redis' (what a fleet pays), then the load generator's. */
+function cpuCell({ cpu }: Row): string {
+  if (cpu.server === undefined) return '';
+  return `${cpu.server.toFixed(0)} + ${cpu.redis?.toFixed(0) ?? '?'} (${cpu.load.toFixed(0)})`;
 }
 
 /** Metrics and rate limits on, against both off, per group (issue 16: at most 5% lower). */

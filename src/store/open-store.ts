@@ -6,7 +6,7 @@ import { LmdbEventStore } from './embedded/lmdb-event-store.js';
 import type { EventStore } from './event-store.js';
 import { describeSeeds } from '../config/redis-cluster-nodes.js';
 import { connectHotCache, connectRedis, connectRedisCluster, waitUntilReady } from './redis/connect.js';
-import { HotCache } from './redis/hot-cache.js';
+import { HotCache, type HotCacheSource } from './redis/hot-cache.js';
 import type { RedisClient } from './redis/mget-by-slot.js';
 import { RedisEventStore } from './redis/redis-event-store.js';
 
@@ -85,13 +85,30 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false 
     client.on('ready', () => lastNodeError.clear());
   }
   logger.info(where, `event store: ${where.store}`);
-  // The hot cache serves lookups: `serve` only, on a single Redis (a cluster's nodes each track their own keys: not yet).
+  // The hot cache serves lookups: `serve` only. On a cluster, a tracked reader and subscriber per master.
   let hotCache: HotCache | undefined;
-  if (!writer && config.kind === 'redis' && (config.hotCacheMb ?? 0) > 0) {
+  if (!writer && (config.hotCacheMb ?? 0) > 0) {
     const megabytes = config.hotCacheMb as number;
-    const { reader, subscriber } = connectHotCache(config);
+    const { timeoutMs } = config;
+    const source: HotCacheSource =
+      client instanceof Cluster && config.kind === 'redis-cluster'
+        ? {
+            cluster: client,
+            connect: ({ host, port }) =>
+              connectHotCache({
+                node: {
+                  host,
+                  port,
+                  ...(config.username ? { username: config.username } : {}),
+                  ...(config.password ? { password: config.password } : {}),
+                  ...(config.tls ? { tls: {} } : {}),
+                },
+                timeoutMs,
+              }),
+          }
+        : connectHotCache({ url: (config as { url: string }).url, timeoutMs });
     let lastProblem = '';
-    hotCache = new HotCache(reader, subscriber, megabytes * 2 ** 20, (on, problem) => {
+    hotCache = new HotCache(source, megabytes * 2 ** 20, (on, problem) => {
       if (on) logger.info({ hotCacheMb: megabytes }, 'hot cache on: lookups answered in process, invalidated by Redis');
       else if (problem === undefined) logger.warn({ hotCacheMb: megabytes }, 'hot cache off until its Redis connections are back: lookups read Redis');
       // Each distinct problem once until it changes (an ACL refusing CLIENT would repeat every check).
@@ -99,8 +116,6 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false 
       lastProblem = problem ?? '';
     });
     metrics.followHotCache(hotCache);
-  } else if (!writer && config.kind === 'redis-cluster' && (config.hotCacheMb ?? 0) > 0) {
-    logger.info({ hotCacheMb: config.hotCacheMb }, 'hot cache not used on a Redis Cluster: lookups read the cluster');
   }
   return {
     store: new RedisEventStore(client, config.keyPrefix, { publicUrl: config.publicUrl, timeoutMs: config.timeoutMs, waitReplicas, hotCache }),

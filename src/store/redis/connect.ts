@@ -2,6 +2,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { untilAborted } from '../../abortable.js';
 import type { ClusterSeeds } from '../../config/redis-cluster-nodes.js';
 import { StoreUnavailableError } from '../event-store.js';
+import type { TrackedPair } from './hot-cache.js';
 import type { RedisClient } from './mget-by-slot.js';
 
 /** A reconnect every 200 ms more, up to every 2 s: the service recovers by itself, without a storm. */
@@ -32,18 +33,21 @@ export function connectRedis(config: { url: string; timeoutMs: number }, extra: 
  * subscribed by the cache itself after it has asked its id, so never resubscribed by ioredis. Neither
  * resends a command in flight on a new connection: the cache starts again from the connection's
  * 'ready', and a SUBSCRIBE or TRACKING sent again there would apply to the wrong connection.
+ * Of a single Redis (`url`), or of one master of a cluster (`node`: its host and port, the
+ * cluster's credentials and TLS).
  */
-export function connectHotCache(config: { url: string; timeoutMs: number }): { reader: Redis; subscriber: Redis } {
-  const reader = connectRedis(config, { autoResendUnfulfilledCommands: false });
-  const subscriber = new Redis(config.url, {
-    protocol: 2,
-    autoResubscribe: false,
+export function connectHotCache(config: ({ url: string } | { node: RedisOptions }) & { timeoutMs: number }): TrackedPair {
+  const open = (options: RedisOptions) => ('url' in config ? new Redis(config.url, options) : new Redis({ ...config.node, ...options }));
+  const shared: RedisOptions = {
     autoResendUnfulfilledCommands: false,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: Math.max(config.timeoutMs, 2000),
     retryStrategy: reconnectDelay,
-  });
+  };
+  // As connectRedis' client (auto-pipelining off, a deadline per command).
+  const reader = open({ ...shared, commandTimeout: config.timeoutMs, enableAutoPipelining: false });
+  const subscriber = open({ ...shared, protocol: 2, autoResubscribe: false });
   return { reader, subscriber };
 }
 

@@ -1,6 +1,9 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { endOfTurn } from '../../end-of-turn.js';
+import { checkOnce } from '../stored-event.js';
+import { CoalescedWrites } from './coalesced-writes.js';
+import { groupBySlot, mgetBySlot } from './mget-by-slot.js';
 import { withDeadline } from './redis-commands.js';
 
 /** Where Redis sends invalidations to a RESP2 connection that a tracking connection redirects to. */
@@ -41,31 +44,37 @@ export interface CacheReadOptions {
   keepAbsentWith?: readonly (number | undefined)[];
 }
 
+/** A tracked reader and the RESP2 connection its invalidations are redirected to (connectHotCache). */
+export interface TrackedPair {
+  reader: Redis;
+  subscriber: Redis;
+}
+
 /**
- * A bounded in-process cache of values read from one Redis (events, latest replaceable events and
- * their marks), kept true by Redis itself: server-assisted client-side caching (CLIENT TRACKING).
- *
- * - The reads it caches go over a connection of their own (`reader`), which Redis tracks: every key
- *   it reads is remembered, and when that key is written, deleted, expires or is evicted, by anyone
- *   (another instance, `import`, `sync`, this instance), Redis sends its name to `subscriber`.
- * - `subscriber` speaks RESP2 (ioredis speaks RESP3 by default, and drops the RESP3 `invalidate`
- *   pushes): tracking REDIRECTs to it, and it receives the names on `__redis__:invalidate`.
- * - An answer that raced an invalidation of its key is not kept: the invalidation may travel faster,
- *   on the other connection, than the reply it makes stale.
- * - Either connection lost, or the invalidation path silent for a check (HEALTH_CHECK_MS): the cache
- *   is emptied and not used (reads go to Redis as without it) until both are back and tracking is
- *   on again; whatever was written meanwhile was never seen. Tracking is (re)started by one attempt
- *   at a time, and an attempt that a lost connection overtook is dropped (`generation`).
- * - Keys with a TTL (marks) are read with their PTTL and kept until then: an expiry's invalidation
- *   comes when Redis gets round to expiring the key, which may be later.
- * - Values are copied when kept: ioredis hands back views of its socket reads (up to 64 KiB each),
- *   which a small kept value would otherwise hold alive whole.
+ * Where the cache reads and whence its invalidations come: a single Redis (one pair), or a Redis
+ * Cluster, whose nodes each track only the keys read on their own connections: one pair per master,
+ * made by `connect` for each master the cluster's slot table names, and remade when it changes.
  */
-export class HotCache {
-  private readonly entries: LRUCache<string, Entry>;
-  private readonly pending = new Map<string, Pending>();
-  /** Bumped whenever the cache is emptied: answers to reads sent before are not kept. */
-  private epoch = 0;
+export type HotCacheSource = TrackedPair | { cluster: Cluster; connect(node: { host: string; port: number }): TrackedPair };
+
+/** What a tracked node tells its cache. */
+interface NodeEvents {
+  /** Keys written (or, with null, everything: the node's data was flushed). */
+  invalidate(keys: readonly Buffer[] | null): void;
+  /** Tracking turned on or off (with why, when a start failed). */
+  changed(problem?: string): void;
+}
+
+/**
+ * One Redis node's tracked reader and invalidation subscriber, and the tracking between them.
+ * Tracking is (re)started by one attempt at a time, and an attempt that a lost connection overtook
+ * is dropped (`generation`). On a cluster (`mustBeMaster`), a node that is not (or no longer) a
+ * master is not used: a replica promoted by a failover takes the writes, and the old master would
+ * never tell of them.
+ */
+class TrackedNode {
+  /** The reads of one turn leave in one socket write (coalesced-writes.ts). */
+  readonly writes: CoalescedWrites;
   /** Bumped whenever a connection is lost: a start that waited across it stops. */
   private generation = 0;
   private subscriberId: number | undefined;
@@ -73,28 +82,21 @@ export class HotCache {
   /** The generation a start is under way for: one at a time per generation (one overtaken by a lost connection may never settle). */
   private startingAt: number | undefined;
   private closed = false;
-  private readonly healthTimer: NodeJS.Timeout;
-  /** Counters for /metrics and the bench. */
-  readonly stats = { hits: 0, misses: 0, invalidations: 0, flushes: 0 };
 
   constructor(
     readonly reader: Redis,
     private readonly subscriber: Redis,
-    maxBytes: number,
-    private readonly onState: (on: boolean, problem?: string) => void = () => {},
+    private readonly events: NodeEvents,
+    private readonly mustBeMaster: boolean,
   ) {
-    this.entries = new LRUCache<string, Entry>({
-      maxSize: maxBytes,
-      sizeCalculation: (entry, key) => key.length + (entry.value?.length ?? 0) + ENTRY_OVERHEAD,
-    });
-    // Their failures are the store's to report (its own connection fails alike); state changes go to onState.
+    this.writes = new CoalescedWrites(reader);
+    // Their failures are the store's to report (its own connections fail alike); state changes go to the cache.
     reader.on('error', () => {});
     subscriber.on('error', () => {});
     subscriber.on('messageBuffer', (channel: Buffer, message: Buffer[] | Buffer | null) => {
       if (channel.toString() !== INVALIDATE_CHANNEL) return;
       // A null message: the whole database was flushed.
-      if (message === null || !Array.isArray(message)) this.flush();
-      else for (const key of message) this.invalidate(key.toString());
+      this.events.invalidate(message === null || !Array.isArray(message) ? null : message);
     });
     for (const connection of [reader, subscriber]) {
       connection.on('ready', () => void this.start());
@@ -104,19 +106,191 @@ export class HotCache {
         this.stop();
       });
     }
-    this.healthTimer = setInterval(() => void this.check(), HEALTH_CHECK_MS);
-    this.healthTimer.unref();
     void this.start();
   }
 
-  /** Whether reads are answered from the cache (tracking on, both connections up). */
-  get active(): boolean {
+  /** Whether every key read on `reader` now is told of when written. */
+  get on(): boolean {
     return this.tracking;
   }
 
+  get invalidationClientId(): number | undefined {
+    return this.subscriberId;
+  }
+
   /**
-   * The values of `keys` (MGET order), from the cache where it holds them, else read on `reader`
-   * (through `send`, which maps failures) and kept as `options` allow.
+   * Subscribes (the id first: a RESP2 subscriber answers nothing else) and turns tracking on,
+   * redirected there. One attempt at a time; an attempt that a lost connection overtook does nothing
+   * more (the next 'ready' or check starts again).
+   */
+  async start(): Promise<void> {
+    if (this.closed || this.tracking || this.startingAt === this.generation) return;
+    if (this.reader.status !== 'ready' || this.subscriber.status !== 'ready') return;
+    const generation = this.generation;
+    this.startingAt = generation;
+    // Each step within a check's time: a command sent on a connection lost meanwhile may never settle.
+    const step = <T>(pending: Promise<T>) => withDeadline(pending, HEALTH_CHECK_MS);
+    try {
+      if (this.mustBeMaster && !isMaster(await step(this.reader.call('ROLE')))) throw new Error('the node is not a master');
+      if (this.subscriberId === undefined) {
+        const id = Number(await step(this.subscriber.client('ID')));
+        await step(this.subscriber.subscribe(INVALIDATE_CHANNEL));
+        if (generation !== this.generation) return;
+        this.subscriberId = id;
+      }
+      // Off first: a redirect to an earlier subscriber connection is replaced, its keys forgotten.
+      await step(this.reader.client('TRACKING', 'OFF'));
+      await step(this.reader.client('TRACKING', 'ON', 'REDIRECT', String(this.subscriberId)));
+      if (generation !== this.generation || this.closed) return;
+      this.tracking = true;
+      this.events.changed();
+    } catch (error) {
+      if (generation !== this.generation) return;
+      this.events.changed(`tracking could not be turned on: ${(error as Error).message}`);
+      // Not subscribed, or not knowing whether it is: a fresh subscriber connection, asked again.
+      if (this.subscriberId === undefined) this.subscriber.disconnect(true);
+    } finally {
+      if (this.startingAt === generation) this.startingAt = undefined;
+    }
+  }
+
+  /**
+   * The path checked end to end: the subscriber answers a PING, the reader's tracking is on and
+   * redirected to it (Redis says `broken_redirect` once it has lost the subscriber), and on a
+   * cluster the node is still a master. A check that fails turns tracking off and reconnects the
+   * subscriber; while off, each check tries to start.
+   */
+  async check(): Promise<void> {
+    if (this.closed) return;
+    if (!this.tracking) return void this.start();
+    const generation = this.generation;
+    const expected = this.subscriberId;
+    let healthy: boolean;
+    try {
+      const [, info, role] = await withDeadline(
+        Promise.all([this.subscriber.ping(), this.reader.client('TRACKINGINFO'), this.mustBeMaster ? this.reader.call('ROLE') : ['master']]),
+        HEALTH_CHECK_MS,
+      );
+      healthy = trackingRedirectsTo(info, expected) && isMaster(role);
+    } catch {
+      healthy = false;
+    }
+    if (healthy || generation !== this.generation || this.closed) return;
+    this.generation++;
+    this.subscriberId = undefined;
+    this.stop();
+    // A fresh connection: a silent one may never close by itself.
+    this.subscriber.disconnect(true);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.stop();
+    this.reader.disconnect();
+    this.subscriber.disconnect();
+  }
+
+  private stop(): void {
+    if (!this.tracking) return;
+    this.tracking = false;
+    this.events.changed();
+  }
+}
+
+/** Whether a ROLE reply names a master. */
+function isMaster(role: unknown): boolean {
+  return Array.isArray(role) && String(role[0]) === 'master';
+}
+
+/** The node key (`host:port`, as a cluster's slot table names it) as host and port. */
+function hostAndPort(nodeKey: string): { host: string; port: number } {
+  const colon = nodeKey.lastIndexOf(':');
+  return { host: nodeKey.slice(0, colon), port: Number(nodeKey.slice(colon + 1)) };
+}
+
+/** Keys read together: one MGET on one node (and on a cluster, of one slot). */
+interface ReadGroup {
+  /** Positions in the keys read. */
+  positions: number[];
+  /** The tracked node to read on; undefined: a slot whose master has no node of the cache yet (read through the cluster, not kept). */
+  node: TrackedNode | undefined;
+}
+
+/**
+ * A bounded in-process cache of values read from Redis (events, latest replaceable events and
+ * their marks), kept true by Redis itself: server-assisted client-side caching (CLIENT TRACKING).
+ *
+ * - The reads it caches go over connections of their own (`reader`), which Redis tracks: every key
+ *   read is remembered, and when that key is written, deleted, expires or is evicted, by anyone
+ *   (another instance, `import`, `sync`, this instance), Redis sends its name to `subscriber`.
+ * - `subscriber` speaks RESP2 (ioredis speaks RESP3 by default, and drops the RESP3 `invalidate`
+ *   pushes): tracking REDIRECTs to it, and it receives the names on `__redis__:invalidate`.
+ * - On a Redis Cluster each master tracks the keys read on it: one reader and subscriber per master
+ *   of the slot table, each key read on its slot's master. A read refused there (MOVED or ASK: the
+ *   slot moved, a failover) is read again through the cluster and not kept. A change of the masters
+ *   (the slot table read every 5 s, or a node found not to be a master by a check) empties the cache.
+ * - An answer that raced an invalidation of its key is not kept: the invalidation may travel faster,
+ *   on the other connection, than the reply it makes stale.
+ * - Any connection lost, or an invalidation path silent for a check (HEALTH_CHECK_MS): the cache is
+ *   emptied and not used (reads go to Redis as without it) until every node is back and tracking is
+ *   on again; whatever was written meanwhile was never seen.
+ * - Keys with a TTL (marks) are read with their PTTL and kept until then: an expiry's invalidation
+ *   comes when Redis gets round to expiring the key, which may be later.
+ * - Values are copied when kept: ioredis hands back views of its socket reads (up to 64 KiB each),
+ *   which a small kept value would otherwise hold alive whole.
+ */
+export class HotCache {
+  private readonly entries: LRUCache<string, Entry>;
+  private readonly pending = new Map<string, Pending>();
+  /** The tracked nodes by node key ('' for a single Redis). */
+  private readonly nodes = new Map<string, TrackedNode>();
+  /** Bumped whenever the cache is emptied: answers to reads sent before are not kept. */
+  private epoch = 0;
+  /** Every node tracking (and on a cluster, one per master): reads are answered from the cache. */
+  private on = false;
+  private closed = false;
+  private readonly healthTimer: NodeJS.Timeout;
+  private readonly forgetCluster: () => void = () => {};
+  /** The cluster read on, if the source is one. */
+  private readonly cluster: Cluster | undefined;
+  /** Counters for /metrics and the bench. */
+  readonly stats = { hits: 0, misses: 0, invalidations: 0, flushes: 0 };
+
+  constructor(
+    private readonly source: HotCacheSource,
+    maxBytes: number,
+    private readonly onState: (on: boolean, problem?: string) => void = () => {},
+  ) {
+    this.entries = new LRUCache<string, Entry>({
+      maxSize: maxBytes,
+      sizeCalculation: (entry, key) => key.length + (entry.value?.length ?? 0) + ENTRY_OVERHEAD,
+    });
+    this.cluster = 'cluster' in source ? source.cluster : undefined;
+    if ('cluster' in source) {
+      const reconcile = () => this.reconcile();
+      for (const event of ['refresh', '+node', '-node'] as const) source.cluster.on(event, reconcile);
+      this.forgetCluster = () => {
+        for (const event of ['refresh', '+node', '-node'] as const) source.cluster.off(event, reconcile);
+      };
+      this.reconcile();
+    } else {
+      this.nodes.set('', this.track(source, false));
+    }
+    this.healthTimer = setInterval(() => {
+      this.reconcile();
+      for (const node of this.nodes.values()) void node.check();
+    }, HEALTH_CHECK_MS);
+    this.healthTimer.unref();
+  }
+
+  /** Whether reads are answered from the cache (tracking on, every connection up). */
+  get active(): boolean {
+    return this.on;
+  }
+
+  /**
+   * The values of `keys` (MGET order), from the cache where it holds them, else read on the tracked
+   * readers (through `send`, which maps failures and bounds the time) and kept as `options` allow.
    */
   async get(keys: readonly string[], options: CacheReadOptions, send: <T>(read: () => Promise<T>) => Promise<T>): Promise<(Buffer | null)[]> {
     const now = Date.now();
@@ -143,24 +317,37 @@ export class HotCache {
     }
     try {
       const { ttlKeys, keepAbsentWith } = options;
-      const withTtl = ttlKeys ? missingKeys.filter((key) => ttlKeys.has(key)) : [];
-      const [read, ttls] = await send(() => Promise.all([this.reader.mgetBuffer(...missingKeys), Promise.all(withTtl.map((key) => this.reader.pttl(key)))]));
-      missing.forEach((position, index) => {
-        values[position] = read[index] ?? null;
+      const groups = this.route(missingKeys);
+      const read = await send(() => Promise.all(groups.map((group) => this.readGroup(group, missingKeys, ttlKeys))));
+      const ttlOf = new Map<string, number>();
+      const keepable = new Set<number>();
+      groups.forEach((group, index) => {
+        const answer = read[index] as GroupAnswer;
+        group.positions.forEach((position, at) => {
+          values[missing[position] as number] = answer.values[at] ?? null;
+          if (answer.kept) keepable.add(position);
+        });
+        for (const [key, ttl] of answer.ttls) ttlOf.set(key, ttl);
       });
-      if (!this.tracking || this.epoch !== epoch) return values;
-      const ttlOf = new Map(withTtl.map((key, index) => [key, ttls[index] as number]));
-      for (const position of missing) {
+      if (!this.on || this.epoch !== epoch) return values;
+      missing.forEach((position, index) => {
+        if (!keepable.has(index)) return;
         const key = keys[position] as string;
-        if (this.pending.get(key)?.invalidated) continue;
+        if (this.pending.get(key)?.invalidated) return;
         const value = values[position] ?? null;
         if (value === null) {
           const partner = keepAbsentWith?.[position];
-          if (partner === undefined || values[partner] == null) continue;
+          if (partner === undefined || values[partner] == null) return;
         }
         const ttl = ttlOf.get(key);
-        this.entries.set(key, { value: value && Buffer.from(value), expiresAt: ttl !== undefined && ttl >= 0 ? now + ttl : Infinity });
-      }
+        const kept = value && Buffer.from(value);
+        if (kept) {
+          // Never written again: an event in it is checked once (stored-event.ts), from this read on.
+          checkOnce(kept);
+          values[position] = kept;
+        }
+        this.entries.set(key, { value: kept, expiresAt: ttl !== undefined && ttl >= 0 ? now + ttl : Infinity });
+      });
       return values;
     } finally {
       for (const key of missingKeys) {
@@ -170,9 +357,14 @@ export class HotCache {
     }
   }
 
-  /** The invalidation connection's client id while it is subscribed (tests kill it by this). */
+  /** The invalidation connection's client id while it is subscribed (a single Redis; tests kill it by this). */
   get invalidationClientId(): number | undefined {
-    return this.subscriberId;
+    return this.nodes.get('')?.invalidationClientId;
+  }
+
+  /** Each tracked node's invalidation client id, by node key (`host:port` on a cluster). */
+  get invalidationClientIds(): Map<string, number | undefined> {
+    return new Map([...this.nodes].map(([key, node]) => [key, node.invalidationClientId]));
   }
 
   /** Bytes the entries take, as the cache measures them. */
@@ -183,9 +375,88 @@ export class HotCache {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.healthTimer);
-    this.stop();
-    this.reader.disconnect();
-    this.subscriber.disconnect();
+    this.forgetCluster();
+    for (const node of this.nodes.values()) node.close();
+    this.nodes.clear();
+    this.update();
+  }
+
+  private track(pair: TrackedPair, mustBeMaster: boolean): TrackedNode {
+    return new TrackedNode(pair.reader, pair.subscriber, { invalidate: (keys) => this.invalidated(keys), changed: (problem) => this.update(problem) }, mustBeMaster);
+  }
+
+  /** Which node reads which of `keys`: on a single Redis all on one; on a cluster, one group per slot, on its master. */
+  private route(keys: readonly string[]): ReadGroup[] {
+    const { cluster } = this;
+    if (!cluster) return [{ positions: keys.map((_, position) => position), node: this.nodes.get('') }];
+    return [...groupBySlot(keys)].map(([slot, positions]) => {
+      const owner = cluster.slots[slot]?.[0];
+      return { positions, node: owner === undefined ? undefined : this.nodes.get(owner) };
+    });
+  }
+
+  /** One group's values (and the PTTLs of its TTL keys), and whether they may be kept. */
+  private async readGroup(group: ReadGroup, keys: readonly string[], ttlKeys: ReadonlySet<string> | undefined): Promise<GroupAnswer> {
+    const groupKeys = group.positions.map((position) => keys[position] as string);
+    const { node } = group;
+    const { cluster } = this;
+    if (node === undefined && cluster) return { values: await mgetBySlot(cluster, groupKeys), ttls: [], kept: false };
+    if (node === undefined) throw new Error('the hot cache has no connection');
+    const withTtl = ttlKeys ? groupKeys.filter((key) => ttlKeys.has(key)) : [];
+    node.writes.beforeCommand();
+    try {
+      const [values, ttls] = await Promise.all([node.reader.mgetBuffer(...groupKeys), Promise.all(withTtl.map((key) => node.reader.pttl(key)))]);
+      return { values, ttls: withTtl.map((key, index) => [key, ttls[index] as number]), kept: node.on };
+    } catch (error) {
+      if (!cluster) throw error;
+      // Refused by the node (MOVED or ASK: the slot moved, a failover; or its connection is gone):
+      // read through the cluster, which follows redirections, and not kept.
+      return { values: await mgetBySlot(cluster, groupKeys), ttls: [], kept: false };
+    }
+  }
+
+  /**
+   * On a cluster: one tracked node per master of the slot table. A node gone or added empties the
+   * cache: what was read on a node that no longer serves its slots would never be invalidated.
+   */
+  private reconcile(): void {
+    if (this.closed || !('cluster' in this.source)) return;
+    const { cluster, connect } = this.source;
+    const masters = new Set<string>();
+    for (const owners of cluster.slots) if (owners?.[0] !== undefined) masters.add(owners[0]);
+    // No slot table (the cluster is not reachable yet): nothing to reconcile with.
+    if (masters.size === 0) return;
+    let changed = false;
+    for (const [key, node] of this.nodes) {
+      if (masters.has(key)) continue;
+      node.close();
+      this.nodes.delete(key);
+      changed = true;
+    }
+    for (const key of masters) {
+      if (this.nodes.has(key)) continue;
+      this.nodes.set(key, this.track(connect(hostAndPort(key)), true));
+      changed = true;
+    }
+    if (!changed) return;
+    this.flush();
+    this.update();
+  }
+
+  /** Recomputes whether the cache is used; turned on or off, it starts empty. */
+  private update(problem?: string): void {
+    let on = !this.closed && this.nodes.size > 0;
+    for (const node of this.nodes.values()) on &&= node.on;
+    if (on !== this.on || (!on && problem === undefined)) this.flush();
+    const was = this.on;
+    this.on = on;
+    if (on !== was) this.onState(on);
+    else if (!on && problem !== undefined) this.onState(false, problem);
+  }
+
+  private invalidated(keys: readonly Buffer[] | null): void {
+    if (keys === null) return this.flush();
+    for (const key of keys) this.invalidate(key.toString());
   }
 
   private invalidate(key: string): void {
@@ -201,74 +472,14 @@ export class HotCache {
     this.epoch++;
     for (const pending of this.pending.values()) pending.invalidated = true;
   }
+}
 
-  /**
-   * Subscribes (the id first: a RESP2 subscriber answers nothing else) and turns tracking on,
-   * redirected there; the cache is used from then on. One attempt at a time; an attempt that a lost
-   * connection overtook does nothing more (the next 'ready' or check starts again).
-   */
-  private async start(): Promise<void> {
-    if (this.closed || this.tracking || this.startingAt === this.generation) return;
-    if (this.reader.status !== 'ready' || this.subscriber.status !== 'ready') return;
-    const generation = this.generation;
-    this.startingAt = generation;
-    // Each step within a check's time: a command sent on a connection lost meanwhile may never settle.
-    const step = <T>(pending: Promise<T>) => withDeadline(pending, HEALTH_CHECK_MS);
-    try {
-      if (this.subscriberId === undefined) {
-        const id = Number(await step(this.subscriber.client('ID')));
-        await step(this.subscriber.subscribe(INVALIDATE_CHANNEL));
-        if (generation !== this.generation) return;
-        this.subscriberId = id;
-      }
-      // Off first: a redirect to an earlier subscriber connection is replaced, its keys forgotten.
-      await step(this.reader.client('TRACKING', 'OFF'));
-      await step(this.reader.client('TRACKING', 'ON', 'REDIRECT', String(this.subscriberId)));
-      if (generation !== this.generation || this.closed) return;
-      this.flush();
-      this.tracking = true;
-      this.onState(true);
-    } catch (error) {
-      if (generation !== this.generation) return;
-      this.onState(false, `tracking could not be turned on: ${(error as Error).message}`);
-      // Not subscribed, or not knowing whether it is: a fresh subscriber connection, asked again.
-      if (this.subscriberId === undefined) this.subscriber.disconnect(true);
-    } finally {
-      if (this.startingAt === generation) this.startingAt = undefined;
-    }
-  }
-
-  /**
-   * The path checked end to end: the subscriber answers a PING, and the reader's tracking is on and
-   * redirected to it (Redis says `broken_redirect` once it has lost the subscriber). A check that
-   * fails turns the cache off and reconnects the subscriber; while off, each check tries to start.
-   */
-  private async check(): Promise<void> {
-    if (this.closed) return;
-    if (!this.tracking) return void this.start();
-    const generation = this.generation;
-    const expected = this.subscriberId;
-    let healthy: boolean;
-    try {
-      const [, info] = await withDeadline(Promise.all([this.subscriber.ping(), this.reader.client('TRACKINGINFO')]), HEALTH_CHECK_MS);
-      healthy = trackingRedirectsTo(info, expected);
-    } catch {
-      healthy = false;
-    }
-    if (healthy || generation !== this.generation || this.closed) return;
-    this.generation++;
-    this.subscriberId = undefined;
-    this.stop();
-    // A fresh connection: a silent one may never close by itself.
-    this.subscriber.disconnect(true);
-  }
-
-  private stop(): void {
-    const was = this.tracking;
-    this.tracking = false;
-    this.flush();
-    if (was) this.onState(false);
-  }
+/** What one group's read brought back. */
+interface GroupAnswer {
+  values: (Buffer | null)[];
+  ttls: [string, number][];
+  /** Read on a tracked node that was tracking: may be kept. */
+  kept: boolean;
 }
 
 /** Whether CLIENT TRACKINGINFO (RESP3 map or RESP2 list) says tracking is on, unbroken, redirected to `id`. */

@@ -104,7 +104,6 @@ export class RedisEventStore implements EventStore {
   private readonly commands: RedisCommands;
   private readonly hotCache: HotCache | undefined;
   /** The hot cache's reads, on its tracked connection. */
-  private readonly cacheCommands: RedisCommands | undefined;
 
   /** PUBLIC_URL: a request to vanish naming it applies here (nostr/deletions.ts). */
   private readonly publicUrl: string | undefined;
@@ -132,7 +131,6 @@ export class RedisEventStore implements EventStore {
     this.keys = redisKeys(keyPrefix);
     this.commands = new RedisCommands(client, this.timeoutMs);
     this.hotCache = options.hotCache;
-    this.cacheCommands = options.hotCache ? new RedisCommands(options.hotCache.reader, this.timeoutMs) : undefined;
     if (this.waitReplicas > 0) {
       const replaced = () => {
         this.connectionGeneration++;
@@ -167,8 +165,8 @@ export class RedisEventStore implements EventStore {
    * on, else one MGET per hash slot. `options`: what the cache may keep besides present values.
    */
   private mget(keys: readonly string[], options: CacheReadOptions = {}): Promise<(Buffer | null)[]> {
-    const { hotCache, cacheCommands } = this;
-    if (hotCache?.active && cacheCommands) return hotCache.get(keys, options, (read) => cacheCommands.read(read));
+    const { hotCache } = this;
+    if (hotCache?.active) return hotCache.get(keys, options, (read) => this.commands.read(read));
     return this.readDirect(keys);
   }
 
