@@ -1,10 +1,11 @@
 import type { Readable } from 'node:stream';
 import type { NostrEvent } from '../nostr/event.js';
 import { isEphemeralKind } from '../nostr/kinds.js';
-import { verifyNostrEvent } from '../nostr/verify-event.js';
+import { type Verdict, verifyNostrEvent } from '../nostr/verify-event.js';
 import { backoffMs, sleep } from '../backoff.js';
 import { type EventStore, StoreUnavailableError, type WriteOutcome } from '../store/event-store.js';
 import { readEventInput } from './read-event-input.js';
+import { VerifyPool } from './verify-pool.js';
 
 export interface ImportSummary {
   /** Candidate events read (each event of a relay message or an array counts once). */
@@ -63,7 +64,8 @@ export function emptySummary(): ImportSummary {
 /**
  * Imports events from a stream: every event is verified (NIP-01 id and signature) before it may be
  * written; bad lines and bad events are counted, never stored, and never stop the import. Writes go
- * in batches, and the next batch is verified while the previous one is being written.
+ * in batches, and the next batch is verified (on threads of its own: verify-pool.ts) while the
+ * previous one is being written.
  * Rejects only if the input cannot be read or the store fails.
  */
 export async function importEvents(
@@ -94,34 +96,67 @@ export async function importEvents(
     });
   };
 
-  for await (const item of readEventInput(input)) {
-    if (item.type === 'unreadable') {
-      summary.unreadableLines++;
-      if (summary.unreadableExamples.length < 10) summary.unreadableExamples.push(item.line);
-      continue;
+  // Verification (most of an import's CPU) on threads of its own once the input is larger than one
+  // verification batch (a few events are not worth starting threads for); batches are handed on in
+  // the order they were read, at most VERIFYING_AHEAD of them at once.
+  let pool: VerifyPool | undefined;
+  let unverified: unknown[] = [];
+  const verifying: Promise<Verdict[]>[] = [];
+  const take = async (verdicts: Verdict[]) => {
+    for (const verdict of verdicts) {
+      if (!verdict.ok) {
+        const reason = verdict.field ? `${verdict.reason}:${verdict.field}` : verdict.reason;
+        summary.invalid[reason] = (summary.invalid[reason] ?? 0) + 1;
+        continue;
+      }
+      if (isEphemeralKind(verdict.event.kind)) {
+        summary.ephemeral++;
+        continue;
+      }
+      batch.push(verdict.event);
+      if (batch.length >= batchSize) await flush();
     }
-    if (item.type === 'ignored') {
-      summary.ignoredMessages++;
-      continue;
+  };
+  const verifyUnverified = async (last: boolean) => {
+    const values = unverified;
+    unverified = [];
+    if (!pool && last) return take(values.map(verifyNostrEvent));
+    pool ??= new VerifyPool();
+    const verdicts = pool.verify(values);
+    // Awaited below, in order; a failure meanwhile must not be an unhandled rejection.
+    verdicts.catch(() => {});
+    verifying.push(verdicts);
+    while (verifying.length > (last ? 0 : VERIFYING_AHEAD)) await take(await (verifying.shift() as Promise<Verdict[]>));
+  };
+
+  try {
+    for await (const item of readEventInput(input)) {
+      if (item.type === 'unreadable') {
+        summary.unreadableLines++;
+        if (summary.unreadableExamples.length < 10) summary.unreadableExamples.push(item.line);
+        continue;
+      }
+      if (item.type === 'ignored') {
+        summary.ignoredMessages++;
+        continue;
+      }
+      summary.read++;
+      unverified.push(item.value);
+      if (unverified.length >= VERIFY_BATCH) await verifyUnverified(false);
     }
-    summary.read++;
-    const verdict = verifyNostrEvent(item.value);
-    if (!verdict.ok) {
-      const reason = verdict.field ? `${verdict.reason}:${verdict.field}` : verdict.reason;
-      summary.invalid[reason] = (summary.invalid[reason] ?? 0) + 1;
-      continue;
-    }
-    if (isEphemeralKind(verdict.event.kind)) {
-      summary.ephemeral++;
-      continue;
-    }
-    batch.push(verdict.event);
-    if (batch.length >= batchSize) await flush();
+    await verifyUnverified(true);
+  } finally {
+    await pool?.close();
   }
   if (batch.length > 0) await flush();
   await waitForWrites();
   return summary;
 }
+
+/** Inputs verified together on a thread: large enough that handing them over costs little. */
+const VERIFY_BATCH = 256;
+/** Batches being verified while the next is read: enough to keep the threads busy, bounded memory. */
+const VERIFYING_AHEAD = 8;
 
 /** A batch is tried this many times while the store is unavailable: 1+2+4+8+16 s of waiting. */
 const WRITE_ATTEMPTS = 6;

@@ -60,6 +60,19 @@ export function maxEventBytes(kind: number): number {
   return kind === PROFILE_KIND || kind === RELAY_LIST_KIND ? MAX_PROFILE_BYTES : MAX_EVENT_BYTES;
 }
 
+/** The seven NIP-01 fields of an input that has their shape (badField found none); extra fields dropped. */
+export function nostrEventOf(input: Record<string, unknown>): NostrEvent {
+  return {
+    id: input.id as string,
+    pubkey: input.pubkey as string,
+    created_at: input.created_at as number,
+    kind: input.kind as number,
+    tags: input.tags as string[][],
+    content: input.content as string,
+    sig: input.sig as string,
+  };
+}
+
 /**
  * NIP-01 validation of untrusted input: shape, then the id (sha256 of the canonical serialisation),
  * then its size (too_many_tags: over MAX_TAGS; too_large: over MAX_EVENT_BYTES, or MAX_PROFILE_BYTES
@@ -71,15 +84,7 @@ export function verifyNostrEvent(input: unknown): Verdict {
   if (!isRecord(input)) return { ok: false, reason: 'not_an_object' };
   const field = badField(input);
   if (field) return { ok: false, reason: 'bad_field', field };
-  const event: NostrEvent = {
-    id: input.id as string,
-    pubkey: input.pubkey as string,
-    created_at: input.created_at as number,
-    kind: input.kind as number,
-    tags: input.tags as string[][],
-    content: input.content as string,
-    sig: input.sig as string,
-  };
+  const event = nostrEventOf(input);
   if (event.tags.length > MAX_TAGS) return { ok: false, reason: 'too_many_tags' };
   // Before the hash: the wasm verifier cannot hash more than ~945 KB (it answered bad_signature),
   // and what we store must stay cheap to read (nostr/work-caps.ts).

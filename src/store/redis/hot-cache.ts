@@ -435,7 +435,7 @@ export class HotCache {
     }
     for (const key of masters) {
       if (this.nodes.has(key)) continue;
-      this.nodes.set(key, this.track(connect(hostAndPort(key)), true));
+      this.nodes.set(key, this.track(connect(hostAndPort(key)), false));
       changed = true;
     }
     if (!changed) return;

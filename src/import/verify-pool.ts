@@ -1,0 +1,103 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { type InvalidReason, nostrEventOf, type Verdict, verifyNostrEvent } from '../nostr/verify-event.js';
+
+/** What the main thread sends a verification thread: parsed inputs, as read. */
+export interface VerifyRequest {
+  id: number;
+  values: unknown[];
+}
+
+/** Its answer: per input, null (valid) or why not. */
+export interface VerifyReply {
+  id: number;
+  verdicts: ({ reason: InvalidReason; field?: string } | null)[];
+}
+
+/** At most this many verification threads: past it, the store's writes are the limit. */
+const MAX_THREADS = 4;
+
+/**
+ * Signature verification for `import` on threads of its own. Verifying is most of an import's CPU
+ * (a Schnorr check per event); on the main thread it left the store's writes waiting for it and the
+ * other cores idle (BENCHMARKS.md, Ingest). A batch goes to the least busy thread as a structured
+ * copy and comes back as verdicts; the main thread keeps its own parsed values and builds the events
+ * from them, so only reasons cross back. Threads: one per core but the one the main thread and the
+ * store use, at least one, at most MAX_THREADS. Without a thread (none could start), batches are
+ * verified on the main thread, as before.
+ */
+export class VerifyPool {
+  private readonly workers: { worker: Worker; inFlight: number }[] = [];
+  private readonly waiting = new Map<number, { values: unknown[]; resolve(verdicts: Verdict[]): void; reject(error: Error): void }>();
+  private nextId = 0;
+
+  constructor(threads = Math.min(MAX_THREADS, Math.max(1, availableParallelism() - 1))) {
+    const script = workerScript();
+    if (!script) return;
+    for (let index = 0; index < threads; index++) {
+      const worker = new Worker(script.code, { eval: script.eval });
+      // Not a reason to keep the process alive: `import` closes the pool when done.
+      worker.unref();
+      const slot = { worker, inFlight: 0 };
+      worker.on('message', (reply: VerifyReply) => {
+        slot.inFlight--;
+        const waiting = this.waiting.get(reply.id);
+        if (!waiting) return;
+        this.waiting.delete(reply.id);
+        waiting.resolve(reply.verdicts.map((verdict, index) => (verdict === null ? { ok: true, event: nostrEventOf(waiting.values[index] as Record<string, unknown>) } : { ok: false, ...verdict })));
+      });
+      // A thread that fails fails the batches it holds (the import stops with the error: nothing is stored unverified).
+      worker.on('error', (error) => this.failAll(error));
+      worker.on('exit', () => this.failAll(new Error('a verification thread stopped')));
+      this.workers.push(slot);
+    }
+  }
+
+  /** The verdict of every value (verifyNostrEvent's), in order. */
+  verify(values: unknown[]): Promise<Verdict[]> {
+    const slot = this.workers.reduce<(typeof this.workers)[number] | undefined>((least, next) => (least && least.inFlight <= next.inFlight ? least : next), undefined);
+    if (!slot) return Promise.resolve(values.map(verifyNostrEvent));
+    const id = this.nextId++;
+    const verdicts = new Promise<Verdict[]>((resolve, reject) => this.waiting.set(id, { values, resolve, reject }));
+    try {
+      slot.worker.postMessage({ id, values } satisfies VerifyRequest);
+    } catch {
+      // A value the structured copy refuses (nested past its depth): this batch on the main thread.
+      this.waiting.delete(id);
+      return Promise.resolve(values.map(verifyNostrEvent));
+    }
+    slot.inFlight++;
+    return verdicts;
+  }
+
+  /** Whether batches are verified on threads of their own (else on the main thread). */
+  get threads(): number {
+    return this.workers.length;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map(({ worker }) => worker.terminate()));
+    this.workers.length = 0;
+    this.failAll(new Error('verification stopped'));
+  }
+
+  private failAll(error: Error): void {
+    for (const waiting of this.waiting.values()) waiting.reject(error);
+    this.waiting.clear();
+  }
+}
+
+/**
+ * The thread's script: the compiled one beside this module; run from the TypeScript sources (tests,
+ * scripts under tsx), the source itself, loaded through tsx's loader registered in the thread.
+ */
+function workerScript(): { code: string; eval: boolean } | undefined {
+  const compiled = fileURLToPath(new URL('./verify-worker.js', import.meta.url));
+  if (existsSync(compiled)) return { code: compiled, eval: false };
+  const source = new URL('./verify-worker.ts', import.meta.url);
+  if (!existsSync(fileURLToPath(source))) return undefined;
+  const code = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source.href)}); });`;
+  return { code, eval: true };
+}

@@ -1,0 +1,66 @@
+import { Readable } from 'node:stream';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { importEvents } from '../src/import/import-events.js';
+import { VerifyPool } from '../src/import/verify-pool.js';
+import { serializeEvent } from '../src/nostr/event.js';
+import { verifyNostrEvent } from '../src/nostr/verify-event.js';
+import { profile, signed } from './support/events.js';
+import { createTestStore } from './support/test-store.js';
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 30);
+
+/** Inputs of every kind a file or a relay can hand `import`: valid events, damaged ones, anything. */
+function hostileInputs(): fc.Arbitrary<unknown[]> {
+  const valid = fc.integer({ min: 0, max: 1000 }).map((n) => signed(`pool ${n}`, { created_at: 1_700_000_000 + n, content: `note ${n}` }));
+  const damaged = fc.tuple(valid, fc.constantFrom('id', 'pubkey', 'sig', 'content', 'created_at', 'kind', 'tags'), fc.anything()).map(([event, field, value]) => ({ ...event, [field]: value }));
+  const resigned = valid.map((event) => ({ ...event, content: `${event.content}!` }));
+  const prototypes = valid.map((event) => JSON.parse(`{"__proto__":{"ok":true},${serializeEvent(event).slice(1)}`) as unknown);
+  return fc.array(fc.oneof(valid, damaged, resigned, prototypes, fc.anything(), fc.jsonValue()), { maxLength: 40 });
+}
+
+describe('import verifies on threads of its own (verify-pool.ts)', () => {
+  const pool = new VerifyPool(2);
+  afterAll(() => pool.close());
+
+  it('runs threads, and its verdicts are verifyNostrEvent’s for any input, in order (property)', async () => {
+    expect(pool.threads).toBe(2);
+    await fc.assert(
+      fc.asyncProperty(hostileInputs(), async (values) => {
+        const verdicts = await pool.verify(values);
+        expect(verdicts).toEqual(values.map(verifyNostrEvent));
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('a value the structured copy refuses (nested past its depth) is verified on the main thread: a verdict, no failure', async () => {
+    let deep: unknown = 'end';
+    for (let depth = 0; depth < 200_000; depth++) deep = [deep];
+    const note = signed('pool deep', { content: 'beside a deep value' });
+    const verdicts = await pool.verify([deep, note]);
+    expect(verdicts).toEqual([{ ok: false, reason: 'not_an_object' }, { ok: true, event: note }]);
+  });
+
+  it('an import larger than a verification batch counts every event as the main thread would, and stores the valid ones', async () => {
+    const store = await createTestStore();
+    try {
+      const notes = Array.from({ length: 700 }, (_, n) => signed(`pool author ${n % 50}`, { created_at: 1_700_000_000 + n, content: `n${n}` }));
+      const lines = [
+        ...notes.map((note, n) => serializeEvent(n % 7 === 0 ? { ...note, content: 'forged' } : note)),
+        ...Array.from({ length: 30 }, (_, n) => serializeEvent(profile(`pool author ${n}`, { name: `a${n}` }))),
+        '{"not":"an event"}',
+        'not json',
+        JSON.stringify(signed('pool eph', { kind: 20001 })),
+      ];
+      const summary = await importEvents(Readable.from([lines.join('\n')]), store.store, { batchSize: 100 });
+      const forged = notes.filter((_, n) => n % 7 === 0).length;
+      expect(summary).toMatchObject({ read: 732, stored: 700 - forged + 30, ephemeral: 1, unreadableLines: 1 });
+      expect(summary.invalid).toEqual({ bad_id: forged, 'bad_field:id': 1 });
+      const held = await store.store.getEvents(notes.map((note) => note.id));
+      expect(held.filter((event) => event !== null)).toHaveLength(700 - forged);
+    } finally {
+      await store.cleanup();
+    }
+  });
+});
