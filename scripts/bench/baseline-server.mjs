@@ -5,6 +5,8 @@
 // into strings and encoding back), as the service does.
 import { createServer } from 'node:http';
 import { Redis } from 'ioredis';
+// Regular events are stored packed (src/store/packed-event.ts): unpacked here as the service does.
+import { unpackEvent } from '../../dist/store/packed-event.js';
 
 const { REDIS_URL, REDIS_KEY_PREFIX = '', PORT, BASELINE_BYTES } = process.env;
 const redis = new Redis(REDIS_URL);
@@ -22,7 +24,8 @@ function send(res, status, body) {
 async function handle(req, res) {
   const url = new URL(req.url, 'http://localhost');
   if (url.pathname === '/event') {
-    const json = await get(`${REDIS_KEY_PREFIX}e:${url.searchParams.get('id')}`);
+    const held = await redis.getBuffer(`${REDIS_KEY_PREFIX}e:${url.searchParams.get('id')}`);
+    const json = held === null ? null : bytes ? unpackEvent(held) : unpackEvent(held).toString();
     if (json === null) return send(res, 404, '{"error":"not found"}');
     const event = JSON.parse(json.toString());
     const pubkeys = [...new Set([event.pubkey, ...event.tags.filter((tag) => tag[0] === 'p').map((tag) => tag[1])])];

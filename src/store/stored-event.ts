@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { type NostrEvent, serializeEvent } from '../nostr/event.js';
 import { CorruptDataError, type StoredEvent } from './event-store.js';
 import { JsonText } from './json-text.js';
+import { unpackEvent } from './packed-event.js';
 
 // serializeEvent writes the seven fields in NIP-01 order, so the id and pubkey sit at fixed offsets:
 // {"id":"<64 hex>","pubkey":"<64 hex>","created_at":<digits>,"kind":<digits>,"tags":…,"sig":"<128 hex>"}
@@ -133,7 +134,7 @@ type Expected = { id?: string; pubkey?: string; kind?: number };
 export function readStoredEvent(bytes: Buffer, expect: Expected): StoredEvent {
   const checked = checkedOnce.get(bytes);
   if (checked) return expected(checked, expect);
-  const stored = expected(readWireEvent(bytes), expect);
+  const stored = expected(readWireEvent(unpackEvent(bytes)), expect);
   if (checked === null) checkedOnce.set(bytes, stored);
   return stored;
 }

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { endOfTurn } from '../../end-of-turn.js';
+import { unpackEvent } from '../packed-event.js';
 import { checkOnce } from '../stored-event.js';
 import { CoalescedWrites } from './coalesced-writes.js';
 import { groupBySlot, mgetBySlot } from './mget-by-slot.js';
@@ -237,7 +238,7 @@ interface ReadGroup {
  * - Keys with a TTL (marks) are read with their PTTL and kept until then: an expiry's invalidation
  *   comes when Redis gets round to expiring the key, which may be later.
  * - Values are copied when kept: ioredis hands back views of its socket reads (up to 64 KiB each),
- *   which a small kept value would otherwise hold alive whole.
+ *   which a small kept value would otherwise hold alive whole. Packed events are kept unpacked.
  */
 export class HotCache {
   private readonly entries: LRUCache<string, Entry>;
@@ -340,7 +341,10 @@ export class HotCache {
           if (partner === undefined || values[partner] == null) return;
         }
         const ttl = ttlOf.get(key);
-        const kept = value && Buffer.from(value);
+        // Kept unpacked (store/packed-event.ts): a hit never inflates, and HOT_CACHE_MB counts the
+        // bytes the cache really holds (the event read from them shares them).
+        const unpacked = value && unpackEvent(value);
+        const kept = unpacked && (unpacked === value ? Buffer.from(value) : unpacked);
         if (kept) {
           // Never written again: an event in it is checked once (stored-event.ts), from this read on.
           checkOnce(kept);
@@ -450,6 +454,8 @@ export class HotCache {
     if (on !== this.on || (!on && problem === undefined)) this.flush();
     const was = this.on;
     this.on = on;
+    // Closing is not an outage: nothing to say.
+    if (this.closed) return;
     if (on !== was) this.onState(on);
     else if (!on && problem !== undefined) this.onState(false, problem);
   }

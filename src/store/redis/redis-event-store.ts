@@ -17,10 +17,12 @@ import {
   type Held,
   type ProfileWithMark,
   type ReplaceableWithMark,
+  type StoredEvent,
   type WriteOutcome,
 } from '../event-store.js';
 import { profileMarkKey } from '../mark-store.js';
 import { markerFor, readSlot, resolveEventValues } from '../replaceable-markers.js';
+import { packEvent, unpackEvent } from '../packed-event.js';
 import { readStoredEvent, storedEventId, wireIdOf } from '../stored-event.js';
 import {
   addressOfMember,
@@ -61,12 +63,13 @@ declare module 'ioredis' {
       createdAt: string,
     ): Result<[WriteOutcome, string, string?], Context>;
     nostrDeleteIf(key: string, value: string): Result<number, Context>;
-    nostrPutRegular(key: string, json: string, author: string, undeletable: string): Result<'stored' | 'duplicate' | 'deleted', Context>;
+    nostrPutRegular(key: string, value: string | Buffer, author: string, undeletable: string): Result<'stored' | 'duplicate' | 'deleted', Context>;
     nostrMarkVersion(key: string, marker: string, author: string): Result<'ok' | 'deleted', Context>;
-    nostrDeleteId(key: string, deleter: string, maxPending: string, ttlSeconds: string): Result<[string, string?], Context>;
     nostrBarVersion(key: string, id: string): Result<string, Context>;
     nostrRaiseBar(key: string, createdAt: string, id: string): Result<string, Context>;
-    nostrTombstone(key: string, author: string): Result<string, Context>;
+    /** Replies as bytes: a removed regular event may be packed (store/packed-event.ts). */
+    nostrTombstoneBuffer(key: string, author: string): Result<Buffer, Context>;
+    nostrDeleteIdBuffer(key: string, deleter: string, maxPending: string, ttlSeconds: string): Result<[Buffer, Buffer?], Context>;
     nostrVanishAt(key: string, createdAt: string): Result<number, Context>;
   }
 }
@@ -268,7 +271,7 @@ export class RedisEventStore implements EventStore {
   /** One event; `deletedInBatch`: a deletion request by its author came in the same batch. */
   private async putEvent(event: NostrEvent, vanishedAt: ReadonlyMap<string, number>, deletedInBatch: boolean, follows: FollowWrites): Promise<WriteOutcome> {
     if (event.kind !== VANISH_KIND && event.created_at <= (vanishedAt.get(event.pubkey) ?? -1)) {
-      await this.unrelate(this.client.nostrTombstone(this.keys.event(event.id), event.pubkey));
+      await this.unrelate(this.client.nostrTombstoneBuffer(this.keys.event(event.id), event.pubkey));
       return 'deleted';
     }
     const json = serializeEvent(event);
@@ -278,10 +281,11 @@ export class RedisEventStore implements EventStore {
       if (deletedInBatch) {
         // A tombstone over whatever is there: another writer may have stored it meanwhile (its
         // relations then go too), or filled its pending record so that it was stored (review).
-        await this.unrelate(this.client.nostrTombstone(eventKey, event.pubkey));
+        await this.unrelate(this.client.nostrTombstoneBuffer(eventKey, event.pubkey));
         return 'deleted';
       }
-      const outcome = await this.client.nostrPutRegular(eventKey, json, event.pubkey, isUndeletableKind(event.kind) ? '1' : '0');
+      // Packed (store/packed-event.ts): a regular event is most of what Redis holds.
+      const outcome = await this.client.nostrPutRegular(eventKey, packEvent(json), event.pubkey, isUndeletableKind(event.kind) ? '1' : '0');
       // Its relations and its place in its author's list, once: only the writer that stored it gets `stored`.
       if (outcome === 'stored') await this.relations.relate(event, 1, Buffer.byteLength(json));
       if (outcome === 'duplicate') await this.ensureListed(event, json);
@@ -298,7 +302,7 @@ export class RedisEventStore implements EventStore {
     // (whatever happens next to this version is another transition, with its own removal).
     if (outcome === 'stored' || outcome === 'replaced') {
       // A follow list replacing another: by their difference (relations.replace).
-      await this.relations.replace(previousJson ? storedEventOf(previousJson) : undefined, event, Buffer.byteLength(json), follows);
+      await this.relations.replace(previousJson ? storedEventOf(previousJson)?.event : undefined, event, Buffer.byteLength(json), follows);
     }
     if (outcome === 'deleted') {
       await this.client.set(this.keys.event(event.id), deletedEventValue(event.pubkey));
@@ -372,7 +376,7 @@ export class RedisEventStore implements EventStore {
         if (at === undefined || at === before.get(event.pubkey) || event.created_at > at || !kept.has(event)) return;
         const address = replaceableAddress(event);
         if (address !== undefined) await this.raiseBar(address, at, '', event.pubkey);
-        await this.unrelate(this.client.nostrTombstone(this.keys.event(event.id), event.pubkey));
+        await this.unrelate(this.client.nostrTombstoneBuffer(this.keys.event(event.id), event.pubkey));
         outcomes[index] = 'deleted';
       }),
     );
@@ -382,14 +386,15 @@ export class RedisEventStore implements EventStore {
   private async applyDeletion(request: NostrEvent, { ids, addresses }: DeletionTargets): Promise<void> {
     await Promise.all([
       ...ids.map(async (id) => {
-        const [verdict, detail] = await this.client.nostrDeleteId(
+        const [verdictBytes, detail] = await this.client.nostrDeleteIdBuffer(
           this.keys.event(id),
           request.pubkey,
           String(MAX_PENDING_DELETERS),
           String(this.pendingTtlSeconds),
         );
+        const verdict = verdictBytes.toString();
         // `version`: the address of the deleted version; `deleted`: the deleted event.
-        if (verdict === 'version' && detail) await this.unrelate(this.client.nostrBarVersion(this.keys.replaceable(detail), id));
+        if (verdict === 'version' && detail) await this.unrelate(this.client.nostrBarVersion(this.keys.replaceable(detail.toString()), id));
         // Its member of its author's list goes with its relations.
         if (verdict === 'deleted') await this.unrelate(detail);
       }),
@@ -419,7 +424,7 @@ export class RedisEventStore implements EventStore {
   /** What a request to vanish of `pubkey` at `until` removes and bars (applyVanish; finishRebuild again). */
   private async sweep(pubkey: string, until: number): Promise<void> {
     const addresses = new Set([replaceableKindAddress(PROFILE_KIND, pubkey)]);
-    const tombstone = (ids: readonly string[]) => Promise.all(ids.map((id) => this.unrelate(this.client.nostrTombstone(this.keys.event(id), pubkey))));
+    const tombstone = (ids: readonly string[]) => Promise.all(ids.map((id) => this.unrelate(this.client.nostrTombstoneBuffer(this.keys.event(id), pubkey))));
     const list = this.keys.author(pubkey).list;
     // Newer events stay, so the pages go on from the last member read, not from the start.
     for (let from = Buffer.from('-'); ; ) {
@@ -453,10 +458,11 @@ export class RedisEventStore implements EventStore {
    * The relations of an event a script took out of the index go too (the script hands back its
    * JSON, which only that script's caller receives: each removal is applied once).
    */
-  private async unrelate(removed: string | undefined | Promise<string | undefined>): Promise<void> {
-    const json = await removed;
-    const event = json ? storedEventOf(json) : undefined;
-    if (event && json) await this.relations.relate(event, -1, Buffer.byteLength(json));
+  private async unrelate(removed: Buffer | string | undefined | Promise<Buffer | string | undefined>): Promise<void> {
+    const held = await removed;
+    const stored = held ? storedEventOf(held) : undefined;
+    // The size as it was related: its JSON's (a packed value is unpacked first).
+    if (stored) await this.relations.relate(stored.event, -1, stored.json.bytes.length);
   }
 
   async *servableEvents(): AsyncIterable<NostrEvent[]> {
@@ -464,7 +470,7 @@ export class RedisEventStore implements EventStore {
       for await (const keys of scanKeys(this.client, this.commands, pattern)) {
         const values = await this.readDirect(keys);
         const events: NostrEvent[] = [];
-        for (const value of values) if (value && value[0] === 0x7b) events.push(JSON.parse(value.toString('utf8')) as NostrEvent);
+        for (const value of values) if (value && value[0] === 0x7b) events.push(JSON.parse(unpackEvent(value).toString('utf8')) as NostrEvent);
         if (events.length > 0) yield events;
       }
     }
@@ -606,10 +612,14 @@ async function checkEverySlotOwner(cluster: Cluster): Promise<void> {
 }
 
 /** The event a script handed back as removed, or undefined when it is not an event we wrote (the slot held something else: nothing of it was related). */
-function storedEventOf(json: string): NostrEvent | undefined {
-  if (!json.startsWith('{')) return undefined;
+function storedEventOf(held: Buffer | string): StoredEvent | undefined {
+  const bytes = typeof held === 'string' ? Buffer.from(held) : held;
+  if (bytes[0] !== 0x7b) return undefined;
   try {
-    return readStoredEvent(Buffer.from(json), {}).event;
+    const stored = readStoredEvent(bytes, {});
+    // Parsed here: a value that does not parse was never related.
+    void stored.event;
+    return stored;
   } catch {
     return undefined;
   }
