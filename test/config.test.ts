@@ -63,6 +63,7 @@ describe('configuration from the environment', () => {
         REDIS_TIMEOUT_MS: '250',
         REDIS_WAIT_REPLICAS: '1',
         HOT_CACHE_MB: '128',
+        REDIS_PACK_EVENTS: 'false',
         LOG_LEVEL: 'debug',
         MAX_PROFILES: '20',
         MAX_LIST_LENGTH: '10',
@@ -120,7 +121,7 @@ describe('configuration from the environment', () => {
           maxRequestsPerConnection: 2,
         },
       },
-      store: { kind: 'redis', url: 'rediss://:pw@cache.internal:6380/2', keyPrefix: '{nostr}:', timeoutMs: 250, waitReplicas: 1, hotCacheMb: 128 },
+      store: { kind: 'redis', url: 'rediss://:pw@cache.internal:6380/2', keyPrefix: '{nostr}:', timeoutMs: 250, waitReplicas: 1, hotCacheMb: 128, packEvents: false },
       log: { level: 'debug' },
       lookup: { maxProfiles: 20, maxListLength: 10 },
       relays: {
@@ -420,6 +421,7 @@ describe('configuration from the environment', () => {
       timeoutMs: 1000,
       waitReplicas: 1,
       hotCacheMb: 64,
+      packEvents: true,
     });
     expect(loadConfig({ REDIS_CLUSTER_NODES: 'rediss://svc:s%40cret@a.example:6380,rediss://svc:s%40cret@b.example:6380' }).store).toMatchObject({
       kind: 'redis-cluster',
@@ -485,6 +487,10 @@ describe('configuration from the environment', () => {
     expect(problems({ HOT_CACHE_MB: '-1' })).toEqual(['HOT_CACHE_MB must be a whole number']);
     expect(problems({ HOT_CACHE_MB: '64MB' })).toEqual(['HOT_CACHE_MB must be a whole number']);
     expect(problems({ HOT_CACHE_MB: '70000' })).toEqual(['HOT_CACHE_MB must be at most 65536']);
+    // REDIS_PACK_EVENTS: on unless turned off (a rolling upgrade from a version before packing).
+    expect(loadConfig({ REDIS_URL: 'redis://a:6379' }).store).toMatchObject({ packEvents: true });
+    expect(loadConfig({ REDIS_URL: 'redis://a:6379', REDIS_PACK_EVENTS: 'false' }).store).toMatchObject({ packEvents: false });
+    expect(problems({ REDIS_URL: 'redis://a:6379', REDIS_PACK_EVENTS: 'maybe' })).toEqual(['REDIS_PACK_EVENTS must be true or false']);
     expect(loadConfig({ REDIS_URL: 'redis://a:6379', REDIS_WAIT_REPLICAS: '' }).store).toMatchObject({ waitReplicas: 0 });
     expect(problems({ REDIS_URL: 'redis://a:6379', REDIS_WAIT_REPLICAS: '17' })).toEqual(['REDIS_WAIT_REPLICAS must be at most 16']);
     expect(problems({ REDIS_URL: 'redis://a:6379', REDIS_WAIT_REPLICAS: '-1' })).toEqual(['REDIS_WAIT_REPLICAS must be a whole number']);

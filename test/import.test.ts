@@ -17,13 +17,30 @@ const a = signed('alice', { content: 'a' });
 const b = signed('bob', { content: 'b' });
 const c = signed('carol', { content: 'c' });
 
-async function collect(text: string): Promise<InputItem[]> {
-  const items: InputItem[] = [];
-  for await (const item of readEventInput(Readable.from([text]))) items.push(item);
+/** An item read, without `bytes` (asserted on its own below). */
+type Read = { type: 'candidate'; value: unknown; line: number } | Exclude<InputItem, { type: 'candidate' }>;
+
+async function collect(text: string): Promise<Read[]> {
+  const items: Read[] = [];
+  for await (const item of readEventInput(Readable.from([text]))) {
+    if (item.type !== 'candidate') items.push(item);
+    else items.push({ type: item.type, value: item.value, line: item.line });
+  }
   return items;
 }
 
 describe('import input formats', () => {
+  it('each candidate carries the size of the text it was read from (a document shares its own out), for the import\'s memory bounds', async () => {
+    const sizes = async (text: string) => {
+      const found: number[] = [];
+      for await (const item of readEventInput(Readable.from([text]))) if (item.type === 'candidate') found.push(item.bytes);
+      return found;
+    };
+    expect(await sizes(`${serializeEvent(a)}\n  ${serializeEvent(b)}  \n`)).toEqual([serializeEvent(a).length, serializeEvent(b).length]);
+    const array = JSON.stringify([a, b]);
+    expect(await sizes(array)).toEqual([Math.ceil(array.length / 2), Math.ceil(array.length / 2)]);
+  });
+
   it('JSON Lines of events, blank lines and CRLF tolerated', async () => {
     const items = await collect(`${serializeEvent(a)}\r\n\r\n${serializeEvent(b)}\n`);
     expect(items).toEqual([
@@ -50,7 +67,7 @@ describe('import input formats', () => {
   });
 
   it('one JSON array of events, on one line or pretty-printed', async () => {
-    const values = (items: InputItem[]) =>
+    const values = (items: Read[]) =>
       items.map((item) => (item.type === 'candidate' ? item.value : item.type));
     expect(values(await collect(JSON.stringify([a, b, c])))).toEqual([a, b, c]);
     expect(values(await collect(JSON.stringify([a, b, c], null, 2)))).toEqual([a, b, c]);

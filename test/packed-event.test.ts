@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type NostrEvent, serializeEvent } from '../src/nostr/event.js';
 import { CorruptDataError } from '../src/store/event-store.js';
 import { packEvent, unpackEvent } from '../src/store/packed-event.js';
+import { RedisEventStore } from '../src/store/redis/redis-event-store.js';
 import { readStoredEvent } from '../src/store/stored-event.js';
 import { signed } from './support/events.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
@@ -90,6 +91,12 @@ describe('packed events (store/packed-event.ts): how Redis holds a regular event
         expect((await store.store.getEvents([note.id]))[0]).toMatchObject({ event: note });
         const [read] = await store.store.getEvents([note.id]);
         expect(String((read as { json: unknown }).json)).toBe(serializeEvent(note));
+        // REDIS_PACK_EVENTS=false (a rolling upgrade): written plain, read alike.
+        const plainStore = new RedisEventStore(store.client, store.prefix, { packEvents: false });
+        const plain = signed('packed on redis', { content: 'written plain while older versions still read, '.repeat(10) });
+        expect(await plainStore.putEvents([plain])).toEqual(['stored']);
+        expect(String(await admin.get(`${store.prefix}e:${plain.id}`))).toBe(serializeEvent(plain));
+        expect((await store.store.getEvents([plain.id]))[0]).toMatchObject({ event: plain });
         const older = signed('packed on redis', { content: 'written plain by an earlier version, '.repeat(10) });
         await admin.set(`${store.prefix}e:${older.id}`, serializeEvent(older));
         expect((await store.store.getEvents([older.id]))[0]).toMatchObject({ event: older });

@@ -42,6 +42,18 @@ describe('import verifies on threads of its own (verify-pool.ts)', () => {
     expect(verdicts).toEqual([{ ok: false, reason: 'not_an_object' }, { ok: true, event: note }]);
   });
 
+  it('inputs too large to store, many of them: each counted too_large (verified a few megabytes at a time)', async () => {
+    const store = await createTestStore();
+    try {
+      const big = (n: number) => serializeEvent(signed('pool big', { created_at: 1_700_000_000 + n, content: 'x'.repeat(300 * 1024) }));
+      const summary = await importEvents(Readable.from(Array.from({ length: 60 }, (_, n) => `${big(n)}\n`)), store.store);
+      expect(summary).toMatchObject({ read: 60, stored: 0 });
+      expect(summary.invalid).toEqual({ too_large: 60 });
+    } finally {
+      await store.cleanup();
+    }
+  });
+
   it('an import larger than a verification batch counts every event as the main thread would, and stores the valid ones', async () => {
     const store = await createTestStore();
     try {

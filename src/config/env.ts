@@ -110,8 +110,10 @@ const StoreModel = z.object({
     .regex(/^\S*$/, 'REDIS_KEY_PREFIX must not contain whitespace')
     .default('nostr:'),
   REDIS_TIMEOUT_MS: integer('REDIS_TIMEOUT_MS', 50, 60000, 1000),
-  // serve on a single Redis: events and latest profiles kept in process, invalidated by Redis (0: off).
+  // serve on Redis or a Redis Cluster: events and latest profiles kept in process, invalidated by Redis (0: off).
   HOT_CACHE_MB: integer('HOT_CACHE_MB', 0, 65536, 64),
+  // Regular events written packed (store/packed-event.ts); false while instances of an earlier version still read the store.
+  REDIS_PACK_EVENTS: flag('REDIS_PACK_EVENTS', true),
   // The service's public URL: a request to vanish (NIP-62) naming it applies, as ALL_RELAYS does.
   PUBLIC_URL: z.preprocess(
     emptyAsUnset,
@@ -347,6 +349,8 @@ export interface RedisConfig {
   waitReplicas: number;
   /** HOT_CACHE_MB: `serve`'s in-process cache of lookups, kept true by Redis (0 or unset: off; store/redis/hot-cache.ts). */
   hotCacheMb?: number;
+  /** REDIS_PACK_EVENTS: regular events are written packed (store/packed-event.ts; unset: true). */
+  packEvents?: boolean;
 }
 /**
  * Where events are indexed: a single Redis when REDIS_URL is set, Redis Cluster when
@@ -508,7 +512,7 @@ function limitOf<K extends 'requests' | 'misses'>(perSecond: number | undefined,
 
 /** Which store the variables name (loadConfig has refused REDIS_URL with REDIS_CLUSTER_NODES). */
 function storeKind(store: z.output<typeof StoreModel>): StoreConfig {
-  const shared = { keyPrefix: store.REDIS_KEY_PREFIX, timeoutMs: store.REDIS_TIMEOUT_MS, waitReplicas: store.REDIS_WAIT_REPLICAS, hotCacheMb: store.HOT_CACHE_MB };
+  const shared = { keyPrefix: store.REDIS_KEY_PREFIX, timeoutMs: store.REDIS_TIMEOUT_MS, waitReplicas: store.REDIS_WAIT_REPLICAS, hotCacheMb: store.HOT_CACHE_MB, packEvents: store.REDIS_PACK_EVENTS };
   if (store.REDIS_URL) return { kind: 'redis', url: store.REDIS_URL, ...shared };
   if (store.REDIS_CLUSTER_NODES) return { kind: 'redis-cluster', ...store.REDIS_CLUSTER_NODES, ...shared };
   return { kind: 'embedded', dataDir: resolve(store.DATA_DIR) };

@@ -101,7 +101,9 @@ export async function importEvents(
   // the order they were read, at most VERIFYING_AHEAD of them at once.
   let pool: VerifyPool | undefined;
   let unverified: unknown[] = [];
-  const verifying: Promise<Verdict[]>[] = [];
+  let unverifiedBytes = 0;
+  const verifying: { verdicts: Promise<Verdict[]>; bytes: number }[] = [];
+  let bytesAhead = 0;
   const take = async (verdicts: Verdict[]) => {
     for (const verdict of verdicts) {
       if (!verdict.ok) {
@@ -117,16 +119,25 @@ export async function importEvents(
       if (batch.length >= batchSize) await flush();
     }
   };
+  const takeOldest = async () => {
+    const oldest = verifying.shift() as (typeof verifying)[number];
+    bytesAhead -= oldest.bytes;
+    await take(await oldest.verdicts);
+  };
   const verifyUnverified = async (last: boolean) => {
     const values = unverified;
+    const bytes = unverifiedBytes;
     unverified = [];
+    unverifiedBytes = 0;
     if (!pool && last) return take(values.map(verifyNostrEvent));
     pool ??= new VerifyPool();
     const verdicts = pool.verify(values);
     // Awaited below, in order; a failure meanwhile must not be an unhandled rejection.
     verdicts.catch(() => {});
-    verifying.push(verdicts);
-    while (verifying.length > (last ? 0 : VERIFYING_AHEAD)) await take(await (verifying.shift() as Promise<Verdict[]>));
+    verifying.push({ verdicts, bytes });
+    bytesAhead += bytes;
+    // Bounded by count and by the bytes they were read from (large events: fewer at once).
+    while (verifying.length > (last ? 0 : VERIFYING_AHEAD) || bytesAhead > MAX_BYTES_AHEAD) await takeOldest();
   };
 
   try {
@@ -142,7 +153,8 @@ export async function importEvents(
       }
       summary.read++;
       unverified.push(item.value);
-      if (unverified.length >= VERIFY_BATCH) await verifyUnverified(false);
+      unverifiedBytes += item.bytes;
+      if (unverified.length >= VERIFY_BATCH || unverifiedBytes >= MAX_BATCH_BYTES) await verifyUnverified(false);
     }
     await verifyUnverified(true);
   } finally {
@@ -157,6 +169,10 @@ export async function importEvents(
 const VERIFY_BATCH = 256;
 /** Batches being verified while the next is read: enough to keep the threads busy, bounded memory. */
 const VERIFYING_AHEAD = 8;
+/** A verification batch is sent once its inputs were read from this many bytes, whatever their count. */
+const MAX_BATCH_BYTES = 2 * 1024 * 1024;
+/** At most this many bytes of input are being verified at once (parsed, and copied to a thread). */
+const MAX_BYTES_AHEAD = 8 * 1024 * 1024;
 
 /** A batch is tried this many times while the store is unavailable: 1+2+4+8+16 s of waiting. */
 const WRITE_ATTEMPTS = 6;

@@ -8,7 +8,8 @@ import type { Readable } from 'node:stream';
  * - `ignored`: a well-formed relay message that carries no event (EOSE, NOTICE, OK…).
  */
 export type InputItem =
-  | { type: 'candidate'; value: unknown; line: number }
+  /** `bytes`: the JSON text it was read from (a document's, shared out among its events), for memory bounds. */
+  | { type: 'candidate'; value: unknown; line: number; bytes: number }
   | { type: 'unreadable'; line: number }
   | { type: 'ignored'; line: number };
 
@@ -24,17 +25,18 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
  * The events one JSON value holds: an event object; a relay message `["EVENT", <sub>, <event>]`
  * (NIP-01, relay to client) or `["EVENT", <event>]` (client to relay); or an array of events.
  */
-function* itemsOfValue(value: unknown, line: number): Generator<InputItem> {
+function* itemsOfValue(value: unknown, line: number, bytes: number): Generator<InputItem> {
   if (!Array.isArray(value)) {
-    yield { type: 'candidate', value, line };
+    yield { type: 'candidate', value, line, bytes };
     return;
   }
   if (value[0] === 'EVENT') {
-    yield { type: 'candidate', value: value.length >= 3 ? value[2] : value[1], line };
+    yield { type: 'candidate', value: value.length >= 3 ? value[2] : value[1], line, bytes };
   } else if (typeof value[0] === 'string') {
     yield { type: 'ignored', line };
   } else {
-    for (const element of value) yield { type: 'candidate', value: element, line };
+    const each = Math.ceil(bytes / Math.max(1, value.length));
+    for (const element of value) yield { type: 'candidate', value: element, line, bytes: each };
   }
 }
 
@@ -59,22 +61,23 @@ export async function* readEventInput(input: Readable): AsyncGenerator<InputItem
     const text = rawLine.trim();
     if (text === '') continue;
     const parsed = parseJson(text);
-    if (parsed.ok) yield* itemsOfValue(parsed.value, lineNumber);
+    if (parsed.ok) yield* itemsOfValue(parsed.value, lineNumber, text.length);
     else if (!sawContent) document = { firstLine: lineNumber, lines: [rawLine] };
     else yield { type: 'unreadable', line: lineNumber };
     sawContent = true;
   }
   if (!document) return;
-  const whole = parseJson(document.lines.join('\n'));
+  const text = document.lines.join('\n');
+  const whole = parseJson(text);
   if (whole.ok) {
-    yield* itemsOfValue(whole.value, document.firstLine);
+    yield* itemsOfValue(whole.value, document.firstLine, text.length);
     return;
   }
   for (const [offset, rawLine] of document.lines.entries()) {
     const text = rawLine.trim();
     if (text === '') continue;
     const parsed = parseJson(text);
-    if (parsed.ok) yield* itemsOfValue(parsed.value, document.firstLine + offset);
+    if (parsed.ok) yield* itemsOfValue(parsed.value, document.firstLine + offset, text.length);
     else yield { type: 'unreadable', line: document.firstLine + offset };
   }
 }

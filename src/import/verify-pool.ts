@@ -38,8 +38,6 @@ export class VerifyPool {
     if (!script) return;
     for (let index = 0; index < threads; index++) {
       const worker = new Worker(script.code, { eval: script.eval });
-      // Not a reason to keep the process alive: `import` closes the pool when done.
-      worker.unref();
       const slot = { worker, inFlight: 0 };
       worker.on('message', (reply: VerifyReply) => {
         slot.inFlight--;
@@ -50,7 +48,11 @@ export class VerifyPool {
       });
       // A thread that fails fails the batches it holds (the import stops with the error: nothing is stored unverified).
       worker.on('error', (error) => this.failAll(error));
-      worker.on('exit', () => this.failAll(new Error('a verification thread stopped')));
+      // A thread gone is never sent another batch (one sent to it would never be answered).
+      worker.on('exit', () => {
+        this.workers.splice(this.workers.indexOf(slot) >>> 0, 1);
+        this.failAll(new Error('a verification thread stopped'));
+      });
       this.workers.push(slot);
     }
   }

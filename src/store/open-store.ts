@@ -118,7 +118,7 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false 
     metrics.followHotCache(hotCache);
   }
   return {
-    store: new RedisEventStore(client, config.keyPrefix, { publicUrl: config.publicUrl, timeoutMs: config.timeoutMs, waitReplicas, hotCache }),
+    store: new RedisEventStore(client, config.keyPrefix, { publicUrl: config.publicUrl, timeoutMs: config.timeoutMs, waitReplicas, hotCache, packEvents: config.packEvents ?? true }),
     description,
     ready: (timeoutMs) => waitUntilReady(client, timeoutMs),
   };

@@ -439,7 +439,7 @@ export class HotCache {
     }
     for (const key of masters) {
       if (this.nodes.has(key)) continue;
-      this.nodes.set(key, this.track(connect(hostAndPort(key)), false));
+      this.nodes.set(key, this.track(connect(hostAndPort(key)), true));
       changed = true;
     }
     if (!changed) return;

@@ -96,6 +96,8 @@ export interface RedisStoreOptions {
   timeoutMs?: number;
   /** HOT_CACHE_MB: events, latest replaceable events and their marks kept in process, kept true by Redis (hot-cache.ts). */
   hotCache?: HotCache;
+  /** REDIS_PACK_EVENTS: regular events are written packed (store/packed-event.ts); default true. */
+  packEvents?: boolean;
 }
 
 /** The production EventStore: the key layout of keys.ts, the replaceable and deletion rules of lua-scripts.ts. */
@@ -106,7 +108,7 @@ export class RedisEventStore implements EventStore {
   private readonly keys: RedisKeys;
   private readonly commands: RedisCommands;
   private readonly hotCache: HotCache | undefined;
-  /** The hot cache's reads, on its tracked connection. */
+  private readonly packEvents: boolean;
 
   /** PUBLIC_URL: a request to vanish naming it applies here (nostr/deletions.ts). */
   private readonly publicUrl: string | undefined;
@@ -134,6 +136,7 @@ export class RedisEventStore implements EventStore {
     this.keys = redisKeys(keyPrefix);
     this.commands = new RedisCommands(client, this.timeoutMs);
     this.hotCache = options.hotCache;
+    this.packEvents = options.packEvents ?? true;
     if (this.waitReplicas > 0) {
       const replaced = () => {
         this.connectionGeneration++;
@@ -285,7 +288,7 @@ export class RedisEventStore implements EventStore {
         return 'deleted';
       }
       // Packed (store/packed-event.ts): a regular event is most of what Redis holds.
-      const outcome = await this.client.nostrPutRegular(eventKey, packEvent(json), event.pubkey, isUndeletableKind(event.kind) ? '1' : '0');
+      const outcome = await this.client.nostrPutRegular(eventKey, this.packEvents ? packEvent(json) : json, event.pubkey, isUndeletableKind(event.kind) ? '1' : '0');
       // Its relations and its place in its author's list, once: only the writer that stored it gets `stored`.
       if (outcome === 'stored') await this.relations.relate(event, 1, Buffer.byteLength(json));
       if (outcome === 'duplicate') await this.ensureListed(event, json);
