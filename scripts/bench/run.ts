@@ -290,7 +290,9 @@ Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes 
 - **ceiling**: bare \`node:http\` answering a fixed body of the size of the service's answer (no I/O).
 - **baseline**: hand-written \`node:http\` + ioredis on the same keys: one GET of the event, one MGET of
   the profiles, the same response bytes (\`scripts/bench/baseline-server.mjs\`). It reads values as
-  strings, as ioredis does by default, and builds the body as a string.
+  strings, as ioredis does by default, and builds the body as a string. Regular events are stored
+  packed (\`src/store/packed-event.ts\`): it unpacks the event it reads, as the service does on a
+  miss of its hot cache (a hit never unpacks).
 - **baseline (bytes)**: the same handler reading values as Buffers and writing them as they are
   (\`BASELINE_BYTES=1\`), as the service does: no UTF-8 decoding of each profile and encoding back.
   The harder of the two comparisons; its ratio is ×bytes.
@@ -304,6 +306,10 @@ Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes 
 - **service, METRICS=false** and **service, metrics + rate limits**: the cost of issue 16's
   features on cached lookups: both off, and both on (\`RATE_LIMIT=1000000\`, \`MISS_RATE_LIMIT=1000\`:
   every request counted in Redis, none refused). The table below the main one gives the ratio.
+- **CPU µs/req**: CPU time (user + system, all threads, from \`/proc\`) per completed request of the
+  target's server process and of Redis, then in brackets of the load generator (this process).
+  Requests per second move with whatever else the shared cores run; CPU per request moves less,
+  though contention inflates it too.
 
 | K | target | req/s | p50 ms | p99 ms | errors | Redis cmds/req | CPU µs/req: server + Redis (load gen) | bytes/resp | ×baseline | ×bytes | ×ceiling |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
