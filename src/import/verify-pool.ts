@@ -50,7 +50,8 @@ export class VerifyPool {
       worker.on('error', (error) => this.failAll(error));
       // A thread gone is never sent another batch (one sent to it would never be answered).
       worker.on('exit', () => {
-        this.workers.splice(this.workers.indexOf(slot) >>> 0, 1);
+        const at = this.workers.indexOf(slot);
+        if (at >= 0) this.workers.splice(at, 1);
         this.failAll(new Error('a verification thread stopped'));
       });
       this.workers.push(slot);

@@ -70,8 +70,8 @@ interface NodeEvents {
  * One Redis node's tracked reader and invalidation subscriber, and the tracking between them.
  * Tracking is (re)started by one attempt at a time, and an attempt that a lost connection overtook
  * is dropped (`generation`). On a cluster (`mustBeMaster`), a node that is not (or no longer) a
- * master is not used: a replica promoted by a failover takes the writes, and the old master would
- * never tell of them.
+ * master is not used: after a failover the writes go to the promoted replica, and the old master
+ * tells of them only while it replicates from it.
  */
 class TrackedNode {
   /** The reads of one turn leave in one socket write (coalesced-writes.ts). */
