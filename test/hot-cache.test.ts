@@ -10,31 +10,13 @@ import { RedisEventStore } from '../src/store/redis/redis-event-store.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { createTestStore, type TestStore, testClusterNodes } from './support/test-store.js';
+import { sleep, timeUntil, until } from './support/polling.js';
 import { getJson, startTestServer, type TestServer } from './support/test-server.js';
 
 const T = 1_700_000_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `read` every millisecond until `done` holds; the time it took, or Infinity after `limitMs`. */
-async function timeUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, limitMs = 2000): Promise<number> {
-  const started = performance.now();
-  while (performance.now() - started < limitMs) {
-    if (done(await read())) return performance.now() - started;
-    await sleep(1);
-  }
-  return Infinity;
-}
-
 /** A /user-profile answer's profile content. */
 const contentOf = (answer: { body: unknown }) => (answer.body as { profile?: { content: string } }).profile?.content;
 
-async function until(condition: () => boolean, limitMs = 3000): Promise<void> {
-  const started = Date.now();
-  while (!condition()) {
-    if (Date.now() - started > limitMs) throw new Error('condition not met in time');
-    await sleep(5);
-  }
-}
 
 /** A TCP proxy in front of Redis whose faults the test controls. */
 interface Proxy {

@@ -1,30 +1,22 @@
 import { deflateRawSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type NostrEvent, serializeEvent } from '../src/nostr/event.js';
+import { serializeEvent } from '../src/nostr/event.js';
 import { CorruptDataError } from '../src/store/event-store.js';
 import { packEvent, unpackEvent } from '../src/store/packed-event.js';
 import { RedisEventStore } from '../src/store/redis/redis-event-store.js';
 import { readStoredEvent } from '../src/store/stored-event.js';
+import { anyEvent } from './support/event-arbitraries.js';
 import { signed } from './support/events.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 200);
-const hex = (length: number) => fc.stringMatching(new RegExp(`^[0-9a-f]{${length}}$`));
-const anyEvent: fc.Arbitrary<NostrEvent> = fc.record({
-  id: hex(64),
-  pubkey: hex(64),
-  created_at: fc.maxSafeNat(),
-  kind: fc.integer({ min: 0, max: 65_535 }),
-  tags: fc.array(fc.array(fc.string({ unit: 'grapheme' }), { maxLength: 5 }), { maxLength: 12 }),
-  content: fc.oneof(fc.string({ unit: 'grapheme', maxLength: 2000 }), fc.string({ unit: 'binary' })),
-  sig: hex(128),
-});
+const anyNote = anyEvent({ maxTags: 12, maxContent: 2000 });
 
 describe('packed events (store/packed-event.ts): how Redis holds a regular event', () => {
   it('any event packs and unpacks to its JSON, byte for byte; packed only when smaller; the head stays where the scripts read it (property)', () => {
     fc.assert(
-      fc.property(anyEvent, (event) => {
+      fc.property(anyNote, (event) => {
         const json = serializeEvent(event);
         const packed = packEvent(json);
         const bytes = typeof packed === 'string' ? Buffer.from(packed) : packed;

@@ -10,12 +10,12 @@ import { deletion, vanish } from '../support/deletion-conformance.js';
 import { profile, pubkeyOf, signed } from '../support/events.js';
 import { captureLogs } from '../support/logs.js';
 import { type LocalCluster, startLocalCluster } from '../support/redis-cluster.js';
+import { timeUntil, until } from '../support/polling.js';
 import { getJson, startTestServer, type TestServer } from '../support/test-server.js';
 
 // The hot cache on a Redis Cluster (issue 29 §2): one tracked reader and subscriber per master.
 // This file starts a cluster of its own: it moves a slot and fails a master over.
 const T = 1_700_000_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let cluster: LocalCluster;
 const prefix = `hot-cluster:${randomUUID()}:`;
@@ -52,7 +52,7 @@ async function instance(): Promise<Instance> {
     await server.close();
     await store.close();
   });
-  await until(() => cache.active, 10_000);
+  await untilOnCluster(() => cache.active, 10_000);
   return { store, cache, server, logs: chunks };
 }
 
@@ -64,23 +64,9 @@ async function writer(): Promise<RedisEventStore> {
   return handle.store as RedisEventStore;
 }
 
-async function until(condition: () => boolean | Promise<boolean>, limitMs = 5000): Promise<void> {
-  const started = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - started > limitMs) throw new Error('condition not met in time');
-    await sleep(5);
-  }
-}
-
-/** Polls `read` every millisecond until `done` holds; the time it took, or Infinity after `limitMs`. */
-async function timeUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, limitMs = 3000): Promise<number> {
-  const started = performance.now();
-  while (performance.now() - started < limitMs) {
-    if (done(await read())) return performance.now() - started;
-    await sleep(1);
-  }
-  return Infinity;
-}
+/** The cluster's waits are longer: failovers and slot-table refreshes take seconds. */
+const untilOnCluster = (condition: () => boolean | Promise<boolean>, limitMs = 5000) => until(condition, limitMs);
+const timeUntilOnCluster = <T>(read: () => Promise<T>, done: (value: T) => boolean, limitMs = 3000) => timeUntil(read, done, limitMs);
 
 const contentOf = (answer: { body: unknown }) => (answer.body as { profile?: { content: string } }).profile?.content;
 
@@ -143,13 +129,13 @@ describe('hot cache on a Redis Cluster: a tracked reader and subscriber per mast
     for (const { server } of [one, two]) {
       for (const name of names) {
         const url = `${server.url}/user-profile?pubkey=${pubkeyOf(name)}`;
-        expect(await timeUntil(() => getJson(url), (answer) => contentOf(answer) === `{"name":"${name} two"}`)).toBeLessThan(50);
+        expect(await timeUntilOnCluster(() => getJson(url), (answer) => contentOf(answer) === `{"name":"${name} two"}`)).toBeLessThan(50);
       }
     }
     await write.putEvents([deletion('c-bo', { ids: [note.id] }), vanish('c-cy', T + 10)]);
     for (const { server } of [one, two]) {
       for (const event of [note, other]) {
-        expect(await timeUntil(() => getJson(`${server.url}/event?id=${event.id}`), (answer) => answer.status === 404)).toBeLessThan(50);
+        expect(await timeUntilOnCluster(() => getJson(`${server.url}/event?id=${event.id}`), (answer) => answer.status === 404)).toBeLessThan(50);
       }
     }
   });
@@ -167,18 +153,18 @@ describe('hot cache on a Redis Cluster: a tracked reader and subscriber per mast
     const id = cache.invalidationClientIds.get(`127.0.0.1:${owner}`);
     expect(id).toBeTypeOf('number');
     await (nodes.get(owner) as Redis).client('KILL', 'ID', String(id));
-    await until(() => !cache.active);
+    await untilOnCluster(() => !cache.active);
     expect(cache.size).toBe(0);
     await write.putEvents([profile('c-gus', { name: 'two' }, T + 1)]);
     const hits = cache.stats.hits;
     expect(await read()).toContain('two');
     expect(cache.stats.hits).toBe(hits);
-    await until(() => cache.active);
+    await untilOnCluster(() => cache.active);
     expect(await read()).toContain('two');
     expect(await read()).toContain('two');
     expect(cache.stats.hits).toBeGreaterThan(hits);
     await write.putEvents([profile('c-gus', { name: 'three' }, T + 2)]);
-    expect(await timeUntil(read, (text) => text.includes('three'))).toBeLessThan(50);
+    expect(await timeUntilOnCluster(read, (text) => text.includes('three'))).toBeLessThan(50);
   });
 
   it('a slot moved to another master (ASK, then MOVED): answers stay true, and are cached again on the new owner', async () => {
@@ -206,15 +192,15 @@ describe('hot cache on a Redis Cluster: a tracked reader and subscriber per mast
     for (const master of masters) await (nodes.get(master.port) as Redis).cluster('SETSLOT', slot, 'NODE', targetId);
     expect(await read()).toContain('before the move');
     await write.putEvents([profile('c-hal', { name: 'after the move' }, T + 1)]);
-    expect(await timeUntil(read, (text) => text.includes('after the move'))).toBeLessThan(50);
+    expect(await timeUntilOnCluster(read, (text) => text.includes('after the move'))).toBeLessThan(50);
     // Cached again, on the new owner: a read costs no command there, and a write there invalidates it.
-    await until(async () => {
+    await untilOnCluster(async () => {
       const hits = cache.stats.hits;
       await read();
       return cache.stats.hits > hits;
     });
     await write.putEvents([profile('c-hal', { name: 'written on the new owner' }, T + 2)]);
-    expect(await timeUntil(read, (text) => text.includes('written on the new owner'))).toBeLessThan(50);
+    expect(await timeUntilOnCluster(read, (text) => text.includes('written on the new owner'))).toBeLessThan(50);
   });
 
   it('a master failed over (CLUSTER FAILOVER): writes on the new one are seen at once (the old one, now its replica, still invalidates), and the cache comes back on the new one', async () => {
@@ -235,15 +221,15 @@ describe('hot cache on a Redis Cluster: a tracked reader and subscriber per mast
     }
     expect(replica).toBeTypeOf('number');
     await (nodes.get(replica as number) as Redis).cluster('FAILOVER');
-    await until(async () => ((await (nodes.get(replica as number) as Redis).call('ROLE')) as unknown[])[0] === 'master', 10_000);
+    await untilOnCluster(async () => ((await (nodes.get(replica as number) as Redis).call('ROLE')) as unknown[])[0] === 'master', 10_000);
     await write.putEvents([profile('c-ivy', { name: 'two' }, T + 1)]);
-    expect(await timeUntil(read, (text) => text.includes('two'))).toBeLessThan(50);
+    expect(await timeUntilOnCluster(read, (text) => text.includes('two'))).toBeLessThan(50);
     // Back on, with the new master tracked in place of the old one.
-    await until(() => cache.active && cache.invalidationClientIds.has(`127.0.0.1:${replica}`), 15_000);
+    await untilOnCluster(() => cache.active && cache.invalidationClientIds.has(`127.0.0.1:${replica}`), 15_000);
     expect(cache.invalidationClientIds.has(`127.0.0.1:${oldMaster}`)).toBe(false);
     expect(await read()).toContain('two');
     await write.putEvents([profile('c-ivy', { name: 'three' }, T + 2)]);
-    expect(await timeUntil(read, (text) => text.includes('three'))).toBeLessThan(50);
+    expect(await timeUntilOnCluster(read, (text) => text.includes('three'))).toBeLessThan(50);
     expect(logs.join('\n')).toContain('hot cache off');
   });
 
@@ -268,19 +254,19 @@ describe('hot cache on a Redis Cluster: a tracked reader and subscriber per mast
     hung?.process.kill('SIGSTOP');
     try {
       const stoppedAt = performance.now();
-      await until(() => !cache.active, 2 * HEALTH_CHECK_MS + 500);
+      await untilOnCluster(() => !cache.active, 2 * HEALTH_CHECK_MS + 500);
       expect(performance.now() - stoppedAt).toBeLessThan(2 * HEALTH_CHECK_MS + 500);
       expect(cache.size).toBe(0);
       // The replica takes over after cluster-node-timeout; the writer follows it.
-      await until(async () => (await write.putEvents([profile('c-jo', { name: 'two' }, T + 1)]).catch(() => [])).length === 1, 20_000);
+      await untilOnCluster(async () => (await write.putEvents([profile('c-jo', { name: 'two' }, T + 1)]).catch(() => [])).length === 1, 20_000);
       // Never the version the hung master held: errors (no master yet), then the new version.
       const answers: string[] = [];
-      expect(await timeUntil(read, (text) => answers.push(text) > 0 && text.includes('two'), 10_000)).toBeLessThan(10_000);
+      expect(await timeUntilOnCluster(read, (text) => answers.push(text) > 0 && text.includes('two'), 10_000)).toBeLessThan(10_000);
       expect(answers.filter((text) => text.includes('one'))).toEqual([]);
-      await until(() => cache.active && !cache.invalidationClientIds.has(`127.0.0.1:${port}`), 15_000);
+      await untilOnCluster(() => cache.active && !cache.invalidationClientIds.has(`127.0.0.1:${port}`), 15_000);
       expect(await read()).toContain('two');
       await write.putEvents([profile('c-jo', { name: 'three' }, T + 2)]);
-      expect(await timeUntil(read, (text) => text.includes('three'))).toBeLessThan(50);
+      expect(await timeUntilOnCluster(read, (text) => text.includes('three'))).toBeLessThan(50);
     } finally {
       hung?.process.kill('SIGCONT');
     }
