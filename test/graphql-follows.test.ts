@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { nip19 } from 'nostr-tools';
 import { describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../src/nostr/event.js';
 import { pubkeyOf, signed } from './support/events.js';
@@ -22,6 +23,10 @@ const seed: NostrEvent[] = [
   list('star', [...followed, pubkeyOf('star')]),
   // 23 fans follow star; fan 0 follows it twice in one list.
   ...fans.map((fan, index) => list(fan, index === 0 ? [pubkeyOf('star'), pubkeyOf('star')] : [pubkeyOf('star')])),
+  // `followed 0` has no profile: it follows star and fan 0 (and is followed by star), and wrote two notes.
+  list('followed 0', [pubkeyOf('star'), pubkeyOf('fan 0')]),
+  signed('followed 0', { kind: 1, created_at: T + 1, content: 'first' }),
+  signed('followed 0', { kind: 1, created_at: T + 2, content: 'second' }),
 ];
 
 interface Connection {
@@ -50,11 +55,11 @@ describe('follows over GraphQL', () => {
 
   it('counts: followers and following, from the index', async () => {
     const response = await graphql(context.server, '{ profile(pubkey: "' + pubkeyOf('star') + '") { followersCount followingCount } fan: profile(pubkey: "' + pubkeyOf('fan 0') + '") { followersCount followingCount } }');
-    expect(response.body).toEqual({ data: { profile: { followersCount: 24, followingCount: 31 }, fan: { followersCount: 0, followingCount: 1 } } });
+    expect(response.body).toEqual({ data: { profile: { followersCount: 25, followingCount: 31 }, fan: { followersCount: 1, followingCount: 1 } } });
   });
 
   it('followers by pubkey ascending, each once across pages of any size, with their profiles where known (star follows itself)', async () => {
-    const expected = [...fans.map(pubkeyOf), pubkeyOf('star')].sort();
+    const expected = [...fans.map(pubkeyOf), pubkeyOf('star'), pubkeyOf('followed 0')].sort();
     for (const first of [1, 5, 24, 100]) {
       const edges = await all(context.server, 'followers', first);
       expect(edges.map((edge) => edge.pubkey), `first ${first}`).toEqual(expected);
@@ -62,7 +67,7 @@ describe('follows over GraphQL', () => {
     const edges = await all(context.server, 'followers', 50);
     expect(edges.find((edge) => edge.pubkey === pubkeyOf('fan 0'))?.profile).toEqual({ name: 'fan 0' });
     expect(edges.find((edge) => edge.pubkey === pubkeyOf('fan 1'))?.profile).toBeNull();
-    expect((await page(context.server, 'followers', 10, null)).totalCount).toBe(24);
+    expect((await page(context.server, 'followers', 10, null)).totalCount).toBe(25);
   });
 
   it('following in the order the list names them, each once across pages (property: any page size)', async () => {
@@ -102,6 +107,46 @@ describe('follows over GraphQL', () => {
         expect(response.body.errors?.[0]?.extensions?.code, `${field} ${after}`).toBe('invalid_cursor');
       }
     }
+  });
+
+  it('a pubkey without a profile: `pubkey(pubkey:)` reads its follows, followers and notes; `profile` is null there', async () => {
+    const query = `query ($pubkey: String!) { pubkey(pubkey: $pubkey) { pubkey profile { name } followersCount followingCount following(first: 5) { edges { pubkey profile { name } } totalCount } followers { edges { pubkey } totalCount } notes(first: 5) { edges { node { content } } } } profile(pubkey: $pubkey) { name } }`;
+    const quiet = pubkeyOf('followed 0');
+    for (const named of [quiet, nip19.npubEncode(quiet), `nostr:${nip19.nprofileEncode({ pubkey: quiet, relays: [] })}`]) {
+      const response = await graphql(context.server, query, { pubkey: named });
+      expect(response.status, named).toBe(200);
+      expect(response.body, named).toEqual({
+        data: {
+          pubkey: {
+            pubkey: quiet,
+            profile: null,
+            followersCount: 1,
+            followingCount: 2,
+            following: { edges: [{ pubkey: pubkeyOf('star'), profile: { name: 'star' } }, { pubkey: pubkeyOf('fan 0'), profile: { name: 'fan 0' } }], totalCount: 2 },
+            followers: { edges: [{ pubkey: pubkeyOf('star') }], totalCount: 1 },
+            notes: { edges: [{ node: { content: 'second' } }, { node: { content: 'first' } }] },
+          },
+          profile: null,
+        },
+      });
+    }
+    // With a profile, `pubkey { profile }` is that profile; a pubkey nobody mentions answers zeros.
+    const star = await graphql(context.server, query, { pubkey: pubkeyOf('star') });
+    expect((star.body.data?.pubkey as { profile: unknown; followersCount: number }).profile).toEqual({ name: 'star' });
+    const nobody = await graphql(context.server, '{ pubkey(pubkey: "' + pubkeyOf('nobody') + '") { profile { name } followersCount followingCount following { totalCount } } }');
+    expect(nobody.body).toEqual({ data: { pubkey: { profile: null, followersCount: 0, followingCount: 0, following: { totalCount: 0 } } } });
+  });
+
+  it('`pubkey(pubkey:)` with anything but a pubkey is refused with a code (invalid_pubkey; secret_key_refused for an nsec), never a null', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.string({ maxLength: 80 }), fc.constantFrom('', 'npub1nope', 'f'.repeat(63), 'g'.repeat(64), `nsec1${'q'.repeat(58)}`, `${pubkeyOf('star')}0`)), async (hostile) => {
+        const response = await graphql(context.server, 'query ($p: String!) { pubkey(pubkey: $p) { pubkey followersCount } }', { p: hostile });
+        expect(response.status).toBe(200);
+        expect(response.body.data ?? null).toBeNull();
+        expect(response.body.errors?.[0]?.extensions?.code).toMatch(/^(invalid_pubkey|secret_key_refused|nip05_unresolvable|nip05_not_found)$/);
+      }),
+      { numRuns: 40, seed: 28 },
+    );
   });
 
   it('the cost model multiplies a page by `first`: two aliases of followers of followers, 100 each, are over 20,000 objects and refused before they run', async () => {

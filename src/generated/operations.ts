@@ -201,6 +201,47 @@ export type ProfileNotesArgs = {
   kinds?: InputMaybe<Array<Scalars['Int']['input']>>;
 };
 
+/** A pubkey, whether or not it has a profile: its profile, follows and notes. */
+export type Pubkey = {
+  __typename?: 'Pubkey';
+  /** Who follows this pubkey (authors whose latest follow list names it), by pubkey ascending. `first`: 1 to 100 (else invalid_argument); `after`: a cursor from an earlier page (else invalid_cursor). */
+  followers: FollowConnection;
+  /** Distinct authors whose latest servable follow list (kind 3) names this pubkey. */
+  followersCount: Scalars['Int']['output'];
+  /** Who this pubkey follows: its latest follow list's pubkeys, in the order the list names them. `first`: 1 to 100 (else invalid_argument); `after`: a cursor from an earlier page (else invalid_cursor). */
+  following: FollowConnection;
+  /** Distinct pubkeys this pubkey's latest servable follow list (kind 3) names. */
+  followingCount: Scalars['Int']['output'];
+  /** Events this pubkey wrote of the given kinds (default: kind 1 notes; 1 to 20 distinct kinds, none replaceable (0, 3, 10000–19999), ephemeral (20000–29999) or zap receipts (9735), else invalid_argument), newest first, then by id; an addressable kind lists its latest versions only. `first`: 1 to 100 (else invalid_argument); `after`: a cursor from an earlier page of notes (else invalid_cursor). */
+  notes: EventConnection;
+  /** The pubkey's latest profile; null when none is known, or it was deleted or its author asked to vanish. */
+  profile: Maybe<Profile>;
+  /** 64 lowercase hex. */
+  pubkey: Scalars['String']['output'];
+};
+
+
+/** A pubkey, whether or not it has a profile: its profile, follows and notes. */
+export type PubkeyFollowersArgs = {
+  after: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** A pubkey, whether or not it has a profile: its profile, follows and notes. */
+export type PubkeyFollowingArgs = {
+  after: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** A pubkey, whether or not it has a profile: its profile, follows and notes. */
+export type PubkeyNotesArgs = {
+  after: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  kinds?: InputMaybe<Array<Scalars['Int']['input']>>;
+};
+
 export type Query = {
   __typename?: 'Query';
   /** One event by id (hex, note1… or nevent1…), or the latest version of a replaceable or addressable event by naddr1…, optionally prefixed nostr:. Null if unknown, or if its author deleted it (NIP-09) or asked to vanish (NIP-62). */
@@ -211,6 +252,8 @@ export type Query = {
   profile: Maybe<Profile>;
   /** Latest profiles of pubkeys, in the order given, one entry per distinct pubkey (a repeated pubkey is answered once, at its first place); null where none or deleted. At most MAX_LIST_LENGTH pubkeys. */
   profiles: Array<Maybe<Profile>>;
+  /** A pubkey, named as `profile` takes it (hex, npub1…, nprofile1…, nostr:…, NIP-05 name@domain), whether or not it has a profile: for the follows and notes of a pubkey that never published one. */
+  pubkey: Pubkey;
   /** Profiles whose name, display_name or nip05 has, for every word of the query, a word that starts with it (Unicode NFKC, lower case; words are split on anything that is not a letter, a mark or a digit, in the query too, so `jack@cash` asks for `jack` and `cash`), ranked by the followers the index holds, descending, then by pubkey. A search looks at 2,000 profiles at most: a page may be short. `query`: 1 to 64 Unicode code points (else invalid_search); one of only emoji, punctuation or white space finds nothing. `first`: 1 to 100 (else invalid_argument). Costs 4,000 plus its profiles in the cost model. */
   searchProfiles: Array<Profile>;
 };
@@ -233,6 +276,11 @@ export type QueryProfileArgs = {
 
 export type QueryProfilesArgs = {
   pubkeys: Array<Scalars['String']['input']>;
+};
+
+
+export type QueryPubkeyArgs = {
+  pubkey: Scalars['String']['input'];
 };
 
 

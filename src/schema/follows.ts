@@ -5,7 +5,7 @@ import { builder } from './builder.js';
 import { PageInfoRef, type PageInfo } from './event-connection.js';
 import { loadAvailable } from './loaders.js';
 import { decodeFollowerCursor, decodeFollowingCursor, encodeFollowerCursor, encodeFollowingCursor, MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
-import { ProfileRef, toProfile } from './profile.js';
+import { type FieldsOfPubkey, ProfileRef, profileOfPubkey, PubkeyRef } from './profile.js';
 
 /**
  * Who follows whom (NIP-02; DESIGN "Relationships", following and followers rows; issue 28): the
@@ -37,11 +37,7 @@ const FollowEdgeRef = builder.objectRef<FollowEdge>('FollowEdge').implement({
       type: ProfileRef,
       nullable: true,
       description: "The pubkey's latest profile; null when none is known (a pubkey without a profile still follows and is followed).",
-      resolve: async ({ pubkey }, _args, { loaders, budget }) => {
-        budget.charge(1);
-        const [found] = await loadAvailable(loaders.profiles, [pubkey]);
-        return toProfile(found ?? null, budget.derivedCharger);
-      },
+      resolve: ({ pubkey }, _args, context) => profileOfPubkey(pubkey, context),
     }),
   }),
 });
@@ -55,8 +51,8 @@ const FollowConnectionRef = builder.objectRef<FollowConnection>('FollowConnectio
   }),
 });
 
-
-builder.objectFields(ProfileRef, (t) => ({
+/** On Profile and on Pubkey (a pubkey without a profile follows and is followed all the same). */
+const followFields: FieldsOfPubkey = (t) => ({
   followersCount: t.int({
     description: 'Distinct authors whose latest servable follow list (kind 3) names this pubkey.',
     resolve: async (profile, _args, { loaders }) => (await loaders.followerCounts.load(profile.pubkey)).followers,
@@ -101,7 +97,9 @@ builder.objectFields(ProfileRef, (t) => ({
       return { edges, pageInfo: { hasNextPage: start + size < follows.length, endCursor: edges.at(-1)?.cursor ?? null }, totalCount: follows.length };
     },
   }),
-}));
+});
+builder.objectFields(ProfileRef, followFields);
+builder.objectFields(PubkeyRef, followFields);
 
 function connection(edges: FollowEdge[], hasNextPage: boolean, counts: FollowCounts): FollowConnection {
   return { edges, pageInfo: { hasNextPage, endCursor: edges.at(-1)?.cursor ?? null }, totalCount: counts.followers };

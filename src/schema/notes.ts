@@ -3,7 +3,7 @@ import { isNoteKind } from '../nostr/relationships.js';
 import { builder } from './builder.js';
 import { EventConnectionRef, eventPage } from './event-connection.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
-import { ProfileRef } from './profile.js';
+import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
 
 /**
  * What someone wrote (issue 28): an author's events of some kinds, newest first, then by id (DESIGN
@@ -31,7 +31,8 @@ export function noteKindsOf(kinds: readonly number[] | null | undefined): number
   return distinct.sort((a, b) => a - b);
 }
 
-builder.objectFields(ProfileRef, (t) => ({
+/** On Profile and on Pubkey. */
+const noteFields: FieldsOfPubkey = (t) => ({
   notes: t.field({
     type: EventConnectionRef,
     description: `Events this pubkey wrote of the given kinds (default: kind 1 notes; 1 to ${MAX_NOTE_KINDS} distinct kinds, none replaceable (0, 3, 10000–19999), ephemeral (20000–29999) or zap receipts (9735), else invalid_argument), newest first, then by id; an addressable kind lists its latest versions only. \`first\`: 1 to ${MAX_PAGE_SIZE} (else invalid_argument); \`after\`: a cursor from an earlier page of notes (else invalid_cursor).`,
@@ -49,4 +50,6 @@ builder.objectFields(ProfileRef, (t) => ({
       return eventPage(positions, size, 'notes', context);
     },
   }),
-}));
+});
+builder.objectFields(ProfileRef, noteFields);
+builder.objectFields(PubkeyRef, noteFields);

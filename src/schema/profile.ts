@@ -1,3 +1,4 @@
+import type { FieldMap } from '@pothos/core';
 import { LookupError } from '../errors.js';
 import { guarded } from '../fill/read-through.js';
 import type { Nip05Verification } from '../nip05/nip05-verification.js';
@@ -10,7 +11,7 @@ import { isDeleted } from '../store/tombstones.js';
 import { builder } from './builder.js';
 import { answered, type GraphQLContext } from './context.js';
 import { EventRef } from './event.js';
-import { loadAll } from './loaders.js';
+import { loadAll, loadAvailable } from './loaders.js';
 
 /**
  * A profile: the latest kind-0 event of a pubkey. Its metadata is parsed once per event for the
@@ -51,6 +52,32 @@ export function toProfile(stored: Held, charge?: (stored: StoredEvent) => void):
 }
 
 export const ProfileRef = builder.objectRef<Profile>('Profile');
+
+/**
+ * A pubkey as such (`Query.pubkey`): what it follows, who follows it and what it wrote are its own,
+ * profile or not (DESIGN "Relationships"); follows.ts and notes.ts give Profile and Pubkey the same fields.
+ */
+export interface PubkeySubject {
+  pubkey: string;
+}
+
+export const PubkeyRef = builder.objectRef<PubkeySubject>('Pubkey').implement({
+  description: 'A pubkey, whether or not it has a profile: its profile, follows and notes.',
+  fields: (t) => ({
+    pubkey: t.exposeString('pubkey', { description: '64 lowercase hex.' }),
+    profile: t.field({
+      type: ProfileRef,
+      nullable: true,
+      description: "The pubkey's latest profile; null when none is known, or it was deleted or its author asked to vanish.",
+      resolve: ({ pubkey }, _args, context) => profileOfPubkey(pubkey, context),
+    }),
+  }),
+});
+
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+
+/** Fields that need only a pubkey, for both Profile and Pubkey (`builder.objectFields` on each). */
+export type FieldsOfPubkey = <Shape extends PubkeySubject>(t: PothosSchemaTypes.ObjectFieldBuilder<Types, Shape>) => FieldMap;
 
 const Nip05StatusRef = builder.enumType('Nip05Status', {
   description: 'What the domain of a profile\'s declared NIP-05 identifier says about it.',
@@ -129,12 +156,20 @@ builder.queryFields((t) => ({
       'The latest profile of a pubkey: hex, npub1… or nprofile1…, optionally prefixed nostr:, or a NIP-05 name@domain (resolved at https://domain/.well-known/nostr.json; errors nip05_not_found, nip05_unresolvable). Null if none, or if it was deleted (NIP-09) or its author asked to vanish (NIP-62).',
     args: { pubkey: t.arg.string({ required: true }) },
     resolve: async (_root, { pubkey }, context) => {
-      const { loaders, relays, budget } = context;
+      const { loaders, budget } = context;
       budget.charge(1);
-      const parsed = parseProfilePointer(pubkey);
-      const pointer = 'identifier' in parsed ? await pubkeyOfName(context, parsed) : parsed;
-      relays?.request.addHints(pointer.relays);
-      return toProfile(answered(context, pointer.pubkey, await loaders.profiles.load(pointer.pubkey)), budget.derivedCharger);
+      const found = await pubkeyOfArgument(context, pubkey);
+      return toProfile(answered(context, found, await loaders.profiles.load(found)), budget.derivedCharger);
+    },
+  }),
+  pubkey: t.field({
+    type: PubkeyRef,
+    description:
+      'A pubkey, named as `profile` takes it (hex, npub1…, nprofile1…, nostr:…, NIP-05 name@domain), whether or not it has a profile: for the follows and notes of a pubkey that never published one.',
+    args: { pubkey: t.arg.string({ required: true }) },
+    resolve: async (_root, { pubkey }, context) => {
+      context.budget.charge(1);
+      return { pubkey: await pubkeyOfArgument(context, pubkey) };
     },
   }),
   profiles: t.field({
@@ -155,6 +190,24 @@ builder.queryFields((t) => ({
     },
   }),
 }));
+
+/**
+ * The pubkey an argument names (hex, npub, nprofile, NIP-05 name: identifiers.ts parseProfilePointer),
+ * its relay hints passed on to the request's relays; invalid_pubkey or a NIP-05 error otherwise.
+ */
+export async function pubkeyOfArgument(context: GraphQLContext, argument: string): Promise<string> {
+  const parsed = parseProfilePointer(argument);
+  const pointer = 'identifier' in parsed ? await pubkeyOfName(context, parsed) : parsed;
+  context.relays?.request.addHints(pointer.relays);
+  return pointer.pubkey;
+}
+
+/** The latest profile of a pubkey another object names (an edge, a Pubkey), or null; 1 object. */
+export async function profileOfPubkey(pubkey: string, { loaders, budget }: GraphQLContext): Promise<Profile | null> {
+  budget.charge(1);
+  const [found] = await loadAvailable(loaders.profiles, [pubkey]);
+  return toProfile(found ?? null, budget.derivedCharger);
+}
 
 /**
  * The pubkey a NIP-05 name stands for, with the relays its nostr.json lists as hints; the name not
