@@ -1,6 +1,6 @@
 // A CPU profile of one `serve` under load on one route: where its time goes (issue 29 §1).
 //
-//   npx tsx scripts/bench/profile-lookup.ts --route user-profile --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline]
+//   npx tsx scripts/bench/profile-lookup.ts --route user-profile|event|graphql-profile --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline]
 //
 // Imports --profiles generated profiles (and notes with K = 10 for --route event) into the Redis at
 // REDIS_URL (default the local one) under a fresh prefix, or into a fresh embedded store (--embedded), starts `node --cpu-prof dist/cli/main.js
@@ -36,7 +36,9 @@ const { values: options } = parseArgs({
   },
   allowNegative: true,
 });
-if (!['user-profile', 'event'].includes(options.route)) throw new Error('--route: user-profile or event');
+if (!['user-profile', 'event', 'graphql-profile'].includes(options.route)) throw new Error('--route: user-profile, event or graphql-profile');
+// What `npm run bench` posts for its /graphql profile row (run.ts PROFILE_QUERY).
+const PROFILE_QUERY = 'query ($pubkey: String!) { profile(pubkey: $pubkey) { event { json } } }';
 const extraEnv = Object.fromEntries(
   options.env
     .split(',')
@@ -64,13 +66,18 @@ const service = await startProcess(
   { ...where, HOST: '127.0.0.1', RELAYS: '', NODE_ENV: 'production', PORT: String(port), ...extraEnv },
   `http://127.0.0.1:${port}/${options.baseline ? '' : 'healthz'}`,
 );
-const next = options.route === 'event' ? cycle(notes.map((note) => `/event?id=${note.id}`)) : cycle(identities.map((who) => `/user-profile?pubkey=${who.pubkey}`));
+const nextPath = options.route === 'event' ? cycle(notes.map((note) => `/event?id=${note.id}`)) : cycle(identities.map((who) => `/user-profile?pubkey=${who.pubkey}`));
+const nextPubkey = cycle(identities.map((who) => who.pubkey));
+const next = (request: Record<string, unknown>) =>
+  options.route === 'graphql-profile'
+    ? { ...request, path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: PROFILE_QUERY, variables: { pubkey: nextPubkey() } }) }
+    : { ...request, path: nextPath() };
 const cpuBefore = processCpuMs(service.pid);
 const result = await autocannon({
   url: `http://127.0.0.1:${port}`,
   connections: Number(options.connections),
   duration: Number(options.seconds),
-  requests: [{ setupRequest: (request: Record<string, unknown>) => ({ ...request, path: next() }) }] as never,
+  requests: [{ setupRequest: next }] as never,
 });
 const cpuMs = (processCpuMs(service.pid) ?? Number.NaN) - (cpuBefore ?? Number.NaN);
 process.stderr.write(
