@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { StringOutput } from '../store/json-text.js';
 import { wireCreatedAtOf, wireIdOf } from '../store/stored-event.js';
@@ -22,9 +22,8 @@ export interface Validators {
 export function validatorsOf(events: readonly StringOutput[], { lastModified }: { lastModified: boolean }): Validators {
   const bytes = events.map((event) => (typeof event === 'string' ? Buffer.from(event) : event.bytes));
   const ids = bytes.map(wireIdOf);
-  // One event: its id is the tag (no hashing); more: a digest of the ids in body order (one-shot
-  // `hash`: 0.85 µs for eleven ids where a Hash object took 1.24).
-  const tag = ids.length === 1 ? (ids[0] as string) : hash('sha256', ids.join(','), 'base64url');
+  // One event: its id is the tag (no hashing); more: a digest of the ids in body order.
+  const tag = ids.length === 1 ? (ids[0] as string) : createHash('sha256').update(ids.join(',')).digest('base64url');
   if (!lastModified) return { etag: `"${tag}"` };
   let newest = 0;
   for (const event of bytes) newest = Math.max(newest, wireCreatedAtOf(event));
