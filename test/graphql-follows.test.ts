@@ -137,16 +137,31 @@ describe('follows over GraphQL', () => {
     expect(nobody.body).toEqual({ data: { pubkey: { profile: null, followersCount: 0, followingCount: 0, following: { totalCount: 0 } } } });
   });
 
-  it('`pubkey(pubkey:)` with anything but a pubkey is refused with a code (invalid_pubkey; secret_key_refused for an nsec), never a null', async () => {
+  it('`pubkey(pubkey:)` with anything but a pubkey: null with an error code, its siblings answered', async () => {
+    const star = pubkeyOf('star');
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string({ maxLength: 80 }), fc.constantFrom('', 'npub1nope', 'f'.repeat(63), 'g'.repeat(64), `nsec1${'q'.repeat(58)}`, `${pubkeyOf('star')}0`)), async (hostile) => {
-        const response = await graphql(context.server, 'query ($p: String!) { pubkey(pubkey: $p) { pubkey followersCount } }', { p: hostile });
+      fc.asyncProperty(fc.oneof(fc.string({ maxLength: 80 }), fc.constantFrom('', 'npub1nope', 'f'.repeat(63), 'g'.repeat(64), `nsec1${'q'.repeat(58)}`, `${star}0`)), async (hostile) => {
+        const response = await graphql(context.server, 'query ($p: String!) { pubkey(pubkey: $p) { pubkey followersCount } star: pubkey(pubkey: "' + star + '") { pubkey } }', { p: hostile });
         expect(response.status).toBe(200);
-        expect(response.body.data ?? null).toBeNull();
+        expect(response.body.data).toEqual({ pubkey: null, star: { pubkey: star } });
+        expect(response.body.errors?.map((error) => error.path)).toEqual([['pubkey']]);
         expect(response.body.errors?.[0]?.extensions?.code).toMatch(/^(invalid_pubkey|secret_key_refused|nip05_unresolvable|nip05_not_found)$/);
       }),
       { numRuns: 40, seed: 28 },
     );
+    // A secret key: refused by name, as a variable (the field) and as a literal (the whole document, 400).
+    const nsec = nip19.nsecEncode(new Uint8Array(32).fill(7));
+    for (const named of [nsec, `nostr:${nsec}`, nsec.toUpperCase()]) {
+      const variable = await graphql(context.server, 'query ($p: String!) { pubkey(pubkey: $p) { pubkey } }', { p: named });
+      expect(variable.status, named).toBe(200);
+      expect(variable.body.data, named).toEqual({ pubkey: null });
+      expect(variable.body.errors?.[0]?.extensions?.code, named).toBe('secret_key_refused');
+    }
+    const literal = await graphql(context.server, `{ pubkey(pubkey: "${nsec}") { pubkey } }`);
+    expect(literal.status).toBe(400);
+    expect(literal.body.data ?? null).toBeNull();
+    expect(literal.body.errors?.[0]?.extensions?.code).toBe('secret_key_refused');
+    expect(literal.text).not.toContain(nsec);
   });
 
   it('the cost model multiplies a page by `first`: two aliases of followers of followers, 100 each, are over 20,000 objects and refused before they run', async () => {

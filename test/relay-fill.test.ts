@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../src/nostr/event.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { relayScenario } from './support/relay-scenario.js';
-import { getJson, startTestServer } from './support/test-server.js';
+import { getJson, postGraphql, startTestServer } from './support/test-server.js';
 import { createTestStore } from './support/test-store.js';
 
 // Every test gets its own store, relays and server: relay traffic is what the tests count.
@@ -119,6 +119,16 @@ describe('fetch on miss: /event', () => {
     expect((user.body as { error: { code: string } }).error.code).toBe('relays_unavailable');
     expect(user.text).not.toContain('127.0.0.1');
     expect((await getJson(`${server.url}/user-profile?pubkey=${bob.pubkey}`)).status).toBe(200);
+  });
+
+  it('every relay down: `pubkey(pubkey:)` answers, its profile is null with relays_unavailable (not a silent "no profile")', async () => {
+    const a = await relay();
+    await a.stop();
+    const { server } = await service({ urls: [a.url] }, [bob]);
+    const response = await postGraphql(server, `{ pubkey(pubkey: "${alice.pubkey}") { pubkey profile { name } } held: pubkey(pubkey: "${bob.pubkey}") { profile { name } } }`);
+    expect(response.status).toBe(200);
+    expect(response.body.data).toEqual({ pubkey: { pubkey: alice.pubkey, profile: null }, held: { profile: { name: 'Bob' } } });
+    expect(response.body.errors?.map((error) => [error.path, error.extensions?.code])).toEqual([[['pubkey', 'profile'], 'relays_unavailable']]);
   });
 
   it('every relay down: an event the index holds is 200, with the profiles the index holds and no others', async () => {

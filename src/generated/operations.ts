@@ -214,7 +214,7 @@ export type Pubkey = {
   followingCount: Scalars['Int']['output'];
   /** Events this pubkey wrote of the given kinds (default: kind 1 notes; 1 to 20 distinct kinds, none replaceable (0, 3, 10000–19999), ephemeral (20000–29999) or zap receipts (9735), else invalid_argument), newest first, then by id; an addressable kind lists its latest versions only. `first`: 1 to 100 (else invalid_argument); `after`: a cursor from an earlier page of notes (else invalid_cursor). */
   notes: EventConnection;
-  /** The pubkey's latest profile; null when none is known, or it was deleted or its author asked to vanish. */
+  /** The pubkey's latest profile, read as `profile(pubkey:)` reads it; null when none is known, or it was deleted or its author asked to vanish, and null with an error when it could not be read (relays_unavailable, rate_limited…). */
   profile: Maybe<Profile>;
   /** 64 lowercase hex. */
   pubkey: Scalars['String']['output'];
@@ -252,8 +252,8 @@ export type Query = {
   profile: Maybe<Profile>;
   /** Latest profiles of pubkeys, in the order given, one entry per distinct pubkey (a repeated pubkey is answered once, at its first place); null where none or deleted. At most MAX_LIST_LENGTH pubkeys. */
   profiles: Array<Maybe<Profile>>;
-  /** A pubkey, named as `profile` takes it (hex, npub1…, nprofile1…, nostr:…, NIP-05 name@domain), whether or not it has a profile: for the follows and notes of a pubkey that never published one. */
-  pubkey: Pubkey;
+  /** A pubkey, named as `profile` takes it (hex, npub1…, nprofile1…, nostr:…, NIP-05 name@domain), whether or not it has a profile: for the follows and notes of a pubkey that never published one. Never null for a valid pubkey; null with an error for an argument that names none (invalid_pubkey, secret_key_refused, nip05_not_found, nip05_unresolvable). */
+  pubkey: Maybe<Pubkey>;
   /** Profiles whose name, display_name or nip05 has, for every word of the query, a word that starts with it (Unicode NFKC, lower case; words are split on anything that is not a letter, a mark or a digit, in the query too, so `jack@cash` asks for `jack` and `cash`), ranked by the followers the index holds, descending, then by pubkey. A search looks at 2,000 profiles at most: a page may be short. `query`: 1 to 64 Unicode code points (else invalid_search); one of only emoji, punctuation or white space finds nothing. `first`: 1 to 100 (else invalid_argument). Costs 4,000 plus its profiles in the cost model. */
   searchProfiles: Array<Profile>;
 };

@@ -68,8 +68,13 @@ export const PubkeyRef = builder.objectRef<PubkeySubject>('Pubkey').implement({
     profile: t.field({
       type: ProfileRef,
       nullable: true,
-      description: "The pubkey's latest profile; null when none is known, or it was deleted or its author asked to vanish.",
-      resolve: ({ pubkey }, _args, context) => profileOfPubkey(pubkey, context),
+      description:
+        "The pubkey's latest profile, read as `profile(pubkey:)` reads it; null when none is known, or it was deleted or its author asked to vanish, and null with an error when it could not be read (relays_unavailable, rate_limited…).",
+      // Not profileOfPubkey: the pubkey the query names gets the errors profile(pubkey:) would.
+      resolve: async ({ pubkey }, _args, { loaders, budget }) => {
+        budget.charge(1);
+        return toProfile(await loaders.profiles.load(pubkey), budget.derivedCharger);
+      },
     }),
   }),
 });
@@ -164,8 +169,9 @@ builder.queryFields((t) => ({
   }),
   pubkey: t.field({
     type: PubkeyRef,
+    nullable: true,
     description:
-      'A pubkey, named as `profile` takes it (hex, npub1…, nprofile1…, nostr:…, NIP-05 name@domain), whether or not it has a profile: for the follows and notes of a pubkey that never published one.',
+      'A pubkey, named as `profile` takes it (hex, npub1…, nprofile1…, nostr:…, NIP-05 name@domain), whether or not it has a profile: for the follows and notes of a pubkey that never published one. Never null for a valid pubkey; null with an error for an argument that names none (invalid_pubkey, secret_key_refused, nip05_not_found, nip05_unresolvable).',
     args: { pubkey: t.arg.string({ required: true }) },
     resolve: async (_root, { pubkey }, context) => {
       context.budget.charge(1);
@@ -202,7 +208,11 @@ export async function pubkeyOfArgument(context: GraphQLContext, argument: string
   return pointer.pubkey;
 }
 
-/** The latest profile of a pubkey another object names (an edge, a Pubkey), or null; 1 object. */
+/**
+ * The latest profile of a pubkey a follow edge names, or null; 1 object. Null too where it could not
+ * be read (loadAvailable: relays unavailable, rate limited): a page of follows is the answer, each
+ * edge's profile a courtesy that must not fail it.
+ */
 export async function profileOfPubkey(pubkey: string, { loaders, budget }: GraphQLContext): Promise<Profile | null> {
   budget.charge(1);
   const [found] = await loadAvailable(loaders.profiles, [pubkey]);
