@@ -5,7 +5,8 @@ import { builder } from './builder.js';
 import { PageInfoRef, type PageInfo } from './event-connection.js';
 import { loadAvailable } from './loaders.js';
 import { decodeFollowerCursor, decodeFollowingCursor, encodeFollowerCursor, encodeFollowingCursor, MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
-import { type FieldsOfPubkey, ProfileRef, profileOfPubkey, PubkeyRef } from './profile.js';
+import type { GraphQLContext } from './context.js';
+import { type FieldsOfPubkey, type Profile, ProfileRef, PubkeyRef, toProfile } from './profile.js';
 
 /**
  * Who follows whom (NIP-02; DESIGN "Relationships", following and followers rows; issue 28): the
@@ -26,6 +27,17 @@ interface FollowConnection {
   edges: FollowEdge[];
   pageInfo: PageInfo;
   totalCount: number;
+}
+
+/**
+ * The latest profile of a pubkey a follow edge names, or null; 1 object. Null too where it could not
+ * be read (loadAvailable: relays unavailable, rate limited): a page of follows is the answer, each
+ * edge's profile a courtesy that must not fail it.
+ */
+async function profileOfPubkey(pubkey: string, { loaders, budget }: GraphQLContext): Promise<Profile | null> {
+  budget.charge(1);
+  const [found] = await loadAvailable(loaders.profiles, [pubkey]);
+  return toProfile(found ?? null, budget.derivedCharger);
 }
 
 const FollowEdgeRef = builder.objectRef<FollowEdge>('FollowEdge').implement({

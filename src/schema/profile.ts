@@ -11,7 +11,7 @@ import { isDeleted } from '../store/tombstones.js';
 import { builder } from './builder.js';
 import { answered, type GraphQLContext } from './context.js';
 import { EventRef } from './event.js';
-import { loadAll, loadAvailable } from './loaders.js';
+import { loadAll } from './loaders.js';
 
 /**
  * A profile: the latest kind-0 event of a pubkey. Its metadata is parsed once per event for the
@@ -70,7 +70,7 @@ export const PubkeyRef = builder.objectRef<PubkeySubject>('Pubkey').implement({
       nullable: true,
       description:
         "The pubkey's latest profile, read as `profile(pubkey:)` reads it; null when none is known, or it was deleted or its author asked to vanish, and null with an error when it could not be read (relays_unavailable, rate_limited…).",
-      // Not profileOfPubkey: the pubkey the query names gets the errors profile(pubkey:) would.
+      // Not as an edge's (follows.ts): the pubkey the query names gets the errors profile(pubkey:) would.
       resolve: async ({ pubkey }, _args, { loaders, budget }) => {
         budget.charge(1);
         return toProfile(await loaders.profiles.load(pubkey), budget.derivedCharger);
@@ -206,17 +206,6 @@ export async function pubkeyOfArgument(context: GraphQLContext, argument: string
   const pointer = 'identifier' in parsed ? await pubkeyOfName(context, parsed) : parsed;
   context.relays?.request.addHints(pointer.relays);
   return pointer.pubkey;
-}
-
-/**
- * The latest profile of a pubkey a follow edge names, or null; 1 object. Null too where it could not
- * be read (loadAvailable: relays unavailable, rate limited): a page of follows is the answer, each
- * edge's profile a courtesy that must not fail it.
- */
-export async function profileOfPubkey(pubkey: string, { loaders, budget }: GraphQLContext): Promise<Profile | null> {
-  budget.charge(1);
-  const [found] = await loadAvailable(loaders.profiles, [pubkey]);
-  return toProfile(found ?? null, budget.derivedCharger);
 }
 
 /**
