@@ -192,8 +192,9 @@ export class LmdbRelationIndex implements RelationIndex {
     for (const [author, delta] of following) this.add(`g:${author}`, delta);
     for (const [followed, changes] of followers) {
       let crossed = 0;
-      for (const [follower, delta] of changes) {
-        const after = this.add(`F:${followed}:${follower}`, delta);
+      for (let index = 0; index < changes.followers.length; index++) {
+        const delta = changes.deltas[index] as number;
+        const after = this.add(`F:${followed}:${changes.followers[index]}`, delta);
         if (after - delta > 0 !== after > 0) crossed += after > 0 ? 1 : -1;
       }
       if (crossed !== 0) this.rerank(followed, this.add(`f:${followed}`, crossed) - crossed, crossed);

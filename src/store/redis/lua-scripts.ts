@@ -411,10 +411,10 @@ return s
  * Follow lists naming a pubkey, added or taken away (store/follow-index.ts FollowWrites: one call
  * per followed pubkey per batch): KEYS[1] its followers while they are few (keys.ts `fr`), KEYS[2]
  * its bucket depth and count once they are many (`fk`, `<depth> <followers>`); ARGV[1] records of 33
- * bytes, a change (a signed byte: 1, -1, or a batch's net change) then the follower's 32 bytes,
- * packed in one argument (an argument per follower cost the client more than the script); ARGV[2]
- * the buckets' key prefix (`fb:{…}:`); ARGV[3] FOLLOW_BUCKET_SIZE. A follower may come twice (a
- * net change past a byte).
+ * bytes, a change (a signed byte: 1 or -1) then the follower's 32 bytes, packed in one argument
+ * (an argument per follower cost the client more than the script); ARGV[2] the buckets' key prefix
+ * (`fb:{…}:`); ARGV[3] FOLLOW_BUCKET_SIZE. A follower may come more than once (a list and its
+ * replacement in one batch): its changes are added up here.
  *
  * Few followers (depth 0): one sorted set. Past FOLLOW_BUCKET_SIZE × 16^depth followers, they move
  * to 16 times as many buckets (depth 4 at most), and below a 64th of that back to 16 times fewer,

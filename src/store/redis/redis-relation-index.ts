@@ -201,7 +201,7 @@ export class RedisRelationIndex implements RelationIndex {
 
   /**
    * Sends follow writes gathered over a batch: one FOLLOW script per followed pubkey (in its slot)
-   * with every follower's net change, FOLLOW_PAIRS at most a call, and one FOLLOWING per author.
+   * with its followers' changes (FOLLOW_PAIRS at most a call), and one FOLLOWING per author.
    */
   async flushFollows(follows: FollowWrites): Promise<void> {
     const writes: Promise<unknown>[] = [];
@@ -209,26 +209,18 @@ export class RedisRelationIndex implements RelationIndex {
     // Each followed pubkey's change in followers, for the search ranks once its scripts have run.
     const gained: Promise<[string, number]>[] = [];
     const partsSent: Promise<number>[] = [];
-    for (const [followed, changes] of follows.followers) {
+    for (const [followed, { followers, deltas }] of follows.followers) {
       const keys = this.keys.follows(followed);
-      // A change is a signed byte: a larger net change (two writers interleaving many versions of
-      // one list) goes as several records of the same follower.
-      const entries: [string, number][] = [];
-      for (const [follower, delta] of changes) {
-        for (let left = delta; left !== 0; ) {
-          const step = Math.max(-127, Math.min(127, left));
-          entries.push([follower, step]);
-          left -= step;
-        }
-      }
+      // Records of 33 bytes, a signed change then the follower; the script adds up a follower's changes.
       const parts: Promise<number>[] = [];
-      for (let start = 0; start < entries.length; start += FOLLOW_PAIRS) {
-        const part = entries.slice(start, start + FOLLOW_PAIRS);
-        const records = Buffer.alloc(33 * part.length);
-        part.forEach(([follower, delta], index) => {
-          records.writeInt8(delta, 33 * index);
-          records.write(follower, 33 * index + 1, 'hex');
-        });
+      for (let start = 0; start < followers.length; start += FOLLOW_PAIRS) {
+        const end = Math.min(followers.length, start + FOLLOW_PAIRS);
+        const records = Buffer.allocUnsafe(33 * (end - start));
+        for (let index = start; index < end; index++) {
+          const at = 33 * (index - start);
+          records.writeInt8(deltas[index] as number, at);
+          records.write(followers[index] as string, at + 1, 'hex');
+        }
         parts.push(this.client.nostrFollow(keys.followers, keys.depth, records, keys.buckets, String(FOLLOW_BUCKET_SIZE)));
         partsSent.push(parts.at(-1) as Promise<number>);
       }
