@@ -444,8 +444,15 @@ if meta then
   local d, n = string.match(meta, '^(%d+) (%-?%d+)$')
   depth, count = tonumber(d), tonumber(n)
 end
--- At the current depth (the key built once per bucket; depth 0 is the one set).
-local function bucketOf(follower) return bucketAt(follower, depth) end
+-- At the current depth (the key built once per bucket; depth 0 is the one set). bucketAt's
+-- divisor 16 ^ (4 - depth) by table: a power per follower was measurable here.
+local DIVISOR = { [0] = 65536, 4096, 256, 16, 1 }
+local function bucketOf(follower)
+  local high, low = string.byte(follower, 1, 2)
+  return math.floor((high * 256 + low) / DIVISOR[depth])
+end
+-- Scores as strings: a Lua number passed to redis.call is formatted with sprintf each time.
+local SCORE = { [1] = '1', [-1] = '-1' }
 local function keyOf(bucket)
   if depth == 0 then return KEYS[1] end
   return bucketKey(prefix, bucket, depth)
@@ -482,7 +489,7 @@ for _, bucket in ipairs(order) do
           if after > 0 then crossed = crossed + 1 else crossed = crossed - 1 end
         end
       else
-        added[#added + 1] = change
+        added[#added + 1] = SCORE[change] or string.format('%d', change)
         added[#added + 1] = follower
         if change > 0 then crossed = crossed + 1 end
       end
