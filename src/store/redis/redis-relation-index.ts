@@ -209,13 +209,19 @@ export class RedisRelationIndex implements RelationIndex {
     // Each followed pubkey's change in followers, for the search ranks once its scripts have run.
     const gained: Promise<[string, number]>[] = [];
     const partsSent: Promise<number>[] = [];
+    // Records of 33 bytes, a signed change then the follower (the script adds up a follower's
+    // changes), for every followed pubkey in one allocation: one per call was most of the garbage.
+    let total = 0;
+    for (const { followers } of follows.followers.values()) total += followers.length;
+    const allRecords = Buffer.allocUnsafe(33 * total);
+    let used = 0;
     for (const [followed, { followers, deltas }] of follows.followers) {
       const keys = this.keys.follows(followed);
-      // Records of 33 bytes, a signed change then the follower; the script adds up a follower's changes.
       const parts: Promise<number>[] = [];
       for (let start = 0; start < followers.length; start += FOLLOW_PAIRS) {
         const end = Math.min(followers.length, start + FOLLOW_PAIRS);
-        const records = Buffer.allocUnsafe(33 * (end - start));
+        const records = allRecords.subarray(used, used + 33 * (end - start));
+        used += records.length;
         for (let index = start; index < end; index++) {
           const at = 33 * (index - start);
           records.writeInt8(deltas[index] as number, at);
