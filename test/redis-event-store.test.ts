@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
 import { CorruptDataError } from '../src/store/event-store.js';
+import { FollowWrites } from '../src/store/follow-index.js';
 import { groupBySlot } from '../src/store/redis/mget-by-slot.js';
+import type { RedisRelationIndex } from '../src/store/redis/redis-relation-index.js';
 import type { Held } from '../src/store/event-store.js';
 import { DELETED } from '../src/store/tombstones.js';
 import { readMember } from '../src/store/redis/author-list.js';
@@ -173,6 +175,41 @@ describe('Redis specifics', () => {
       expect((await Promise.all(named.map((key) => client.exists(key)))).every((exists) => exists === 0)).toBe(true);
       expect(await store.relations.followers(star, null, 200)).toEqual(lists.slice(100).map((list) => list.pubkey).sort());
       expect((await store.relations.followCounts([star]))[0]?.followers).toBe(20);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('followers pages stay whole and in order while a follower is counted twice or owed a removal (two writers interleaving, a failed part), at depth 0 and in buckets', async () => {
+    const { store, cleanup } = await createTestStore();
+    try {
+      const relations = store.relations as unknown as RedisRelationIndex;
+      for (const [name, normal] of [['few', 20], ['many', 150]] as const) {
+        const star = pubkeyOf(`odd star ${name}`);
+        const fans = Array.from({ length: normal }, (_, index) => pubkeyOf(`odd fan ${name} ${index}`));
+        const twice = Array.from({ length: 5 }, (_, index) => pubkeyOf(`counted twice ${name} ${index}`));
+        const owed = Array.from({ length: 5 }, (_, index) => pubkeyOf(`owed a removal ${name} ${index}`));
+        const writes = new FollowWrites();
+        for (const fan of fans) writes.follow(star, fan, 1);
+        // A follower at 2 (a list added twice before its replacement's removal), one at -1 (a
+        // removal ahead of its addition): the sorted sets hold scores other than 1 until the rest comes.
+        for (const fan of twice) for (const delta of [1, 1]) writes.follow(star, fan, delta);
+        for (const fan of owed) writes.follow(star, fan, -1);
+        await relations.flushFollows(writes);
+        const expected = [...fans, ...twice].sort();
+        expect((await store.relations.followCounts([star]))[0]?.followers, name).toBe(expected.length);
+        for (const first of [1, 7, 100]) {
+          const read: string[] = [];
+          let after: string | null = null;
+          for (let pages = 0; pages < 500; pages++) {
+            const page = await store.relations.followers(star, after, first);
+            read.push(...page);
+            if (page.length < first) break;
+            after = page.at(-1) as string;
+          }
+          expect(read, `${name}, pages of ${first}`).toEqual(expected);
+        }
+      }
     } finally {
       await cleanup();
     }

@@ -556,10 +556,32 @@ return redis.call('ZCOUNT', KEYS[1], 1, '+inf')
 export const FOLLOWERS_PAGE_SCRIPT = `${FOLLOWER_BUCKETS}
 local prefix, after, first = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local meta = redis.call('GET', KEYS[2])
+-- Byte order (Lua's < on strings is strcoll's, and Redis sets the locale's).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
 local function page(key, from, limit)
   local start = '-'
   if from ~= '' then start = '(' .. from end
-  return redis.call('ZRANGE', key, start, '+', 'BYLEX', 'LIMIT', 0, limit)
+  -- Every follower's score is 1, but while two writers interleave one list's versions, or after a
+  -- part of a batch failed: one at 2, one at -1 (its removal first). BYLEX needs one score, so such
+  -- a set is read whole: the followers (1 or more), in byte order, after the cursor.
+  if redis.call('ZCOUNT', key, 1, 1) == redis.call('ZCARD', key) then
+    return redis.call('ZRANGE', key, start, '+', 'BYLEX', 'LIMIT', 0, limit)
+  end
+  local all = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+  local kept = {}
+  for i = 1, #all, 2 do
+    if tonumber(all[i + 1]) >= 1 and (from == '' or before(from, all[i])) then kept[#kept + 1] = all[i] end
+  end
+  table.sort(kept, before)
+  local out = {}
+  for i = 1, math.min(limit, #kept) do out[i] = kept[i] end
+  return out
 end
 if not meta then return page(KEYS[1], after, first) end
 local depth = tonumber(string.match(meta, '^(%d+)'))
