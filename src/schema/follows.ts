@@ -5,8 +5,7 @@ import { builder } from './builder.js';
 import { PageInfoRef, type PageInfo } from './event-connection.js';
 import { loadAvailable } from './loaders.js';
 import { decodeFollowerCursor, decodeFollowingCursor, encodeFollowerCursor, encodeFollowingCursor, MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
-import type { GraphQLContext } from './context.js';
-import { type FieldsOfPubkey, type Profile, ProfileRef, PubkeyRef, toProfile } from './profile.js';
+import { type FieldsOfPubkey, ProfileRef, PubkeyRef, toProfile } from './profile.js';
 
 /**
  * Who follows whom (NIP-02; DESIGN "Relationships", following and followers rows; issue 28): the
@@ -29,17 +28,6 @@ interface FollowConnection {
   totalCount: number;
 }
 
-/**
- * The latest profile of a pubkey a follow edge names, or null; 1 object. Null too where it could not
- * be read (loadAvailable: relays unavailable, rate limited): a page of follows is the answer, each
- * edge's profile a courtesy that must not fail it.
- */
-async function profileOfPubkey(pubkey: string, { loaders, budget }: GraphQLContext): Promise<Profile | null> {
-  budget.charge(1);
-  const [found] = await loadAvailable(loaders.profiles, [pubkey]);
-  return toProfile(found ?? null, budget.derivedCharger);
-}
-
 const FollowEdgeRef = builder.objectRef<FollowEdge>('FollowEdge').implement({
   description: 'One pubkey of a follow list, with its place in the list.',
   fields: (t) => ({
@@ -49,7 +37,13 @@ const FollowEdgeRef = builder.objectRef<FollowEdge>('FollowEdge').implement({
       type: ProfileRef,
       nullable: true,
       description: "The pubkey's latest profile; null when none is known (a pubkey without a profile still follows and is followed).",
-      resolve: ({ pubkey }, _args, context) => profileOfPubkey(pubkey, context),
+      // Null too where it could not be read (loadAvailable: relays unavailable, rate limited): the
+      // page of follows is the answer, each edge's profile a courtesy that must not fail it.
+      resolve: async ({ pubkey }, _args, { loaders, budget }) => {
+        budget.charge(1);
+        const [found] = await loadAvailable(loaders.profiles, [pubkey]);
+        return toProfile(found ?? null, budget.derivedCharger);
+      },
     }),
   }),
 });

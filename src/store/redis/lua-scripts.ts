@@ -427,9 +427,11 @@ return s
  */
 const FOLLOWER_BUCKETS = `
 -- A follower's bucket at a depth (its first depth hex digits, as a number), and that bucket's key.
+-- The divisor 16 ^ (4 - depth) by table: a power per follower was measurable in FOLLOW.
+local DIVISOR = { [0] = 65536, 4096, 256, 16, 1 }
 local function bucketAt(follower, depth)
   local high, low = string.byte(follower, 1, 2)
-  return math.floor((high * 256 + low) / 16 ^ (4 - depth))
+  return math.floor((high * 256 + low) / DIVISOR[depth])
 end
 local function bucketKey(prefix, bucket, depth)
   return prefix .. string.format('%0' .. depth .. 'x', bucket)
@@ -444,13 +446,8 @@ if meta then
   local d, n = string.match(meta, '^(%d+) (%-?%d+)$')
   depth, count = tonumber(d), tonumber(n)
 end
--- At the current depth (the key built once per bucket; depth 0 is the one set). bucketAt's
--- divisor 16 ^ (4 - depth) by table: a power per follower was measurable here.
-local DIVISOR = { [0] = 65536, 4096, 256, 16, 1 }
-local function bucketOf(follower)
-  local high, low = string.byte(follower, 1, 2)
-  return math.floor((high * 256 + low) / DIVISOR[depth])
-end
+-- At the current depth (the key built once per bucket; depth 0 is the one set).
+local function bucketOf(follower) return bucketAt(follower, depth) end
 -- Scores as strings: a Lua number passed to redis.call is formatted with sprintf each time.
 local SCORE = { [1] = '1', [-1] = '-1' }
 local function keyOf(bucket)
