@@ -4,14 +4,14 @@ import type { Redis } from 'ioredis';
 import fc from 'fast-check';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { metrics, registry } from '../src/metrics/metrics.js';
-import { connectHotCache, connectRedis, waitUntilReady } from '../src/store/redis/connect.js';
+import { connectHotCache } from '../src/store/redis/connect.js';
 import { HEALTH_CHECK_MS, HotCache, trackingRedirectsTo } from '../src/store/redis/hot-cache.js';
-import { RedisEventStore } from '../src/store/redis/redis-event-store.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { createTestStore, type TestStore, testClusterNodes } from './support/test-store.js';
 import { sleep, timeUntil, until } from './support/polling.js';
-import { getJson, startTestServer, type TestServer } from './support/test-server.js';
+import { getJson } from './support/test-server.js';
+import { type CachedInstance, cachedInstance } from './support/hot-cache-instance.js';
 
 const T = 1_700_000_000;
 /** A /user-profile answer's profile content. */
@@ -68,24 +68,6 @@ async function startProxy(redisUrl: string): Promise<Proxy> {
   return proxy;
 }
 
-interface CachedInstance {
-  store: RedisEventStore;
-  cache: HotCache;
-  server: TestServer;
-}
-
-/** A second instance of the service on the writer's Redis and prefix, with a hot cache, served over HTTP. */
-async function cachedInstance(url: string, prefix: string, maxBytes = 4 * 2 ** 20): Promise<CachedInstance> {
-  const client = connectRedis({ url, timeoutMs: 2000 });
-  client.on('error', () => {});
-  await waitUntilReady(client, 5000);
-  const { reader, subscriber } = connectHotCache({ url, timeoutMs: 2000 });
-  const cache = new HotCache({ reader, subscriber }, maxBytes);
-  const store = new RedisEventStore(client, prefix, { timeoutMs: 2000, hotCache: cache });
-  await until(() => cache.active);
-  return { store, cache, server: await startTestServer(store) };
-}
-
 // The cache is for a single Redis (a cluster run leaves it off: README).
 describe.skipIf(testClusterNodes() !== undefined)('hot cache (HOT_CACHE_MB), kept true by Redis CLIENT TRACKING', () => {
   const opened: { writer: TestStore; instance: CachedInstance }[] = [];
@@ -114,9 +96,11 @@ describe.skipIf(testClusterNodes() !== undefined)('hot cache (HOT_CACHE_MB), kep
     try {
       const commands = async () => Number(/\r\ncmdstat_mget:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
       const before = await commands();
-      const hits = instance.cache.stats.hits;
+      const { hits, answers } = instance.cache.stats;
       for (let n = 0; n < 5; n++) expect(contentOf(await getJson(url))).toBe('{"name":"one"}');
-      expect(instance.cache.stats.hits - hits).toBe(5);
+      // Each served as the answer kept the first time (answer-cache.ts): not even a read of the cache.
+      expect(instance.cache.stats.answers - answers).toBe(5);
+      expect(instance.cache.stats.hits - hits).toBe(0);
       expect(await commands()).toBe(before);
     } finally {
       admin.disconnect();
@@ -128,6 +112,7 @@ describe.skipIf(testClusterNodes() !== undefined)('hot cache (HOT_CACHE_MB), kep
     metrics.followHotCache(instance.cache);
     const scraped = await registry.metrics();
     expect(scraped).toContain(`nostr_lookup_hot_cache_reads_total{result="hit"} ${instance.cache.stats.hits}\n`);
+    expect(scraped).toContain(`nostr_lookup_hot_cache_answers_served_total ${instance.cache.stats.answers}\n`);
     expect(scraped).toMatch(/nostr_lookup_hot_cache_invalidations_total\{kind="key"\} [1-9]/);
     expect(scraped).toContain(`nostr_lookup_hot_cache_bytes ${instance.cache.size}\n`);
     metrics.followHotCache(undefined);
@@ -313,7 +298,7 @@ describe.skipIf(testClusterNodes() !== undefined)('hot cache (HOT_CACHE_MB), kep
         await admin.mset(`${writer.prefix}small:${n}`, 's'.repeat(100), `${writer.prefix}big:${n}`, big);
         await cache.get([`${writer.prefix}small:${n}`, `${writer.prefix}big:${n}`], {}, direct);
       }
-      const entries = (cache as unknown as { entries: Map<string, { value: Buffer | null }> }).entries;
+      const entries = (cache as unknown as { slots: Map<string, { value: Buffer | null }> }).slots;
       const retained = new Set<ArrayBufferLike>();
       let retainedBytes = 0;
       for (const [, entry] of entries.entries()) {

@@ -1,6 +1,6 @@
 // A CPU profile of one `serve` under load on one route: where its time goes (issue 29 §1).
 //
-//   npx tsx scripts/bench/profile-lookup.ts --route user-profile|event|graphql-profile --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline]
+//   npx tsx scripts/bench/profile-lookup.ts --route user-profile|event|graphql-profile --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline] [--warmup 3]
 //
 // Imports --profiles generated profiles (and notes with K = 10 for --route event) into the Redis at
 // REDIS_URL (default the local one) under a fresh prefix, or into a fresh embedded store (--embedded), starts `node --cpu-prof dist/cli/main.js
@@ -33,6 +33,8 @@ const { values: options } = parseArgs({
     profile: { type: 'boolean', default: true },
     // --baseline: the hand-written handler of `npm run bench` (scripts/bench/baseline-server.mjs) instead of `serve`.
     baseline: { type: 'boolean', default: false },
+    // --warmup S: load for S seconds before the measured window (caches filled, as `npm run bench` warms up); the profile still covers both.
+    warmup: { type: 'string', default: '0' },
   },
   allowNegative: true,
 });
@@ -72,6 +74,9 @@ const next = (request: Record<string, unknown>) =>
   options.route === 'graphql-profile'
     ? { ...request, path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: PROFILE_QUERY, variables: { pubkey: nextPubkey() } }) }
     : { ...request, path: nextPath() };
+if (Number(options.warmup) > 0) {
+  await autocannon({ url: `http://127.0.0.1:${port}`, connections: Number(options.connections), duration: Number(options.warmup), requests: [{ setupRequest: next }] as never });
+}
 const cpuBefore = processCpuMs(service.pid);
 const result = await autocannon({
   url: `http://127.0.0.1:${port}`,

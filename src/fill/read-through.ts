@@ -113,7 +113,7 @@ export class ReadThrough {
     request: RelayRequest,
     fromIndex?: (stored: readonly Held[]) => void,
   ): Promise<ReadAnswer[]> {
-    const stored = await guarded(() => this.deps.store.getEvents(ids));
+    const stored = await guarded(() => this.deps.store.getEvents(ids, request.reads));
     fromIndex?.(stored);
     return this.missesToRelays(EVENT_LOOKUP, ids, stored, (id) => request.authorOf(id), request);
   }
@@ -123,7 +123,7 @@ export class ReadThrough {
    * relays (RELAYS, the coordinate's author's write relays, the request's hints).
    */
   async addresses(coordinates: readonly string[], request: RelayRequest): Promise<ReadAnswer[]> {
-    const stored = await guarded(() => this.deps.store.getByCoordinates(coordinates));
+    const stored = await guarded(() => this.deps.store.getByCoordinates(coordinates, request.reads));
     // A held version may have been replaced since (an edited article): served, and looked for again
     // in the background once per PROFILE_TTL, as profiles are.
     const held = coordinates.filter((_, index) => stored[index] && !isDeleted(stored[index]));
@@ -143,7 +143,7 @@ export class ReadThrough {
     request: RelayRequest,
   ): Promise<ReadAnswer[]> {
     const missing = keys.filter((_, index) => stored[index] === null);
-    metrics.lookups(lookup.name, 'index_hit', keys.length - missing.length);
+    metrics.lookups(lookup.name, 'index_hit', keys.length - missing.length, request.reads);
     if (missing.length === 0) return stored;
     const notes = await guarded(() => this.deps.store.marks.notes(missing.map(lookup.markKey)));
     const misses = await this.misses(missing, new Map(missing.map((key, index) => [key, notes[index] ?? null])), authorsOf(missing, authorOf));
@@ -153,12 +153,12 @@ export class ReadThrough {
   /** The latest profile (kind 0) of each pubkey, in order. */
   async profiles(pubkeys: readonly string[], request: RelayRequest): Promise<ReadAnswer[]> {
     // One store command: the profiles and their freshness marks.
-    const read = await guarded(() => this.deps.store.getProfilesWithMarks(pubkeys));
+    const read = await guarded(() => this.deps.store.getProfilesWithMarks(pubkeys, request.reads));
     const stale = pubkeys.filter((_, index) => read[index]?.profile && !read[index].marked);
     if (stale.length > 0) this.refreshInBackground(PROFILE_LOOKUP, stale, (pubkey) => pubkey);
     const found = read.map(({ profile }) => profile);
     const missing = pubkeys.filter((_, index) => !read[index]?.profile);
-    metrics.lookups(PROFILE_LOOKUP.name, 'index_hit', pubkeys.length - missing.length);
+    metrics.lookups(PROFILE_LOOKUP.name, 'index_hit', pubkeys.length - missing.length, request.reads);
     if (missing.length === 0) return found;
     const notes = new Map(pubkeys.map((pubkey, index) => [pubkey, read[index]?.note ?? null]));
     const misses = await this.misses(missing, notes, new Map(missing.map((pubkey) => [pubkey, pubkey])));

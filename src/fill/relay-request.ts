@@ -1,3 +1,4 @@
+import type { ReadReceipt } from '../store/read-receipt.js';
 import { clientKey } from '../client-key.js';
 import { parseRelayUrl } from '../relays/relay-url.js';
 
@@ -24,6 +25,8 @@ export class RelayRequest {
   readonly hints: string[] = [];
   /** Keys (ids, pubkeys) this request has asked of the relays so far, capped by RELAY_MAX_KEYS_PER_REQUEST. */
   keysAsked = 0;
+  /** The request's receipt of its store reads, where its answer may be kept (read-receipt.ts). */
+  reads: ReadReceipt | undefined;
   /** Event id → its author, as an nevent named it: the author's write relays are asked for the event. */
   private readonly authors = new Map<string, string>();
   /** Write relays this request may still ask, all of its searches together (OUTBOX_MAX_RELAYS). */

@@ -42,6 +42,8 @@ import { StoreOutage } from './store-outage.js';
 import { PACKAGE_VERSION } from '../version.js';
 import { metricsRoutes, registerRequestMetrics } from './routes/metrics.js';
 import { REST_ALLOW, REST_LOOKUPS, restRoutes, sendRest } from './routes/rest-routes.js';
+import type { KeptAnswer } from './routes/rest-lookup.js';
+import type { ReadReceipt } from '../store/read-receipt.js';
 
 export interface AppDependencies {
   store: EventStore;
@@ -111,9 +113,10 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
     ...(config.rateLimits ? { rateLimits: config.rateLimits } : {}),
     version: PACKAGE_VERSION,
   });
-  const newContext = (client: string) => {
+  const newContext = (client: string, reads?: ReadReceipt) => {
     const misses = missLimit();
     return createContext({
+      ...(reads ? { reads } : {}),
       store,
       fill,
       limits: config.lookup,
@@ -162,7 +165,8 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
     done();
   });
   const logFailure = createFailureLog(undefined, outage);
-  void app.register(restRoutes, { schema, newContext, logFailure, limits: { maxResponseBytes: config.graphql.maxResponseBytes } });
+  const answers = store.answerCache?.<KeptAnswer>();
+  void app.register(restRoutes, { schema, newContext, logFailure, limits: { maxResponseBytes: config.graphql.maxResponseBytes }, ...(answers ? { answers } : {}) });
   void app.register(healthRoutes, { store, outage });
 
   const yoga = createLookupYoga({

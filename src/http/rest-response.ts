@@ -1,6 +1,7 @@
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { Validators } from './conditional.js';
 import { ERRORS, type ErrorCode, errorBody, errorCodeOf, LookupError } from '../errors.js';
+import { joinJson, type StringOutput } from '../store/json-text.js';
 
 /** A REST answer: status and JSON (text, or bytes), plus the failure behind a 500 for the log (never the body). */
 export interface RestResponse {
@@ -11,12 +12,19 @@ export interface RestResponse {
   validators?: Validators;
   /** A 429's Retry-After, in seconds, when the limit says (rate_limited). */
   retryAfterSeconds?: number;
+  /** A 200's body as made (joined from these: stored events as they are), for keeping it (answer-cache.ts). */
+  rendered?: Rendered;
 }
 
-/** A success body and its validators. */
+/** A success body, as the parts it is joined from, and its validators. */
 export interface Rendered {
-  body: Buffer;
+  parts: readonly StringOutput[];
   validators: Validators;
+}
+
+/** The 200 answer of a rendered body. */
+export function renderedResponse(rendered: Rendered): RestResponse {
+  return { status: 200, body: joinJson(rendered.parts), validators: rendered.validators, rendered };
 }
 
 /**
@@ -48,5 +56,5 @@ export function toRestResponse<TData>(
   const [firstError] = outcome.errors ?? [];
   if (firstError) return errorResponse(errorCodeOf(firstError) ?? 'internal_error', firstError);
   const rendered = outcome.data ? render(outcome.data) : null;
-  return rendered === null ? errorResponse(notFound) : { status: 200, ...rendered };
+  return rendered === null ? errorResponse(notFound) : renderedResponse(rendered);
 }

@@ -1,3 +1,4 @@
+import type { CountedLookup, ReadReceipt } from '../store/read-receipt.js';
 import { collectDefaultMetrics, type Metric, Registry } from 'prom-client';
 
 /**
@@ -111,14 +112,17 @@ scraped(`${PREFIX}sync_events_total`, 'Events `sync` received from relays (recei
 );
 
 /** The hot cache of this process (store/redis/hot-cache.ts), read when metrics are collected. */
-let hotCache: { readonly stats: Readonly<Record<'hits' | 'misses' | 'invalidations' | 'flushes', number>>; readonly size: number; readonly active: boolean } | undefined;
+let hotCache: { readonly stats: Readonly<Record<'hits' | 'misses' | 'invalidations' | 'flushes' | 'answers', number>>; readonly size: number; readonly active: boolean } | undefined;
 scraped(`${PREFIX}hot_cache_reads_total`, 'Store reads the hot cache answered whole (hit) or sent on to Redis (miss).', 'counter', () =>
   hotCache ? [{ labels: { result: 'hit' }, value: hotCache.stats.hits }, { labels: { result: 'miss' }, value: hotCache.stats.misses }] : [],
 );
 scraped(`${PREFIX}hot_cache_invalidations_total`, 'Keys Redis said were written (dropped from the hot cache), and times the cache was emptied (flush).', 'counter', () =>
   hotCache ? [{ labels: { kind: 'key' }, value: hotCache.stats.invalidations }, { labels: { kind: 'flush' }, value: hotCache.stats.flushes }] : [],
 );
-scraped(`${PREFIX}hot_cache_bytes`, 'Bytes the hot cache holds (as it measures them); 0 while it is off.', 'gauge', () => (hotCache ? [{ labels: {}, value: hotCache.active ? hotCache.size : 0 }] : []));
+scraped(`${PREFIX}hot_cache_answers_served_total`, 'REST answers served as kept, made only of hot cache entries that still hold (store/answer-cache.ts): no lookup run.', 'counter', () =>
+  hotCache ? [{ labels: {}, value: hotCache.stats.answers }] : [],
+);
+scraped(`${PREFIX}hot_cache_bytes`, 'Bytes the hot cache holds (as it measures them: values, and kept answers\' bookkeeping); 0 while it is off.', 'gauge', () => (hotCache ? [{ labels: {}, value: hotCache.active ? hotCache.size : 0 }] : []));
 
 export type LookupOutcome =
   /** The index held it (or its deletion). */
@@ -178,8 +182,15 @@ export const metrics = {
   storeFailure(store: 'redis' | 'embedded'): void {
     storeFailures(store).value += 1;
   },
-  lookups(kind: string, outcome: LookupOutcome, count: number): void {
-    if (count > 0) lookups(kind, outcome).value += count;
+  /** `reads`: the request's receipt, which counts them again when its answer is served again (read-receipt.ts). */
+  lookups(kind: string, outcome: LookupOutcome, count: number, reads?: ReadReceipt): void {
+    if (count <= 0) return;
+    lookups(kind, outcome).value += count;
+    reads?.lookups.push([kind, outcome, count]);
+  },
+  /** Lookups a kept answer stands for, counted as when it was made. */
+  lookupsAgain(counted: readonly CountedLookup[]): void {
+    for (const [kind, outcome, count] of counted) lookups(kind, outcome as LookupOutcome).value += count;
   },
   relayConnection(relay: string): void {
     relayConnections(relay).value += 1;

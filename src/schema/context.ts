@@ -8,6 +8,7 @@ import type { EventStore, Held, StoredEvent } from '../store/event-store.js';
 import { isDeleted } from '../store/tombstones.js';
 import { createLoaders, type Loaders, type RequestFill } from './loaders.js';
 import { ObjectBudget } from './object-budget.js';
+import type { ReadReceipt } from '../store/read-receipt.js';
 
 /**
  * The relationship fill (fill/relation-fill.ts, when relays are configured): asks relays what they
@@ -44,6 +45,11 @@ export interface GraphQLContext {
   relationFill?: RelationFill;
   /** Zap recipients' provider checks; absent (tests): answers held are used, none is asked for. */
   zaps?: ZapProviders;
+  /**
+   * Where the request's answer may be kept (a REST lookup with the hot cache on): what its reads were
+   * answered from; anything a resolver learns other than by those reads (a NIP-05 name) spoils it.
+   */
+  reads?: ReadReceipt;
 }
 
 export interface ContextDependencies {
@@ -63,9 +69,11 @@ export interface ContextDependencies {
   /** Relationships from relays before stats and replies are read (RelationFill); absent: the index alone. */
   relationFill?: RelationFill;
   zaps?: ZapProviders;
+  /** The receipt of the request's reads, where its answer may be kept. */
+  reads?: ReadReceipt;
 }
 
-export function createContext({ store, limits, fill, client = '', maxObjects, maxResponseBytes, nip05, missLimit, relationFill, zaps }: ContextDependencies): GraphQLContext {
+export function createContext({ store, limits, fill, client = '', maxObjects, maxResponseBytes, nip05, missLimit, relationFill, zaps, reads }: ContextDependencies): GraphQLContext {
   const budget = new ObjectBudget(maxObjects, maxResponseBytes);
   const shared = {
     limits,
@@ -76,10 +84,12 @@ export function createContext({ store, limits, fill, client = '', maxObjects, ma
     ...(missLimit ? { missLimit } : {}),
     ...(relationFill ? { relationFill } : {}),
     ...(zaps ? { zaps } : {}),
+    ...(reads ? { reads } : {}),
   };
-  if (!fill) return { loaders: createLoaders(store, undefined, relationFill ? { relations: relationFill } : {}), ...shared };
+  if (!fill) return { loaders: createLoaders(store, undefined, relationFill ? { relations: relationFill } : {}, reads), ...shared };
   // The deadline runs from the start of the request, across all of its relay queries.
   const relays = { fill, request: fill.newRequest(client, missLimit) };
+  relays.request.reads = reads;
   // With relays, stats and replies ask them first (fill/relation-fill.ts), within this request's deadline.
   const relations = relationFill ?? relationFillFor(fill.relations, relays.request);
   // And followers ask for the follow lists naming the pubkey (FOLLOWERS), likewise.
@@ -88,7 +98,7 @@ export function createContext({ store, limits, fill, client = '', maxObjects, ma
   const notes = relationFillFor(fill.notes, relays.request);
   // And a search, of SEARCH_RELAYS when there are any (SEARCH).
   const search = relationFillFor(fill.profileSearch, relays.request);
-  return { loaders: createLoaders(store, relays, { relations, followers, notes, search }), relays, ...shared, relationFill: relations };
+  return { loaders: createLoaders(store, relays, { relations, followers, notes, search }, reads), relays, ...shared, relationFill: relations };
 }
 
 /**

@@ -15,6 +15,7 @@ import { isDeleted } from '../store/tombstones.js';
 import type { RelationFill } from './context.js';
 import { notesTarget } from '../fill/relation-fill.js';
 import type { ObjectBudget } from './object-budget.js';
+import type { ReadReceipt } from '../store/read-receipt.js';
 
 export interface Loaders {
   /** Events by id (DELETED where its author deleted it). */
@@ -83,10 +84,11 @@ export interface RequestFill {
  * Per-request DataLoaders: each batch is one call to the read-through path (fill/read-through.ts),
  * or, without relays, one store read.
  */
-export function createLoaders(store: EventStore, relays?: RequestFill, fills: RelationFills = {}): Loaders {
+export function createLoaders(store: EventStore, relays?: RequestFill, fills: RelationFills = {}, reads?: ReadReceipt): Loaders {
   const { relations: relationFill, followers: followersFill, notes: notesFill, search: searchFill } = fills;
   const profiles = new DataLoader<string, Held>(
-    (pubkeys): Promise<ReadAnswer[]> => (relays ? relays.fill.profiles(pubkeys, relays.request) : counted('profile', guarded(() => store.getProfiles(pubkeys)))),
+    (pubkeys): Promise<ReadAnswer[]> =>
+      relays ? relays.fill.profiles(pubkeys, relays.request) : counted('profile', guarded(() => store.getProfiles(pubkeys, reads)), reads),
   );
   // A kind-0 event the index holds is its author's latest profile (older versions are not kept):
   // priming saves the profile read when the response also wants the author. Not so for one a
@@ -98,13 +100,13 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
   };
   const events = new DataLoader<string, Held>(async (ids): Promise<ReadAnswer[]> => {
     if (relays) return relays.fill.events(ids, relays.request, primeProfiles);
-    const stored = await counted('event', guarded(() => store.getEvents(ids)));
+    const stored = await counted('event', guarded(() => store.getEvents(ids, reads)), reads);
     primeProfiles(stored);
     return stored;
   });
   const addresses = new DataLoader<string, Held>(
     (coordinates): Promise<ReadAnswer[]> =>
-      relays ? relays.fill.addresses(coordinates, relays.request) : counted('address', guarded(() => store.getByCoordinates(coordinates))),
+      relays ? relays.fill.addresses(coordinates, relays.request) : counted('address', guarded(() => store.getByCoordinates(coordinates, reads)), reads),
   );
   const nip05Verifications = new DataLoader<string, string | null>((pubkeys) =>
     guarded(() => store.marks.notes(pubkeys.map(nip05VerificationMarkKey))),
@@ -184,12 +186,12 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
 }
 
 /** Index-only lookups (relays off) as metrics count them; the read-through path counts its own. */
-async function counted(kind: string, read: Promise<Held[]>): Promise<Held[]> {
+async function counted(kind: string, read: Promise<Held[]>, reads: ReadReceipt | undefined): Promise<Held[]> {
   const held = await read;
   let hits = 0;
   for (const value of held) if (value !== null) hits += 1;
-  metrics.lookups(kind, 'index_hit', hits);
-  metrics.lookups(kind, 'index_miss', held.length - hits);
+  metrics.lookups(kind, 'index_hit', hits, reads);
+  metrics.lookups(kind, 'index_miss', held.length - hits, reads);
   return held;
 }
 

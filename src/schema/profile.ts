@@ -203,6 +203,8 @@ builder.queryFields((t) => ({
  */
 export async function pubkeyOfArgument(context: GraphQLContext, argument: string): Promise<string> {
   const parsed = parseProfilePointer(argument);
+  // A NIP-05 name is resolved beside the store (nip05/): an answer made with it is not kept.
+  if ('identifier' in parsed) context.reads?.spoil();
   const pointer = 'identifier' in parsed ? await pubkeyOfName(context, parsed) : parsed;
   context.relays?.request.addHints(pointer.relays);
   return pointer.pubkey;

@@ -1,3 +1,5 @@
+import type { AnswerCache } from './answer-cache.js';
+import type { ReadReceipt } from './read-receipt.js';
 import type { NostrEvent } from '../nostr/event.js';
 import type { CursorStore } from './cursor-store.js';
 import type { JsonText } from './json-text.js';
@@ -55,10 +57,14 @@ export type WriteOutcome = 'stored' | 'replaced' | 'superseded' | 'duplicate' | 
  * (nostr/verify-event.ts): the store trusts its callers, never its clients.
  */
 export interface EventIndex {
-  /** Events by id (lowercase hex), in the order asked; null where unknown, DELETED where deleted. One round trip. */
-  getEvents(ids: readonly string[]): Promise<Held[]>;
+  /**
+   * Events by id (lowercase hex), in the order asked; null where unknown, DELETED where deleted. One
+   * round trip. `reads`, here and in the lookups below: the request's receipt (read-receipt.ts),
+   * given what answered, or spoiled where that is not the hot cache.
+   */
+  getEvents(ids: readonly string[], reads?: ReadReceipt): Promise<Held[]>;
   /** The latest kind-0 event of each pubkey, in the order asked; null where none, DELETED where deleted. One store command. */
-  getProfiles(pubkeys: readonly string[]): Promise<Held[]>;
+  getProfiles(pubkeys: readonly string[], reads?: ReadReceipt): Promise<Held[]>;
   /**
    * The latest event of a replaceable `kind` (NIP-01: 0, 3, 10000–19999) of each pubkey, in the
    * order asked; null where none. One store command. (Relay lists, kind 10002, for outbox discovery.)
@@ -69,7 +75,7 @@ export interface EventIndex {
    * nostr/kinds.ts readCoordinate), in the order asked; null where none (or not a coordinate),
    * DELETED where deleted. One store command.
    */
-  getByCoordinates(coordinates: readonly string[]): Promise<Held[]>;
+  getByCoordinates(coordinates: readonly string[], reads?: ReadReceipt): Promise<Held[]>;
   /**
    * Writes verified events, applying the NIP-01 replaceable rule atomically, and deletions (NIP-09)
    * and requests to vanish (NIP-62) in any order of arrival: a batch applies its requests to vanish
@@ -91,12 +97,17 @@ export interface EventStore extends EventIndex, RelationMaintenance {
    * Profiles as getProfiles, each with whether its `profile:<pubkey>` mark is in force: the one read
    * across two concerns, so that a cached profile with its freshness costs one store command.
    */
-  getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]>;
+  getProfilesWithMarks(pubkeys: readonly string[], reads?: ReadReceipt): Promise<ProfileWithMark[]>;
   /**
    * The same for any replaceable kind and mark: the latest event of `kind` per pubkey, each with the
    * mark `markKeyOf(pubkey)` (relay lists with their freshness marks), in one store command.
    */
   getReplaceableWithMarks(kind: number, pubkeys: readonly string[], markKeyOf: (pubkey: string) => string): Promise<ReplaceableWithMark[]>;
+  /**
+   * Answers made of what the store's in-process cache holds, kept true with it (answer-cache.ts):
+   * Redis with its hot cache only; undefined where reads are not tracked.
+   */
+  answerCache?<T>(): AnswerCache<T> | undefined;
   /** Resolves while the store answers; rejects otherwise. */
   ping(): Promise<void>;
   /** True while writes fail and reads still answer (the embedded store on a full or read-only disk). */

@@ -3,7 +3,7 @@ import {
   type RestEventQuery,
   type RestEventQueryVariables,
 } from '../../generated/operations.js';
-import { byteLengthOf, joinJson, type StringOutput } from '../../store/json-text.js';
+import { byteLengthOf, type StringOutput } from '../../store/json-text.js';
 import { validatorsOf } from '../conditional.js';
 import type { RestLookup } from './rest-lookup.js';
 
@@ -34,7 +34,7 @@ export const eventLookup: RestLookup<RestEventQuery, RestEventQueryVariables> = 
       separator = ',';
     }
     parts.push('}}');
-    return { body: joinJson(parts), validators: validatorsOf(included, { lastModified: false }) };
+    return { parts, validators: validatorsOf(included, { lastModified: false }) };
   },
   notFound: 'event_not_found',
   deleted: 'event_deleted',

@@ -7,7 +7,9 @@ import { sendJson, sendNotModified } from '../reply.js';
 import type { RestResponse } from '../rest-response.js';
 import { DOCUMENTATION_ONLY, EVENT_SCHEMA, USER_PROFILE_SCHEMA } from '../openapi/schemas.js';
 import { eventLookup } from './event.js';
-import { type RenderLimits, type RestLookup, restLookupHandler } from './rest-lookup.js';
+import type { AnswerCache } from '../../store/answer-cache.js';
+import type { ReadReceipt } from '../../store/read-receipt.js';
+import { type KeptAnswer, type RenderLimits, type RestLookup, restLookupHandler } from './rest-lookup.js';
 import { userProfileLookup } from './user-profile.js';
 
 /** The REST lookups, in the order the README lists them. */
@@ -22,24 +24,28 @@ export function sendRest(reply: FastifyReply, { status, body, retryAfterSeconds 
 
 export interface RestRoutesOptions {
   schema: GraphQLSchema;
-  newContext(client: string): GraphQLContext;
+  newContext(client: string, reads?: ReadReceipt): GraphQLContext;
   logFailure: FailureLog;
   limits: RenderLimits;
+  /** Answers kept while what they were made of holds (the hot cache's: store/answer-cache.ts); absent: every lookup runs. */
+  answers?: AnswerCache<KeptAnswer>;
 }
 
 /**
  * GET (and HEAD) /user-profile and /event, as a Fastify plugin: each runs its fixed GraphQL
- * operation (rest-lookup.ts), answers a 200 with its validators, or 304 when the client's copy is
- * current (conditional.ts).
+ * operation, or serves the answer it kept (rest-lookup.ts), answers a 200 with its validators, or
+ * 304 when the client's copy is current (conditional.ts).
  */
-export const restRoutes: FastifyPluginCallback<RestRoutesOptions> = (app, { schema, newContext, logFailure, limits }, done) => {
+export const restRoutes: FastifyPluginCallback<RestRoutesOptions> = (app, { schema, newContext, logFailure, limits, answers }, done) => {
   const register = <TResult, TVariables extends Record<string, unknown>>(lookup: RestLookup<TResult, TVariables>, documented: object) => {
-    const handle = restLookupHandler(schema, lookup, limits);
+    const handle = restLookupHandler(schema, lookup, limits, answers);
     app.get(lookup.path, { schema: documented, ...DOCUMENTATION_ONLY }, async (request, reply) => {
-      const context = newContext(request.ip);
-      // REST leaves out of /event's map the profiles past MAX_RESPONSE_BYTES: reading stops there.
-      context.budget.overRead = 'stop';
-      const response = await handle(request.query, context);
+      const response = await handle(request.query, (reads) => {
+        const context = newContext(request.ip, reads);
+        // REST leaves out of /event's map the profiles past MAX_RESPONSE_BYTES: reading stops there.
+        context.budget.overRead = 'stop';
+        return context;
+      });
       if (response.failure) logFailure(request.log, response.failure, 'lookup failed');
       if (response.validators) {
         reply.headers(validatorHeaders(response.validators));

@@ -3,7 +3,6 @@ import {
   type RestUserProfileQuery,
   type RestUserProfileQueryVariables,
 } from '../../generated/operations.js';
-import { joinJson } from '../../store/json-text.js';
 import { validatorsOf } from '../conditional.js';
 import type { RestLookup } from './rest-lookup.js';
 
@@ -14,7 +13,7 @@ export const userProfileLookup: RestLookup<RestUserProfileQuery, RestUserProfile
   document: RestUserProfileDocument,
   variables: (pubkey) => ({ pubkey }),
   render: ({ profile }) =>
-    profile ? { body: joinJson(['{"profile":', profile.event.json, '}']), validators: validatorsOf([profile.event.json], { lastModified: true }) } : null,
+    profile ? { parts: ['{"profile":', profile.event.json, '}'], validators: validatorsOf([profile.event.json], { lastModified: true }) } : null,
   notFound: 'profile_not_found',
   deleted: 'profile_deleted',
 };

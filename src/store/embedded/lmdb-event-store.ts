@@ -1,3 +1,4 @@
+import type { ReadReceipt } from '../read-receipt.js';
 import { mkdirSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
 import {
@@ -127,12 +128,15 @@ export class LmdbEventStore implements EventStore {
     this.relations = new LmdbRelationIndex(this.root.openDB<string, string>({ name: 'relations', encoding: 'string' }), this.transactions);
   }
 
-  async getEvents(ids: readonly string[]): Promise<Held[]> {
+  // Reads are not tracked here (`reads` spoiled): LMDB reads are in-process already (README, "Hot cache").
+  async getEvents(ids: readonly string[], reads?: ReadReceipt): Promise<Held[]> {
+    reads?.spoil();
     const values = await this.read(() => readNow(this.events, ids));
     return resolveEventValues(ids, values, (addresses) => this.read(() => readNow(this.replaceable, addresses)));
   }
 
-  getProfiles(pubkeys: readonly string[]): Promise<Held[]> {
+  getProfiles(pubkeys: readonly string[], reads?: ReadReceipt): Promise<Held[]> {
+    reads?.spoil();
     return this.getReplaceable(PROFILE_KIND, pubkeys);
   }
 
@@ -141,7 +145,8 @@ export class LmdbEventStore implements EventStore {
     return values.map((value, index) => readSlot(value, { pubkey: pubkeys[index], kind }));
   }
 
-  async getByCoordinates(coordinates: readonly string[]): Promise<Held[]> {
+  async getByCoordinates(coordinates: readonly string[], reads?: ReadReceipt): Promise<Held[]> {
+    reads?.spoil();
     const read = coordinates.map(readCoordinate);
     const wanted = read.filter((coordinate) => coordinate !== undefined);
     const values = await this.read(() => readNow(this.replaceable, wanted.map(({ address }) => address)));
@@ -149,7 +154,8 @@ export class LmdbEventStore implements EventStore {
     return read.map((coordinate) => (coordinate ? readSlot(values[next++], coordinate) : null));
   }
 
-  async getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]> {
+  async getProfilesWithMarks(pubkeys: readonly string[], reads?: ReadReceipt): Promise<ProfileWithMark[]> {
+    reads?.spoil();
     const read = await this.getReplaceableWithMarks(PROFILE_KIND, pubkeys, profileMarkKey);
     return read.map(({ event, marked, note }) => ({ profile: event, marked, note }));
   }

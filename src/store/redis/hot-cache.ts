@@ -1,6 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { endOfTurn } from '../../end-of-turn.js';
+import { AnswerCache, type AnswerSlots, detachAnswer, type KeptAnswer } from '../answer-cache.js';
+import type { ReadDependency, ReadReceipt } from '../read-receipt.js';
 import { unpackEvent } from '../packed-event.js';
 import { checkOnce } from '../stored-event.js';
 import { CoalescedWrites } from './coalesced-writes.js';
@@ -20,12 +22,20 @@ const ENTRY_OVERHEAD = 96;
  */
 export const HEALTH_CHECK_MS = 1000;
 
-interface Entry {
+interface Entry extends ReadDependency {
   /** The bytes Redis held, copied (null: no such key, kept only where the caller says so). */
   readonly value: Buffer | null;
   /** Date.now() past which the entry is not used: a key with a TTL (a mark), else Infinity. */
   readonly expiresAt: number;
 }
+
+/** What the cache holds: entries (values read from Redis) and answers made of them (answer-cache.ts). */
+type Slot = Entry | KeptAnswer;
+
+/** Answers' keys, apart from Redis keys (which start with the store's prefix). */
+const ANSWER_KEY = '\u0000';
+
+const isAnswer = (slot: Slot): slot is KeptAnswer => 'dependencies' in slot;
 
 /** Reads of one key in flight, and whether an invalidation arrived meanwhile (then their answer is not kept). */
 interface Pending {
@@ -241,7 +251,10 @@ interface ReadGroup {
  *   which a small kept value would otherwise hold alive whole. Packed events are kept unpacked.
  */
 export class HotCache {
-  private readonly entries: LRUCache<string, Entry>;
+  /** Entries and answers, in one bound (HOT_CACHE_MB) and one eviction order. */
+  private readonly slots: LRUCache<string, Slot>;
+  /** The entries of `slots` (Redis keys never start with ANSWER_KEY). */
+  private readonly entries: { get(key: string): Entry | undefined; peek(key: string): Entry | undefined; set(key: string, entry: Entry): void; delete(key: string): void; clear(): void };
   private readonly pending = new Map<string, Pending>();
   /** The tracked nodes by node key ('' for a single Redis). */
   private readonly nodes = new Map<string, TrackedNode>();
@@ -255,17 +268,35 @@ export class HotCache {
   /** The cluster read on, if the source is one. */
   private readonly cluster: Cluster | undefined;
   /** Counters for /metrics and the bench. */
-  readonly stats = { hits: 0, misses: 0, invalidations: 0, flushes: 0 };
+  readonly stats = { hits: 0, misses: 0, invalidations: 0, flushes: 0, answers: 0 };
 
   constructor(
     private readonly source: HotCacheSource,
     maxBytes: number,
     private readonly onState: (on: boolean, problem?: string) => void = () => {},
   ) {
-    this.entries = new LRUCache<string, Entry>({
+    this.slots = new LRUCache<string, Slot>({
       maxSize: maxBytes,
-      sizeCalculation: (entry, key) => key.length + (entry.value?.length ?? 0) + ENTRY_OVERHEAD,
+      sizeCalculation: (slot, key) => (isAnswer(slot) ? slot.size : key.length + (slot.value?.length ?? 0) + ENTRY_OVERHEAD),
+      // Gone (written, evicted, replaced, the cache emptied): an entry is marked at once, and what
+      // was made of it dropped once the cache has finished the change (lru-cache: a cache must not
+      // be changed from within `dispose`).
+      dispose: (slot) => {
+        if (isAnswer(slot)) detachAnswer(slot);
+        else slot.gone = true;
+      },
+      disposeAfter: (slot) => {
+        if (!isAnswer(slot) && slot.dependents) for (const dependent of [...slot.dependents]) dependent.drop();
+      },
     });
+    const slots = this.slots;
+    this.entries = {
+      get: (key) => slots.get(key) as Entry | undefined,
+      peek: (key) => slots.peek(key) as Entry | undefined,
+      set: (key, entry) => void slots.set(key, entry),
+      delete: (key) => void slots.delete(key),
+      clear: () => slots.clear(),
+    };
     this.cluster = 'cluster' in source ? source.cluster : undefined;
     if ('cluster' in source) {
       const reconcile = () => this.reconcile();
@@ -292,15 +323,25 @@ export class HotCache {
   /**
    * The values of `keys` (MGET order), from the cache where it holds them, else read on the tracked
    * readers (through `send`, which maps failures and bounds the time) and kept as `options` allow.
+   * `reads`: the request's receipt, given the entries that answered (those read now once kept), or
+   * spoiled by a value read that is not kept.
    */
-  async get(keys: readonly string[], options: CacheReadOptions, send: <T>(read: () => Promise<T>) => Promise<T>): Promise<(Buffer | null)[]> {
+  async get(
+    keys: readonly string[],
+    options: CacheReadOptions,
+    send: <T>(read: () => Promise<T>) => Promise<T>,
+    reads?: ReadReceipt,
+  ): Promise<(Buffer | null)[]> {
     const now = Date.now();
     const values: (Buffer | null)[] = new Array(keys.length);
     const missing: number[] = [];
+    const answered = reads?.dependencies;
     keys.forEach((key, position) => {
       const entry = this.entries.get(key);
-      if (entry !== undefined && entry.expiresAt > now) values[position] = entry.value;
-      else missing.push(position);
+      if (entry !== undefined && entry.expiresAt > now) {
+        values[position] = entry.value;
+        answered?.push(entry);
+      } else missing.push(position);
     });
     if (missing.length === 0) {
       this.stats.hits++;
@@ -330,27 +371,16 @@ export class HotCache {
         });
         for (const [key, ttl] of answer.ttls) ttlOf.set(key, ttl);
       });
-      if (!this.on || this.epoch !== epoch) return values;
+      if (!this.on || this.epoch !== epoch) {
+        reads?.spoil();
+        return values;
+      }
       missing.forEach((position, index) => {
-        if (!keepable.has(index)) return;
         const key = keys[position] as string;
-        if (this.pending.get(key)?.invalidated) return;
-        const value = values[position] ?? null;
-        if (value === null) {
-          const partner = keepAbsentWith?.[position];
-          if (partner === undefined || values[partner] == null) return;
-        }
-        const ttl = ttlOf.get(key);
-        // Kept unpacked (store/packed-event.ts): a hit never inflates, and HOT_CACHE_MB counts the
-        // bytes the cache really holds (the event read from them shares them).
-        const unpacked = value && unpackEvent(value);
-        const kept = unpacked && (unpacked === value ? Buffer.from(value) : unpacked);
-        if (kept) {
-          // Never written again: an event in it is checked once (stored-event.ts), from this read on.
-          checkOnce(kept);
-          values[position] = kept;
-        }
-        this.entries.set(key, { value: kept, expiresAt: ttl !== undefined && ttl >= 0 ? now + ttl : Infinity });
+        const entry = this.keep(key, values, position, keepable.has(index), ttlOf.get(key), keepAbsentWith, now);
+        // What is not kept is told of by nobody: an answer made of it cannot be kept either.
+        if (entry === undefined) reads?.spoil();
+        else answered?.push(entry);
       });
       return values;
     } finally {
@@ -359,6 +389,41 @@ export class HotCache {
         if (--pending.reads === 0) this.pending.delete(key);
       }
     }
+  }
+
+  /**
+   * Keeps the value read for `key` (at `position` of `values`, where the kept copy replaces it), if
+   * it may be: read on a tracking node, not invalidated meanwhile, and present (or absent beside its
+   * present partner). Returns the entry, or undefined where nothing was kept.
+   */
+  private keep(
+    key: string,
+    values: (Buffer | null)[],
+    position: number,
+    keepable: boolean,
+    ttl: number | undefined,
+    keepAbsentWith: readonly (number | undefined)[] | undefined,
+    now: number,
+  ): Entry | undefined {
+    if (!keepable || this.pending.get(key)?.invalidated) return undefined;
+    const value = values[position] ?? null;
+    if (value === null) {
+      const partner = keepAbsentWith?.[position];
+      if (partner === undefined || values[partner] == null) return undefined;
+    }
+    // Kept unpacked (store/packed-event.ts): a hit never inflates, and HOT_CACHE_MB counts the
+    // bytes the cache really holds (the event read from them shares them).
+    const unpacked = value && unpackEvent(value);
+    const kept = unpacked && (unpacked === value ? Buffer.from(value) : unpacked);
+    if (kept) {
+      // Never written again: an event in it is checked once (stored-event.ts), from this read on.
+      checkOnce(kept);
+      values[position] = kept;
+    }
+    const entry: Entry = { key, value: kept, expiresAt: ttl !== undefined && ttl >= 0 ? now + ttl : Infinity, gone: false, dependents: undefined };
+    this.entries.set(key, entry);
+    // Too large for the cache (lru-cache then keeps nothing): not an entry anyone will invalidate.
+    return this.entries.peek(key) === entry ? entry : undefined;
   }
 
   /** The invalidation connection's client id while it is subscribed (a single Redis; tests kill it by this). */
@@ -371,9 +436,34 @@ export class HotCache {
     return new Map([...this.nodes].map(([key, node]) => [key, node.invalidationClientId]));
   }
 
-  /** Bytes the entries take, as the cache measures them. */
+  /** Bytes the entries and the answers made of them take, as the cache measures them. */
   get size(): number {
-    return this.entries.calculatedSize;
+    return this.slots.calculatedSize;
+  }
+
+  /**
+   * A cache of answers made of these entries (answer-cache.ts), held with them in HOT_CACHE_MB:
+   * an answer goes with any entry it was made of.
+   */
+  answerCache<T>(): AnswerCache<T> {
+    const { slots } = this;
+    const answerSlots: AnswerSlots = {
+      get: (key) => slots.get(ANSWER_KEY + key) as KeptAnswer | undefined,
+      set: (key, answer) => {
+        slots.set(ANSWER_KEY + key, answer);
+        return slots.peek(ANSWER_KEY + key) === answer;
+      },
+      delete: (key, answer) => {
+        if (answer === undefined || slots.peek(ANSWER_KEY + key) === answer) slots.delete(ANSWER_KEY + key);
+      },
+      touch: (dependencies) => {
+        for (const { key } of dependencies) slots.get(key);
+      },
+      served: () => {
+        this.stats.answers++;
+      },
+    };
+    return new AnswerCache<T>(answerSlots);
   }
 
   async close(): Promise<void> {

@@ -34,6 +34,8 @@ import {
 } from '../tombstones.js';
 import { addressMember, EVENTS_END, readMember } from './author-list.js';
 import type { CacheReadOptions, HotCache } from './hot-cache.js';
+import type { AnswerCache } from '../answer-cache.js';
+import type { ReadReceipt } from '../read-receipt.js';
 import { type RedisKeys, redisKeys } from './keys.js';
 import {
   BAR_VERSION_SCRIPT,
@@ -170,10 +172,15 @@ export class RedisEventStore implements EventStore {
    * What the lookups read (events, replaceable slots, their marks): from the hot cache while it is
    * on, else one MGET per hash slot. `options`: what the cache may keep besides present values.
    */
-  private mget(keys: readonly string[], options: CacheReadOptions = {}): Promise<(Buffer | null)[]> {
+  private mget(keys: readonly string[], options: CacheReadOptions = {}, reads?: ReadReceipt): Promise<(Buffer | null)[]> {
     const { hotCache } = this;
-    if (hotCache?.active) return hotCache.get(keys, options, (read) => this.commands.read(read));
+    if (hotCache?.active) return hotCache.get(keys, options, (read) => this.commands.read(read), reads);
+    reads?.spoil();
     return this.readDirect(keys);
+  }
+
+  answerCache<T>(): AnswerCache<T> | undefined {
+    return this.hotCache?.answerCache<T>();
   }
 
   /** Keys read from Redis itself: one MGET per hash slot (the write path's checks read so, never the cache). */
@@ -181,8 +188,8 @@ export class RedisEventStore implements EventStore {
     return this.read(() => mgetBySlot(this.client, keys));
   }
 
-  getEvents(ids: readonly string[]): Promise<Held[]> {
-    return this.readEvents(ids, (keys) => this.mget(keys));
+  getEvents(ids: readonly string[], reads?: ReadReceipt): Promise<Held[]> {
+    return this.readEvents(ids, (keys) => this.mget(keys, {}, reads));
   }
 
   /** Events by id, read as `read` reads keys: from Redis itself by default (the write path's checks). */
@@ -197,36 +204,45 @@ export class RedisEventStore implements EventStore {
     );
   }
 
-  getProfiles(pubkeys: readonly string[]): Promise<Held[]> {
-    return this.getReplaceable(PROFILE_KIND, pubkeys);
+  getProfiles(pubkeys: readonly string[], reads?: ReadReceipt): Promise<Held[]> {
+    return this.getReplaceable(PROFILE_KIND, pubkeys, reads);
   }
 
-  async getReplaceable(kind: number, pubkeys: readonly string[]): Promise<Held[]> {
+  async getReplaceable(kind: number, pubkeys: readonly string[], reads?: ReadReceipt): Promise<Held[]> {
     const keys = pubkeys.map((pubkey) => this.keys.replaceable(replaceableKindAddress(kind, pubkey)));
-    const values = await this.mget(keys);
+    const values = await this.mget(keys, {}, reads);
     return values.map((value, index) => readSlot(value, { pubkey: pubkeys[index], kind }));
   }
 
-  async getByCoordinates(coordinates: readonly string[]): Promise<Held[]> {
+  async getByCoordinates(coordinates: readonly string[], reads?: ReadReceipt): Promise<Held[]> {
     const read = coordinates.map(readCoordinate);
     const wanted = read.filter((coordinate) => coordinate !== undefined);
-    const values = await this.mget(wanted.map(({ address }) => this.keys.replaceable(address)));
+    const values = await this.mget(
+      wanted.map(({ address }) => this.keys.replaceable(address)),
+      {},
+      reads,
+    );
     let next = 0;
     return read.map((coordinate) => (coordinate ? readSlot(values[next++], coordinate) : null));
   }
 
-  async getProfilesWithMarks(pubkeys: readonly string[]): Promise<ProfileWithMark[]> {
-    const read = await this.getReplaceableWithMarks(PROFILE_KIND, pubkeys, profileMarkKey);
+  async getProfilesWithMarks(pubkeys: readonly string[], reads?: ReadReceipt): Promise<ProfileWithMark[]> {
+    const read = await this.getReplaceableWithMarks(PROFILE_KIND, pubkeys, profileMarkKey, reads);
     return read.map(({ event, marked, note }) => ({ profile: event, marked, note }));
   }
 
-  async getReplaceableWithMarks(kind: number, pubkeys: readonly string[], markKeyOf: (pubkey: string) => string): Promise<ReplaceableWithMark[]> {
+  async getReplaceableWithMarks(
+    kind: number,
+    pubkeys: readonly string[],
+    markKeyOf: (pubkey: string) => string,
+    reads?: ReadReceipt,
+  ): Promise<ReplaceableWithMark[]> {
     // Events and their marks in one MGET (one per hash slot on Cluster): freshness costs no extra command.
     const keys = pubkeys.map((pubkey) => this.keys.replaceable(replaceableKindAddress(kind, pubkey)));
     const marks = pubkeys.map((pubkey) => this.keys.mark(markKeyOf(pubkey)));
     // A mark absent beside a present event is kept as absent (most profiles have none in force).
     const options = this.hotCache?.active ? { ttlKeys: new Set(marks), keepAbsentWith: [...keys.map(() => undefined), ...keys.map((_, index) => index)] } : {};
-    const values = await this.mget([...keys, ...marks], options);
+    const values = await this.mget([...keys, ...marks], options, reads);
     return pubkeys.map((pubkey, index) => {
       const value = values[index];
       const note = markNote(values[pubkeys.length + index]);

@@ -1,0 +1,97 @@
+import type { Dependent, ReadDependency, ReadReceipt } from './read-receipt.js';
+
+/** How often a kept answer that is served again refreshes its entries' place in the hot cache. */
+const TOUCH_MS = 1000;
+
+/** What each dependency of an answer costs: its place in the answer's array and in the entry's set. */
+const DEPENDENCY_BYTES = 64;
+
+/** A kept answer, as the cache that holds it sees it. */
+export interface KeptAnswer<T = unknown> extends Dependent {
+  readonly value: T;
+  readonly dependencies: readonly ReadDependency[];
+  /** The earliest expiry of its dependencies (marks with a TTL). */
+  readonly expiresAt: number;
+  /** Bytes of bookkeeping, as estimated: what it counts against the cache's bound. */
+  readonly size: number;
+  touchedAt: number;
+}
+
+/** Where answers are held: beside the entries they are made of, in one bound (the hot cache's LRU). */
+export interface AnswerSlots {
+  get(key: string): KeptAnswer | undefined;
+  /** Holds `answer`; false where it is not held (larger than the bound). */
+  set(key: string, answer: KeptAnswer): boolean;
+  /** Removes `answer` if it is the one held for `key`. */
+  delete(key: string, answer?: KeptAnswer): void;
+  /** Marks entries as used (their recency). */
+  touch(dependencies: readonly ReadDependency[]): void;
+  /** Counts an answer served again (metrics). */
+  served(): void;
+}
+
+/**
+ * Answers made only of what the hot cache holds (a REST lookup's body parts and validators), each
+ * kept by the request that made it (its key: route and parameter) with the entries it was made of
+ * (a ReadReceipt). An answer is dropped the moment any of those entries goes (a key written by
+ * anyone, evicted, or the cache emptied: hot-cache.ts), or its earliest mark expires; so an answer
+ * served from here is the one its lookup would make again now, without running it: no GraphQL
+ * operation, no loaders, no checks of the stored events, no ETag digest.
+ *
+ * Answers hold no bytes of their own (their parts are the entries' values), only bookkeeping, which
+ * counts against HOT_CACHE_MB with the entries (one bound, one eviction order). An answer served
+ * again refreshes its entries' place once a second, so that they are not evicted for want of reads.
+ */
+export class AnswerCache<T> {
+  constructor(private readonly slots: AnswerSlots) {}
+
+  /** The answer kept for `key`, if it is still true. */
+  get(key: string): T | undefined {
+    const answer = this.slots.get(key);
+    if (answer === undefined) return undefined;
+    const now = Date.now();
+    if (answer.expiresAt <= now) {
+      this.slots.delete(key, answer);
+      return undefined;
+    }
+    if (now - answer.touchedAt >= TOUCH_MS) {
+      answer.touchedAt = now;
+      this.slots.touch(answer.dependencies);
+    }
+    this.slots.served();
+    return answer.value as T;
+  }
+
+  /**
+   * Keeps `value` for `key` if every read behind it was answered by the hot cache and none of those
+   * entries has gone since. `size`: its bookkeeping in bytes (the caller's estimate).
+   */
+  keep(key: string, value: T, receipt: ReadReceipt, size: number): void {
+    if (!receipt.whole) return;
+    const dependencies = [...new Set(receipt.dependencies)];
+    let expiresAt = Infinity;
+    for (const dependency of dependencies) {
+      // Written or evicted while the answer was being made: the answer may already be stale.
+      if (dependency.gone) return;
+      expiresAt = Math.min(expiresAt, dependency.expiresAt);
+    }
+    if (expiresAt <= Date.now()) return;
+    const answer: KeptAnswer<T> = {
+      value,
+      dependencies,
+      expiresAt,
+      size: size + dependencies.length * DEPENDENCY_BYTES,
+      touchedAt: Date.now(),
+      drop: () => this.slots.delete(key, answer),
+    };
+    if (!this.slots.set(key, answer)) return;
+    for (const dependency of dependencies) (dependency.dependents ??= new Set()).add(answer);
+    // Holding it may have evicted one of its own entries, which could not tell it yet.
+    if (dependencies.some((dependency) => dependency.gone)) answer.drop();
+  }
+}
+
+/** Forgets an answer that is no longer held (evicted, replaced, dropped): its entries need not tell it. */
+export function detachAnswer(answer: KeptAnswer): void {
+  for (const dependency of answer.dependencies) dependency.dependents?.delete(answer);
+}

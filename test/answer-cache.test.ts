@@ -1,0 +1,186 @@
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { registry } from '../src/metrics/metrics.js';
+import { pubkeyOfArgument } from '../src/schema/profile.js';
+import { createContext } from '../src/schema/context.js';
+import type { KeptAnswer } from '../src/http/routes/rest-lookup.js';
+import { ReadReceipt } from '../src/store/read-receipt.js';
+import { deletion } from './support/deletion-conformance.js';
+import { profile, pubkeyOf, signed } from './support/events.js';
+import { type CachedInstance, cachedInstance } from './support/hot-cache-instance.js';
+import { sleep, timeUntil } from './support/polling.js';
+import { createTestStore, type TestStore, testClusterNodes } from './support/test-store.js';
+import { getJson, startTestServer, type TestServer } from './support/test-server.js';
+
+const T = 1_700_000_000;
+/** The profiles map of an /event answer, as names by pubkey. */
+const namesOf = (answer: { body: unknown }) =>
+  Object.fromEntries(Object.entries((answer.body as { profiles: Record<string, { content: string }> }).profiles).map(([pubkey, event]) => [pubkey, JSON.parse(event.content).name]));
+
+/** What a client can tell of an answer: status, body, validators. */
+const seen = (answer: Awaited<ReturnType<typeof getJson>>) => ({
+  status: answer.status,
+  text: answer.text,
+  etag: answer.headers.get('etag'),
+  lastModified: answer.headers.get('last-modified'),
+});
+
+// Issue 29 §1: REST answers made only of the hot cache's entries, kept while those entries hold
+// (store/answer-cache.ts). The hot cache is for a single Redis (a cluster run leaves it off: README).
+describe.skipIf(testClusterNodes() !== undefined)('kept REST answers (the hot cache on)', () => {
+  const opened: { writer: TestStore; instance: CachedInstance; plain?: TestServer }[] = [];
+  afterEach(async () => {
+    for (const { writer, instance, plain } of opened.splice(0)) {
+      await plain?.close();
+      await instance.close();
+      await writer.cleanup();
+    }
+  });
+
+  async function setUp(maxBytes?: number) {
+    const writer = await createTestStore();
+    const instance = await cachedInstance(writer.url, writer.prefix, maxBytes);
+    // The same lookups without any cache: what a kept answer must equal.
+    const plain = await startTestServer(writer.store);
+    opened.push({ writer, instance, plain });
+    return { writer, instance, plain, answers: instance.store.answerCache<KeptAnswer>() as NonNullable<ReturnType<typeof instance.store.answerCache<KeptAnswer>>> };
+  }
+
+  it('an /event answer is kept and served again; a profile of its map replaced or deleted through another writer: seen within 50 ms', async () => {
+    const { writer, instance, answers } = await setUp();
+    const note = signed('kept ann', { created_at: T, content: 'hello', tags: [['p', pubkeyOf('kept bo')]] });
+    await writer.store.putEvents([note, profile('kept ann', { name: 'ann' }, T), profile('kept bo', { name: 'bo' }, T)]);
+    const url = `${instance.server.url}/event?id=${note.id}`;
+    const first = await getJson(url);
+    expect(first.status).toBe(200);
+    expect(namesOf(first)).toEqual({ [pubkeyOf('kept ann')]: 'ann', [pubkeyOf('kept bo')]: 'bo' });
+    expect(answers.get(`/event?${note.id}`)).toBeDefined();
+    // Served again: the same bytes and validators.
+    const again = await getJson(url);
+    expect(seen(again)).toEqual(seen(first));
+
+    await writer.store.putEvents([profile('kept bo', { name: 'bo two' }, T + 1)]);
+    expect(await timeUntil(() => getJson(url), (answer) => namesOf(answer)[pubkeyOf('kept bo')] === 'bo two')).toBeLessThan(50);
+    expect((await getJson(url)).headers.get('etag')).not.toBe(first.headers.get('etag'));
+
+    // The profile deleted by its author (NIP-09): left out of the map.
+    await writer.store.putEvents([deletion('kept bo', { addresses: [`0:${pubkeyOf('kept bo')}:`] })]);
+    expect(await timeUntil(() => getJson(url), (answer) => namesOf(answer)[pubkeyOf('kept bo')] === undefined)).toBeLessThan(50);
+    expect(namesOf(await getJson(url))).toEqual({ [pubkeyOf('kept ann')]: 'ann' });
+    // The event itself deleted: 404 event_deleted.
+    await writer.store.putEvents([deletion('kept ann', { ids: [note.id] })]);
+    expect(await timeUntil(() => getJson(url), (answer) => answer.status === 404)).toBeLessThan(50);
+    expect(answers.get(`/event?${note.id}`)).toBeUndefined();
+  });
+
+  it('a map missing a profile is not kept: the profile, once it arrives, is in the next answer', async () => {
+    const { writer, instance, answers } = await setUp();
+    const note = signed('kept cy', { created_at: T, tags: [['p', pubkeyOf('kept dee')]] });
+    await writer.store.putEvents([note, profile('kept cy', { name: 'cy' }, T)]);
+    const url = `${instance.server.url}/event?id=${note.id}`;
+    for (let n = 0; n < 3; n++) expect(namesOf(await getJson(url))).toEqual({ [pubkeyOf('kept cy')]: 'cy' });
+    expect(answers.get(`/event?${note.id}`)).toBeUndefined();
+    await writer.store.putEvents([profile('kept dee', { name: 'dee' }, T)]);
+    expect(namesOf(await getJson(url))).toEqual({ [pubkeyOf('kept cy')]: 'cy', [pubkeyOf('kept dee')]: 'dee' });
+    expect(answers.get(`/event?${note.id}`)).toBeDefined();
+  });
+
+  it('a kept answer counts its lookups as a lookup does (nostr_lookup_lookups_total)', async () => {
+    const { writer, instance, answers } = await setUp();
+    await writer.store.putEvents([profile('kept eve', { name: 'eve' }, T)]);
+    const url = `${instance.server.url}/user-profile?pubkey=${pubkeyOf('kept eve')}`;
+    expect((await getJson(url)).status).toBe(200);
+    expect(answers.get(`/user-profile?${pubkeyOf('kept eve')}`)).toBeDefined();
+    const hits = async () => Number(/nostr_lookup_lookups_total\{kind="profile",outcome="index_hit"\} (\d+)/.exec(await registry.metrics())?.[1] ?? Number.NaN);
+    const before = await hits();
+    for (let n = 0; n < 3; n++) expect((await getJson(url)).status).toBe(200);
+    expect((await hits()) - before).toBe(3);
+  });
+
+  it('not kept: a Last-Modified held back to now (a created_at in the future), or a lookup by NIP-05 name', async () => {
+    const { writer, instance, answers } = await setUp();
+    const future = Math.floor(Date.now() / 1000) + 3600;
+    await writer.store.putEvents([profile('kept fay', { name: 'fay' }, future)]);
+    const url = `${instance.server.url}/user-profile?pubkey=${pubkeyOf('kept fay')}`;
+    expect((await getJson(url)).status).toBe(200);
+    expect((await getJson(url)).status).toBe(200);
+    expect(answers.get(`/user-profile?${pubkeyOf('kept fay')}`)).toBeUndefined();
+
+    // A name is resolved beside the store: whatever was read with it, the receipt is spoiled.
+    const reads = new ReadReceipt();
+    await instance.store.getProfiles([pubkeyOf('kept fay')], reads);
+    expect(reads.whole).toBe(true);
+    const context = createContext({ store: instance.store, limits: { maxProfiles: 10, maxListLength: 10 }, maxObjects: 100, reads });
+    await expect(pubkeyOfArgument(context, 'fay@example.invalid')).rejects.toThrow();
+    expect(reads.whole).toBe(false);
+  });
+
+  it('an answer goes with an entry evicted from a full cache, and its mark’s TTL bounds it', async () => {
+    const { writer, instance, answers } = await setUp(48 * 1024);
+    const notes = Array.from({ length: 60 }, (_, n) => signed('kept gus', { created_at: T + n, content: 'y'.repeat(900) }));
+    await writer.store.putEvents([...notes, profile('kept gus', { name: 'gus' }, T)]);
+    const first = notes[0] as (typeof notes)[number];
+    expect((await getJson(`${instance.server.url}/event?id=${first.id}`)).status).toBe(200);
+    expect(answers.get(`/event?${first.id}`)).toBeDefined();
+    for (const note of notes.slice(1)) expect((await getJson(`${instance.server.url}/event?id=${note.id}`)).status).toBe(200);
+    // Its event was evicted by the others: the answer went with it (the cache holds at most its size).
+    expect(answers.get(`/event?${first.id}`)).toBeUndefined();
+    expect(instance.cache.size).toBeLessThanOrEqual(48 * 1024);
+
+    // A mark read with a profile (relays on) bounds the answers made of it.
+    const pubkey = pubkeyOf('kept gus');
+    await writer.store.marks.set([`profile:${pubkey}`], 1);
+    const reads = new ReadReceipt();
+    await instance.store.getProfilesWithMarks([pubkey], reads);
+    answers.keep('test', { rendered: { parts: ['x'], validators: { etag: '"x"' } }, lookups: [] }, reads, 100);
+    expect(answers.get('test')).toBeDefined();
+    await sleep(1100);
+    expect(answers.get('test')).toBeUndefined();
+  });
+
+  it('property: whatever is written, deleted, evicted or asked (hostile parameters too), a served answer is the one a lookup without any cache makes', async () => {
+    const { writer, instance, plain } = await setUp(24 * 1024);
+    const authors = ['kept p0', 'kept p1', 'kept p2'];
+    const notes = authors.flatMap((author, a) =>
+      [0, 1].map((n) => signed(author, { created_at: T + n, content: `note ${a}.${n} ${'z'.repeat(400)}`, tags: authors.filter((other) => other !== author).map((other) => ['p', pubkeyOf(other)]) })),
+    );
+    await writer.store.putEvents([...notes, ...authors.map((author) => profile(author, { name: `${author} v0` }, T))]);
+    let version = 1;
+    const parameter = fc.oneof(
+      fc.constantFrom(...notes.map((note) => `event?id=${note.id}`), ...authors.map((author) => `user-profile?pubkey=${pubkeyOf(author)}`)),
+      fc.constantFrom('event?id=', 'event?id=%00', 'user-profile?pubkey=&pubkey=', `event?id=${notes[0]?.id}&id=${notes[1]?.id}`, 'user-profile?pubkey=npub1'),
+      fc.string({ maxLength: 80 }).map((text) => `user-profile?pubkey=${encodeURIComponent(text)}`),
+    );
+    const step = fc.oneof(
+      fc.record({ ask: parameter }),
+      fc.record({ replace: fc.integer({ min: 0, max: authors.length - 1 }) }),
+      fc.record({ remove: fc.integer({ min: 0, max: notes.length - 1 }) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 12 }), async (steps) => {
+        for (const action of steps) {
+          if ('ask' in action) {
+            const [kept, fresh] = await Promise.all([getJson(`${instance.server.url}/${action.ask}`), getJson(`${plain.url}/${action.ask}`)]);
+            expect(seen(kept), action.ask).toEqual(seen(fresh));
+            continue;
+          }
+          if ('replace' in action) {
+            const author = authors[action.replace] as string;
+            await writer.store.putEvents([profile(author, { name: `${author} v${version}` }, T + version++)]);
+          } else {
+            const note = notes[action.remove] as (typeof notes)[number];
+            await writer.store.putEvents([deletion(authorOf(note, authors), { ids: [note.id] })]);
+          }
+          // Within the 50 ms every instance is given to see a write.
+          await sleep(50);
+        }
+      }),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 15) },
+    );
+  });
+});
+
+/** The name of a note's author among `authors`. */
+function authorOf(note: { pubkey: string }, authors: readonly string[]): string {
+  return authors.find((author) => pubkeyOf(author) === note.pubkey) as string;
+}
