@@ -8,7 +8,8 @@ import { ReadReceipt } from '../src/store/read-receipt.js';
 import { deletion } from './support/deletion-conformance.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { type CachedInstance, cachedInstance } from './support/hot-cache-instance.js';
-import { sleep, timeUntil } from './support/polling.js';
+import { sleep, timeUntil, until } from './support/polling.js';
+import { startLoopbackRelay } from './support/loopback-relay.js';
 import { createTestStore, type TestStore, testClusterNodes } from './support/test-store.js';
 import { getJson, startTestServer, type TestServer } from './support/test-server.js';
 
@@ -83,6 +84,54 @@ describe.skipIf(testClusterNodes() !== undefined)('kept REST answers (the hot ca
     await writer.store.putEvents([profile('kept dee', { name: 'dee' }, T)]);
     expect(namesOf(await getJson(url))).toEqual({ [pubkeyOf('kept cy')]: 'cy', [pubkeyOf('kept dee')]: 'dee' });
     expect(answers.get(`/event?${note.id}`)).toBeDefined();
+  });
+
+  it('every spelling of one id or pubkey shares one answer: asking in new spellings keeps nothing more (found by review)', async () => {
+    const { writer, instance, plain } = await setUp();
+    const note = signed('kept hal', { created_at: T, content: 'spelled' });
+    await writer.store.putEvents([note, profile('kept hal', { name: 'hal' }, T)]);
+    expect((await getJson(`${instance.server.url}/event?id=${note.id}`)).status).toBe(200);
+    expect((await getJson(`${instance.server.url}/user-profile?pubkey=${note.pubkey}`)).status).toBe(200);
+    const held = instance.cache.size;
+    const mixedCase = (hex: string, seed: number) => [...hex].map((c, i) => ((seed >> i % 16) & 1 ? c.toUpperCase() : c)).join('');
+    for (let seed = 0; seed < 40; seed++) {
+      for (const path of [
+        `event?id=${mixedCase(note.id, seed)}`,
+        `event?id=${encodeURIComponent(`${' '.repeat(seed * 50)}nostr:${note.id}`)}`,
+        `user-profile?pubkey=${mixedCase(note.pubkey, seed)}`,
+      ]) {
+        const [kept, fresh] = await Promise.all([getJson(`${instance.server.url}/${path}`), getJson(`${plain.url}/${path}`)]);
+        expect(seen(kept), path).toEqual(seen(fresh));
+      }
+    }
+    expect(instance.cache.size).toBe(held);
+  });
+
+  it('with relays: a profile answer is kept with its freshness mark, and goes when the profile is replaced (the read-through path records its reads)', async () => {
+    const relay = await startLoopbackRelay();
+    try {
+      const writer = await createTestStore();
+      const instance = await cachedInstance(writer.url, writer.prefix, undefined, { relays: { urls: [relay.url] } });
+      opened.push({ writer, instance });
+      const answers = instance.store.answerCache<KeptAnswer>() as NonNullable<ReturnType<typeof instance.store.answerCache<KeptAnswer>>>;
+      const pubkey = pubkeyOf('kept ivy');
+      await writer.store.putEvents([profile('kept ivy', { name: 'ivy' }, T)]);
+      await writer.store.marks.set([`profile:${pubkey}`], 300);
+      const url = `${instance.server.url}/user-profile?pubkey=${pubkey}`;
+      expect((await getJson(url)).status).toBe(200);
+      expect(answers.get(`/user-profile?${pubkey}`)).toBeDefined();
+      await writer.store.putEvents([profile('kept ivy', { name: 'ivy two' }, T + 1)]);
+      expect(await timeUntil(() => getJson(url), (answer) => (answer.body as { profile: { content: string } }).profile.content === '{"name":"ivy two"}')).toBeLessThan(50);
+      // Its mark gone (expired, or deleted): the next lookup refreshes from the relays; the answer went with the mark.
+      await writer.store.marks.set([`profile:${pubkey}`], 1);
+      expect((await getJson(url)).status).toBe(200);
+      await sleep(1100);
+      expect(answers.get(`/user-profile?${pubkey}`)).toBeUndefined();
+      expect((await getJson(url)).status).toBe(200);
+      await until(() => relay.requests.some((filters) => filters.some((filter) => filter.authors?.includes(pubkey))));
+    } finally {
+      await relay.stop();
+    }
   });
 
   it('a kept answer counts its lookups as a lookup does (nostr_lookup_lookups_total)', async () => {

@@ -129,9 +129,11 @@ export interface LoadSettings {
   connections: number;
   duration: number;
   rounds: number;
+  /** Seconds of load before a target's first round (default 2): its caches filled, as in a service that has run a while. */
+  warmUpSeconds?: number;
 }
 
-async function measureRound(target: Target, { connections }: LoadSettings, seconds: number, warmUp: boolean): Promise<Round> {
+async function measureRound(target: Target, { connections, warmUpSeconds = 2 }: LoadSettings, seconds: number, warmUp: boolean): Promise<Round> {
   const requests = [
     {
       setupRequest: (request: { path: string; method?: string; body?: string; headers?: Record<string, string> }) => {
@@ -146,7 +148,7 @@ async function measureRound(target: Target, { connections }: LoadSettings, secon
       },
     },
   ];
-  if (warmUp) await autocannon({ url: target.url, connections, duration: 2, requests: requests as never });
+  if (warmUp) await autocannon({ url: target.url, connections, duration: warmUpSeconds, requests: requests as never });
   const before = (await target.commands?.()) ?? 0;
   const serverBefore = processCpuMs(target.pid);
   const redisBefore = processCpuMs(target.redisPid);

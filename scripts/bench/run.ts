@@ -45,6 +45,8 @@ const { values: options } = parseArgs({
     duration: { type: 'string', default: '15' },
     connections: { type: 'string', default: '32' },
     rounds: { type: 'string', default: '3' },
+    // Seconds of load on each target before its first round (caches filled).
+    warmup: { type: 'string', default: '2' },
     output: { type: 'string', default: 'BENCHMARKS.md' },
     // Keys drawn by a Zipf law of this exponent instead of cycling through all (issue 29 §3: 1.1).
     zipf: { type: 'string' },
@@ -58,6 +60,8 @@ const noteCount = Number(options.notes);
 const duration = Number(options.duration);
 const connections = Number(options.connections);
 const rounds = Number(options.rounds);
+const warmUpSeconds = Number(options.warmup);
+if (!(warmUpSeconds >= 0)) throw new Error('--warmup: seconds, 0 or more');
 const zipfExponent = options.zipf === undefined ? undefined : Number(options.zipf);
 if (zipfExponent !== undefined && !(zipfExponent > 0)) throw new Error('--zipf: an exponent above 0, such as 1.1');
 /** How the targets pick their keys: all in turn, or by the Zipf law of --zipf. */
@@ -141,7 +145,7 @@ async function main() {
     const bytesBaselineUrl = `http://127.0.0.1:${bytesBaselinePort}`;
 
     const rows: Row[] = [];
-    const settings = { connections, duration, rounds };
+    const settings = { connections, duration, rounds, warmUpSeconds };
     // Each target's server process, by URL, and Redis' own, for CPU time per request.
     const servers: [string, ChildProcess][] = [
       [serviceUrl, service],
@@ -268,7 +272,7 @@ function writeReport(rows: Row[], peakRss: { redis: number | undefined; embedded
     );
   }
   const cpu = cpus();
-  const command = `npm run bench -- --k ${options.k} --profiles ${profileCount} --notes ${noteCount} --duration ${duration} --connections ${connections} --rounds ${rounds}${zipfExponent === undefined ? '' : ` --zipf ${zipfExponent}`}`;
+  const command = `npm run bench -- --k ${options.k} --profiles ${profileCount} --notes ${noteCount} --duration ${duration} --connections ${connections} --rounds ${rounds}${warmUpSeconds === 2 ? '' : ` --warmup ${warmUpSeconds}`}${zipfExponent === undefined ? '' : ` --zipf ${zipfExponent}`}`;
   const report = `# Benchmarks
 
 Measured by \`${command}\` on ${new Date().toISOString().slice(0, 10)}.
@@ -276,7 +280,7 @@ Measured by \`${command}\` on ${new Date().toISOString().slice(0, 10)}.
 Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}.
 Load generator: autocannon in the harness process, ${connections} connections, on the same machine as the
 servers and Redis (everything shares the ${cpu.length} cores). The targets of each group are measured in
-${rounds} interleaved rounds of ${(duration / rounds).toFixed(1)} s (A, B, C, A, B, C, …; a 2 s warm-up before each
+${rounds} interleaved rounds of ${(duration / rounds).toFixed(1)} s (A, B, C, A, B, C, …; a ${warmUpSeconds} s warm-up before each
 target's first round), and each row gives the median round: this machine's speed drifts over minutes,
 and interleaving makes every target see the same drift.
 
@@ -315,6 +319,8 @@ Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes 
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${lines.join('\n')}
 
+${targetLines(rows)}
+
 ${costLines(rows)}
 
 Service peak RSS over the whole run: ${peakRss.redis?.toFixed(0) ?? 'n/a'} MiB on Redis, ${
@@ -339,6 +345,24 @@ function cpuCell({ cpu }: Row): string {
 }
 
 /** Metrics and rate limits on, against both off, per group (issue 16: at most 5% lower). */
+/**
+ * Issue 29's targets, one line per route: the service (every default on) against the hand-written
+ * handler. Uniform keys: /user-profile ≥ 1.0×, /event at K = 10 ≥ 1.5× (§1); Zipf: /user-profile ≥ 1.5× (§3).
+ */
+function targetLines(rows: Row[]): string {
+  const lines: string[] = [];
+  const verdict = (route: string, k: string, target: number) => {
+    const service = rows.find((row) => row.k === k && row.target === `service ${route}`);
+    const baseline = rows.find((row) => row.k === k && row.target === `baseline ${route}`);
+    if (!service || !baseline) return;
+    const ratio = service.rps / baseline.rps;
+    lines.push(`- ${route}${k === '-' ? '' : ` (K = ${k})`}: ${ratio.toFixed(2)}× the hand-written handler, target ≥ ${target.toFixed(1)}×: **${ratio >= target ? 'met' : 'not met'}**`);
+  };
+  verdict('/user-profile', '-', zipfExponent === undefined ? 1.0 : 1.5);
+  if (zipfExponent === undefined) verdict('/event', '10', 1.5);
+  return lines.length > 0 ? `Issue 29's targets in this run:\n\n${lines.join('\n')}` : '';
+}
+
 function costLines(rows: Row[]): string {
   const lines = ['| K | route | both off req/s | metrics + rate limits req/s | ratio |', '| --- | --- | --- | --- | --- |'];
   for (const bare of rows.filter((row) => row.target.startsWith('service, METRICS=false'))) {

@@ -127,7 +127,11 @@ export class ReadThrough {
     // A held version may have been replaced since (an edited article): served, and looked for again
     // in the background once per PROFILE_TTL, as profiles are.
     const held = coordinates.filter((_, index) => stored[index] && !isDeleted(stored[index]));
-    if (held.length > 0) this.refreshInBackground(ADDRESS_LOOKUP, held, authorOfCoordinate);
+    if (held.length > 0) {
+      this.refreshInBackground(ADDRESS_LOOKUP, held, authorOfCoordinate);
+      // Refreshed on its own schedule (its mark is not read here): an answer made of it is not kept.
+      request.reads?.spoil();
+    }
     return this.missesToRelays(ADDRESS_LOOKUP, coordinates, stored, authorOfCoordinate, request);
   }
 
@@ -145,6 +149,8 @@ export class ReadThrough {
     const missing = keys.filter((_, index) => stored[index] === null);
     metrics.lookups(lookup.name, 'index_hit', keys.length - missing.length, request.reads);
     if (missing.length === 0) return stored;
+    // Asked beside the store (marks, relays): an answer made with it is not kept.
+    request.reads?.spoil();
     const notes = await guarded(() => this.deps.store.marks.notes(missing.map(lookup.markKey)));
     const misses = await this.misses(missing, new Map(missing.map((key, index) => [key, notes[index] ?? null])), authorsOf(missing, authorOf));
     return this.answerMisses(lookup, keys, stored, missing, misses, request);
@@ -160,6 +166,7 @@ export class ReadThrough {
     const missing = pubkeys.filter((_, index) => !read[index]?.profile);
     metrics.lookups(PROFILE_LOOKUP.name, 'index_hit', pubkeys.length - missing.length, request.reads);
     if (missing.length === 0) return found;
+    request.reads?.spoil();
     const notes = new Map(pubkeys.map((pubkey, index) => [pubkey, read[index]?.note ?? null]));
     const misses = await this.misses(missing, notes, new Map(missing.map((pubkey) => [pubkey, pubkey])));
     return this.answerMisses(PROFILE_LOOKUP, pubkeys, found, missing, misses, request);

@@ -16,6 +16,8 @@ export interface Validators {
   etag: string;
   /** Unix seconds, where meaningful. */
   lastModified?: number;
+  /** Last-Modified was held back to now (a created_at in the future): a later answer says a later time. */
+  heldBack?: boolean;
 }
 
 /** The validators of a body made of these stored events (the first is the thing asked). */
@@ -27,7 +29,8 @@ export function validatorsOf(events: readonly StringOutput[], { lastModified }: 
   if (!lastModified) return { etag: `"${tag}"` };
   let newest = 0;
   for (const event of bytes) newest = Math.max(newest, wireCreatedAtOf(event));
-  return { etag: `"${tag}"`, lastModified: Math.min(newest, Math.floor(Date.now() / 1000)) };
+  const now = Math.floor(Date.now() / 1000);
+  return newest < now ? { etag: `"${tag}"`, lastModified: newest } : { etag: `"${tag}"`, lastModified: now, heldBack: true };
 }
 
 /** `id,id,…` of the events, as bytes. */

@@ -4,8 +4,9 @@ import {
   type RestEventQueryVariables,
 } from '../../generated/operations.js';
 import { byteLengthOf, type StringOutput } from '../../store/json-text.js';
+import { parseEventPointer } from '../../nostr/identifiers.js';
 import { validatorsOf } from '../conditional.js';
-import type { RestLookup } from './rest-lookup.js';
+import { parsedOrUndefined, type RestLookup } from './rest-lookup.js';
 
 /**
  * GET /event?id=… → `{"event": …, "profiles": {pubkey: …}}` (spec §4.2). Events are embedded as the
@@ -19,6 +20,10 @@ export const eventLookup: RestLookup<RestEventQuery, RestEventQueryVariables> = 
   parameter: 'id',
   document: RestEventDocument,
   variables: (id) => ({ id }),
+  answerKey: (parameter) => {
+    const pointer = parsedOrUndefined(() => parseEventPointer(parameter));
+    return pointer && 'id' in pointer ? pointer.id : undefined;
+  },
   render: ({ event }, { maxResponseBytes }) => {
     if (!event) return null;
     const parts: StringOutput[] = ['{"event":', event.json, ',"profiles":{'];

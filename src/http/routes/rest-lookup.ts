@@ -4,6 +4,7 @@ import { type ErrorCode, LookupError } from '../../errors.js';
 import { metrics } from '../../metrics/metrics.js';
 import type { GraphQLContext } from '../../schema/context.js';
 import type { AnswerCache } from '../../store/answer-cache.js';
+import { JsonText } from '../../store/json-text.js';
 import { type CountedLookup, ReadReceipt } from '../../store/read-receipt.js';
 import { prepareFixedOperation } from '../fixed-operation.js';
 import { singleQueryParameter } from '../query-parameter.js';
@@ -15,6 +16,13 @@ export interface RestLookup<TResult, TVariables extends Record<string, unknown>>
   parameter: string;
   document: TypedDocumentNode<TResult, TVariables>;
   variables(parameterValue: string): TVariables;
+  /**
+   * What an answer to `parameterValue` may be kept under (answer-cache.ts): the one id or pubkey it
+   * names, however spelled (hex in any case, note, nevent, npub, nprofile, `nostr:`), so that
+   * spellings share one answer; undefined where it may not be kept (what cannot be parsed, a NIP-05
+   * name, an naddr: resolved or refreshed beside the store).
+   */
+  answerKey(parameterValue: string): string | undefined;
   /** The success body (JSON parts) and its validators, or null when nothing was found. */
   render(data: TResult, limits: RenderLimits): Rendered | null;
   notFound: ErrorCode;
@@ -56,15 +64,16 @@ export function restLookupHandler<TResult, TVariables extends Record<string, unk
     let key: string | undefined;
     try {
       const parameter = singleQueryParameter(query, lookup.parameter);
-      if (answers) {
-        key = `${lookup.path}?${parameter}`;
+      const answerKey = answers && lookup.answerKey(parameter);
+      if (answers && answerKey !== undefined) {
+        key = `${lookup.path}?${answerKey}`;
         const kept = answers.get(key);
         if (kept) {
           metrics.lookupsAgain(kept.lookups);
           return renderedResponse(kept.rendered);
         }
       }
-      context = newContext(answers ? new ReadReceipt() : undefined);
+      context = newContext(key !== undefined ? new ReadReceipt() : undefined);
       outcome = await run(lookup.variables(parameter), context);
     } catch (error) {
       if (!(error instanceof LookupError)) throw error;
@@ -72,22 +81,35 @@ export function restLookupHandler<TResult, TVariables extends Record<string, unk
     }
     const response = toRestResponse(outcome, render, context && context.deleted.size > 0 ? lookup.deleted : lookup.notFound);
     const { rendered } = response;
-    if (answers && key !== undefined && rendered && context?.reads && keepable(rendered)) {
-      answers.keep(key, { rendered, lookups: context.reads.lookups }, context.reads, keptBytes(key, rendered, context.reads));
+    // Not a body whose Last-Modified was held back to now (a created_at in the future): made again
+    // later, it would say a later time.
+    if (answers && key !== undefined && rendered && context?.reads && !rendered.validators.heldBack) {
+      answers.keep(key, { rendered: keptRendered(rendered), lookups: context.reads.lookups }, context.reads, keptBytes(key, rendered, context.reads));
     }
     return response;
   };
 }
 
 /**
- * Not a body whose Last-Modified was held back to now (a created_at in the future, or this very
- * second): made again later, it would say a later time.
+ * The body as kept: stored JSON by its bytes only (the hot cache's), not the text a resolver may
+ * have decoded from them on the way (JsonText keeps it once made), which HOT_CACHE_MB does not count.
  */
-function keepable({ validators }: Rendered): boolean {
-  return validators.lastModified === undefined || validators.lastModified < Math.floor(Date.now() / 1000);
+function keptRendered({ parts, validators }: Rendered): Rendered {
+  return { parts: parts.map((part) => (typeof part === 'string' ? part : new JsonText(part.bytes))), validators };
 }
 
-/** An estimate of what a kept answer holds besides the entries' bytes: its key, tag, parts and counts. */
+/** An estimate of what a kept answer holds besides the entries' bytes: its key, tag, parts (strings as UTF-16) and counts. */
 function keptBytes(key: string, { parts, validators }: Rendered, reads: ReadReceipt): number {
-  return 200 + 2 * (key.length + validators.etag.length) + 16 * parts.length + 48 * reads.lookups.length;
+  let bytes = 200 + 2 * (key.length + validators.etag.length) + 48 * reads.lookups.length;
+  for (const part of parts) bytes += typeof part === 'string' ? 40 + 2 * part.length : 48;
+  return bytes;
+}
+
+/** What `parse` returns, or undefined where it throws (the lookup itself then says why). */
+export function parsedOrUndefined<T>(parse: () => T): T | undefined {
+  try {
+    return parse();
+  } catch {
+    return undefined;
+  }
 }
