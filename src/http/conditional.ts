@@ -43,10 +43,18 @@ function joinedIds(events: readonly Buffer[]): Buffer {
   return joined;
 }
 
-/** The headers that carry the validators. */
-export function validatorHeaders({ etag, lastModified }: Validators): Record<string, string> {
-  return lastModified === undefined ? { etag } : { etag, 'last-modified': httpDate(lastModified) };
+/** The headers that carry the validators: made once per validators (a kept answer's are served again). */
+export function validatorHeaders(validators: Validators): Record<string, string> {
+  let headers = HEADERS.get(validators);
+  if (headers === undefined) {
+    const { etag, lastModified } = validators;
+    headers = lastModified === undefined ? { etag } : { etag, 'last-modified': httpDate(lastModified) };
+    HEADERS.set(validators, headers);
+  }
+  return headers;
 }
+
+const HEADERS = new WeakMap<Validators, Record<string, string>>();
 
 /** HTTP dates of recent created_at values: formatting one per answer was 1% of a cached lookup's CPU. */
 const HTTP_DATES = new Map<number, string>();
