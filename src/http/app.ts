@@ -29,7 +29,7 @@ import {
 import cors from '@fastify/cors';
 import { createFailureLog } from './failure-log.js';
 import { createLookupYoga } from './graphql/create-yoga.js';
-import { createDirectGraphql } from './graphql/direct-execution.js';
+import { createDirectGraphql, type KeptGraphqlAnswer } from './graphql/direct-execution.js';
 import { registerGraphqlRoute } from './graphql/graphql-route.js';
 import { PreparedOperations } from './graphql/prepared-operations.js';
 import { registerRateLimits } from './rate-limits.js';
@@ -178,7 +178,8 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
     createContext: newContext,
   });
   const prepared = new PreparedOperations({ schema, logger, limits: config.lookup, config: config.graphql });
-  registerGraphqlRoute(app, yoga, createDirectGraphql({ yoga, logger, logFailure, prepared, createContext: newContext }));
+  const graphqlAnswers = store.answerCache?.<KeptGraphqlAnswer>();
+  registerGraphqlRoute(app, yoga, createDirectGraphql({ yoga, logger, logFailure, prepared, createContext: newContext, ...(graphqlAnswers ? { answers: graphqlAnswers } : {}) }));
 
   const restPaths = new Set<string>(REST_LOOKUPS.map((lookup) => lookup.path));
   app.setNotFoundHandler((request, reply) => {

@@ -108,12 +108,18 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     (coordinates): Promise<ReadAnswer[]> =>
       relays ? relays.fill.addresses(coordinates, relays.request) : counted('address', guarded(() => store.getByCoordinates(coordinates, reads)), reads),
   );
-  const nip05Verifications = new DataLoader<string, string | null>((pubkeys) =>
-    guarded(() => store.marks.notes(pubkeys.map(nip05VerificationMarkKey))),
-  );
+  // Every read below is beside the hot cache (marks, the relationship index, relays): a request that
+  // makes one has an answer that is not kept (read-receipt.ts).
+  const notKept = () => reads?.spoil();
+  const readBeside = <T>(read: () => Promise<T>): Promise<T> => {
+    notKept();
+    return guarded(read);
+  };
+  const nip05Verifications = new DataLoader<string, string | null>((pubkeys) => readBeside(() => store.marks.notes(pubkeys.map(nip05VerificationMarkKey))));
   // The relationship fill, when there is one (context.ts), brings what relays know about these
   // events into the index before it is read: once per batch, for every id of the batch.
   const relationStats = new DataLoader<string, RelationStats>(async (ids) => {
+    notKept();
     await relationFill?.ensure(ids);
     const stats = await guarded(() => store.relations.stats(ids));
     metrics.lookups('relations', 'index_hit', ids.length);
@@ -121,12 +127,13 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
   });
   const replyPages = new DataLoader<ReplyPageKey, ReplyPosition[], string>(
     async (pages) => {
+      notKept();
       await relationFill?.ensure([...new Set(pages.map((page) => page.id))]);
       return guarded(() => Promise.all(pages.map(({ id, after, first }) => store.relations.replies(id, after, first))));
     },
     { cacheKeyFn: ({ id, after, first }) => `${id}:${after ? `${after.createdAt}:${after.id}` : ''}:${first}` },
   );
-  const readNotes = (pages: readonly NotePageKey[]) => guarded(() => Promise.all(pages.map(({ author, kinds, after, first }) => store.relations.notes(author, kinds, after, first))));
+  const readNotes = (pages: readonly NotePageKey[]) => readBeside(() => Promise.all(pages.map(({ author, kinds, after, first }) => store.relations.notes(author, kinds, after, first))));
   const notePages = new DataLoader<NotePageKey, ReplyPosition[], string>(
     async (pages) => {
       if (!notesFill) return readNotes(pages);
@@ -148,20 +155,23 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     },
     { cacheKeyFn: ({ author, kinds, after, first }) => `${author}:${kinds.join(',')}:${after ? `${after.createdAt}:${after.id}` : ''}:${first}` },
   );
-  const zapTotals = new DataLoader<ZapQuery, ZapTotal, string>((queries) => guarded(() => store.relations.zapTotals(queries)), {
+  const zapTotals = new DataLoader<ZapQuery, ZapTotal, string>((queries) => readBeside(() => store.relations.zapTotals(queries)), {
     cacheKeyFn: ({ subject, recipient, provider }) => `${subject}:${recipient}:${provider ?? ''}`,
   });
-  const zapProviderNotes = new DataLoader<string, string | null>((pubkeys) => guarded(() => store.marks.notes(pubkeys.map(zapProviderMarkKey))));
-  const zapSenders = (subject: ZapSubject, groups: readonly { recipient: string; provider: string }[]) => guarded(() => store.relations.zapSenders(subject, groups));
-  const followCounts = new DataLoader<string, FollowCounts>((pubkeys) => guarded(() => store.relations.followCounts(pubkeys)));
+  const zapProviderNotes = new DataLoader<string, string | null>((pubkeys) => readBeside(() => store.marks.notes(pubkeys.map(zapProviderMarkKey))));
+  const zapSenders = (subject: ZapSubject, groups: readonly { recipient: string; provider: string }[]) =>
+    readBeside(() => store.relations.zapSenders(subject, groups));
+  const followCounts = new DataLoader<string, FollowCounts>((pubkeys) => readBeside(() => store.relations.followCounts(pubkeys)));
   // With relays, the follow lists naming these pubkeys are asked first (fill/relation-fill.ts
   // FOLLOWERS): for followersCount and followers only (followingCount reads the counts alone).
   const followerCounts = new DataLoader<string, FollowCounts>(async (pubkeys) => {
+    notKept();
     await followersFill?.ensure(pubkeys);
     return guarded(() => store.relations.followCounts(pubkeys));
   });
   const followerPages = new DataLoader<{ pubkey: string; after: string | null; first: number }, string[], string>(
     async (pages) => {
+      notKept();
       await followersFill?.ensure([...new Set(pages.map((page) => page.pubkey))]);
       return guarded(() => Promise.all(pages.map(({ pubkey, after, first }) => store.relations.followers(pubkey, after, first))));
     },
@@ -171,6 +181,7 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
   // same search twice in a request (aliases) is read once.
   const searches = new Map<string, Promise<string[]>>();
   const searchProfiles = (words: readonly string[], first: number) => {
+    notKept();
     const key = `${first} ${words.join(' ')}`;
     let search = searches.get(key);
     if (!search) {

@@ -43,7 +43,14 @@ export interface AnswerSlots {
  * again refreshes its entries' place once a second, so that they are not evicted for want of reads.
  */
 export class AnswerCache<T> {
-  constructor(private readonly slots: AnswerSlots) {}
+  /** Hashes of keys offered once, oldest first: an answer is kept the second time it is made. */
+  private readonly offered = new Set<number>();
+
+  constructor(
+    private readonly slots: AnswerSlots,
+    /** How many keys offered once are remembered (about as many as answers fit in the cache). */
+    private readonly maxOffered: number,
+  ) {}
 
   /** The answer kept for `key`, if it is still true. */
   get(key: string): T | undefined {
@@ -67,7 +74,7 @@ export class AnswerCache<T> {
    * entries has gone since. `size`: its bookkeeping in bytes (the caller's estimate).
    */
   keep(key: string, value: T, receipt: ReadReceipt, size: number): void {
-    if (!receipt.whole) return;
+    if (!receipt.whole || !this.offeredBefore(key)) return;
     const dependencies = [...new Set(receipt.dependencies)];
     let expiresAt = Infinity;
     for (const dependency of dependencies) {
@@ -89,9 +96,34 @@ export class AnswerCache<T> {
     // Holding it may have evicted one of its own entries, which could not tell it yet.
     if (dependencies.some((dependency) => dependency.gone)) answer.drop();
   }
+
+  /**
+   * Whether `key` was offered before (then forgotten: it is kept now), else remembered. Admitting an
+   * answer only the second time it is made keeps out what is asked once: under a skewed load, answers
+   * to the long tail pushed out the values the hot keys need (Redis commands per cached lookup rose
+   * from 0.10 to 0.16 under Zipf 1.1: BENCHMARKS.md), and a client sending ever new keys fills nothing.
+   * Keys are remembered by a 32-bit hash: a collision only admits an answer early.
+   */
+  private offeredBefore(key: string): boolean {
+    const hash = fnv1a(key);
+    if (this.offered.delete(hash)) return true;
+    if (this.offered.size >= this.maxOffered) this.offered.delete(this.offered.values().next().value as number);
+    this.offered.add(hash);
+    return false;
+  }
+}
+
+/** FNV-1a, 32 bits, over the UTF-16 code units of `text`. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index++) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193);
+  return hash >>> 0;
 }
 
 /** Forgets an answer that is no longer held (evicted, replaced, dropped): its entries need not tell it. */
 export function detachAnswer(answer: KeptAnswer): void {
-  for (const dependency of answer.dependencies) dependency.dependents?.delete(answer);
+  for (const dependency of answer.dependencies) {
+    dependency.dependents?.delete(answer);
+    if (dependency.dependents?.size === 0) dependency.dependents = undefined;
+  }
 }

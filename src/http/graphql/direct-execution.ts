@@ -1,7 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type DocumentNode, type ExecutionResult, GraphQLError, getOperationAST } from 'graphql';
 import { LookupError } from '../../errors.js';
+import { metrics } from '../../metrics/metrics.js';
+import type { AnswerCache } from '../../store/answer-cache.js';
 import { stringifyKeepingJsonText } from '../../store/json-text.js';
+import { type CountedLookup, ReadReceipt } from '../../store/read-receipt.js';
 import type { Logger } from '../../logger.js';
 import type { FailureLog } from '../failure-log.js';
 import type { GraphQLContext } from '../../schema/context.js';
@@ -44,22 +47,32 @@ export interface DirectGraphqlOptions {
   logFailure: FailureLog;
   /** The queries apps repeat, run without the envelop pipeline (prepared-operations.ts). */
   prepared: PreparedOperations;
-  createContext(client: string): GraphQLContext;
+  createContext(client: string, reads?: ReadReceipt): GraphQLContext;
+  /** Answers of prepared operations kept while what they were made of holds (store/answer-cache.ts); absent: every one runs. */
+  answers?: AnswerCache<KeptGraphqlAnswer>;
 }
 
-export function createDirectGraphql({ yoga, logger, logFailure, prepared, createContext }: DirectGraphqlOptions): DirectGraphql {
+/** A prepared operation's answer, kept: its body and the lookups it stands for. */
+export interface KeptGraphqlAnswer {
+  body: Buffer;
+  lookups: readonly CountedLookup[];
+}
+
+/** The longest key (media type, operation, variables) an answer is kept under: a longer one is run each time. */
+const MAX_KEPT_KEY_LENGTH = 4096;
+
+export function createDirectGraphql({ yoga, logger, logFailure, prepared, createContext, answers }: DirectGraphqlOptions): DirectGraphql {
   return {
     async answer(request, reply, body) {
       const mediaType = responseMediaType(request.headers.accept);
       if (!mediaType || !isJsonContentType(request.headers['content-type'])) return false;
       const params = readParams(body);
       if (!params) return false;
+      const sendBody = (status: number, body: Buffer) => reply.status(status).header('content-type', `${mediaType}; charset=utf-8`).send(body);
       const send = (result: ExecutionResult) => {
         tagResultErrors(result);
         const safe = redactResult(result);
-        const executed = 'data' in safe;
-        reply.status(executed ? 200 : 400).header('content-type', `${mediaType}; charset=utf-8`);
-        return reply.send(stringifyResult(safe));
+        return sendBody('data' in safe ? 200 : 400, stringifyResult(safe));
       };
       // As yoga's onParams hook (use-redact-secret-keys): refused whole, before anything else.
       if (namesSecretKey(params)) {
@@ -68,9 +81,25 @@ export function createDirectGraphql({ yoga, logger, logFailure, prepared, create
       }
       const operation = prepared.get(params.query, params.operationName);
       if (operation) {
-        const result = await prepared.run(operation, createContext(request.ip), params.variables);
+        const key = answers && keptKey(mediaType, params);
+        const kept = key === undefined ? undefined : answers?.get(key);
+        if (kept) {
+          metrics.lookupsAgain(kept.lookups);
+          await sendBody(200, kept.body);
+          return true;
+        }
+        // Kept the second time it is made (answer-cache.ts): ever new variables fill nothing.
+        const reads = key !== undefined ? new ReadReceipt() : undefined;
+        const result = await prepared.run(operation, createContext(request.ip, reads), params.variables);
         logResultErrors(logger, logFailure, result.errors);
-        await send(result);
+        if (key === undefined || reads === undefined || result.errors) {
+          await send(result);
+          return true;
+        }
+        // A whole answer without errors is kept (redacted as sent: the same bytes again).
+        const body = stringifyResult(redactResult(result));
+        answers?.keep(key, { body, lookups: reads.lookups }, reads, 200 + 2 * key.length + body.length);
+        await sendBody(200, body);
         return true;
       }
       const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({ req: request, reply, params } as never);
@@ -155,6 +184,12 @@ function readParams(body: Buffer): Params | undefined {
     ...(variables != null ? { variables: variables as Record<string, unknown> } : {}),
     ...(operationName != null ? { operationName } : {}),
   };
+}
+
+/** What a prepared operation's answer is kept under, or undefined (too long to keep). */
+function keptKey(mediaType: string, { query, operationName, variables }: Params): string | undefined {
+  const key = `${mediaType}\u0000${operationName ?? ''}\u0000${query}\u0000${JSON.stringify(variables ?? {})}`;
+  return key.length <= MAX_KEPT_KEY_LENGTH ? key : undefined;
 }
 
 function asGraphQLError(error: unknown): GraphQLError {

@@ -272,7 +272,7 @@ export class HotCache {
 
   constructor(
     private readonly source: HotCacheSource,
-    maxBytes: number,
+    private readonly maxBytes: number,
     private readonly onState: (on: boolean, problem?: string) => void = () => {},
   ) {
     this.slots = new LRUCache<string, Slot>({
@@ -463,7 +463,9 @@ export class HotCache {
         this.stats.answers++;
       },
     };
-    return new AnswerCache<T>(answerSlots);
+    // About as many keys remembered as answers fit in the cache (~1 KB each): what a client asks
+    // twice within that many others can be kept.
+    return new AnswerCache<T>(answerSlots, Math.max(1024, Math.floor(this.maxBytes / 1024)));
   }
 
   async close(): Promise<void> {
