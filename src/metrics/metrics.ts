@@ -119,7 +119,7 @@ scraped(`${PREFIX}hot_cache_reads_total`, 'Store reads the hot cache answered wh
 scraped(`${PREFIX}hot_cache_invalidations_total`, 'Keys Redis said were written (dropped from the hot cache), and times the cache was emptied (flush).', 'counter', () =>
   hotCache ? [{ labels: { kind: 'key' }, value: hotCache.stats.invalidations }, { labels: { kind: 'flush' }, value: hotCache.stats.flushes }] : [],
 );
-scraped(`${PREFIX}hot_cache_answers_served_total`, 'REST answers served as kept, made only of hot cache entries that still hold (store/answer-cache.ts): no lookup run.', 'counter', () =>
+scraped(`${PREFIX}hot_cache_answers_served_total`, 'Answers (REST, and prepared GraphQL queries) served as kept, made only of hot cache entries that still hold (store/answer-cache.ts): no lookup run, no cache read.', 'counter', () =>
   hotCache ? [{ labels: {}, value: hotCache.stats.answers }] : [],
 );
 scraped(`${PREFIX}hot_cache_bytes`, 'Bytes the hot cache holds (as it measures them: values, and kept answers\' bookkeeping); 0 while it is off.', 'gauge', () => (hotCache ? [{ labels: {}, value: hotCache.active ? hotCache.size : 0 }] : []));

@@ -60,6 +60,13 @@ export interface KeptGraphqlAnswer {
 
 /** The longest key (media type, operation, variables) an answer is kept under: a longer one is run each time. */
 const MAX_KEPT_KEY_LENGTH = 4096;
+/**
+ * The largest body kept. A GraphQL answer is a copy (stored JSON written as escaped strings), not
+ * parts of the cache's values as a REST answer is: larger ones crowded out the values themselves
+ * (an event with ten profiles, 11 KB, asked in turn over 10,000 events, took the Redis commands of
+ * the REST /event beside it from 0 to 0.81 per lookup: BENCHMARKS.md, session 20).
+ */
+const MAX_KEPT_BODY_BYTES = 4096;
 
 export function createDirectGraphql({ yoga, logger, logFailure, prepared, createContext, answers }: DirectGraphqlOptions): DirectGraphql {
   return {
@@ -98,7 +105,7 @@ export function createDirectGraphql({ yoga, logger, logFailure, prepared, create
         }
         // A whole answer without errors is kept (redacted as sent: the same bytes again).
         const body = stringifyResult(redactResult(result));
-        answers?.keep(key, { body, lookups: reads.lookups }, reads, 200 + 2 * key.length + body.length);
+        if (body.length <= MAX_KEPT_BODY_BYTES) answers?.keep(key, { body, lookups: reads.lookups }, reads, 200 + 2 * key.length + body.length);
         await sendBody(200, body);
         return true;
       }
