@@ -31,16 +31,18 @@ export interface AnswerSlots {
 }
 
 /**
- * Answers made only of what the hot cache holds (a REST lookup's body parts and validators), each
- * kept by the request that made it (its key: route and parameter) with the entries it was made of
- * (a ReadReceipt). An answer is dropped the moment any of those entries goes (a key written by
- * anyone, evicted, or the cache emptied: hot-cache.ts), or its earliest mark expires; so an answer
- * served from here is the one its lookup would make again now, without running it: no GraphQL
- * operation, no loaders, no checks of the stored events, no ETag digest.
+ * Answers made only of what the hot cache holds (a REST lookup's body parts and validators, a
+ * prepared GraphQL query's body), each kept by a request that made it (its key: what was asked)
+ * with the entries it was made of (a ReadReceipt), the second time it is made. An answer is dropped
+ * the moment any of those entries goes (a key written by anyone, evicted, or the cache emptied:
+ * hot-cache.ts), or its earliest mark expires; so an answer served from here is the one its lookup
+ * would make again now, without running it: no GraphQL operation, no loaders, no checks of the
+ * stored events, no ETag digest.
  *
- * Answers hold no bytes of their own (their parts are the entries' values), only bookkeeping, which
- * counts against HOT_CACHE_MB with the entries (one bound, one eviction order). An answer served
- * again refreshes its entries' place once a second, so that they are not evicted for want of reads.
+ * A REST answer holds no bytes of its own (its parts are the entries' values), only bookkeeping; a
+ * GraphQL one its body. Both count against HOT_CACHE_MB with the entries (one bound, one eviction
+ * order). An answer served again refreshes its entries' place once a second, so that they are not
+ * evicted for want of reads.
  */
 export class AnswerCache<T> {
   /** Hashes of keys offered once, oldest first: an answer is kept the second time it is made. */
