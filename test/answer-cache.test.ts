@@ -14,6 +14,8 @@ import { createTestStore, type TestStore, testClusterNodes } from './support/tes
 import { getJson, postGraphql, startTestServer, type TestServer } from './support/test-server.js';
 
 const T = 1_700_000_000;
+/** Runs of the property below (FUZZ_RUNS for a long run). */
+const RUNS = Number(process.env.FUZZ_RUNS ?? 15);
 /** The profiles map of an /event answer, as names by pubkey. */
 const namesOf = (answer: { body: unknown }) =>
   Object.fromEntries(Object.entries((answer.body as { profiles: Record<string, { content: string }> }).profiles).map(([pubkey, event]) => [pubkey, JSON.parse(event.content).name]));
@@ -269,9 +271,10 @@ describe.skipIf(testClusterNodes() !== undefined)('kept REST answers (the hot ca
           await sleep(50);
         }
       }),
-      { numRuns: Number(process.env.FUZZ_RUNS ?? 15) },
+      { numRuns: RUNS },
     );
-  });
+    // Each run writes and waits up to 12 times 50 ms: longer runs (FUZZ_RUNS) get the time they need.
+  }, 20_000 + RUNS * 800);
 });
 
 /** The name of a note's author among `authors`. */
