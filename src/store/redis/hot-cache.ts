@@ -210,7 +210,7 @@ class TrackedNode {
 
 /** Whether a ROLE reply names a master. */
 function isMaster(role: unknown): boolean {
-  return Array.isArray(role) && String(role[0]) === 'master';
+  return Array.isArray(role) && replyText(role[0]) === 'master';
 }
 
 /** The node key (`host:port`, as a cluster's slot table names it) as host and port. */
@@ -583,9 +583,22 @@ interface GroupAnswer {
 /** Whether CLIENT TRACKINGINFO (RESP3 map or RESP2 list) says tracking is on, unbroken, redirected to `id`. */
 export function trackingRedirectsTo(info: unknown, id: number | undefined): boolean {
   const fields = new Map<string, unknown>();
-  if (info instanceof Map) for (const [name, value] of info) fields.set(String(name), value);
-  else if (Array.isArray(info)) for (let index = 0; index + 1 < info.length; index += 2) fields.set(String(info[index]), info[index + 1]);
-  else if (info && typeof info === 'object') for (const [name, value] of Object.entries(info)) fields.set(name, value);
-  const flags = [fields.get('flags')].flat().map(String);
-  return flags.includes('on') && !flags.includes('broken_redirect') && Number(fields.get('redirect')) === id;
+  const field = (name: unknown, value: unknown) => {
+    const text = replyText(name);
+    if (text !== undefined) fields.set(text, value);
+  };
+  if (info instanceof Map) for (const [name, value] of info) field(name, value);
+  else if (Array.isArray(info)) for (let index = 0; index + 1 < info.length; index += 2) field(info[index], info[index + 1]);
+  else if (info && typeof info === 'object') for (const [name, value] of Object.entries(info)) field(name, value);
+  const flags = [fields.get('flags')].flat().map(replyText);
+  const redirect = replyText(fields.get('redirect'));
+  return flags.includes('on') && !flags.includes('broken_redirect') && redirect !== undefined && Number(redirect) === id;
+}
+
+/** A reply element as text, or undefined when it is not a string, number or buffer: String() throws on some objects. */
+function replyText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  if (Buffer.isBuffer(value)) return value.toString();
+  return undefined;
 }
