@@ -58,7 +58,7 @@ export interface KeptGraphqlAnswer {
   lookups: readonly CountedLookup[];
 }
 
-/** The longest key (media type, operation, variables) an answer is kept under: a longer one is run each time. */
+/** The longest body an answer is kept under (its key): a longer one is run each time. */
 const MAX_KEPT_KEY_LENGTH = 4096;
 /**
  * The largest body kept. A GraphQL answer is a copy (stored JSON written as escaped strings), not
@@ -73,9 +73,19 @@ export function createDirectGraphql({ yoga, logger, logFailure, prepared, create
     async answer(request, reply, body) {
       const mediaType = responseMediaType(request.headers.accept);
       if (!mediaType || !isJsonContentType(request.headers['content-type'])) return false;
+      const sendBody = (status: number, body: Buffer) => reply.status(status).header('content-type', `${mediaType}; charset=utf-8`).send(body);
+      // Kept under the body's own bytes: the same bytes parse, pass the checks below and run the
+      // same way, so a kept answer is found without parsing anything. (Spellings of one request
+      // are kept apart, as different variables are: each bounded by HOT_CACHE_MB like any answer.)
+      const key = answers && body.length <= MAX_KEPT_KEY_LENGTH ? `${mediaType}\u0000${body.toString('latin1')}` : undefined;
+      const kept = key === undefined ? undefined : answers?.get(key);
+      if (kept) {
+        metrics.lookupsAgain(kept.lookups);
+        await sendBody(200, kept.body);
+        return true;
+      }
       const params = readParams(body);
       if (!params) return false;
-      const sendBody = (status: number, body: Buffer) => reply.status(status).header('content-type', `${mediaType}; charset=utf-8`).send(body);
       const send = (result: ExecutionResult) => {
         tagResultErrors(result);
         const safe = redactResult(result);
@@ -88,13 +98,6 @@ export function createDirectGraphql({ yoga, logger, logFailure, prepared, create
       }
       const operation = prepared.get(params.query, params.operationName);
       if (operation) {
-        const key = answers && keptKey(mediaType, params);
-        const kept = key === undefined ? undefined : answers?.get(key);
-        if (kept) {
-          metrics.lookupsAgain(kept.lookups);
-          await sendBody(200, kept.body);
-          return true;
-        }
         // Kept the second time it is made (answer-cache.ts): ever new variables fill nothing.
         const reads = key !== undefined ? new ReadReceipt() : undefined;
         const result = await prepared.run(operation, createContext(request.ip, reads), params.variables);
@@ -191,12 +194,6 @@ function readParams(body: Buffer): Params | undefined {
     ...(variables != null ? { variables: variables as Record<string, unknown> } : {}),
     ...(operationName != null ? { operationName } : {}),
   };
-}
-
-/** What a prepared operation's answer is kept under, or undefined (too long to keep). */
-function keptKey(mediaType: string, { query, operationName, variables }: Params): string | undefined {
-  const key = `${mediaType}\u0000${operationName ?? ''}\u0000${query}\u0000${JSON.stringify(variables ?? {})}`;
-  return key.length <= MAX_KEPT_KEY_LENGTH ? key : undefined;
 }
 
 function asGraphQLError(error: unknown): GraphQLError {
