@@ -6,6 +6,7 @@ import { createContext } from '../src/schema/context.js';
 import type { KeptAnswer } from '../src/http/routes/rest-lookup.js';
 import type { KeptGraphqlAnswer } from '../src/http/graphql/direct-execution.js';
 import { ReadReceipt } from '../src/store/read-receipt.js';
+import { OfferedKeys } from '../src/store/answer-cache.js';
 import { deletion } from './support/deletion-conformance.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { type CachedInstance, cachedInstance } from './support/hot-cache-instance.js';
@@ -27,6 +28,27 @@ const seen = (answer: Awaited<ReturnType<typeof getJson>>) => ({
   text: answer.text,
   etag: answer.headers.get('etag'),
   lastModified: answer.headers.get('last-modified'),
+});
+
+describe('keys offered once (the admission of kept answers)', () => {
+  it('a key is admitted the second time it is offered, then forgotten; at most `max` are remembered, the oldest going first', () => {
+    const offered = new OfferedKeys(3);
+    expect(offered.seenBefore('/event?a')).toBe(false);
+    expect(offered.seenBefore('/event?a')).toBe(true);
+    expect(offered.size).toBe(0);
+    for (const key of ['k1', 'k2', 'k3', 'k4']) expect(offered.seenBefore(key)).toBe(false);
+    expect(offered.size).toBe(3);
+    // k1 went first; the others are still remembered.
+    expect(offered.seenBefore('k2')).toBe(true);
+    expect(offered.seenBefore('k1')).toBe(false);
+    fc.assert(
+      fc.property(fc.array(fc.string({ maxLength: 40 }), { maxLength: 200 }), (keys) => {
+        const bounded = new OfferedKeys(16);
+        for (const key of keys) bounded.seenBefore(key);
+        return bounded.size <= 16;
+      }),
+    );
+  });
 });
 
 // Issue 29 §1: REST answers made only of the hot cache's entries, kept while those entries hold

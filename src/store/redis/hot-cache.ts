@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { endOfTurn } from '../../end-of-turn.js';
-import { AnswerCache, type AnswerSlots, detachAnswer, type KeptAnswer } from '../answer-cache.js';
+import { AnswerCache, type AnswerSlots, detachAnswer, type KeptAnswer, OfferedKeys } from '../answer-cache.js';
 import type { ReadDependency, ReadReceipt } from '../read-receipt.js';
 import { unpackEvent } from '../packed-event.js';
 import { checkOnce } from '../stored-event.js';
@@ -269,12 +269,19 @@ export class HotCache {
   private readonly cluster: Cluster | undefined;
   /** Counters for /metrics and the bench. */
   readonly stats = { hits: 0, misses: 0, invalidations: 0, flushes: 0, answers: 0 };
+  /**
+   * Keys of answers made once, for every answer cache of this one (REST and GraphQL keys differ):
+   * about as many as answers fit in the cache (~1 KB each), so what a client asks twice within that
+   * many others can be kept.
+   */
+  private readonly offeredKeys: OfferedKeys;
 
   constructor(
     private readonly source: HotCacheSource,
-    private readonly maxBytes: number,
+    maxBytes: number,
     private readonly onState: (on: boolean, problem?: string) => void = () => {},
   ) {
+    this.offeredKeys = new OfferedKeys(Math.max(1024, Math.floor(maxBytes / 1024)));
     this.slots = new LRUCache<string, Slot>({
       maxSize: maxBytes,
       sizeCalculation: (slot, key) => (isAnswer(slot) ? slot.size : key.length + (slot.value?.length ?? 0) + ENTRY_OVERHEAD),
@@ -463,9 +470,7 @@ export class HotCache {
         this.stats.answers++;
       },
     };
-    // About as many keys remembered as answers fit in the cache (~1 KB each): what a client asks
-    // twice within that many others can be kept.
-    return new AnswerCache<T>(answerSlots, Math.max(1024, Math.floor(this.maxBytes / 1024)));
+    return new AnswerCache<T>(answerSlots, this.offeredKeys);
   }
 
   async close(): Promise<void> {
