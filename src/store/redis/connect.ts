@@ -13,12 +13,16 @@ const reconnectDelay = (attempt: number) => Math.min(attempt * 200, 2000);
  * queueing (no request hangs), each command has a deadline, and the client keeps reconnecting in the
  * background so the service recovers by itself.
  */
-export function connectRedis(config: { url: string; timeoutMs: number }, extra: RedisOptions = {}): Redis {
+/**
+ * `timeoutMs`: REDIS_TIMEOUT_MS, the deadline of each command and of connecting; `commandTimeoutMs`,
+ * where given, the deadline of each command instead (a writer's: open-store.ts).
+ */
+export function connectRedis(config: { url: string; timeoutMs: number; commandTimeoutMs?: number }, extra: RedisOptions = {}): Redis {
   return new Redis(config.url, {
     ...extra,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: config.timeoutMs,
+    commandTimeout: config.commandTimeoutMs ?? config.timeoutMs,
     connectTimeout: Math.max(config.timeoutMs, 2000),
     retryStrategy: reconnectDelay,
     // Off: auto-pipelining allocates a Pipeline per tick and cost /event ~30% of its CPU
@@ -59,7 +63,7 @@ export function connectHotCache(config: ({ url: string } | { node: RedisOptions 
  * costs the requests of its window, not more. Reads and writes go to masters only: a replica may lag
  * behind what a client just wrote.
  */
-export function connectRedisCluster(config: ClusterSeeds & { timeoutMs: number }): Cluster {
+export function connectRedisCluster(config: ClusterSeeds & { timeoutMs: number; commandTimeoutMs?: number }): Cluster {
   const cluster = new Cluster(
     config.nodes.map(({ host, port }) => ({ host, port })),
     {
@@ -81,7 +85,7 @@ export function connectRedisCluster(config: ClusterSeeds & { timeoutMs: number }
       ...(config.tls ? { dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address) } : {}),
       redisOptions: {
         maxRetriesPerRequest: 1,
-        commandTimeout: config.timeoutMs,
+        commandTimeout: config.commandTimeoutMs ?? config.timeoutMs,
         connectTimeout: Math.max(config.timeoutMs, 2000),
         ...(config.username ? { username: config.username } : {}),
         ...(config.password ? { password: config.password } : {}),
