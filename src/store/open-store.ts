@@ -35,19 +35,20 @@ export function redactedRedisUrl(url: string): string {
 }
 
 /**
- * The shortest deadline of a command sent by `import` or `sync`, whatever REDIS_TIMEOUT_MS says. A
- * batch's commands are pipelined: the last waits in Redis for all before it (a batch of 500 follow
- * lists is seconds of Redis work), and a command given up on still runs there, leaving figures the
- * batch's retry cannot mend (README, "A write interrupted"). At 1 s, importing 600 follow lists of
- * 1,000 follows timed out and left 2,537 figures wrong. A Redis that stops answering is still
- * noticed: a lost connection fails at once.
+ * The shortest deadline of a command sent by a CLI command (`import`, `sync`, `relations`),
+ * whatever REDIS_TIMEOUT_MS says. A batch's commands are pipelined: the last waits in Redis for
+ * all before it (a batch of 500 follow lists is seconds of Redis work), and a command given up on
+ * still runs there, leaving figures the batch's retry cannot mend (README, "A write interrupted").
+ * At 1 s, importing 600 follow lists of 1,000 follows timed out and left 2,537 figures wrong. A
+ * Redis that stops answering is still noticed: a lost connection fails at once.
  */
 export const WRITER_COMMAND_TIMEOUT_MS = 60_000;
 
 /**
  * Opens the store the configuration names, and says at start which one and where. `writer`: the
- * store is opened by `import` or `sync`, whose batches REDIS_WAIT_REPLICAS confirms on replicas and
- * whose commands wait at least WRITER_COMMAND_TIMEOUT_MS.
+ * store is opened by a CLI command (`import`, `sync`, `relations`), whose batches
+ * REDIS_WAIT_REPLICAS confirms on replicas and whose commands wait at least
+ * WRITER_COMMAND_TIMEOUT_MS.
  */
 export function openStore(config: StoreConfig, logger: Logger, { writer = false }: { writer?: boolean } = {}): OpenedStore {
   if (config.kind === 'embedded') {
