@@ -101,7 +101,7 @@ export class AnswerCache<T> {
    * answer only the second time it is made keeps out what is asked once: under a skewed load, answers
    * to the long tail pushed out the values the hot keys need (Redis commands per cached lookup rose
    * from 0.10 to 0.16 under Zipf 1.1: BENCHMARKS.md), and a client sending ever new keys fills nothing.
-   * Keys are remembered by a 32-bit hash: a collision only admits an answer early.
+   * Keys are remembered by a 30-bit hash (OfferedKeys): a collision only admits an answer early.
    */
   private offeredBefore(key: string): boolean {
     return this.offered.seenBefore(key);

@@ -11,11 +11,8 @@ const reconnectDelay = (attempt: number) => Math.min(attempt * 200, 2000);
 /**
  * Connects to Redis for the event index. While Redis is unreachable, commands fail at once instead of
  * queueing (no request hangs), each command has a deadline, and the client keeps reconnecting in the
- * background so the service recovers by itself.
- */
-/**
- * `timeoutMs`: REDIS_TIMEOUT_MS, the deadline of each command and of connecting; `commandTimeoutMs`,
- * where given, the deadline of each command instead (a writer's: open-store.ts).
+ * background so the service recovers by itself. `timeoutMs` (REDIS_TIMEOUT_MS) bounds connecting and
+ * each command; `commandTimeoutMs`, where given, each command instead (a CLI writer's: open-store.ts).
  */
 export function connectRedis(config: { url: string; timeoutMs: number; commandTimeoutMs?: number }, extra: RedisOptions = {}): Redis {
   return new Redis(config.url, {
