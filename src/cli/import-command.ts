@@ -48,7 +48,7 @@ export async function runImport(
     process.stderr.write(`nostr-lookup import: cannot read ${source}: ${(error as Error).message}\n`);
     return 1;
   }
-  const store = await openCommandStore('import', config, logger);
+  const store = await openCommandStore('import', config, logger, { bulk: true });
   if (!store) return 1;
 
   // A progress bar only for people watching a terminal; by bytes when the size is known.

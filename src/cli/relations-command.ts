@@ -18,7 +18,7 @@ const SHOWN_DIFFERENCES = 20;
  * Both read every stored event: run them with writers (`serve`'s fill, `import`, `sync`) stopped.
  */
 export async function runRelations(action: 'rebuild' | 'check', options: RelationsCommandOptions, config: Config, logger: Logger): Promise<number> {
-  const store = await openCommandStore(`relations ${action}`, config, logger);
+  const store = await openCommandStore(`relations ${action}`, config, logger, { bulk: true });
   if (!store) return 1;
   try {
     // A rebuild is checked at once: what it related, then any difference left.

@@ -343,7 +343,7 @@ export interface HttpConfig {
 /** What a single Redis and a Redis Cluster share. */
 export interface RedisConfig {
   keyPrefix: string;
-  /** REDIS_TIMEOUT_MS: deadline of each command (on a cluster, of each read as a whole, redirections included); the CLI's commands wait at least WRITER_COMMAND_TIMEOUT_MS (open-store.ts). */
+  /** REDIS_TIMEOUT_MS: deadline of each command (on a cluster, of each read as a whole, redirections included); `import` and `relations` wait at least BULK_COMMAND_TIMEOUT_MS (open-store.ts). */
   timeoutMs: number;
   /** REDIS_WAIT_REPLICAS: `import` and `sync` confirm each batch on this many replicas (0: not). */
   waitReplicas: number;

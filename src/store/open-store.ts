@@ -35,22 +35,24 @@ export function redactedRedisUrl(url: string): string {
 }
 
 /**
- * The shortest deadline of a command sent by a CLI command (`import`, `sync`, `relations`),
- * whatever REDIS_TIMEOUT_MS says. A batch's commands are pipelined: the last waits in Redis for
- * all before it (a batch of 500 follow lists is seconds of Redis work), and a command given up on
- * still runs there, leaving figures the batch's retry cannot mend (README, "A write interrupted").
- * At 1 s, importing 600 follow lists of 1,000 follows timed out and left 2,537 figures wrong. A
- * Redis that stops answering is still noticed: a lost connection fails at once.
+ * The shortest deadline of a command sent by a bulk CLI command (`import`, `relations`), whatever
+ * REDIS_TIMEOUT_MS says. A batch's commands are pipelined: the last waits in Redis for all before it
+ * (a batch of 500 follow lists is seconds of Redis work), and a command given up on still runs
+ * there, leaving figures the batch's retry cannot mend (README, "A write interrupted"). At 1 s,
+ * importing 600 follow lists of 1,000 follows timed out and left 2,537 figures wrong. The price: a
+ * Redis that hangs with its connection open is noticed after this long, not after
+ * REDIS_TIMEOUT_MS. `sync` keeps REDIS_TIMEOUT_MS: it has no backpressure (what relays send while
+ * a write waits is queued behind it), so a long wait on a hung Redis would grow its memory.
  */
-export const WRITER_COMMAND_TIMEOUT_MS = 60_000;
+export const BULK_COMMAND_TIMEOUT_MS = 60_000;
 
 /**
  * Opens the store the configuration names, and says at start which one and where. `writer`: the
  * store is opened by a CLI command (`import`, `sync`, `relations`), whose batches
- * REDIS_WAIT_REPLICAS confirms on replicas and whose commands wait at least
- * WRITER_COMMAND_TIMEOUT_MS.
+ * REDIS_WAIT_REPLICAS confirms on replicas; `bulk`: one whose commands wait at least
+ * BULK_COMMAND_TIMEOUT_MS (`import`, `relations`), reads on a cluster included.
  */
-export function openStore(config: StoreConfig, logger: Logger, { writer = false }: { writer?: boolean } = {}): OpenedStore {
+export function openStore(config: StoreConfig, logger: Logger, { writer = false, bulk = false }: { writer?: boolean; bulk?: boolean } = {}): OpenedStore {
   if (config.kind === 'embedded') {
     let store: LmdbEventStore;
     try {
@@ -65,7 +67,7 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false 
   let client: RedisClient;
   let where: Record<string, string | number>;
   let description: string;
-  const commandTimeoutMs = writer ? Math.max(config.timeoutMs, WRITER_COMMAND_TIMEOUT_MS) : config.timeoutMs;
+  const commandTimeoutMs = bulk ? Math.max(config.timeoutMs, BULK_COMMAND_TIMEOUT_MS) : config.timeoutMs;
   if (config.kind === 'redis-cluster') {
     client = connectRedisCluster({ ...config, commandTimeoutMs });
     where = { store: 'redis-cluster', seedNodes: describeSeeds(config), keyPrefix: config.keyPrefix };
@@ -131,7 +133,7 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false 
     metrics.followHotCache(hotCache);
   }
   return {
-    store: new RedisEventStore(client, config.keyPrefix, { publicUrl: config.publicUrl, timeoutMs: config.timeoutMs, waitReplicas, hotCache, packEvents: config.packEvents ?? true }),
+    store: new RedisEventStore(client, config.keyPrefix, { publicUrl: config.publicUrl, timeoutMs: config.timeoutMs, readTimeoutMs: commandTimeoutMs, waitReplicas, hotCache, packEvents: config.packEvents ?? true }),
     description,
     ready: (timeoutMs) => waitUntilReady(client, timeoutMs),
   };

@@ -94,8 +94,10 @@ export interface RedisStoreOptions {
    * of every master hold it (WAIT), so that a failover cannot lose it. 0: not waited for.
    */
   waitReplicas?: number;
-  /** REDIS_TIMEOUT_MS: on a cluster, the deadline of one read as a whole; and what WAIT may take. */
+  /** REDIS_TIMEOUT_MS: what WAIT may take; and on a cluster, the deadline of one read as a whole. */
   timeoutMs?: number;
+  /** On a cluster, the deadline of one read as a whole where it is not `timeoutMs` (a bulk CLI command's: open-store.ts). */
+  readTimeoutMs?: number;
   /** HOT_CACHE_MB: events, latest replaceable events and their marks kept in process, kept true by Redis (hot-cache.ts). */
   hotCache?: HotCache;
   /** REDIS_PACK_EVENTS: regular events are written packed (store/packed-event.ts); default true. */
@@ -136,7 +138,7 @@ export class RedisEventStore implements EventStore {
     this.waitReplicas = options.waitReplicas ?? 0;
     this.timeoutMs = options.timeoutMs ?? 1000;
     this.keys = redisKeys(keyPrefix);
-    this.commands = new RedisCommands(client, this.timeoutMs);
+    this.commands = new RedisCommands(client, options.readTimeoutMs ?? this.timeoutMs);
     this.hotCache = options.hotCache;
     this.packEvents = options.packEvents ?? true;
     if (this.waitReplicas > 0) {
@@ -560,7 +562,7 @@ export class RedisEventStore implements EventStore {
       now.connections.length === writers.connections.length &&
       now.connections.every((connection) => writers.connections.includes(connection) && connection.status === 'ready');
     if (!same) throw new Error('WAIT: a connection changed during the batch, so its writes cannot be confirmed');
-    // Within the command deadline, leaving it room to answer.
+    // Within REDIS_TIMEOUT_MS (the setting says so), leaving a serve-length command deadline room to answer.
     const waitMs = Math.max(10, Math.floor(this.timeoutMs * 0.8));
     const counts = await Promise.all(writers.connections.map((connection) => connection.call('WAIT', this.waitReplicas, waitMs) as Promise<number>));
     const short = counts.findIndex((count) => Number(count) < this.waitReplicas);
