@@ -99,6 +99,13 @@ class RelayFollower {
   private lostWrites = false;
   /** Newest created_at received on this connection (a candidate for the cursor once written). */
   private newestSeen = 0;
+  /**
+   * Which connection this is (counted up at each): a batch moves the cursor only if it came on the
+   * connection still open. One from an earlier connection, written late behind a failed one, would
+   * move it past the events that failed, which the connection after asks for again from the cursor:
+   * they would be lost for good (found by review: 493 of 1,500).
+   */
+  private connection = 0;
   private cursor: number | undefined;
   private readonly verified = new VerifiedEvents();
   private readonly cursorName: string;
@@ -148,6 +155,7 @@ class RelayFollower {
         return;
       }
       const connectedAt = Date.now();
+      this.connection++;
       this.eosed = false;
       this.lostWrites = false;
       this.newestSeen = 0;
@@ -206,12 +214,13 @@ class RelayFollower {
     const batch = this.buffer;
     this.buffer = [];
     const eosed = this.eosed;
+    const connection = this.connection;
     const newest = Math.min(this.newestSeen, Math.floor(Date.now() / 1000));
     this.writing = this.writing.then(async () => {
       try {
         if (batch.length > 0) this.tally(await this.options.store.putEvents(batch));
         // Before EOSE the relay is still sending history, newest first: a restart then must redo it.
-        if (eosed && !this.lostWrites && newest > (this.cursor ?? 0)) {
+        if (eosed && connection === this.connection && !this.lostWrites && newest > (this.cursor ?? 0)) {
           await this.options.store.cursors.set(this.cursorName, String(newest));
           this.cursor = newest;
         }
