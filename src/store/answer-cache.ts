@@ -73,7 +73,7 @@ export class AnswerCache<T> {
    * entries has gone since. `size`: its bookkeeping in bytes (the caller's estimate).
    */
   keep(key: string, value: T, receipt: ReadReceipt, size: number): void {
-    if (!receipt.whole || !this.offeredBefore(key)) return;
+    if (!receipt.whole || !this.offered.seenBefore(key)) return;
     const dependencies = [...new Set(receipt.dependencies)];
     let expiresAt = Infinity;
     for (const dependency of dependencies) {
@@ -95,24 +95,17 @@ export class AnswerCache<T> {
     // Holding it may have evicted one of its own entries, which could not tell it yet.
     if (dependencies.some((dependency) => dependency.gone)) answer.drop();
   }
-
-  /**
-   * Whether `key` was offered before (then forgotten: it is kept now), else remembered. Admitting an
-   * answer only the second time it is made keeps out what is asked once: under a skewed load, answers
-   * to the long tail pushed out the values the hot keys need (Redis commands per cached lookup rose
-   * from 0.10 to 0.16 under Zipf 1.1: BENCHMARKS.md), and a client sending ever new keys fills nothing.
-   * Keys are remembered by a 30-bit hash (OfferedKeys): a collision only admits an answer early.
-   */
-  private offeredBefore(key: string): boolean {
-    return this.offered.seenBefore(key);
-  }
 }
 
 /**
  * Keys offered once, oldest first, bounded: `seenBefore` says whether a key was offered before (and
- * forgets it), else remembers it. Held beside HOT_CACHE_MB, not in it: at most `max` numbers of 30
- * bits (small integers to V8, no object each), about 20 bytes a key (measured: 29 as
- * 32-bit numbers), 2 % of the bound when `max` is one key per KB of it.
+ * forgets it: its answer is kept now), else remembers it. Admitting an answer only the second time
+ * it is made keeps out what is asked once: under a skewed load, answers to the long tail pushed out
+ * the values the hot keys need (Redis commands per cached lookup rose from 0.10 to 0.16 under Zipf
+ * 1.1: BENCHMARKS.md), and a client sending ever new keys fills nothing. Keys are remembered by a
+ * 30-bit hash: a collision only admits an answer early. Held beside HOT_CACHE_MB, not in it: at
+ * most `max` small integers to V8 (no object each), about 20 bytes a key (measured: 29 as 32-bit
+ * numbers), 2 % of the bound when `max` is one key per KB of it.
  */
 export class OfferedKeys {
   private readonly hashes = new Set<number>();
