@@ -138,29 +138,39 @@ describe('Redis specifics', () => {
     }
   });
 
-  it('followers move to 16 buckets past 96 of them, each a listpack of about 40 bytes a follower, and back to one set when most are gone; pages in pubkey order', async () => {
+  it('followers are a log of 33-byte records (one string, its count in its header) until 96, then 16 bucket logs by the first hex digit, and one log again when most are gone; pages in pubkey order', async () => {
     const { store, client, prefix, cleanup } = await createTestStore();
     try {
       const star = pubkeyOf('star');
       const tag = Buffer.from(star, 'hex').toString('base64url');
+      const log = `${prefix}fl:{${tag}}`;
       const lists = Array.from({ length: 120 }, (_, index) => signed(`fan ${index}`, { kind: 3, tags: [['p', star]] }));
       await store.putEvents(lists.slice(0, 96));
-      // Few: one sorted set, no depth.
-      expect(await client.exists(`${prefix}fk:{${tag}}`)).toBe(0);
-      expect(await client.zcard(`${prefix}fr:{${tag}}`)).toBe(96);
+      // Few: one log, a header and a record (+1, the follower) per follow, no depth.
+      expect(await client.exists(`${prefix}fn:{${tag}}`)).toBe(0);
+      expect(await client.type(log)).toBe('string');
+      const held = (await client.getBuffer(log)) as Buffer;
+      expect(held.length).toBe(33 + 96 * 33);
+      expect(held[0]).toBe(0);
+      expect(held.toString('latin1', 1, 33).trim()).toBe('96 0');
+      const records = Array.from({ length: 96 }, (_, index) => held.subarray(33 + 33 * index, 66 + 33 * index));
+      expect(records.every((record) => record[0] === 1)).toBe(true);
+      expect(records.map((record) => record.toString('hex', 1)).sort()).toEqual(lists.slice(0, 96).map((list) => list.pubkey).sort());
       await store.putEvents(lists.slice(96));
-      // Many: 16 buckets by the first hex digit, the depth and count kept beside them.
-      expect(await client.get(`${prefix}fk:{${tag}}`)).toBe('1 120');
-      expect(await client.exists(`${prefix}fr:{${tag}}`)).toBe(0);
+      // Many: 16 bucket logs by the first hex digit, the depth and count kept beside them.
+      expect(await client.get(`${prefix}fn:{${tag}}`)).toBe('1 120');
+      expect(await client.exists(log)).toBe(0);
       // (Named, not listed with KEYS: on a cluster KEYS asks one node.)
-      const named = [...'0123456789abcdef'].map((digit) => `${prefix}fb:{${tag}}:${digit}`);
+      const named = [...'0123456789abcdef'].map((digit) => `${prefix}fs:{${tag}}:${digit}`);
       const buckets = (await Promise.all(named.map(async (key) => ((await client.exists(key)) ? key : undefined)))).filter((key) => key !== undefined);
       expect(buckets.length).toBeGreaterThan(8);
       let members = 0;
       let bytes = 0;
       for (const key of buckets) {
-        expect(await client.object('ENCODING', key)).toBe('listpack');
-        members += await client.zcard(key);
+        const bucket = (await client.getBuffer(key)) as Buffer;
+        const digit = key.at(-1) as string;
+        for (let at = 33; at < bucket.length; at += 33) expect(bucket.toString('hex', at + 1, at + 2)[0]).toBe(digit);
+        members += (bucket.length - 33) / 33;
         bytes += Number(await client.memory('USAGE', key));
       }
       expect(members).toBe(120);
@@ -168,13 +178,76 @@ describe('Redis specifics', () => {
       const sorted = lists.map((list) => list.pubkey).sort();
       expect(await store.relations.followers(star, null, 200)).toEqual(sorted);
       expect((await store.relations.followCounts([star]))[0]?.followers).toBe(120);
-      // Most of them gone (their lists replaced): below a quarter of the room of depth 0, one set again.
+      // Most of them gone (their lists replaced): below a quarter of the room of depth 0, one log again, folded.
       await store.putEvents(lists.slice(0, 100).map((list, index) => signed(`fan ${index}`, { kind: 3, created_at: list.created_at + 1, tags: [] })));
-      expect(await client.exists(`${prefix}fk:{${tag}}`)).toBe(0);
-      expect(await client.zcard(`${prefix}fr:{${tag}}`)).toBe(20);
+      expect(await client.exists(`${prefix}fn:{${tag}}`)).toBe(0);
+      expect(await client.strlen(log)).toBe(33 + 20 * 33);
       expect((await Promise.all(named.map((key) => client.exists(key)))).every((exists) => exists === 0)).toBe(true);
       expect(await store.relations.followers(star, null, 200)).toEqual(lists.slice(100).map((list) => list.pubkey).sort());
       expect((await store.relations.followCounts([star]))[0]?.followers).toBe(20);
+      // All gone: no key left.
+      await store.putEvents(lists.slice(100).map((list, index) => signed(`fan ${100 + index}`, { kind: 3, created_at: list.created_at + 1, tags: [] })));
+      expect(await client.exists(log)).toBe(0);
+      expect((await store.relations.followCounts([star]))[0]?.followers).toBe(0);
+      expect(await store.relations.followers(star, null, 200)).toEqual([]);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a log is folded once it holds twice what it held after its last fold (at least 192 records): follows and unfollows over and over keep it small, at depth 0 and in buckets', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const relations = store.relations as unknown as RedisRelationIndex;
+      for (const [name, steady] of [['few', 20], ['many', 200]] as const) {
+        const star = pubkeyOf(`churned ${name}`);
+        const tag = Buffer.from(star, 'hex').toString('base64url');
+        const fans = Array.from({ length: steady }, (_, index) => pubkeyOf(`steady ${name} ${index}`));
+        const writes = new FollowWrites();
+        for (const fan of fans) writes.follow(star, fan, 1);
+        await relations.flushFollows(writes);
+        // One fickle follower follows and unfollows 500 times, in batches of one change.
+        const fickle = pubkeyOf(`fickle ${name}`);
+        for (let round = 0; round < 500; round++) {
+          const change = new FollowWrites();
+          change.follow(star, fickle, round % 2 === 0 ? 1 : -1);
+          await relations.flushFollows(change);
+        }
+        const depth = await client.get(`${prefix}fn:{${tag}}`);
+        const keys = depth === null ? [`${prefix}fl:{${tag}}`] : [...'0123456789abcdef'].map((digit) => `${prefix}fs:{${tag}}:${digit}`);
+        let records = 0;
+        let largest = 0;
+        for (const key of keys) {
+          const length = await client.strlen(key);
+          if (length === 0) continue;
+          records += (length - 33) / 33;
+          largest = Math.max(largest, (length - 33) / 33);
+        }
+        expect(largest, name).toBeLessThanOrEqual(2 * 96 + 1);
+        expect(records, name).toBeLessThan(steady + 2 * 96);
+        expect((await store.relations.followCounts([star]))[0]?.followers, name).toBe(steady);
+        expect(await store.relations.followers(star, null, 1000), name).toEqual([...fans].sort());
+      }
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a few followers written over many batches take the bytes they hold (written whole, not appended: APPEND leaves as much again unused)', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const star = pubkeyOf('quiet star');
+      const tag = Buffer.from(star, 'hex').toString('base64url');
+      for (let index = 0; index < 12; index++) await store.putEvents([signed(`quiet fan ${index}`, { kind: 3, tags: [['p', star]] })]);
+      const log = `${prefix}fl:{${tag}}`;
+      expect(await client.strlen(log)).toBe(33 + 12 * 33);
+      // As many bytes as the same value written once with SET under a key as long: no room left unused.
+      const copy = `${prefix}fx:{${tag}}`;
+      await client.set(copy, (await client.getBuffer(log)) as Buffer);
+      expect(Number(await client.memory('USAGE', log))).toBe(Number(await client.memory('USAGE', copy)));
+      expect(Number(await client.memory('USAGE', log)) / 12).toBeLessThan(80);
+      await client.del(copy);
+      expect((await store.relations.followCounts([star]))[0]?.followers).toBe(12);
     } finally {
       await cleanup();
     }
@@ -197,7 +270,8 @@ describe('Redis specifics', () => {
         for (const fan of owed) writes.follow(star, fan, -1);
         await relations.flushFollows(writes);
         const expected = [...fans, ...twice].sort();
-        expect((await store.relations.followCounts([star]))[0]?.followers, name).toBe(expected.length);
+        // The count is the sum of the changes (exact once the rest comes): 2 for each counted twice, -1 for each owed.
+        expect((await store.relations.followCounts([star]))[0]?.followers, name).toBe(normal + 2 * twice.length - owed.length);
         for (const first of [1, 7, 100]) {
           const read: string[] = [];
           let after: string | null = null;
@@ -209,6 +283,14 @@ describe('Redis specifics', () => {
           }
           expect(read, `${name}, pages of ${first}`).toEqual(expected);
         }
+        // The rest comes (the replacement's removal of the one counted twice, the addition the
+        // removal was ahead of): the count and the pages agree again.
+        const rest = new FollowWrites();
+        for (const fan of twice) rest.follow(star, fan, -1);
+        for (const fan of owed) rest.follow(star, fan, 1);
+        await relations.flushFollows(rest);
+        expect((await store.relations.followCounts([star]))[0]?.followers, name).toBe(expected.length);
+        expect(await store.relations.followers(star, null, 1000), name).toEqual(expected);
       }
     } finally {
       await cleanup();

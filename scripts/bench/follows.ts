@@ -77,10 +77,10 @@ async function main() {
       rows.push(`| import into ${name} of ${replaced.length} newer versions of those lists, one follow more each (written as the difference) | ${fixed(replaceRate)} lists/s | ${fixed(replaceRate / replacedVerify, 2)}× verification (${fixed(replacedVerify)}/s) |`);
     }
     let followBytes = 0;
-    for (const type of ['fr', 'fk', 'fb', 'fg']) followBytes += (await totalUsage(admin, `${prefix}${type}:*`)).bytes;
-    const followedKeys = (await totalUsage(admin, `${prefix}fr:*`)).keys + (await totalUsage(admin, `${prefix}fk:*`)).keys;
+    for (const type of ['fl', 'fn', 'fs', 'fg']) followBytes += (await totalUsage(admin, `${prefix}${type}:*`)).bytes;
+    const followedKeys = (await totalUsage(admin, `${prefix}fl:*`)).keys + (await totalUsage(admin, `${prefix}fn:*`)).keys;
     rows.push(
-      `| Redis: the follow index (MEMORY USAGE of \`fr\`, \`fk\`, \`fb\` and \`fg\` keys; ${followedKeys} pubkeys followed) | ${fixed(followBytes / (edges + replaced.length))} bytes per follow | ${edges + replaced.length} follows |`,
+      `| Redis: the follow index (MEMORY USAGE of \`fl\`, \`fn\`, \`fs\` and \`fg\` keys; ${followedKeys} pubkeys followed) | ${fixed(followBytes / (edges + replaced.length))} bytes per follow | ${edges + replaced.length} follows |`,
       `| LMDB: the \`relations\` database | ${fixed(lmdbBytes(lmdb, 'relations') / (edges + replaced.length))} bytes per follow | |`,
     );
 
@@ -113,7 +113,7 @@ async function main() {
         `| GraphQL on ${name}: a page of 100 of its followers, against a page of 10 | ${ratio('a page of 100 followers', 'a page of 10 followers')} |`,
       );
     }
-    const starBytes = (await totalUsage(admin, `${prefix}f[rkb]:{${Buffer.from(star, 'hex').toString('base64url')}}*`)).bytes;
+    const starBytes = (await totalUsage(admin, `${prefix}f[lns]:{${Buffer.from(star, 'hex').toString('base64url')}}*`)).bytes;
     rows.push(`| Redis: the followers of the pubkey with ${popular} (their buckets) | ${fixed(Number(starBytes) / popular)} bytes per follower | ${fixed(Number(starBytes) / 2 ** 20, 1)} MiB |`);
     printTable(`npm run bench:follows -- --lists ${options.lists} --follows ${options.follows} --pool ${options.pool} --popular ${options.popular} --rounds ${options.rounds}`, rows);
   } finally {

@@ -21,12 +21,13 @@
  *   subject (store/zap-index.ts, lua-scripts.ts ZAP), each group's receipts, millisatoshis and
  *   distinct senders, and each recipient's receipts; `y:{<id64>}:<group>` and `yp:{…}:<group>`: the
  *   receipts per sender in one group (a short id of the group, in base64url).
- * - `<prefix>fr:{<pubkey64>}`: the followers of a pubkey (store/follow-index.ts, lua-scripts.ts
- *   FOLLOW), a sorted set of 32-byte pubkeys scored by the follower's lists naming it (1; 2 or 0 for
- *   a moment while two writers apply a replacement), read in pubkey order; once they are many,
- *   `fb:{<pubkey64>}:<hex digits>` instead, the same split into buckets by the followers' first hex
- *   digits (as many digits as `fk:{<pubkey64>}` says, with the count: `<depth> <followers>`), each
- *   bucket small enough to stay a listpack; `fg:{<pubkey64>}`: how many pubkeys its list follows.
+ * - `<prefix>fl:{<pubkey64>}`: the followers of a pubkey (store/follow-index.ts, lua-scripts.ts
+ *   FOLLOW), a log of changes: records of a signed byte and the follower's 32 bytes after a header
+ *   with the count, added up when read; once they are many, `fs:{<pubkey64>}:<hex digits>` instead,
+ *   the same split into bucket logs by the followers' first hex digits (as many digits as
+ *   `fn:{<pubkey64>}` says, with the count: `<depth> <followers>`); `fg:{<pubkey64>}`: how many
+ *   pubkeys its list follows. `fr`, `fk` and `fb` are the sorted sets of the same before session 22's
+ *   logs: no longer read, emptied by `relations rebuild`.
  * - `<prefix>n:{<pubkey64>}`: the author's list (author-list.ts): its notes, read BYLEX one range
  *   per kind, newest first, and the author index a request to vanish reads (every regular and
  *   addressable event, every replaceable address), one sorted set per author (most authors write a
@@ -56,7 +57,7 @@ export interface RedisKeys {
 }
 
 /** The first letters of the relationship index's keys (after the prefix). */
-export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fr', 'fk', 'fb', 'fg', 'n', 'nd', 's'] as const;
+export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fl', 'fn', 'fs', 'fg', 'fr', 'fk', 'fb', 'n', 'nd', 's'] as const;
 
 /**
  * The key type of the authors' lists among them: also the author index every stored event has (it
@@ -81,7 +82,7 @@ export function redisKeys(prefix: string): RedisKeys {
     },
     follows: (pubkey) => {
       const tag = Buffer.from(pubkey, 'hex').toString('base64url');
-      return { followers: `${prefix}fr:{${tag}}`, following: `${prefix}fg:{${tag}}`, depth: `${prefix}fk:{${tag}}`, buckets: `${prefix}fb:{${tag}}:` };
+      return { followers: `${prefix}fl:{${tag}}`, following: `${prefix}fg:{${tag}}`, depth: `${prefix}fn:{${tag}}`, buckets: `${prefix}fs:{${tag}}:` };
     },
     author: (pubkey) => {
       const tag = Buffer.from(pubkey, 'hex').toString('base64url');

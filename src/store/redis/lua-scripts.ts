@@ -408,26 +408,19 @@ return s
 `;
 
 /**
- * Follow lists naming a pubkey, added or taken away (store/follow-index.ts FollowWrites: one call
- * per followed pubkey per batch): KEYS[1] its followers while they are few (keys.ts `fr`), KEYS[2]
- * its bucket depth and count once they are many (`fk`, `<depth> <followers>`); ARGV[1] records of 33
- * bytes, a change (a signed byte: 1 or -1) then the follower's 32 bytes, packed in one argument
- * (an argument per follower cost the client more than the script); ARGV[2] the buckets' key prefix
- * (`fb:{…}:`); ARGV[3] FOLLOW_BUCKET_SIZE. A follower may come more than once (a list and its
- * replacement in one batch): its changes are added up here.
- *
- * Few followers (depth 0): one sorted set. Past FOLLOW_BUCKET_SIZE × 16^depth followers, they move
- * to 16 times as many buckets (depth 4 at most), and below a 64th of that back to 16 times fewer,
- * the sorted sets `fb:{…}:<the follower's first depth hex digits>`:
- * each stays small enough for Redis to keep as a listpack (≤ 128 members by default), about 40
- * bytes a follower against 140 in one large sorted set. Bucket order is pubkey order, so pages
- * read them one after the other (FOLLOWERS_PAGE). Followers not in a set yet (most of a new list's)
- * are added by one ZADD after one ZMSCORE, a ZINCRBY each cost Redis a fifth more. A follower at 0
- * leaves. Returns the change in its followers (for search ranks).
+ * A pubkey's followers are kept as logs of changes (keys.ts `fl`, `fn`, `fs`): strings of records
+ * of 33 bytes, a signed byte (the change, +1 or -1, or a follower's net change once folded) then
+ * the follower's 32 bytes, after a header of 33 bytes (a zero byte, then `<followers> <records at
+ * the last fold>` in text, padded; the followers count only in the one log of depth 0). A follow is
+ * a record appended, not a sorted-set insert: a ZADD into a listpack scans it, and those scans were
+ * most of Redis' time in a fresh import of follow lists (BENCHMARKS.md, session 22). A follower
+ * follows while its changes add up to 1 or more; a log is folded (each follower's changes added up,
+ * those at 0 dropped) once it holds twice the records it held after its last fold, and at least
+ * twice FOLLOW_BUCKET_SIZE, so the records of a follower cost amortised O(1) and a log stays at most
+ * about twice its followers. Pages read logs whole and sort them (FOLLOWERS_PAGE).
  */
-const FOLLOWER_BUCKETS = `
+const FOLLOWER_LOGS = `
 -- A follower's bucket at a depth (its first depth hex digits, as a number), and that bucket's key.
--- The divisor 16 ^ (4 - depth) by table: a power per follower was measurable in FOLLOW.
 local DIVISOR = { [0] = 65536, 4096, 256, 16, 1 }
 local function bucketAt(follower, depth)
   local high, low = string.byte(follower, 1, 2)
@@ -436,123 +429,213 @@ end
 local function bucketKey(prefix, bucket, depth)
   return prefix .. string.format('%0' .. depth .. 'x', bucket)
 end
+local HEADER = 33
+local function header(count, folded)
+  return string.char(0) .. string.format('%-32s', string.format('%d %d', count, folded))
+end
+local function readHeader(log)
+  local count, folded = string.match(string.sub(log, 2, HEADER), '^(%-?%d+) (%d+)')
+  return tonumber(count), tonumber(folded)
+end
+-- Adds up the changes of the records of a string from byte 'from' into nets (followers in the
+-- order first met in seen).
+local function gather(records, from, nets, seen)
+  for i = from, #records, 33 do
+    local change = string.byte(records, i)
+    if change > 127 then change = change - 256 end
+    local follower = string.sub(records, i + 1, i + 32)
+    local net = nets[follower]
+    if net == nil then
+      seen[#seen + 1] = follower
+      net = 0
+    end
+    nets[follower] = net + change
+  end
+end
+-- A follower's records for its net change (one, unless past a signed byte), into out.
+local function emit(out, follower, net)
+  while net ~= 0 do
+    local step = math.max(-127, math.min(127, net))
+    out[#out + 1] = string.char(step % 256) .. follower
+    net = net - step
+  end
+end
 `;
 
-export const FOLLOW_SCRIPT = `${FOLLOWER_BUCKETS}
-local records, prefix = ARGV[1], ARGV[2]
+/**
+ * Follow lists naming a pubkey, added or taken away (store/follow-index.ts FollowWrites: one call
+ * per followed pubkey per batch): KEYS[1] its followers' log while they are few (keys.ts `fl`),
+ * KEYS[2] its depth and count once they are many (`fn`, `<depth> <followers>`); ARGV[1] records of
+ * 33 bytes, a change (a signed byte: 1 or -1) then the follower's 32 bytes, packed in one argument
+ * (an argument per follower cost the client more than the script); ARGV[2] the bucket logs' key
+ * prefix (`fs:{…}:`); ARGV[3] FOLLOW_BUCKET_SIZE. The count is the sum of the changes: exact once
+ * every change of every list has landed, in whatever order two writers apply them.
+ *
+ * Few followers (depth 0): one log. Past FOLLOW_BUCKET_SIZE × 16^depth followers, they move to 16
+ * times as many logs (depth 4 at most), and below a 64th of that back to 16 times fewer, the logs
+ * `fs:{…}:<the follower's first depth hex digits>`; bucket order is pubkey order, so pages read
+ * them one after the other. Each log the records fall in is read and written once (GET, SET: a
+ * string written whole is as long as it holds, where APPEND's doubling left up to as much again
+ * unused). Returns the change in its followers (for search ranks).
+ */
+export const FOLLOW_SCRIPT = `${FOLLOWER_LOGS}
+local records, prefix, size = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local SMALL_LOG = 16
 local depth, count = 0, 0
 local meta = redis.call('GET', KEYS[2])
 if meta then
   local d, n = string.match(meta, '^(%d+) (%-?%d+)$')
   depth, count = tonumber(d), tonumber(n)
 end
--- At the current depth (the key built once per bucket; depth 0 is the one set).
-local function bucketOf(follower) return bucketAt(follower, depth) end
--- Scores as strings: a Lua number passed to redis.call is formatted with sprintf each time.
-local SCORE = { [1] = '1', [-1] = '-1' }
 local function keyOf(bucket)
   if depth == 0 then return KEYS[1] end
   return bucketKey(prefix, bucket, depth)
 end
-local order, changes, buckets = {}, {}, {}
-for i = 1, #records, 33 do
-  local change = string.byte(records, i)
-  if change > 127 then change = change - 256 end
-  local follower = string.sub(records, i + 1, i + 32)
-  if changes[follower] == nil then
-    local bucket = bucketOf(follower)
-    if buckets[bucket] == nil then
-      buckets[bucket] = {}
+-- The records by bucket (at depth 0, all of them in the one log), and their sum.
+local net, order, parts = 0, {}, {}
+if depth == 0 then
+  for i = 1, #records, 33 do
+    local change = string.byte(records, i)
+    if change > 127 then change = change - 256 end
+    net = net + change
+  end
+else
+  local divisor = DIVISOR[depth]
+  for i = 1, #records, 33 do
+    local change, high, low = string.byte(records, i, i + 2)
+    if change > 127 then change = change - 256 end
+    net = net + change
+    local bucket = math.floor((high * 256 + low) / divisor)
+    local part = parts[bucket]
+    if part == nil then
+      part = {}
+      parts[bucket] = part
       order[#order + 1] = bucket
     end
-    local list = buckets[bucket]
-    list[#list + 1] = follower
+    part[#part + 1] = string.sub(records, i, i + 32)
   end
-  changes[follower] = (changes[follower] or 0) + change
 end
-local crossed = 0
-for _, bucket in ipairs(order) do
-  local list = buckets[bucket]
-  local key = keyOf(bucket)
-  local held = redis.call('ZMSCORE', key, unpack(list))
-  local added = {}
-  for i, follower in ipairs(list) do
-    local change = changes[follower]
-    if change ~= 0 then
-      if held[i] then
-        local after = tonumber(redis.call('ZINCRBY', key, change, follower))
-        if after == 0 then redis.call('ZREM', key, follower) end
-        if (after - change > 0) ~= (after > 0) then
-          if after > 0 then crossed = crossed + 1 else crossed = crossed - 1 end
-        end
-      else
-        added[#added + 1] = SCORE[change] or string.format('%d', change)
-        added[#added + 1] = follower
-        if change > 0 then crossed = crossed + 1 end
-      end
-    end
+-- A log folded: each follower's changes added up, those at 0 dropped; gone when nothing is left.
+local function fold(key, log, added, logCount)
+  local nets, seen, out = {}, {}, {}
+  gather(log, HEADER + 1, nets, seen)
+  gather(added, 1, nets, seen)
+  for _, follower in ipairs(seen) do emit(out, follower, nets[follower]) end
+  if #out == 0 and logCount == 0 then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, header(logCount, #out) .. table.concat(out))
   end
-  if #added > 0 then redis.call('ZADD', key, unpack(added)) end
 end
 if depth == 0 then
-  count = redis.call('ZCOUNT', KEYS[1], 1, '+inf')
+  -- The one log, its count in its header. Few followers: read and written whole (a string SET is
+  -- as long as it holds; APPEND leaves as much again unused, a lot beside a few records). More:
+  -- appended to, and its header written over (a long string through the script costs a hash of
+  -- every byte: Redis' Lua hashes whole strings).
+  local head = redis.call('GETRANGE', KEYS[1], 0, HEADER - 1)
+  local folded = 0
+  if head ~= '' then count, folded = readHeader(head) end
+  local before = count
+  count = count + net
+  if head == '' then
+    redis.call('SET', KEYS[1], header(count, 0) .. records)
+  elseif before < SMALL_LOG or count == 0 then
+    local log = redis.call('GET', KEYS[1])
+    local held = (#log - HEADER + #records) / 33
+    if held > 2 * math.max(folded, size) or count == 0 then
+      fold(KEYS[1], log, records, count)
+    else
+      redis.call('SET', KEYS[1], header(count, folded) .. string.sub(log, HEADER + 1) .. records)
+    end
+  else
+    local length = redis.call('APPEND', KEYS[1], records)
+    if (length - HEADER) / 33 > 2 * math.max(folded, size) then
+      fold(KEYS[1], redis.call('GET', KEYS[1]), '', count)
+    else
+      redis.call('SETRANGE', KEYS[1], 0, header(count, folded))
+    end
+  end
 else
-  count = count + crossed
+  count = count + net
+  for _, bucket in ipairs(order) do
+    -- A bucket's log: appended to (one command, nothing copied through the script); its header
+    -- read only once it may need a fold.
+    local key = keyOf(bucket)
+    local added = table.concat(parts[bucket])
+    local length = redis.call('APPEND', key, added)
+    if length == #added then
+      redis.call('SET', key, header(0, 0) .. added)
+      length = length + HEADER
+    end
+    local held = (length - HEADER) / 33
+    if held > 2 * size then
+      local _, folded = readHeader(redis.call('GETRANGE', key, 0, HEADER - 1))
+      if held > 2 * math.max(folded, size) then fold(key, redis.call('GET', key), '', 0) end
+    end
+  end
 end
 -- Past the depth's room every follower moves to 16 times as many buckets (rare: at 96, 1,536,
 -- 24,576 and 393,216 followers; the last a few hundred milliseconds of one script); below a
 -- 64th of it (most gone: a follow-spam wave deleted) back to 16 times fewer, so that a page never
--- walks thousands of empty buckets.
-local size = tonumber(ARGV[3])
+-- walks thousands of empty buckets. The logs are folded as they move.
 local target = depth
 if depth < 4 and count > size * 16 ^ depth then target = depth + 1 end
 if depth > 0 and count < size * 16 ^ (depth - 1) / 4 then target = depth - 1 end
 if target ~= depth then
-  local moving = {}
+  local nets, seen = {}, {}
   for b = 0, 16 ^ depth - 1 do
     local key = keyOf(b)
-    local members = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
-    for i = 1, #members, 2 do moving[#moving + 1] = { members[i], members[i + 1] } end
-    if #members > 0 then redis.call('DEL', key) end
-  end
-  depth = target
-  local into = {}
-  for _, entry in ipairs(moving) do
-    local bucket = bucketOf(entry[1])
-    if into[bucket] == nil then into[bucket] = {} end
-    local list = into[bucket]
-    list[#list + 1] = entry[2]
-    list[#list + 1] = entry[1]
-    if #list >= 1000 then
-      redis.call('ZADD', keyOf(bucket), unpack(list))
-      into[bucket] = {}
+    local log = redis.call('GET', key)
+    if log then
+      gather(log, HEADER + 1, nets, seen)
+      redis.call('DEL', key)
     end
   end
-  for bucket, list in pairs(into) do if #list > 0 then redis.call('ZADD', keyOf(bucket), unpack(list)) end end
+  depth = target
+  local into, used = {}, {}
+  for _, follower in ipairs(seen) do
+    local bucket = bucketAt(follower, depth)
+    if into[bucket] == nil then
+      into[bucket] = {}
+      used[#used + 1] = bucket
+    end
+    emit(into[bucket], follower, nets[follower])
+  end
+  for _, bucket in ipairs(used) do
+    local out = into[bucket]
+    if #out > 0 then
+      local logCount = 0
+      if depth == 0 then logCount = count end
+      redis.call('SET', keyOf(bucket), header(logCount, #out) .. table.concat(out))
+    end
+  end
   if depth == 0 then redis.call('DEL', KEYS[2]) end
 end
 if depth > 0 then redis.call('SET', KEYS[2], string.format('%d %d', depth, count)) end
-return crossed
+return net
 `;
 
 /**
- * A pubkey's followers (keys as FOLLOW's): the count kept with the buckets, else counted, in one
- * script (read apart, a move into buckets between the two reads made it 0 for a moment).
+ * A pubkey's followers (keys as FOLLOW's): kept with the depth once they are many, else in the
+ * header of their one log; one script (read apart, a move into buckets between two reads made it 0).
  */
 export const FOLLOWER_COUNT_SCRIPT = `
 local meta = redis.call('GET', KEYS[2])
 if meta then return tonumber(string.match(meta, ' (%-?%d+)$')) end
-return redis.call('ZCOUNT', KEYS[1], 1, '+inf')
+local head = redis.call('GETRANGE', KEYS[1], 1, 32)
+if head == '' then return 0 end
+return tonumber(string.match(head, '^(%-?%d+)'))
 `;
 
 /**
- * A page of a pubkey's followers, by pubkey (keys as FOLLOW's): ARGV[1] the buckets' key prefix,
- * ARGV[2] the 32 bytes to read after (empty: from the start), ARGV[3] how many. Reads the buckets in
- * order from the one `after` falls in, as many as the page needs: one round trip.
+ * A page of a pubkey's followers (keys as FOLLOW's): ARGV[1] the bucket logs' key prefix, ARGV[2]
+ * the 32 bytes to read after (empty: from the start), ARGV[3] how many. Reads the logs in bucket
+ * order from the one \`after\` falls in, each whole, until they hold the page: returns their
+ * followers after \`after\`, unsorted (the caller sorts them and keeps the first: every follower
+ * of the buckets read is there, and bucket order is pubkey order). One round trip.
  */
-export const FOLLOWERS_PAGE_SCRIPT = `${FOLLOWER_BUCKETS}
+export const FOLLOWERS_PAGE_SCRIPT = `${FOLLOWER_LOGS}
 local prefix, after, first = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local meta = redis.call('GET', KEYS[2])
 -- Byte order (Lua's < on strings is strcoll's, and Redis sets the locale's).
 local function before(a, b)
   for i = 1, math.min(#a, #b) do
@@ -561,33 +644,27 @@ local function before(a, b)
   end
   return #a < #b
 end
-local function page(key, from, limit)
-  local start = '-'
-  if from ~= '' then start = '(' .. from end
-  -- Every follower's score is 1, but while two writers interleave one list's versions, or after a
-  -- part of a batch failed: one at 2, one at -1 (its removal first). BYLEX needs one score, so such
-  -- a set is read whole: the followers (1 or more), in byte order, after the cursor.
-  if redis.call('ZCOUNT', key, 1, 1) == redis.call('ZCARD', key) then
-    return redis.call('ZRANGE', key, start, '+', 'BYLEX', 'LIMIT', 0, limit)
+local out = {}
+local function read(key, from)
+  local log = redis.call('GET', key)
+  if not log then return end
+  local nets, seen = {}, {}
+  gather(log, HEADER + 1, nets, seen)
+  for _, follower in ipairs(seen) do
+    if nets[follower] > 0 and (from == '' or before(from, follower)) then out[#out + 1] = follower end
   end
-  local all = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
-  local kept = {}
-  for i = 1, #all, 2 do
-    if tonumber(all[i + 1]) >= 1 and (from == '' or before(from, all[i])) then kept[#kept + 1] = all[i] end
-  end
-  table.sort(kept, before)
-  local out = {}
-  for i = 1, math.min(limit, #kept) do out[i] = kept[i] end
+end
+local meta = redis.call('GET', KEYS[2])
+if not meta then
+  read(KEYS[1], after)
   return out
 end
-if not meta then return page(KEYS[1], after, first) end
 local depth = tonumber(string.match(meta, '^(%d+)'))
-local out = {}
 local b = 0
 if after ~= '' then b = bucketAt(after, depth) end
 local from = after
 while b < 16 ^ depth and #out < first do
-  for _, member in ipairs(page(bucketKey(prefix, b, depth), from, first - #out)) do out[#out + 1] = member end
+  read(bucketKey(prefix, b, depth), from)
   from = ''
   b = b + 1
 end

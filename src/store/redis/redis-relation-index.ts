@@ -59,9 +59,9 @@ declare module 'ioredis' {
 const FOLLOW_PAIRS = 500;
 
 /**
- * Followers per bucket, on average, before a pubkey's followers move to 16 times as many buckets
- * (lua-scripts.ts FOLLOW): the fullest of 16^depth buckets then holds about 128, Redis' default
- * `zset-max-listpack-entries`, past which a sorted set takes about 140 bytes a member, not 40.
+ * Followers per bucket log, on average, before a pubkey's followers move to 16 times as many
+ * (lua-scripts.ts FOLLOW): a page reads whole logs, and a write reads and writes each log its
+ * records fall in, so a log stays a few kilobytes.
  */
 export const FOLLOW_BUCKET_SIZE = 96;
 
@@ -334,11 +334,11 @@ export class RedisRelationIndex implements RelationIndex {
   }
 
   followCounts(pubkeys: readonly string[]): Promise<FollowCounts[]> {
-    // Two commands per pubkey, sent together: ZCOUNT is O(log n) whatever the followers.
+    // Two commands per pubkey, sent together, each O(1) whatever the followers.
     return this.commands.read(() =>
       Promise.all(
         pubkeys.map(async (pubkey) => {
-          // Many followers: their count is kept with the buckets' depth; few: counted, O(log n).
+          // Many followers: their count is kept with the buckets' depth; few: in their log's header.
           const keys = this.keys.follows(pubkey);
           const [followers, following] = await Promise.all([this.client.nostrFollowerCount(keys.followers, keys.depth), this.client.get(keys.following)]);
           return { followers, following: Number(following ?? 0) };
@@ -350,13 +350,17 @@ export class RedisRelationIndex implements RelationIndex {
   followers(pubkey: string, after: string | null, first: number): Promise<string[]> {
     const keys = this.keys.follows(pubkey);
     return this.commands.read(async () => {
+      // The followers of whole bucket logs, unsorted (FOLLOWERS_PAGE): sorted here, off Redis' thread.
       const members = await this.client.nostrFollowersPageBuffer(keys.followers, keys.depth, keys.buckets, after === null ? '' : Buffer.from(after, 'hex'), String(first));
-      return members.map((member) => member.toString('hex'));
+      return members
+        .sort(Buffer.compare)
+        .slice(0, first)
+        .map((member) => member.toString('hex'));
     });
   }
 
   async *followSubjects(): AsyncIterable<string[]> {
-    for (const type of ['fr', 'fk', 'fg']) {
+    for (const type of ['fl', 'fn', 'fg']) {
       const start = `${this.prefix}${type}:{`.length;
       for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}${type}:{*}`)) {
         yield keys.map((key) => Buffer.from(key.slice(start, -1), 'base64url').toString('hex'));
