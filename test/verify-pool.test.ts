@@ -34,6 +34,22 @@ describe('import verifies on threads of its own (verify-pool.ts)', () => {
     );
   });
 
+  it('given the JSON texts the values were parsed from, the threads parse those and answer the same verdicts (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(hostileInputs(), fc.infiniteStream(fc.boolean()), async (drawn, withText) => {
+        // As readEventInput hands them: a value parsed from its text, or (an element of an array) a value alone.
+        const texts = drawn.map((value) => {
+          const text = JSON.stringify(value);
+          return text !== undefined && withText.next().value ? text : undefined;
+        });
+        const values = drawn.map((value, index) => (texts[index] === undefined ? value : JSON.parse(texts[index] as string)));
+        const verdicts = await pool.verify(values, texts);
+        expect(verdicts).toEqual(values.map(verifyNostrEvent));
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
   it('a value the structured copy refuses (nested past its depth) is verified on the main thread: a verdict, no failure', async () => {
     let deep: unknown = 'end';
     for (let depth = 0; depth < 200_000; depth++) deep = [deep];

@@ -101,6 +101,7 @@ export async function importEvents(
   // the order they were read, at most VERIFYING_AHEAD of them at once.
   let pool: VerifyPool | undefined;
   let unverified: unknown[] = [];
+  let unverifiedTexts: (string | undefined)[] = [];
   let unverifiedBytes = 0;
   const verifying: { verdicts: Promise<Verdict[]>; bytes: number }[] = [];
   let bytesAhead = 0;
@@ -126,12 +127,14 @@ export async function importEvents(
   };
   const verifyUnverified = async (last: boolean) => {
     const values = unverified;
+    const texts = unverifiedTexts;
     const bytes = unverifiedBytes;
     unverified = [];
+    unverifiedTexts = [];
     unverifiedBytes = 0;
     if (!pool && last) return take(values.map(verifyNostrEvent));
     pool ??= new VerifyPool();
-    const verdicts = pool.verify(values);
+    const verdicts = pool.verify(values, texts);
     // Awaited below, in order; a failure meanwhile must not be an unhandled rejection.
     verdicts.catch(() => {});
     verifying.push({ verdicts, bytes });
@@ -153,6 +156,7 @@ export async function importEvents(
       }
       summary.read++;
       unverified.push(item.value);
+      unverifiedTexts.push(item.text);
       unverifiedBytes += item.bytes;
       if (unverified.length >= VERIFY_BATCH || unverifiedBytes >= MAX_BATCH_BYTES) await verifyUnverified(false);
     }

@@ -8,8 +8,13 @@ import type { Readable } from 'node:stream';
  * - `ignored`: a well-formed relay message that carries no event (EOSE, NOTICE, OK…).
  */
 export type InputItem =
-  /** `bytes`: the JSON text it was read from (a document's, shared out among its events), for memory bounds. */
-  | { type: 'candidate'; value: unknown; line: number; bytes: number }
+  /**
+   * `bytes`: the JSON text it was read from (a document's, shared out among its events), for memory
+   * bounds; `text`: that text, when the value is all of it (a line that is one event), for a
+   * verification thread to parse on its own (a string crosses to a thread as one copy, a parsed
+   * event as thousands of values).
+   */
+  | { type: 'candidate'; value: unknown; line: number; bytes: number; text?: string }
   | { type: 'unreadable'; line: number }
   | { type: 'ignored'; line: number };
 
@@ -25,9 +30,9 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
  * The events one JSON value holds: an event object; a relay message `["EVENT", <sub>, <event>]`
  * (NIP-01, relay to client) or `["EVENT", <event>]` (client to relay); or an array of events.
  */
-function* itemsOfValue(value: unknown, line: number, bytes: number): Generator<InputItem> {
+function* itemsOfValue(value: unknown, line: number, bytes: number, text?: string): Generator<InputItem> {
   if (!Array.isArray(value)) {
-    yield { type: 'candidate', value, line, bytes };
+    yield text === undefined ? { type: 'candidate', value, line, bytes } : { type: 'candidate', value, line, bytes, text };
     return;
   }
   if (value[0] === 'EVENT') {
@@ -61,7 +66,7 @@ export async function* readEventInput(input: Readable): AsyncGenerator<InputItem
     const text = rawLine.trim();
     if (text === '') continue;
     const parsed = parseJson(text);
-    if (parsed.ok) yield* itemsOfValue(parsed.value, lineNumber, text.length);
+    if (parsed.ok) yield* itemsOfValue(parsed.value, lineNumber, text.length, text);
     else if (!sawContent) document = { firstLine: lineNumber, lines: [rawLine] };
     else yield { type: 'unreadable', line: lineNumber };
     sawContent = true;
@@ -77,7 +82,7 @@ export async function* readEventInput(input: Readable): AsyncGenerator<InputItem
     const text = rawLine.trim();
     if (text === '') continue;
     const parsed = parseJson(text);
-    if (parsed.ok) yield* itemsOfValue(parsed.value, document.firstLine + offset, text.length);
+    if (parsed.ok) yield* itemsOfValue(parsed.value, document.firstLine + offset, text.length, text);
     else yield { type: 'unreadable', line: document.firstLine + offset };
   }
 }

@@ -5,9 +5,10 @@ import { parentPort } from 'node:worker_threads';
 import { verifyNostrEvent } from '../nostr/verify-event.js';
 import type { VerifyReply, VerifyRequest } from './verify-pool.js';
 
-parentPort?.on('message', ({ id, values }: VerifyRequest) => {
-  const verdicts = values.map((value) => {
-    const verdict = verifyNostrEvent(value);
+parentPort?.on('message', ({ id, inputs }: VerifyRequest) => {
+  const verdicts = inputs.map((input) => {
+    // A text is what the main thread parsed its value from: it parses again, as JSON.parse always does.
+    const verdict = verifyNostrEvent('text' in input ? JSON.parse(input.text) : input.value);
     if (verdict.ok) return null;
     return verdict.field === undefined ? { reason: verdict.reason } : { reason: verdict.reason, field: verdict.field };
   });
