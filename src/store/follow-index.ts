@@ -6,7 +6,9 @@
  *
  * A list's follows are added (+1) when it is stored and taken away (-1) when it is replaced, deleted
  * or vanished, as counts per (followed, follower) that commute: whatever order two writers apply a
- * replacement's removals and additions in, the figures agree once both have.
+ * replacement's removals and additions in, the figures agree once both have. A follower follows
+ * while its changes add up to 1 or more; the count of followers is the sum of all the changes (no
+ * store reads a follower's changes to count it: that read was most of a fresh import's cost).
  */
 export interface FollowCounts {
   /** Distinct authors whose latest servable follow list names the pubkey. */

@@ -474,12 +474,12 @@ end
  * Few followers (depth 0): one log. Past FOLLOW_BUCKET_SIZE × 16^depth followers, they move to 16
  * times as many logs (depth 4 at most), and below a 64th of that back to 16 times fewer, the logs
  * `fs:{…}:<the follower's first depth hex digits>`; bucket order is pubkey order, so pages read
- * them one after the other. Each log the records fall in is read and written once (GET, SET: a
- * string written whole is as long as it holds, where APPEND's doubling left up to as much again
- * unused). Returns the change in its followers (for search ranks).
+ * them one after the other. Each log the records fall in is written once per call (how: below).
+ * Returns the change in its followers (for search ranks).
  */
 export const FOLLOW_SCRIPT = `${FOLLOWER_LOGS}
 local records, prefix, size = ARGV[1], ARGV[2], tonumber(ARGV[3])
+-- Fewer followers than this: the one log is read and written whole (below).
 local SMALL_LOG = 16
 local depth, count = 0, 0
 local meta = redis.call('GET', KEYS[2])
