@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
 import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
 import { StoreUnavailableError } from '../src/store/event-store.js';
-import { profile, signed } from './support/events.js';
+import { rebuildRelations } from '../src/store/relation-check.js';
+import { profile, pubkeyOf, signed } from './support/events.js';
 import { describeEventStoreConformance } from './support/event-store-conformance.js';
 import type { StoreOptions } from './support/store-under-test.js';
 
@@ -52,6 +53,67 @@ describe('LMDB specifics', () => {
     } finally {
       await second.close();
       await first.cleanup();
+    }
+  });
+});
+
+describe('LMDB followers', () => {
+  it('a follow is a 64-byte key (the followed pubkey, the follower) in a database of its own, written without reading it first; pages read them in order', async () => {
+    const { store, dir, cleanup } = openTemporary();
+    try {
+      const star = pubkeyOf('lmdb star');
+      const lists = Array.from({ length: 30 }, (_, index) => signed(`lmdb fan ${index}`, { kind: 3, tags: [['p', star]] }));
+      await store.putEvents(lists);
+      // Half of them replaced by lists that no longer name it: their keys go.
+      await store.putEvents(lists.slice(0, 15).map((list, index) => signed(`lmdb fan ${index}`, { kind: 3, created_at: list.created_at + 1, tags: [] })));
+      const kept = lists.slice(15).map((list) => list.pubkey).sort();
+      const reader = open({ path: dir, readOnly: true });
+      try {
+        const keys = [...reader.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary' }).getKeys()] as Buffer[];
+        expect(keys.map((key) => key.length)).toEqual(kept.map(() => 64));
+        expect(keys.map((key) => key.toString('hex', 0, 32))).toEqual(kept.map(() => star));
+        expect(keys.map((key) => key.toString('hex', 32))).toEqual(kept);
+        // Nothing of them in the relations database but the counts.
+        expect([...reader.openDB<string, string>({ name: 'relations', encoding: 'string' }).getKeys({ start: 'F:', end: 'F;' })]).toEqual([]);
+      } finally {
+        await reader.close();
+      }
+      expect((await store.relations.followCounts([star]))[0]?.followers).toBe(15);
+      expect(await store.relations.followers(star, null, 100)).toEqual(kept);
+      expect(await store.relations.followers(star, kept[6] as string, 3)).toEqual(kept.slice(7, 10));
+      expect(await store.relations.followers(star, kept.at(-1) as string, 3)).toEqual([]);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a directory whose followers an earlier version kept as `F:` keys: read as none until `relations rebuild` writes them again (and empties the old keys)', async () => {
+    const { store, dir, cleanup } = openTemporary();
+    try {
+      const star = pubkeyOf('upgraded star');
+      const lists = Array.from({ length: 5 }, (_, index) => signed(`upgraded fan ${index}`, { kind: 3, tags: [['p', star]] }));
+      await store.putEvents(lists);
+      // As an earlier version left them: `F:<followed>:<follower>` → '1' in relations, no followers database entries.
+      const writer = open({ path: dir });
+      const followerKeys = writer.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary' });
+      const relations = writer.openDB<string, string>({ name: 'relations', encoding: 'string' });
+      await writer.transaction(() => {
+        for (const key of followerKeys.getKeys()) void followerKeys.remove(key);
+        for (const list of lists) void relations.put(`F:${star}:${list.pubkey}`, '1');
+      });
+      await writer.close();
+      expect(await store.relations.followers(star, null, 10)).toEqual([]);
+      expect((await store.relations.followCounts([star]))[0]?.followers).toBe(5);
+      await rebuildRelations(store);
+      expect(await store.relations.followers(star, null, 10)).toEqual(lists.map((list) => list.pubkey).sort());
+      const reader = open({ path: dir, readOnly: true });
+      try {
+        expect([...reader.openDB<string, string>({ name: 'relations', encoding: 'string' }).getKeys({ start: 'F:', end: 'F;' })]).toEqual([]);
+      } finally {
+        await reader.close();
+      }
+    } finally {
+      await cleanup();
     }
   });
 });

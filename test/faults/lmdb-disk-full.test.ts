@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { open } from 'lmdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serializeEvent } from '../../src/nostr/event.js';
 import { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
@@ -151,4 +152,36 @@ describe('a read-only disk under the embedded store', () => {
     expect(run.output()).toMatch(/nostr-lookup import: failed: event store unavailable/);
     expect(run.output()).not.toMatch(/^\s+at /m);
   }, 60_000);
+});
+
+describe('a read-only directory written before the followers database', () => {
+  let disk: string;
+  beforeAll(() => {
+    disk = mkdtempSync(join(tmpdir(), 'nostr-lookup-ro-old-'));
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', disk], { encoding: 'utf8' });
+    if (mounted.status !== 0) throw new Error(`these tests mount a tmpfs and need root: ${mounted.stderr.trim()}`);
+  });
+  afterAll(() => {
+    spawnSync('umount', ['-l', disk]);
+    rmSync(disk, { recursive: true, force: true });
+  });
+
+  it('opens: its followers read as none (it cannot be rebuilt), the rest as before, no error', async () => {
+    const dataDir = join(disk, 'data');
+    // As an earlier version left it: the relations database with a follow in it, no followers database.
+    const legacy = open<string, string>({ path: dataDir, encoding: 'string', compression: false });
+    const star = 'ab'.repeat(32);
+    const fan = 'cd'.repeat(32);
+    await legacy.openDB<string, string>({ name: 'relations', encoding: 'string' }).put(`F:${star}:${fan}`, '1');
+    await legacy.openDB<string, string>({ name: 'relations', encoding: 'string' }).put(`f:${star}`, '1');
+    await legacy.close();
+    expect(spawnSync('mount', ['-o', 'remount,ro', disk]).status).toBe(0);
+    const store = new LmdbEventStore(dataDir);
+    try {
+      expect(await store.relations.followers(star, null, 10)).toEqual([]);
+      expect(await store.relations.followCounts([star])).toEqual([{ followers: 1, following: 0 }]);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import type { ReadReceipt } from '../read-receipt.js';
 import { mkdirSync } from 'node:fs';
-import { open, type RootDatabase } from 'lmdb';
+import { type Database, open, type RootDatabase } from 'lmdb';
 import {
   DELETION_KIND,
   deletedBy,
@@ -125,7 +125,12 @@ export class LmdbEventStore implements EventStore {
       options,
     );
     this.cursors = new LmdbCursorStore(this.root.openDB<string, string>({ name: 'cursors', encoding: 'string' }), this.transactions);
-    this.relations = new LmdbRelationIndex(this.root.openDB<string, string>({ name: 'relations', encoding: 'string' }), this.transactions);
+    this.relations = new LmdbRelationIndex(
+      this.root.openDB<string, string>({ name: 'relations', encoding: 'string' }),
+      // Undefined when read-only and written by a version before it: no followers to read.
+      this.root.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary' }) as Database<Buffer, Buffer> | undefined,
+      this.transactions,
+    );
   }
 
   // Reads are not tracked here (`reads` spoiled): LMDB reads are in-process already (README, "Hot cache").

@@ -26,6 +26,9 @@ import { rankKey, SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '..
 import { msatsOfParts, msatsParts, type ZapEntry, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey, zapGroupOf } from '../zap-index.js';
 import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
 
+/** The value of a follower's key: the key says it all. */
+const NOTHING = Buffer.alloc(0);
+
 /** Targets per batch of `targets()`. */
 const TARGETS_PAGE = 500;
 
@@ -54,8 +57,9 @@ const rank = (count: number) => (RANK_BASE - count).toString(16).padStart(12, '0
  *   receipts (msats in two parts: zap-index.ts MSATS_SPLIT), `z:<subject>:<recipient>` → the
  *   recipient's receipts whoever signed them, and `y:<subject>:<group>:<sender>` → the sender's
  *   receipts in the group (its distinct senders);
- * - follows (follow-index.ts): `F:<followed>:<follower>` → the follower's lists naming it (1), in
- *   pubkey order, `f:<followed>` → its followers, `g:<follower>` → how many its list follows;
+ * - follows (follow-index.ts): the followers themselves in a database of their own (below),
+ *   `f:<followed>` → its followers, `g:<follower>` → how many its list follows (an earlier version
+ *   kept `F:<followed>:<follower>` → 1 here: emptied by `relations rebuild`);
  * - notes: `n:<author>:<kind>:<replyMember of notePlace>` → the event's size, newest first;
  * - search (search-index.ts): `Sw:<pubkey>` → `<replyMember of its profile's place> <words…>`,
  *   `Sx:<word> <pubkey>` → '' (the words in lexical order) and `Sk:<prefix of a word> <rankKey of
@@ -68,6 +72,12 @@ export class LmdbRelationIndex implements RelationIndex {
 
   constructor(
     private readonly db: Database<string, string>,
+    /**
+     * The followers: the followed pubkey's 32 bytes then the follower's 32 → nothing, in pubkey
+     * order (a database of its own: keys half as long as text, a fresh follow-list import a quarter
+     * faster). Undefined only in a read-only directory written before it existed: none to read.
+     */
+    private readonly followerKeys: Database<Buffer, Buffer> | undefined,
     private readonly transactions: LmdbTransactions,
   ) {}
 
@@ -199,10 +209,14 @@ export class LmdbRelationIndex implements RelationIndex {
     for (const [author, delta] of following) this.add(`g:${author}`, delta);
     for (const [followed, changes] of followers) {
       let net = 0;
+      const followedBytes = Buffer.from(followed, 'hex');
       for (let index = 0; index < changes.followers.length; index++) {
         const delta = changes.deltas[index] as number;
-        const key = `F:${followed}:${changes.followers[index]}`;
-        inTransaction(delta > 0 ? this.db.put(key, '1') : this.db.remove(key));
+        const key = Buffer.allocUnsafe(64);
+        followedBytes.copy(key);
+        key.write(changes.followers[index] as string, 32, 'hex');
+        const keys = this.followerKeys as Database<Buffer, Buffer>;
+        inTransaction(delta > 0 ? keys.put(key, NOTHING) : keys.remove(key));
         net += delta;
       }
       if (net !== 0) this.rerank(followed, this.add(`f:${followed}`, net) - net, net);
@@ -446,13 +460,17 @@ export class LmdbRelationIndex implements RelationIndex {
   }
 
   followers(pubkey: string, after: string | null, first: number): Promise<string[]> {
+    const keys = this.followerKeys;
+    if (!keys) return Promise.resolve([]);
     return this.transactions.read(() => {
-      const prefix = `F:${pubkey}:`;
-      const start = after === null ? prefix : `${prefix}${after}`;
+      const followed = Buffer.from(pubkey, 'hex');
+      const start = Buffer.concat([followed, after === null ? Buffer.alloc(0) : Buffer.from(after, 'hex')]);
+      // Past every 64-byte key of the pubkey: its bytes, 32 of 0xff, one more.
+      const end = Buffer.concat([followed, Buffer.alloc(33, 0xff)]);
       const found: string[] = [];
-      for (const key of this.db.getKeys({ start, end: `F:${pubkey};` })) {
-        if (after !== null && key === start) continue; // `after` is exclusive
-        found.push(key.slice(prefix.length));
+      for (const key of keys.getKeys({ start, end })) {
+        if (after !== null && key.equals(start)) continue; // `after` is exclusive
+        found.push(key.toString('hex', 32));
         if (found.length >= first) break;
       }
       return found;
@@ -496,6 +514,8 @@ export class LmdbRelationIndex implements RelationIndex {
   async clear(): Promise<void> {
     await this.transactions.write(() => {
       for (const key of this.db.getKeys()) inTransaction(this.db.remove(key));
+      const keys = this.followerKeys as Database<Buffer, Buffer>;
+      for (const key of keys.getKeys()) inTransaction(keys.remove(key));
     });
   }
 }
