@@ -233,6 +233,92 @@ describe('Redis specifics', () => {
     }
   });
 
+  it('a crowded bucket (followers ground to share a first hex digit) is a sorted set past 384 of them: a page reads a range of it, not all of it; odd nets beside it; back to logs as they go', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const relations = store.relations as unknown as RedisRelationIndex;
+      const star = pubkeyOf('crowded star');
+      const tag = Buffer.from(star, 'hex').toString('base64url');
+      // 600 followers whose pubkeys start with 0, as if ground, and 40 others: depth 1, bucket 0 crowded.
+      const ground = Array.from({ length: 600 }, (_, index) => `0${pubkeyOf(`ground ${index}`).slice(1)}`);
+      const others = Array.from({ length: 40 }, (_, index) => `f${pubkeyOf(`other ${index}`).slice(1)}`);
+      for (let start = 0; start < ground.length; start += 50) {
+        const writes = new FollowWrites();
+        const round = start / 50;
+        for (const fan of [...ground.slice(start, start + 50), ...others.slice(4 * round, 4 * round + 4)]) writes.follow(star, fan, 1);
+        await relations.flushFollows(writes);
+      }
+      const all = [...ground, ...others].sort();
+      expect(await client.get(`${prefix}fn:{${tag}}`)).toBe(`1 ${all.length}`);
+      const crowded = `${prefix}fs:{${tag}}:0`;
+      expect(await client.type(crowded)).toBe('zset');
+      expect(await client.zcard(crowded)).toBe(600);
+      expect(await client.type(`${prefix}fs:{${tag}}:f`)).toBe('string');
+      // A page of 10 inside it: a range of 10, not 600 (what the script answers is the page).
+      const raw = await client.nostrFollowersPageBuffer(`${prefix}fl:{${tag}}`, `${prefix}fn:{${tag}}`, `${prefix}fs:{${tag}}:`, Buffer.from(all[100] as string, 'hex'), '10');
+      expect(raw.map((member) => member.toString('hex'))).toEqual(all.slice(101, 111));
+      expect(await store.relations.followers(star, all[595] as string, 10)).toEqual(all.slice(596, 606));
+      // Odd nets: one ground follower counted twice, one owed a removal (its net -1 in the hash beside).
+      const odd = new FollowWrites();
+      odd.follow(star, ground[0] as string, 1);
+      const stranger = `0${pubkeyOf('owed').slice(1)}`;
+      odd.follow(star, stranger, -1);
+      await relations.flushFollows(odd);
+      expect(await client.hlen(`${crowded}x`)).toBe(2);
+      expect(await client.hget(`${crowded}x`, Buffer.from(ground[0] as string, 'hex'))).toBe('2');
+      expect(await client.hget(`${crowded}x`, Buffer.from(stranger, 'hex'))).toBe('-1');
+      expect(await store.relations.followers(star, null, 1000)).toEqual(all);
+      expect((await store.relations.followCounts([star]))[0]?.followers).toBe(all.length + 1 - 1);
+      // The rest comes: both settle, the hash empties.
+      const rest = new FollowWrites();
+      rest.follow(star, ground[0] as string, -1);
+      rest.follow(star, stranger, 1);
+      await relations.flushFollows(rest);
+      expect(await client.exists(`${crowded}x`)).toBe(0);
+      expect(await store.relations.followers(star, null, 1000)).toEqual(all);
+      // Most go (under a quarter of depth 0's room): one log again, exact.
+      const going = new FollowWrites();
+      for (const fan of [...ground, ...others.slice(0, 30)]) going.follow(star, fan, -1);
+      await relations.flushFollows(going);
+      expect(await client.exists(`${prefix}fn:{${tag}}`)).toBe(0);
+      expect(await client.exists(crowded)).toBe(0);
+      expect(await store.relations.followers(star, null, 1000)).toEqual(others.slice(30).sort());
+      expect((await store.relations.followCounts([star]))[0]?.followers).toBe(10);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('nothing is left behind: a first batch that adds and takes away the same follower, or all of 2,000 followers gone in one batch (two depths at once)', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const relations = store.relations as unknown as RedisRelationIndex;
+      const passing = pubkeyOf('passing star');
+      const both = new FollowWrites();
+      both.follow(passing, pubkeyOf('passing fan'), 1);
+      both.follow(passing, pubkeyOf('passing fan'), -1);
+      await relations.flushFollows(both);
+      const passingTag = Buffer.from(passing, 'hex').toString('base64url');
+      expect(await client.exists(`${prefix}fl:{${passingTag}}`, `${prefix}fn:{${passingTag}}`)).toBe(0);
+      const star = pubkeyOf('drained star');
+      const tag = Buffer.from(star, 'hex').toString('base64url');
+      const fans = Array.from({ length: 2000 }, (_, index) => pubkeyOf(`drained fan ${index}`));
+      const coming = new FollowWrites();
+      for (const fan of fans) coming.follow(star, fan, 1);
+      await relations.flushFollows(coming);
+      expect(await client.get(`${prefix}fn:{${tag}}`)).toBe('2 2000');
+      const going = new FollowWrites();
+      for (const fan of fans) going.follow(star, fan, -1);
+      await relations.flushFollows(going);
+      expect(await client.exists(`${prefix}fn:{${tag}}`, `${prefix}fl:{${tag}}`)).toBe(0);
+      const buckets = Array.from({ length: 256 }, (_, index) => `${prefix}fs:{${tag}}:${index.toString(16).padStart(2, '0')}`);
+      expect((await Promise.all(buckets.map((key) => client.exists(key)))).every((exists) => exists === 0)).toBe(true);
+      expect((await store.relations.followCounts([star]))[0]?.followers).toBe(0);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('a few followers written over many batches take the bytes they hold (written whole, not appended: APPEND leaves as much again unused)', async () => {
     const { store, client, prefix, cleanup } = await createTestStore();
     try {

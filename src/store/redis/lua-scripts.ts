@@ -418,6 +418,14 @@ return s
  * those at 0 dropped) once it holds twice the records it held after its last fold, and at least
  * twice FOLLOW_BUCKET_SIZE, so the records of a follower cost amortised O(1) and a log stays at most
  * about twice its followers. Pages read logs whole and sort them (FOLLOWERS_PAGE).
+ *
+ * A crowded bucket (more than CROWDED followers once folded) is a sorted set instead, its followers
+ * all scored 0 (so that BYLEX reads them in byte order), and beside it a hash \`<key>x\` of the nets
+ * of those whose changes add up to anything but 1 or 0 (a moment's 2 or -1): buckets go by the
+ * followers' first hex digits, which anyone can grind, and a page of a log costs the whole log, of
+ * a sorted set only the page (O(log n) a follower to write, a range to read). Random pubkeys never
+ * crowd a bucket below depth 4 (a bucket splits at 96 on average); 4,096 ground keys of one 3-digit
+ * prefix did (session 22's review: 112 ms of Redis a page of 10 for 100,000 followers in one log).
  */
 const FOLLOWER_LOGS = `
 -- A follower's bucket at a depth (its first depth hex digits, as a number), and that bucket's key.
@@ -430,6 +438,7 @@ local function bucketKey(prefix, bucket, depth)
   return prefix .. string.format('%0' .. depth .. 'x', bucket)
 end
 local HEADER = 33
+local CROWDED = 384
 local function header(count, folded)
   return string.char(0) .. string.format('%-32s', string.format('%d %d', count, folded))
 end
@@ -452,6 +461,37 @@ local function gather(records, from, nets, seen)
     nets[follower] = net + change
   end
 end
+-- The same from a crowded bucket: its followers (1 each) and the nets that are not 1.
+local function gatherSet(key, nets, seen)
+  local function add(follower, change)
+    if nets[follower] == nil then
+      seen[#seen + 1] = follower
+      nets[follower] = 0
+    end
+    nets[follower] = nets[follower] + change
+  end
+  local odd = {}
+  local fields = redis.call('HGETALL', key .. 'x')
+  for i = 1, #fields, 2 do odd[fields[i]] = tonumber(fields[i + 1]) end
+  for _, follower in ipairs(redis.call('ZRANGE', key, 0, -1)) do
+    if odd[follower] == nil then add(follower, 1) end
+  end
+  for follower, net in pairs(odd) do add(follower, net) end
+end
+-- A change to one follower of a crowded bucket.
+local function changeInSet(key, follower, change)
+  local net = tonumber(redis.call('HGET', key .. 'x', follower))
+  if net == nil then
+    if redis.call('ZSCORE', key, follower) then net = 1 else net = 0 end
+  end
+  local after = net + change
+  if after >= 1 then redis.call('ZADD', key, 0, follower) else redis.call('ZREM', key, follower) end
+  if after == 0 or after == 1 then
+    redis.call('HDEL', key .. 'x', follower)
+  else
+    redis.call('HSET', key .. 'x', follower, string.format('%d', after))
+  end
+end
 -- A follower's records for its net change (one, unless past a signed byte), into out.
 local function emit(out, follower, net)
   while net ~= 0 do
@@ -459,6 +499,40 @@ local function emit(out, follower, net)
     out[#out + 1] = string.char(step % 256) .. follower
     net = net - step
   end
+end
+-- Writes a bucket's followers (nets, seen as gather leaves them) to its key, which holds a log or
+-- nothing: a log, or past CROWDED followers a sorted set; nothing at all when none is left.
+local function writeBucket(key, nets, seen)
+  local held = 0
+  for _, follower in ipairs(seen) do
+    if nets[follower] ~= 0 then held = held + 1 end
+  end
+  if held == 0 then
+    redis.call('DEL', key)
+    return
+  end
+  if held <= CROWDED then
+    local out = {}
+    for _, follower in ipairs(seen) do emit(out, follower, nets[follower]) end
+    redis.call('SET', key, header(0, #out) .. table.concat(out))
+    return
+  end
+  redis.call('DEL', key)
+  local members = {}
+  local function flush()
+    if #members > 0 then redis.call('ZADD', key, unpack(members)) end
+    members = {}
+  end
+  for _, follower in ipairs(seen) do
+    local net = nets[follower]
+    if net >= 1 then
+      members[#members + 1] = 0
+      members[#members + 1] = follower
+      if #members >= 1000 then flush() end
+    end
+    if net ~= 0 and net ~= 1 then redis.call('HSET', key .. 'x', follower, string.format('%d', net)) end
+  end
+  flush()
 end
 `;
 
@@ -472,9 +546,9 @@ end
  * every change of every list has landed, in whatever order two writers apply them.
  *
  * Few followers (depth 0): one log. Past FOLLOW_BUCKET_SIZE × 16^depth followers, they move to 16
- * times as many logs (depth 4 at most), and below a 64th of that back to 16 times fewer, the logs
+ * times as many buckets (depth 4 at most), and below a 64th of that back to fewer, the keys
  * `fs:{…}:<the follower's first depth hex digits>`; bucket order is pubkey order, so pages read
- * them one after the other. Each log the records fall in is written once per call (how: below).
+ * them one after the other. Each bucket the records fall in is written once per call (how: below).
  * Returns the change in its followers (for search ranks).
  */
 export const FOLLOW_SCRIPT = `${FOLLOWER_LOGS}
@@ -515,16 +589,16 @@ else
     part[#part + 1] = string.sub(records, i, i + 32)
   end
 end
--- A log folded: each follower's changes added up, those at 0 dropped; gone when nothing is left.
-local function fold(key, log, added, logCount)
+-- The one log folded: each follower's changes added up, those at 0 dropped; gone when nothing is left.
+local function foldOne(log, added)
   local nets, seen, out = {}, {}, {}
   gather(log, HEADER + 1, nets, seen)
   gather(added, 1, nets, seen)
   for _, follower in ipairs(seen) do emit(out, follower, nets[follower]) end
-  if #out == 0 and logCount == 0 then
-    redis.call('DEL', key)
+  if #out == 0 and count == 0 then
+    redis.call('DEL', KEYS[1])
   else
-    redis.call('SET', key, header(logCount, #out) .. table.concat(out))
+    redis.call('SET', KEYS[1], header(count, #out) .. table.concat(out))
   end
 end
 if depth == 0 then
@@ -537,20 +611,20 @@ if depth == 0 then
   if head ~= '' then count, folded = readHeader(head) end
   local before = count
   count = count + net
-  if head == '' then
+  if head == '' and count ~= 0 then
     redis.call('SET', KEYS[1], header(count, 0) .. records)
-  elseif before < SMALL_LOG or count == 0 then
-    local log = redis.call('GET', KEYS[1])
-    local held = (#log - HEADER + #records) / 33
+  elseif head == '' or before < SMALL_LOG or count == 0 then
+    local log = redis.call('GET', KEYS[1]) or ''
+    local held = (math.max(0, #log - HEADER) + #records) / 33
     if held > 2 * math.max(folded, size) or count == 0 then
-      fold(KEYS[1], log, records, count)
+      foldOne(log, records)
     else
       redis.call('SET', KEYS[1], header(count, folded) .. string.sub(log, HEADER + 1) .. records)
     end
   else
     local length = redis.call('APPEND', KEYS[1], records)
     if (length - HEADER) / 33 > 2 * math.max(folded, size) then
-      fold(KEYS[1], redis.call('GET', KEYS[1]), '', count)
+      foldOne(redis.call('GET', KEYS[1]), '')
     else
       redis.call('SETRANGE', KEYS[1], 0, header(count, folded))
     end
@@ -558,58 +632,80 @@ if depth == 0 then
 else
   count = count + net
   for _, bucket in ipairs(order) do
-    -- A bucket's log: appended to (one command, nothing copied through the script); its header
-    -- read only once it may need a fold.
     local key = keyOf(bucket)
     local added = table.concat(parts[bucket])
-    local length = redis.call('APPEND', key, added)
-    if length == #added then
-      redis.call('SET', key, header(0, 0) .. added)
-      length = length + HEADER
-    end
-    local held = (length - HEADER) / 33
-    if held > 2 * size then
-      local _, folded = readHeader(redis.call('GETRANGE', key, 0, HEADER - 1))
-      if held > 2 * math.max(folded, size) then fold(key, redis.call('GET', key), '', 0) end
+    -- A bucket's log: appended to (one command, nothing copied through the script); its header
+    -- read only once it may need a fold. A crowded bucket's sorted set refuses APPEND: each
+    -- follower's change is added to its score there.
+    local length = redis.pcall('APPEND', key, added)
+    if type(length) == 'table' then
+      for i = 1, #added, 33 do
+        local change = string.byte(added, i)
+        if change > 127 then change = change - 256 end
+        changeInSet(key, string.sub(added, i + 1, i + 32), change)
+      end
+    else
+      if length == #added then
+        redis.call('SET', key, header(0, 0) .. added)
+        length = length + HEADER
+      end
+      local held = (length - HEADER) / 33
+      if held > 2 * size then
+        local _, folded = readHeader(redis.call('GETRANGE', key, 0, HEADER - 1))
+        if held > 2 * math.max(folded, size) then
+          local nets, seen = {}, {}
+          gather(redis.call('GET', key), HEADER + 1, nets, seen)
+          writeBucket(key, nets, seen)
+        end
+      end
     end
   end
 end
--- Past the depth's room every follower moves to 16 times as many buckets (rare: at 96, 1,536,
--- 24,576 and 393,216 followers; the last a few hundred milliseconds of one script); below a
--- 64th of it (most gone: a follow-spam wave deleted) back to 16 times fewer, so that a page never
+-- Past the depth's room every follower moves to 16 times as many buckets, or more (rare: at 96,
+-- 1,536, 24,576 and 393,216 followers; the last about a second and a half of one script, once);
+-- below a 64th of it (most gone: a follow-spam wave deleted) back to fewer, so that a page never
 -- walks thousands of empty buckets. The logs are folded as they move.
 local target = depth
-if depth < 4 and count > size * 16 ^ depth then target = depth + 1 end
-if depth > 0 and count < size * 16 ^ (depth - 1) / 4 then target = depth - 1 end
+while target < 4 and count > size * 16 ^ target do target = target + 1 end
+while target > 0 and count < size * 16 ^ (target - 1) / 4 do target = target - 1 end
 if target ~= depth then
   local nets, seen = {}, {}
   for b = 0, 16 ^ depth - 1 do
     local key = keyOf(b)
-    local log = redis.call('GET', key)
-    if log then
-      gather(log, HEADER + 1, nets, seen)
+    local kind = redis.call('TYPE', key)['ok']
+    if kind == 'zset' then
+      gatherSet(key, nets, seen)
+      redis.call('DEL', key, key .. 'x')
+    elseif kind == 'string' then
+      gather(redis.call('GET', key), HEADER + 1, nets, seen)
       redis.call('DEL', key)
     end
   end
   depth = target
+  -- Each new bucket's followers (those not at 0), in the order met; their nets stay in nets.
   local into, used = {}, {}
   for _, follower in ipairs(seen) do
-    local bucket = bucketAt(follower, depth)
-    if into[bucket] == nil then
-      into[bucket] = {}
-      used[#used + 1] = bucket
-    end
-    emit(into[bucket], follower, nets[follower])
-  end
-  for _, bucket in ipairs(used) do
-    local out = into[bucket]
-    if #out > 0 then
-      local logCount = 0
-      if depth == 0 then logCount = count end
-      redis.call('SET', keyOf(bucket), header(logCount, #out) .. table.concat(out))
+    if nets[follower] ~= 0 then
+      local bucket = bucketAt(follower, depth)
+      local list = into[bucket]
+      if list == nil then
+        list = {}
+        into[bucket] = list
+        used[#used + 1] = bucket
+      end
+      list[#list + 1] = follower
     end
   end
-  if depth == 0 then redis.call('DEL', KEYS[2]) end
+  if depth == 0 then
+    if into[0] then
+      local out = {}
+      for _, follower in ipairs(into[0]) do emit(out, follower, nets[follower]) end
+      redis.call('SET', KEYS[1], header(count, #out) .. table.concat(out))
+    end
+    redis.call('DEL', KEYS[2])
+  else
+    for _, bucket in ipairs(used) do writeBucket(keyOf(bucket), nets, into[bucket]) end
+  end
 end
 if depth > 0 then redis.call('SET', KEYS[2], string.format('%d %d', depth, count)) end
 return net
@@ -629,10 +725,11 @@ return tonumber(string.match(head, '^(%-?%d+)'))
 
 /**
  * A page of a pubkey's followers (keys as FOLLOW's): ARGV[1] the bucket logs' key prefix, ARGV[2]
- * the 32 bytes to read after (empty: from the start), ARGV[3] how many. Reads the logs in bucket
- * order from the one \`after\` falls in, each whole, until they hold the page: returns their
- * followers after \`after\`, unsorted (the caller sorts them and keeps the first: every follower
- * of the buckets read is there, and bucket order is pubkey order). One round trip.
+ * the 32 bytes to read after (empty: from the start), ARGV[3] how many. Reads the buckets in order
+ * from the one \`after\` falls in until they hold the page: a log whole, a crowded bucket's sorted
+ * set as far as the page needs. Returns their followers after \`after\`, unsorted (the caller sorts
+ * them and keeps the first: every follower of a log read is there, the first of a sorted set read,
+ * and bucket order is pubkey order). One round trip.
  */
 export const FOLLOWERS_PAGE_SCRIPT = `${FOLLOWER_LOGS}
 local prefix, after, first = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -645,11 +742,18 @@ local function before(a, b)
   return #a < #b
 end
 local out = {}
+-- A crowded bucket: as many of its followers after from, in byte order, as the page still needs.
+local function readSet(key, from)
+  local start = '-'
+  if from ~= '' then start = '(' .. from end
+  for _, member in ipairs(redis.call('ZRANGE', key, start, '+', 'BYLEX', 'LIMIT', 0, first - #out)) do out[#out + 1] = member end
+end
 local function read(key, from)
-  local log = redis.call('GET', key)
-  if not log then return end
+  local kind = redis.call('TYPE', key)['ok']
+  if kind == 'zset' then return readSet(key, from) end
+  if kind ~= 'string' then return end
   local nets, seen = {}, {}
-  gather(log, HEADER + 1, nets, seen)
+  gather(redis.call('GET', key), HEADER + 1, nets, seen)
   for _, follower in ipairs(seen) do
     if nets[follower] > 0 and (from == '' or before(from, follower)) then out[#out + 1] = follower end
   end
