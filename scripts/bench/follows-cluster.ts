@@ -1,5 +1,5 @@
 // `npm run bench:follows-cluster`: what popular pubkeys do to a Redis Cluster (issue 28 §5). A
-// popular pubkey's followers are in one hash slot (keys.ts `fr:{…}`, or its buckets), so every list
+// popular pubkey's followers are in one hash slot (keys.ts `fl:{…}`, or its bucket logs), so every list
 // naming it writes to one master and its counts and pages are read there. This imports follow
 // lists drawn with popularity ~ 1/rank into a local 3-master cluster (private redis-server
 // processes, stopped at the end) and prints, per master: the share of the follow writes and of the
@@ -79,7 +79,7 @@ async function main() {
     const hot = pool[0] as string;
     const fewIndex = counts.findIndex((count) => count.followers > 0 && count.followers <= 10);
     const few = pool[fewIndex] as string;
-    // Its followers: one sorted set while few, else buckets beside a depth key, all in its slot.
+    // Its followers: one log while few, else bucket logs beside a depth key, all in its slot.
     const hotKeys = redisKeys(prefix).follows(hot);
     const slot = Number(await client.cluster('KEYSLOT', hotKeys.followers));
     let holder = -1;
