@@ -207,6 +207,8 @@ export class LmdbRelationIndex implements RelationIndex {
    */
   private applyFollows({ followers, following }: FollowWrites): void {
     for (const [author, delta] of following) this.add(`g:${author}`, delta);
+    // Writes come only through a directory opened for writing, which has the database.
+    const keys = this.followerKeys as Database<Buffer, Buffer>;
     for (const [followed, changes] of followers) {
       let net = 0;
       const followedBytes = Buffer.from(followed, 'hex');
@@ -215,7 +217,6 @@ export class LmdbRelationIndex implements RelationIndex {
         const key = Buffer.allocUnsafe(64);
         followedBytes.copy(key);
         key.write(changes.followers[index] as string, 32, 'hex');
-        const keys = this.followerKeys as Database<Buffer, Buffer>;
         inTransaction(delta > 0 ? keys.put(key, NOTHING) : keys.remove(key));
         net += delta;
       }

@@ -60,8 +60,8 @@ const FOLLOW_PAIRS = 500;
 
 /**
  * Followers per bucket log, on average, before a pubkey's followers move to 16 times as many
- * (lua-scripts.ts FOLLOW): a page reads whole logs, and a write reads and writes each log its
- * records fall in, so a log stays a few kilobytes.
+ * (lua-scripts.ts FOLLOW): a page reads whole logs, and a fold reads one whole, so a log stays a
+ * few kilobytes.
  */
 export const FOLLOW_BUCKET_SIZE = 96;
 
