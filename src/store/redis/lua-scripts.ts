@@ -500,23 +500,25 @@ local function emit(out, follower, net)
     net = net - step
   end
 end
--- Writes a bucket's followers (nets, seen as gather leaves them) to its key, which holds a log or
--- nothing: a log, or past CROWDED followers a sorted set; nothing at all when none is left.
+-- Writes followers (nets, seen as gather leaves them) as a folded log, its header saying count (0
+-- for a bucket) and its records; gone when it holds nothing and counts nothing.
+local function writeLog(key, count, nets, seen)
+  local out = {}
+  for _, follower in ipairs(seen) do emit(out, follower, nets[follower]) end
+  if #out == 0 and count == 0 then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, header(count, #out) .. table.concat(out))
+  end
+end
+-- Writes a bucket's followers to its key, which holds a log or nothing: a log, or past CROWDED
+-- followers a sorted set.
 local function writeBucket(key, nets, seen)
   local held = 0
   for _, follower in ipairs(seen) do
     if nets[follower] ~= 0 then held = held + 1 end
   end
-  if held == 0 then
-    redis.call('DEL', key)
-    return
-  end
-  if held <= CROWDED then
-    local out = {}
-    for _, follower in ipairs(seen) do emit(out, follower, nets[follower]) end
-    redis.call('SET', key, header(0, #out) .. table.concat(out))
-    return
-  end
+  if held <= CROWDED then return writeLog(key, 0, nets, seen) end
   redis.call('DEL', key)
   local members = {}
   local function flush()
@@ -591,15 +593,10 @@ else
 end
 -- The one log folded: each follower's changes added up, those at 0 dropped; gone when nothing is left.
 local function foldOne(log, added)
-  local nets, seen, out = {}, {}, {}
+  local nets, seen = {}, {}
   gather(log, HEADER + 1, nets, seen)
   gather(added, 1, nets, seen)
-  for _, follower in ipairs(seen) do emit(out, follower, nets[follower]) end
-  if #out == 0 and count == 0 then
-    redis.call('DEL', KEYS[1])
-  else
-    redis.call('SET', KEYS[1], header(count, #out) .. table.concat(out))
-  end
+  writeLog(KEYS[1], count, nets, seen)
 end
 if depth == 0 then
   -- The one log, its count in its header. Few followers: read and written whole (a string SET is
@@ -697,11 +694,7 @@ if target ~= depth then
     end
   end
   if depth == 0 then
-    if into[0] then
-      local out = {}
-      for _, follower in ipairs(into[0]) do emit(out, follower, nets[follower]) end
-      redis.call('SET', KEYS[1], header(count, #out) .. table.concat(out))
-    end
+    writeLog(KEYS[1], count, nets, into[0] or {})
     redis.call('DEL', KEYS[2])
   else
     for _, bucket in ipairs(used) do writeBucket(keyOf(bucket), nets, into[bucket]) end
