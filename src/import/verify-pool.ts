@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { rememberSerialized } from '../nostr/event.js';
+import { rememberFollowKeys } from '../nostr/follows.js';
 import { type InvalidReason, nostrEventOf, type Verdict, verifyNostrEvent } from '../nostr/verify-event.js';
 
 /**
@@ -17,10 +19,20 @@ export interface VerifyRequest {
 
 export type VerifyInput = { text: string } | { value: unknown };
 
-/** Its answer: per input, null (valid) or why not. */
+/**
+ * Its answer: per input, null (valid) or why not; and per valid input what storing it takes from
+ * its whole body, made there beside the check: its wire form (serializeEvent's; absent when it is
+ * the text sent) and, for a follow list, its follows as bytes (followKeysOf's).
+ */
 export interface VerifyReply {
   id: number;
   verdicts: ({ reason: InvalidReason; field?: string } | null)[];
+  prepared: (Prepared | null)[];
+}
+
+export interface Prepared {
+  json?: string;
+  follows?: Uint8Array;
 }
 
 /** At most this many verification threads: past it, the store's writes are the limit. */
@@ -37,7 +49,7 @@ const MAX_THREADS = 4;
  */
 export class VerifyPool {
   private readonly workers: { worker: Worker; inFlight: number }[] = [];
-  private readonly waiting = new Map<number, { values: unknown[]; resolve(verdicts: Verdict[]): void; reject(error: Error): void }>();
+  private readonly waiting = new Map<number, { values: unknown[]; texts: readonly (string | undefined)[]; resolve(verdicts: Verdict[]): void; reject(error: Error): void }>();
   private nextId = 0;
 
   constructor(threads = Math.min(MAX_THREADS, Math.max(1, availableParallelism() - 1))) {
@@ -51,7 +63,17 @@ export class VerifyPool {
         const waiting = this.waiting.get(reply.id);
         if (!waiting) return;
         this.waiting.delete(reply.id);
-        waiting.resolve(reply.verdicts.map((verdict, index) => (verdict === null ? { ok: true, event: nostrEventOf(waiting.values[index] as Record<string, unknown>) } : { ok: false, ...verdict })));
+        waiting.resolve(
+          reply.verdicts.map((verdict, index): Verdict => {
+            if (verdict !== null) return { ok: false, ...verdict };
+            const event = nostrEventOf(waiting.values[index] as Record<string, unknown>);
+            const prepared = reply.prepared[index];
+            const json = prepared?.json ?? (prepared ? waiting.texts[index] : undefined);
+            if (json !== undefined) rememberSerialized(event, json);
+            if (prepared?.follows) rememberFollowKeys(event, prepared.follows);
+            return { ok: true, event };
+          }),
+        );
       });
       // A thread that fails fails the batches it holds (the import stops with the error: nothing is stored unverified).
       worker.on('error', (error) => this.failAll(error));
@@ -73,7 +95,7 @@ export class VerifyPool {
     const slot = this.workers.reduce<(typeof this.workers)[number] | undefined>((least, next) => (least && least.inFlight <= next.inFlight ? least : next), undefined);
     if (!slot) return Promise.resolve(values.map(verifyNostrEvent));
     const id = this.nextId++;
-    const verdicts = new Promise<Verdict[]>((resolve, reject) => this.waiting.set(id, { values, resolve, reject }));
+    const verdicts = new Promise<Verdict[]>((resolve, reject) => this.waiting.set(id, { values, texts, resolve, reject }));
     try {
       const inputs = values.map((value, index): VerifyInput => {
         const text = texts[index];

@@ -1,16 +1,33 @@
 // A verification thread of `import` (verify-pool.ts): NIP-01 checks of a batch of parsed inputs,
-// the one rule of nostr/verify-event.ts, answered as reasons only (null: valid). The event itself
-// stays on the main thread, which parsed it and sent this thread a copy.
+// the one rule of nostr/verify-event.ts, answered as reasons (null: valid). The event itself stays
+// on the main thread, which parsed it too; for a valid one this thread also hands back what storing
+// it takes from its whole body (its wire form unless that is the text sent, a follow list's
+// follows as bytes, moved rather than copied), so that the main thread does not read it again.
 import { parentPort } from 'node:worker_threads';
+import { serializeEvent } from '../nostr/event.js';
+import { FOLLOW_LIST_KIND, followKeysOf } from '../nostr/follows.js';
 import { verifyNostrEvent } from '../nostr/verify-event.js';
-import type { VerifyReply, VerifyRequest } from './verify-pool.js';
+import type { Prepared, VerifyReply, VerifyRequest } from './verify-pool.js';
 
 parentPort?.on('message', ({ id, inputs }: VerifyRequest) => {
+  const prepared: (Prepared | null)[] = [];
+  const moved: ArrayBuffer[] = [];
   const verdicts = inputs.map((input) => {
     // A text is what the main thread parsed its value from: it parses again, as JSON.parse always does.
-    const verdict = verifyNostrEvent('text' in input ? JSON.parse(input.text) : input.value);
-    if (verdict.ok) return null;
-    return verdict.field === undefined ? { reason: verdict.reason } : { reason: verdict.reason, field: verdict.field };
+    const text = 'text' in input ? input.text : undefined;
+    const verdict = verifyNostrEvent(text === undefined ? (input as { value: unknown }).value : JSON.parse(text));
+    if (!verdict.ok) {
+      prepared.push(null);
+      return verdict.field === undefined ? { reason: verdict.reason } : { reason: verdict.reason, field: verdict.field };
+    }
+    const json = serializeEvent(verdict.event);
+    const ready: Prepared = json === text ? {} : { json };
+    if (verdict.event.kind === FOLLOW_LIST_KIND) {
+      ready.follows = followKeysOf(verdict.event);
+      moved.push(ready.follows.buffer as ArrayBuffer);
+    }
+    prepared.push(ready);
+    return null;
   });
-  parentPort?.postMessage({ id, verdicts } satisfies VerifyReply);
+  parentPort?.postMessage({ id, verdicts, prepared } satisfies VerifyReply, moved);
 });

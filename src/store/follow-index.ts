@@ -28,24 +28,30 @@ export interface FollowIndex {
 
 /**
  * The follow writes of a batch of events, gathered so that a store sends them grouped: per followed
- * pubkey, each follower's change (+1, -1) in arrival order, and per author the net change of how
- * many it follows. A batch of 500 lists of 1,000 follows names each popular pubkey many times: one
- * write per pubkey instead of one per follow. A follower may come twice for one pubkey (a list and
- * its replacement in one batch): the stores add the changes up as they apply them (they commute),
- * so gathering costs two array pushes a follow, not a map entry (the maps were a sixth of a fresh
- * follow-list import's thread, and most of its garbage).
+ * pubkey, each follower's change (+1, -1), and per author the net change of how many it follows. A
+ * batch of 500 lists of 1,000 follows names each popular pubkey many times: one write per pubkey
+ * instead of one per follow. A follower may come twice for one pubkey (a list and its replacement
+ * in one batch): the stores add the changes up as they apply them (they commute).
+ *
+ * Gathering keeps each list's change whole (one push a list, not two a follow); grouping waits for
+ * `byFollowed`, which hands each followed pubkey its followers in pubkey order: a range of
+ * followers (a Redis bucket log, an LMDB key range) then gets its records as one run, at whatever
+ * depth the store keeps them, and each follower's pubkey is decoded once per list, not per follow.
  */
 export class FollowWrites {
-  /** followed → its followers' changes, in arrival order */
-  readonly followers = new Map<string, FollowerChanges>();
+  /** The lists' changes, in arrival order: `follower` now names (+1) or no longer names (-1) each of `followed` (32 bytes each). */
+  private readonly changes: { follower: string; followed: Uint8Array; delta: number }[] = [];
   /** author → net change of how many it follows */
   readonly following = new Map<string, number>();
 
+  /** `follower`'s list now names (`delta` 1) or no longer names (-1) each of `followed` (nostr/follows.ts followKeysOf). */
+  change(follower: string, followed: Uint8Array, delta: number): void {
+    if (followed.length > 0) this.changes.push({ follower, followed, delta });
+  }
+
+  /** One follow: `follower` now follows `followed` (1) or no longer does (-1). */
   follow(followed: string, follower: string, delta: number): void {
-    let changes = this.followers.get(followed);
-    if (!changes) this.followers.set(followed, (changes = { followers: [], deltas: [] }));
-    changes.followers.push(follower);
-    changes.deltas.push(delta);
+    this.change(follower, Buffer.from(followed, 'hex'), delta);
   }
 
   follows(author: string, delta: number): void {
@@ -53,10 +59,59 @@ export class FollowWrites {
     if (net === 0) this.following.delete(author);
     else this.following.set(author, net);
   }
+
+  /**
+   * followed (hex) → its followers' changes, followers in ascending order (bytes; changes of one
+   * follower in arrival order). Lowercase hex (what verified events hold) sorts as its bytes do.
+   */
+  byFollowed(): Map<string, FollowerChanges> {
+    const ordered = [...this.changes].sort((a, b) => (a.follower < b.follower ? -1 : a.follower > b.follower ? 1 : 0));
+    // Grouped by 30 bits of the followed pubkey's first bytes, a number (no string made per follow:
+    // strings were most of the grouping's time), pubkeys that share them chained and told apart.
+    const groups = new Map<number, FollowedGroup>();
+    const inOrder: FollowedGroup[] = [];
+    let bytes: Uint8Array = Buffer.alloc(0);
+    let of: string | undefined;
+    for (const { follower, followed: keys, delta } of ordered) {
+      if (follower !== of) {
+        bytes = Buffer.from(follower, 'hex');
+        of = follower;
+      }
+      for (let at = 0; at < keys.length; at += 32) {
+        const hash = (((keys[at] as number) & 0x3f) << 24) | ((keys[at + 1] as number) << 16) | ((keys[at + 2] as number) << 8) | (keys[at + 3] as number);
+        const first = groups.get(hash);
+        let group = first;
+        while (group && !samePubkey(group.keys, group.at, keys, at)) group = group.next;
+        if (!group) {
+          group = { keys, at, changes: { followers: [], deltas: [] }, next: first };
+          groups.set(hash, group);
+          inOrder.push(group);
+        }
+        group.changes.followers.push(bytes);
+        group.changes.deltas.push(delta);
+      }
+    }
+    const named = new Map<string, FollowerChanges>();
+    for (const { keys, at, changes } of inOrder) named.set(Buffer.from(keys.buffer, keys.byteOffset + at, 32).toString('hex'), changes);
+    return named;
+  }
 }
 
-/** One followed pubkey's follower changes: `followers[i]` changed by `deltas[i]` (+1 or -1). */
+/** A followed pubkey met in byFollowed: where its 32 bytes are, its changes, the next sharing its hash. */
+interface FollowedGroup {
+  keys: Uint8Array;
+  at: number;
+  changes: FollowerChanges;
+  next: FollowedGroup | undefined;
+}
+
+function samePubkey(a: Uint8Array, at: number, b: Uint8Array, bt: number): boolean {
+  for (let index = 0; index < 32; index++) if (a[at + index] !== b[bt + index]) return false;
+  return true;
+}
+
+/** One followed pubkey's follower changes: `followers[i]` (32 bytes) changed by `deltas[i]` (+1 or -1). */
 export interface FollowerChanges {
-  followers: string[];
+  followers: Uint8Array[];
   deltas: number[];
 }

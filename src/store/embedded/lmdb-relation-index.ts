@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb';
 import type { NostrEvent } from '../../nostr/event.js';
-import { FOLLOW_LIST_KIND, type FollowChanges, followChanges, followsOf } from '../../nostr/follows.js';
+import { FOLLOW_LIST_KIND, type FollowChanges, followChanges, followKeysOf, pubkeyBytes } from '../../nostr/follows.js';
 import { matchesQuery, profileWords, rankedPrefixes, rankedPrefixOf } from '../../nostr/profile-search.js';
 import { isNoteKind, relationEdgesOf } from '../../nostr/relationships.js';
 import { type FollowCounts, FollowWrites } from '../follow-index.js';
@@ -176,17 +176,17 @@ export class LmdbRelationIndex implements RelationIndex {
   private followChanges(author: string, { added, removed, following }: FollowChanges): void {
     this.followWrites((batch) => {
       if (following !== 0) batch.follows(author, following);
-      for (const followed of removed) batch.follow(followed, author, -1);
-      for (const followed of added) batch.follow(followed, author, 1);
+      batch.change(author, pubkeyBytes(removed), -1);
+      batch.change(author, pubkeyBytes(added), 1);
     });
   }
 
   /** A follow list added or taken away: its author follows each of its pubkeys, or no longer does. */
   private follow(event: NostrEvent, delta: 1 | -1): void {
-    const follows = followsOf(event);
+    const follows = followKeysOf(event);
     this.followWrites((batch) => {
-      if (follows.length > 0) batch.follows(event.pubkey, delta * follows.length);
-      for (const followed of follows) batch.follow(followed, event.pubkey, delta);
+      if (follows.length > 0) batch.follows(event.pubkey, (delta * follows.length) / 32);
+      batch.change(event.pubkey, follows, delta);
     });
   }
 
@@ -206,18 +206,18 @@ export class LmdbRelationIndex implements RelationIndex {
    * getString, was a fifth of the main thread's busy time in a fresh follow-list import). The count
    * is their sum.
    */
-  private applyFollows({ followers, following }: FollowWrites): void {
-    for (const [author, delta] of following) this.add(`g:${author}`, delta);
+  private applyFollows(batch: FollowWrites): void {
+    for (const [author, delta] of batch.following) this.add(`g:${author}`, delta);
     // Writes come only through a directory opened for writing, which has the database.
     const keys = this.followerKeys as Database<Buffer, Buffer>;
-    for (const [followed, changes] of followers) {
+    for (const [followed, changes] of batch.byFollowed()) {
       let net = 0;
       const followedBytes = Buffer.from(followed, 'hex');
       for (let index = 0; index < changes.followers.length; index++) {
         const delta = changes.deltas[index] as number;
         const key = Buffer.allocUnsafe(64);
         followedBytes.copy(key);
-        key.write(changes.followers[index] as string, 32, 'hex');
+        key.set(changes.followers[index] as Uint8Array, 32);
         inTransaction(delta > 0 ? keys.put(key, NOTHING) : keys.remove(key));
         net += delta;
       }

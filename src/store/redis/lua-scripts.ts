@@ -439,12 +439,17 @@ local function bucketKey(prefix, bucket, depth)
 end
 local HEADER = 33
 local CROWDED = 384
-local function header(count, folded)
-  return string.char(0) .. string.format('%-32s', string.format('%d %d', count, folded))
+-- A log's header: its count (0 for a bucket), how many records it held after its last fold, and
+-- for a bucket whether a record that takes a follower away (a negative change) came since (1) or
+-- not (0): a log of additions only has nothing a fold would drop. Without the third figure (a
+-- depth-0 log, or a bucket of an earlier version) it is read as 1.
+local function header(count, folded, removals)
+  local figures = removals and string.format('%d %d %d', count, folded, removals) or string.format('%d %d', count, folded)
+  return string.char(0) .. string.format('%-32s', figures)
 end
 local function readHeader(log)
-  local count, folded = string.match(string.sub(log, 2, HEADER), '^(%-?%d+) (%d+)')
-  return tonumber(count), tonumber(folded)
+  local count, folded, removals = string.match(string.sub(log, 2, HEADER), '^(%-?%d+) (%d+) ?(%d*)')
+  return tonumber(count), tonumber(folded), tonumber(removals) or 1
 end
 -- Adds up the changes of the records of a string from byte 'from' into nets (followers in the
 -- order first met in seen).
@@ -501,14 +506,18 @@ local function emit(out, follower, net)
   end
 end
 -- Writes followers (nets, seen as gather leaves them) as a folded log, its header saying count (0
--- for a bucket) and its records; gone when it holds nothing and counts nothing.
-local function writeLog(key, count, nets, seen)
-  local out = {}
-  for _, follower in ipairs(seen) do emit(out, follower, nets[follower]) end
+-- for a bucket), and for a bucket whether a net is negative; gone when it holds and counts nothing.
+local function writeLog(key, count, nets, seen, bucket)
+  local out, removals = {}, 0
+  for _, follower in ipairs(seen) do
+    local net = nets[follower]
+    if net < 0 then removals = 1 end
+    emit(out, follower, net)
+  end
   if #out == 0 and count == 0 then
     redis.call('DEL', key)
   else
-    redis.call('SET', key, header(count, #out) .. table.concat(out))
+    redis.call('SET', key, header(count, #out, bucket and removals or nil) .. table.concat(out))
   end
 end
 -- Writes a bucket's followers to its key, which holds a log or nothing: a log, or past CROWDED
@@ -518,7 +527,7 @@ local function writeBucket(key, nets, seen)
   for _, follower in ipairs(seen) do
     if nets[follower] ~= 0 then held = held + 1 end
   end
-  if held <= CROWDED then return writeLog(key, 0, nets, seen) end
+  if held <= CROWDED then return writeLog(key, 0, nets, seen, true) end
   redis.call('DEL', key)
   local members = {}
   local function flush()
@@ -567,8 +576,11 @@ local function keyOf(bucket)
   if depth == 0 then return KEYS[1] end
   return bucketKey(prefix, bucket, depth)
 end
--- The records by bucket (at depth 0, all of them in the one log), and their sum.
-local net, order, parts = 0, {}, {}
+-- The records by bucket (at depth 0, all of them in the one log), their sum, and the buckets
+-- given a negative change. The client sends records by follower (FollowWrites.byFollowed), so a
+-- bucket's are one run: one substring a run, not one a record (each string a script makes costs a
+-- hash of all its bytes). Records in any other order are applied the same, in more runs.
+local net, order, parts, removing = 0, {}, {}, {}
 if depth == 0 then
   for i = 1, #records, 33 do
     local change = string.byte(records, i)
@@ -577,19 +589,28 @@ if depth == 0 then
   end
 else
   local divisor = DIVISOR[depth]
+  local runBucket, runFrom = nil, 1
+  local function endRun(to)
+    local part = parts[runBucket]
+    if part == nil then
+      part = {}
+      parts[runBucket] = part
+      order[#order + 1] = runBucket
+    end
+    part[#part + 1] = string.sub(records, runFrom, to)
+  end
   for i = 1, #records, 33 do
     local change, high, low = string.byte(records, i, i + 2)
     if change > 127 then change = change - 256 end
     net = net + change
     local bucket = math.floor((high * 256 + low) / divisor)
-    local part = parts[bucket]
-    if part == nil then
-      part = {}
-      parts[bucket] = part
-      order[#order + 1] = bucket
+    if bucket ~= runBucket then
+      if runBucket ~= nil then endRun(i - 1) end
+      runBucket, runFrom = bucket, i
     end
-    part[#part + 1] = string.sub(records, i, i + 32)
+    if change < 0 then removing[bucket] = 1 end
   end
+  if runBucket ~= nil then endRun(#records) end
 end
 -- The one log folded: each follower's changes added up, those at 0 dropped; gone when nothing is left.
 local function foldOne(log, added)
@@ -630,10 +651,12 @@ else
   count = count + net
   for _, bucket in ipairs(order) do
     local key = keyOf(bucket)
-    local added = table.concat(parts[bucket])
+    local part = parts[bucket]
+    local added = #part == 1 and part[1] or table.concat(part)
+    local removes = removing[bucket] or 0
     -- A bucket's log: appended to (one command, nothing copied through the script); its header
-    -- read only once it may need a fold. A crowded bucket's sorted set refuses APPEND: each
-    -- follower's change is added to its score there.
+    -- read only when it must say a removal came, or once the log may need a fold. A crowded
+    -- bucket's sorted set refuses APPEND: each follower's change is added to its score there.
     local length = redis.pcall('APPEND', key, added)
     if type(length) == 'table' then
       for i = 1, #added, 33 do
@@ -642,14 +665,25 @@ else
         changeInSet(key, string.sub(added, i + 1, i + 32), change)
       end
     else
+      local folded, removals, _
       if length == #added then
-        redis.call('SET', key, header(0, 0) .. added)
+        folded, removals = 0, removes
+        redis.call('SET', key, header(0, folded, removals) .. added)
         length = length + HEADER
+      elseif removes == 1 or (length - HEADER) / 33 > 2 * size then
+        _, folded, removals = readHeader(redis.call('GETRANGE', key, 0, HEADER - 1))
+        if removes > removals then
+          removals = 1
+          redis.call('SETRANGE', key, 0, header(0, folded, removals))
+        end
       end
       local held = (length - HEADER) / 33
-      if held > 2 * size then
-        local _, folded = readHeader(redis.call('GETRANGE', key, 0, HEADER - 1))
-        if held > 2 * math.max(folded, size) then
+      if held > 2 * size and held > 2 * math.max(folded, size) then
+        if removals == 0 and held <= CROWDED then
+          -- Additions only (a fresh import): a fold would find nothing to drop. Its mark moves on,
+          -- so that the next look is at twice as many.
+          redis.call('SETRANGE', key, 0, header(0, held, 0))
+        else
           local nets, seen = {}, {}
           gather(redis.call('GET', key), HEADER + 1, nets, seen)
           writeBucket(key, nets, seen)

@@ -1,6 +1,6 @@
 import type { Result } from 'ioredis';
 import type { NostrEvent } from '../../nostr/event.js';
-import { FOLLOW_LIST_KIND, followChanges, followsOf } from '../../nostr/follows.js';
+import { FOLLOW_LIST_KIND, followChanges, followKeysOf, pubkeyBytes } from '../../nostr/follows.js';
 import { profileWords, rankedPrefixes } from '../../nostr/profile-search.js';
 import { isNoteKind, relationEdgesOf } from '../../nostr/relationships.js';
 import { type FollowCounts, FollowWrites } from '../follow-index.js';
@@ -131,9 +131,9 @@ export class RedisRelationIndex implements RelationIndex {
     // its author's count; gathered with the batch's others when there is a batch (flushFollows).
     if (withFollows && event.kind === FOLLOW_LIST_KIND) {
       const follows = batch ?? new FollowWrites();
-      const followed = followsOf(event);
-      if (followed.length > 0) follows.follows(event.pubkey, delta * followed.length);
-      for (const pubkey of followed) follows.follow(pubkey, event.pubkey, delta);
+      const followed = followKeysOf(event);
+      if (followed.length > 0) follows.follows(event.pubkey, (delta * followed.length) / 32);
+      follows.change(event.pubkey, followed, delta);
       if (!batch) writes.push(this.flushFollows(follows));
     }
     if (edges.length === 0) {
@@ -189,8 +189,8 @@ export class RedisRelationIndex implements RelationIndex {
     const follows = batch ?? new FollowWrites();
     if (changes) {
       if (changes.following !== 0) follows.follows(next.pubkey, changes.following);
-      for (const followed of changes.removed) follows.follow(followed, next.pubkey, -1);
-      for (const followed of changes.added) follows.follow(followed, next.pubkey, 1);
+      follows.change(next.pubkey, pubkeyBytes(changes.removed), -1);
+      follows.change(next.pubkey, pubkeyBytes(changes.added), 1);
     }
     await Promise.all([
       previous ? this.relate(previous, -1, undefined, !changes, follows) : undefined,
@@ -211,11 +211,12 @@ export class RedisRelationIndex implements RelationIndex {
     const partsSent: Promise<number>[] = [];
     // Records of 33 bytes, a signed change then the follower (the script adds up a follower's
     // changes), for every followed pubkey in one allocation: one per call was most of the garbage.
+    const byFollowed = follows.byFollowed();
     let total = 0;
-    for (const { followers } of follows.followers.values()) total += followers.length;
+    for (const { followers } of byFollowed.values()) total += followers.length;
     const allRecords = Buffer.allocUnsafe(33 * total);
     let used = 0;
-    for (const [followed, { followers, deltas }] of follows.followers) {
+    for (const [followed, { followers, deltas }] of byFollowed) {
       const keys = this.keys.follows(followed);
       const parts: Promise<number>[] = [];
       for (let start = 0; start < followers.length; start += FOLLOW_PAIRS) {
@@ -225,7 +226,7 @@ export class RedisRelationIndex implements RelationIndex {
         for (let index = start; index < end; index++) {
           const at = 33 * (index - start);
           records.writeInt8(deltas[index] as number, at);
-          records.write(followers[index] as string, at + 1, 'hex');
+          records.set(followers[index] as Uint8Array, at + 1);
         }
         parts.push(this.client.nostrFollow(keys.followers, keys.depth, records, keys.buckets, String(FOLLOW_BUCKET_SIZE)));
         partsSent.push(parts.at(-1) as Promise<number>);
