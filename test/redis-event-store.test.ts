@@ -233,6 +233,62 @@ describe('Redis specifics', () => {
     }
   });
 
+  it('a bucket log of additions only is not folded (a fold would drop nothing), its mark moved on instead; a removal is noted in its header and folds it at the next look; a header of an earlier version (two figures) folds as before', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const relations = store.relations as unknown as RedisRelationIndex;
+      const flush = async (changes: [string, string, number][]) => {
+        const writes = new FollowWrites();
+        for (const [star, fan, delta] of changes) writes.follow(star, fan, delta);
+        await relations.flushFollows(writes);
+      };
+      // Every fan in bucket 0 at depth 1 (pubkeys starting with 0).
+      const fans = (name: string, count: number) => Array.from({ length: count }, (_, index) => `0${pubkeyOf(`${name} ${index}`).slice(1)}`);
+      const bucketOf = (star: string) => `${prefix}fs:{${Buffer.from(star, 'hex').toString('base64url')}}:0`;
+      const headerOf = async (star: string) => ((await client.getrangeBuffer(bucketOf(star), 1, 32)) as Buffer).toString('latin1').trim();
+      const recordsOf = async (star: string) => ((await client.strlen(bucketOf(star))) - 33) / 33;
+      const settle = async (star: string, twice: string, extra: string[]) => {
+        await flush(fans(`${star} first`, 100).map((fan) => [star, fan, 1]));
+        expect(await headerOf(star)).toBe('0 100 0');
+        await flush([[star, twice, 1]]);
+        return flush([[star, twice, 1], ...extra.map((fan): [string, string, number] => [star, fan, 1])]);
+      };
+
+      // Additions only, one of them twice (a resend applied twice): 201 records past the look at 200, none dropped.
+      const added = pubkeyOf('added star');
+      await settle(added, `0${pubkeyOf('twice').slice(1)}`, fans('added more', 99));
+      expect(await headerOf(added)).toBe('0 201 0');
+      expect(await recordsOf(added)).toBe(201);
+      expect((await store.relations.followCounts([added]))[0]?.followers).toBe(201);
+      expect(await store.relations.followers(added, null, 1000)).toHaveLength(200);
+
+      // A removal: noted at once, and the next look folds (the follower who came and went is dropped).
+      const removed = pubkeyOf('removed star');
+      const fickle = `0${pubkeyOf('fickle').slice(1)}`;
+      await flush(fans(`${removed} first`, 100).map((fan) => [removed, fan, 1]));
+      await flush([[removed, fickle, 1]]);
+      await flush([[removed, fickle, -1]]);
+      expect(await headerOf(removed)).toBe('0 100 1');
+      await flush(fans('removed more', 99).map((fan) => [removed, fan, 1]));
+      expect(await headerOf(removed)).toBe('0 199 0');
+      expect(await recordsOf(removed)).toBe(199);
+      expect(await store.relations.followers(removed, null, 1000)).toEqual([...fans(`${removed} first`, 100), ...fans('removed more', 99)].sort());
+
+      // A header of an earlier version says nothing of removals: folded at the look, the twice-counted follower one record.
+      const older = pubkeyOf('older star');
+      const twice = `0${pubkeyOf('older twice').slice(1)}`;
+      await flush(fans(`${older} first`, 100).map((fan) => [older, fan, 1]));
+      await client.setrange(bucketOf(older), 1, '0 100'.padEnd(32));
+      await flush([[older, twice, 1]]);
+      await flush([[older, twice, 1], ...fans('older more', 99).map((fan): [string, string, number] => [older, fan, 1])]);
+      expect(await headerOf(older)).toBe('0 200 0');
+      expect(await recordsOf(older)).toBe(200);
+      expect((await store.relations.followCounts([older]))[0]?.followers).toBe(201);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('a crowded bucket (followers ground to share a first hex digit) is a sorted set past 384 of them: a page reads a range of it, not all of it; odd nets beside it; back to logs as they go', async () => {
     const { store, client, prefix, cleanup } = await createTestStore();
     try {

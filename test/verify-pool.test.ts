@@ -3,9 +3,10 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importEvents } from '../src/import/import-events.js';
 import { VerifyPool } from '../src/import/verify-pool.js';
-import { serializeEvent } from '../src/nostr/event.js';
+import { type NostrEvent, serializeEvent } from '../src/nostr/event.js';
+import { followKeysOf, followsOf } from '../src/nostr/follows.js';
 import { verifyNostrEvent } from '../src/nostr/verify-event.js';
-import { profile, signed } from './support/events.js';
+import { profile, pubkeyOf, signed } from './support/events.js';
 import { createTestStore } from './support/test-store.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 30);
@@ -45,6 +46,52 @@ describe('import verifies on threads of its own (verify-pool.ts)', () => {
         const values = drawn.map((value, index) => (texts[index] === undefined ? value : JSON.parse(texts[index] as string)));
         const verdicts = await pool.verify(values, texts);
         expect(verdicts).toEqual(values.map(verifyNostrEvent));
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('what a thread hands back beside a valid verdict is what the main thread would make itself: the wire form, and a follow list’s follows as bytes (property)', async () => {
+    const pubkeyValue = fc.oneof(
+      fc.integer({ min: 0, max: 30 }).map((n) => pubkeyOf(`followed ${n}`)),
+      fc.integer({ min: 0, max: 30 }).map((n) => pubkeyOf(`followed ${n}`).toUpperCase()),
+      fc.constantFrom('', 'ab', `${'0'.repeat(63)}\u0130`, 'g'.repeat(64), `${'a'.repeat(63)}`),
+      fc.string(),
+    );
+    const tag = fc.oneof(
+      pubkeyValue.map((value) => ['p', value]),
+      pubkeyValue.map((value) => ['p', value, 'wss://relay.example', 'pet name']),
+      fc.tuple(fc.constantFrom('e', 'q', 't', 'P'), fc.string()).map(([name, value]) => [name, value]),
+      fc.constant(['p'] as string[]),
+    );
+    const event = fc.tuple(fc.constantFrom(1, 3, 3, 10002), fc.array(tag, { maxLength: 40 }), fc.string(), fc.integer({ min: 0, max: 50 })).map(([kind, tags, content, n]) =>
+      signed(`prepared ${n}`, { kind, tags, content, created_at: 1_700_000_000 + n }),
+    );
+    // The text as a file may hold it: the wire form itself, spaced out, fields in another order, an extra field.
+    const written = fc.tuple(event, fc.constantFrom('wire', 'spaced', 'reordered', 'extra')).map(([value, form]) => {
+      if (form === 'wire') return { value, text: serializeEvent(value) };
+      if (form === 'spaced') return { value, text: JSON.stringify(value, null, 1) };
+      if (form === 'reordered') {
+        const { sig, ...rest } = value;
+        return { value, text: JSON.stringify({ sig, ...rest }) };
+      }
+      return { value, text: JSON.stringify({ ...value, seen_on: ['wss://relay.example'] }) };
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(written, { maxLength: 30 }), async (inputs) => {
+        const verdicts = await pool.verify(
+          inputs.map(({ text }) => JSON.parse(text) as unknown),
+          inputs.map(({ text }) => text),
+        );
+        verdicts.forEach((verdict, index) => {
+          expect(verdict.ok).toBe(true);
+          if (!verdict.ok) return;
+          // A fresh copy has nothing remembered: serializeEvent and followKeysOf compute it.
+          const fresh = structuredClone(inputs[index]?.value) as NostrEvent;
+          expect(serializeEvent(verdict.event)).toBe(serializeEvent(fresh));
+          expect(Buffer.from(followKeysOf(verdict.event)).toString('hex')).toBe(Buffer.from(followKeysOf(fresh)).toString('hex'));
+          expect(followsOf(verdict.event)).toEqual(followsOf(fresh));
+        });
       }),
       { numRuns: RUNS },
     );
