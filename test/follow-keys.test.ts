@@ -68,6 +68,26 @@ describe('followKeysOf and followsOf (nostr/follows.ts)', () => {
 });
 
 describe('FollowWrites (store/follow-index.ts)', () => {
+  it('byFollowed: pubkeys ground to share their first bytes, more than a chain tells apart, are still grouped each on its own', () => {
+    const ground = Array.from({ length: 300 }, (_, index) => `00000000${pubkeyOf(`ground ${index}`).slice(8)}`);
+    const changes: [string, string[], number][] = [
+      [pubkeyOf('b'), ground, 1],
+      [pubkeyOf('a'), [...ground].reverse(), 1],
+      [pubkeyOf('a'), ground.slice(0, 10), -1],
+    ];
+    const writes = new FollowWrites();
+    for (const [follower, followed, delta] of changes) writes.change(follower, pubkeyBytes(followed), delta);
+    const grouped = writes.byFollowed();
+    expect([...grouped.keys()].sort()).toEqual([...ground].sort());
+    // Followers in pubkey order, one follower's changes in arrival order (a stable sort).
+    const byFollower = [...changes].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const pubkey of ground) {
+      const { followers, deltas } = grouped.get(pubkey) as { followers: Uint8Array[]; deltas: number[] };
+      const expected = byFollower.flatMap(([follower, followed, delta]) => (followed.includes(pubkey) ? [[follower, delta]] : []));
+      expect(followers.map((follower, at) => [Buffer.from(follower).toString('hex'), deltas[at]])).toEqual(expected);
+    }
+  });
+
   const change = fc.record({
     follower: fc.constantFrom(...pubkeys),
     followed: fc.array(fc.constantFrom(...pubkeys), { maxLength: 8 }),

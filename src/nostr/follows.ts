@@ -21,7 +21,8 @@ export const FOLLOW_LIST_KIND = 3;
  * followKeysOf's; this is its answer in hex.
  */
 export function followsOf(event: Pick<NostrEvent, 'kind' | 'tags'>): string[] {
-  const keys = Buffer.from(followKeysOf(event));
+  const found = followKeysOf(event);
+  const keys = Buffer.from(found.buffer, found.byteOffset, found.byteLength);
   const follows: string[] = [];
   for (let at = 0; at < keys.length; at += 32) follows.push(keys.toString('hex', at, at + 32));
   return follows;

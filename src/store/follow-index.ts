@@ -68,7 +68,11 @@ export class FollowWrites {
     const ordered = [...this.changes].sort((a, b) => (a.follower < b.follower ? -1 : a.follower > b.follower ? 1 : 0));
     // Grouped by 30 bits of the followed pubkey's first bytes, a number (no string made per follow:
     // strings were most of the grouping's time), pubkeys that share them chained and told apart.
+    // Anyone can list pubkeys that share them: past MAX_CHAIN on one chain, the rest are grouped by
+    // their bytes as a string (V8's seeded string hash), so that a batch costs linear time whatever
+    // its lists name.
     const groups = new Map<number, FollowedGroup>();
+    const crowded = new Map<string, FollowedGroup>();
     const inOrder: FollowedGroup[] = [];
     let bytes: Uint8Array = Buffer.alloc(0);
     let of: string | undefined;
@@ -81,7 +85,20 @@ export class FollowWrites {
         const hash = (((keys[at] as number) & 0x3f) << 24) | ((keys[at + 1] as number) << 16) | ((keys[at + 2] as number) << 8) | (keys[at + 3] as number);
         const first = groups.get(hash);
         let group = first;
-        while (group && !samePubkey(group.keys, group.at, keys, at)) group = group.next;
+        let steps = 0;
+        while (group && !samePubkey(group.keys, group.at, keys, at)) {
+          group = group.next;
+          steps++;
+        }
+        if (!group && steps >= MAX_CHAIN) {
+          const name = Buffer.from(keys.buffer, keys.byteOffset + at, 32).toString('latin1');
+          group = crowded.get(name);
+          if (!group) {
+            group = { keys, at, changes: { followers: [], deltas: [] }, next: undefined };
+            crowded.set(name, group);
+            inOrder.push(group);
+          }
+        }
         if (!group) {
           group = { keys, at, changes: { followers: [], deltas: [] }, next: first };
           groups.set(hash, group);
@@ -96,6 +113,9 @@ export class FollowWrites {
     return named;
   }
 }
+
+/** Pubkeys told apart on one chain of byFollowed's before the rest sharing its hash go by string. */
+const MAX_CHAIN = 8;
 
 /** A followed pubkey met in byFollowed: where its 32 bytes are, its changes, the next sharing its hash. */
 interface FollowedGroup {
