@@ -345,6 +345,43 @@ describe('Redis specifics', () => {
     }
   });
 
+  it('a crowded bucket emptied while its hash owes a follower a removal: the removal is kept (a log), not lost with the set; nothing is left once all go (found by a model check)', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const relations = store.relations as unknown as RedisRelationIndex;
+      const flush = async (changes: [string, number][]) => {
+        const writes = new FollowWrites();
+        for (const [fan, delta] of changes) writes.follow(star, fan, delta);
+        await relations.flushFollows(writes);
+      };
+      const star = pubkeyOf('emptied star');
+      const tag = Buffer.from(star, 'hex').toString('base64url');
+      const ground = Array.from({ length: 450 }, (_, index) => `0${pubkeyOf(`emptied ground ${index}`).slice(1)}`);
+      const others = Array.from({ length: 100 }, (_, index) => `f${pubkeyOf(`emptied other ${index}`).slice(1)}`);
+      const stranger = `0${pubkeyOf('emptied stranger').slice(1)}`;
+      await flush([...ground, ...others].map((fan) => [fan, 1]));
+      const bucket = `${prefix}fs:{${tag}}:0`;
+      expect(await client.type(bucket)).toBe('zset');
+      await flush([[stranger, -1]]);
+      expect(await client.hget(`${bucket}x`, Buffer.from(stranger, 'hex'))).toBe('-1');
+      // Every member of the set goes: the stranger's -1 stays, as the bucket's log.
+      await flush(ground.map((fan) => [fan, -1]));
+      expect(await client.exists(`${bucket}x`)).toBe(0);
+      expect(await client.type(bucket)).toBe('string');
+      // Its addition comes: it nets 0, and does not follow.
+      await flush([[stranger, 1]]);
+      expect(await store.relations.followers(star, null, 1000)).toEqual([...others].sort());
+      expect((await store.relations.followCounts([star]))[0]?.followers).toBe(100);
+      // All go: nothing is left.
+      await flush(others.map((fan) => [fan, -1]));
+      expect(await store.relations.followers(star, null, 1000)).toEqual([]);
+      expect((await store.relations.followCounts([star]))[0]?.followers).toBe(0);
+      expect(await client.keys(`${prefix}f?:{${tag}}*`)).toEqual([]);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('nothing is left behind: a first batch that adds and takes away the same follower, or all of 2,000 followers gone in one batch (two depths at once)', async () => {
     const { store, client, prefix, cleanup } = await createTestStore();
     try {

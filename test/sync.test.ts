@@ -145,6 +145,8 @@ describe('RelaySync', () => {
 
     await expect.poll(() => held(testStore, good), { timeout: 5000, interval: 50 }).toBe(true);
     expect(await held(testStore, forged)).toBe(false);
+    // Counted once the store's write returns, a few round trips after the event is readable.
+    await expect.poll(() => subject.counts.stored, { timeout: 5000, interval: 20 }).toBe(1);
     expect(subject.counts).toMatchObject({ received: 2, invalid: 1, stored: 1 });
 
     await source.stop();

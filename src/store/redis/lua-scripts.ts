@@ -664,6 +664,15 @@ else
         if change > 127 then change = change - 256 end
         changeInSet(key, string.sub(added, i + 1, i + 32), change)
       end
+      -- The set's last member gone (Redis deletes an empty set): the followers its hash still owes
+      -- a removal become the bucket's log (else the next APPEND started a log without them, and
+      -- the hash was never read again), or the bucket is gone.
+      if redis.call('EXISTS', key) == 0 then
+        local nets, seen = {}, {}
+        gatherSet(key, nets, seen)
+        redis.call('DEL', key .. 'x')
+        writeLog(key, 0, nets, seen, true)
+      end
     else
       local folded, removals, _
       if length == #added then
