@@ -1,3 +1,5 @@
+import { type FollowChanges, pubkeyBytes } from '../nostr/follows.js';
+
 /**
  * The follow part of the relationship index (DESIGN "Relationships", following and followers rows;
  * issue 28): for every pubkey followed, its followers, ordered by pubkey, and for every author of a
@@ -47,6 +49,19 @@ export class FollowWrites {
   /** `follower`'s list now names (`delta` 1) or no longer names (-1) each of `followed` (nostr/follows.ts followKeysOf). */
   change(follower: string, followed: Uint8Array, delta: number): void {
     if (followed.length > 0) this.changes.push({ follower, followed, delta });
+  }
+
+  /** A follow list added (1) or taken away (-1): its author follows each of its follows (followKeysOf), or no longer does. */
+  list(author: string, follows: Uint8Array, delta: 1 | -1): void {
+    if (follows.length > 0) this.follows(author, (delta * follows.length) / 32);
+    this.change(author, follows, delta);
+  }
+
+  /** A follow list replacing another of its author's, by their difference (followChanges). */
+  replaced(author: string, { added, removed, following }: FollowChanges): void {
+    if (following !== 0) this.follows(author, following);
+    this.change(author, pubkeyBytes(removed), -1);
+    this.change(author, pubkeyBytes(added), 1);
   }
 
   /** One follow: `follower` now follows `followed` (1) or no longer does (-1). */

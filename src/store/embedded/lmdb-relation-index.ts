@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb';
 import type { NostrEvent } from '../../nostr/event.js';
-import { FOLLOW_LIST_KIND, type FollowChanges, followChanges, followKeysOf, pubkeyBytes } from '../../nostr/follows.js';
+import { FOLLOW_LIST_KIND, type FollowChanges, followChanges, followKeysOf } from '../../nostr/follows.js';
 import { matchesQuery, profileWords, rankedPrefixes, rankedPrefixOf } from '../../nostr/profile-search.js';
 import { isNoteKind, relationEdgesOf } from '../../nostr/relationships.js';
 import { type FollowCounts, FollowWrites } from '../follow-index.js';
@@ -173,21 +173,14 @@ export class LmdbRelationIndex implements RelationIndex {
     }
   }
 
-  private followChanges(author: string, { added, removed, following }: FollowChanges): void {
-    this.followWrites((batch) => {
-      if (following !== 0) batch.follows(author, following);
-      batch.change(author, pubkeyBytes(removed), -1);
-      batch.change(author, pubkeyBytes(added), 1);
-    });
+  private followChanges(author: string, changes: FollowChanges): void {
+    this.followWrites((batch) => batch.replaced(author, changes));
   }
 
   /** A follow list added or taken away: its author follows each of its pubkeys, or no longer does. */
   private follow(event: NostrEvent, delta: 1 | -1): void {
     const follows = followKeysOf(event);
-    this.followWrites((batch) => {
-      if (follows.length > 0) batch.follows(event.pubkey, (delta * follows.length) / 32);
-      batch.change(event.pubkey, follows, delta);
-    });
+    this.followWrites((batch) => batch.list(event.pubkey, follows, delta));
   }
 
   /** Into the batch under way, else applied at once. */

@@ -1,6 +1,6 @@
 import type { Result } from 'ioredis';
 import type { NostrEvent } from '../../nostr/event.js';
-import { FOLLOW_LIST_KIND, followChanges, followKeysOf, pubkeyBytes } from '../../nostr/follows.js';
+import { FOLLOW_LIST_KIND, followChanges, followKeysOf } from '../../nostr/follows.js';
 import { profileWords, rankedPrefixes } from '../../nostr/profile-search.js';
 import { isNoteKind, relationEdgesOf } from '../../nostr/relationships.js';
 import { type FollowCounts, FollowWrites } from '../follow-index.js';
@@ -131,9 +131,7 @@ export class RedisRelationIndex implements RelationIndex {
     // its author's count; gathered with the batch's others when there is a batch (flushFollows).
     if (withFollows && event.kind === FOLLOW_LIST_KIND) {
       const follows = batch ?? new FollowWrites();
-      const followed = followKeysOf(event);
-      if (followed.length > 0) follows.follows(event.pubkey, (delta * followed.length) / 32);
-      follows.change(event.pubkey, followed, delta);
+      follows.list(event.pubkey, followKeysOf(event), delta);
       if (!batch) writes.push(this.flushFollows(follows));
     }
     if (edges.length === 0) {
@@ -187,11 +185,7 @@ export class RedisRelationIndex implements RelationIndex {
   async replace(previous: NostrEvent | undefined, next: NostrEvent, size?: number, batch?: FollowWrites): Promise<void> {
     const changes = previous ? followChanges(previous, next) : undefined;
     const follows = batch ?? new FollowWrites();
-    if (changes) {
-      if (changes.following !== 0) follows.follows(next.pubkey, changes.following);
-      follows.change(next.pubkey, pubkeyBytes(changes.removed), -1);
-      follows.change(next.pubkey, pubkeyBytes(changes.added), 1);
-    }
+    if (changes) follows.replaced(next.pubkey, changes);
     await Promise.all([
       previous ? this.relate(previous, -1, undefined, !changes, follows) : undefined,
       this.relate(next, 1, size, !changes, follows),
