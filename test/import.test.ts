@@ -97,6 +97,20 @@ describe('import input formats', () => {
     ]);
   });
 
+  it('deferObjectLines: a line after the first that looks like one object is handed on unparsed, its text whole; the first line and arrays are parsed', async () => {
+    const items: InputItem[] = [];
+    const lines = [serializeEvent(a), ` ${serializeEvent(b)} `, '{"id": truncated}', JSON.stringify(['EVENT', c]), '{{{', '{"kind":1}'];
+    for await (const item of readEventInput(Readable.from([lines.join('\n')]), { deferObjectLines: true })) items.push(item);
+    expect(items).toEqual([
+      { type: 'candidate', value: a, line: 1, bytes: serializeEvent(a).length, text: serializeEvent(a) },
+      { type: 'object-line', text: serializeEvent(b), line: 2, bytes: serializeEvent(b).length },
+      { type: 'object-line', text: '{"id": truncated}', line: 3, bytes: 17 },
+      { type: 'candidate', value: c, line: 4, bytes: JSON.stringify(['EVENT', c]).length },
+      { type: 'unreadable', line: 5 },
+      { type: 'object-line', text: '{"kind":1}', line: 6, bytes: 10 },
+    ]);
+  });
+
   it('never throws, whatever the bytes', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -157,6 +171,27 @@ describe('importEvents against Redis', () => {
     });
     const stored = await testStore.store.getEvents([a.id, b.id, forged.id, ephemeral.id, c.id]);
     expect(stored.map((event) => event !== null)).toEqual([true, true, false, false, false]);
+  });
+
+  it('lines parsed where they are verified: one that is not JSON is counted unreadable, not read, its number among the examples in order (on threads and without)', async () => {
+    for (const copies of [5, 300]) {
+      const lines: string[] = [];
+      const bad: number[] = [];
+      for (let n = 0; n < copies; n++) {
+        lines.push(serializeEvent(signed(`deferred ${n % 7}`, { created_at: 1_700_000_000 + n, content: `d${n}` })));
+        if (n % 20 === 3) {
+          lines.push(n % 40 === 3 ? '{"id": truncated}' : '{"unquoted": x}');
+          bad.push(lines.length);
+        }
+      }
+      lines.push('garbage');
+      bad.push(lines.length);
+      const summary = await importEvents(Readable.from([lines.join('\n')]), testStore.store);
+      expect(summary.read).toBe(copies);
+      expect(summary.unreadableLines).toBe(bad.length);
+      expect(summary.unreadableExamples).toEqual(bad.slice(0, 10));
+      expect(summary.stored + summary.duplicate).toBe(copies);
+    }
   });
 
   it('imports the real-event fixtures', async () => {

@@ -2,8 +2,9 @@ import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importEvents } from '../src/import/import-events.js';
-import { VerifyPool } from '../src/import/verify-pool.js';
-import { type NostrEvent, serializeEvent } from '../src/nostr/event.js';
+import { UNPARSED, verifyInput, VerifyPool } from '../src/import/verify-pool.js';
+import { eventOfWireForm, mayHaveTag, type NostrEvent, serializeEvent } from '../src/nostr/event.js';
+import { relationEdgesOf } from '../src/nostr/relationships.js';
 import { followKeysOf, followsOf } from '../src/nostr/follows.js';
 import { verifyNostrEvent } from '../src/nostr/verify-event.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
@@ -94,6 +95,78 @@ describe('import verifies on threads of its own (verify-pool.ts)', () => {
         });
       }),
       { numRuns: RUNS },
+    );
+  });
+
+  it('inputs left unparsed (UNPARSED, their text alone): the thread parses them; verdicts are verifyNostrEvent’s of the parsed text, `unreadable` where it is not JSON, and the event equals it (property)', async () => {
+    const texts = fc.oneof(
+      hostileInputs().map((values) => values.map((value) => JSON.stringify(value) ?? 'undefined')),
+      fc.array(fc.oneof(fc.string(), fc.constantFrom('{"id": truncated}', '{', '{}', '{"__proto__":{}}', '{"tags":[["q"]]}')), { maxLength: 10 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(texts, async (drawn) => {
+        const expected = drawn.map((text) => {
+          try {
+            return verifyNostrEvent(JSON.parse(text));
+          } catch {
+            return { ok: false, reason: 'unreadable' };
+          }
+        });
+        const verdicts = await pool.verify(drawn.map(() => UNPARSED), drawn);
+        expect(verdicts).toEqual(expected);
+        // Without a thread, the same.
+        expect(drawn.map((text) => verifyInput(UNPARSED, text))).toEqual(expected);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('an unparsed follow list comes back with its tags unread: parsed from its wire form when first read, and equal to the event in every form', async () => {
+    const follows = Array.from({ length: 50 }, (_, n) => ['p', pubkeyOf(`lazy ${n}`)]);
+    const list = signed('lazy lister', { kind: 3, tags: follows, content: '{"wss://relay.example":{"read":true}}' });
+    const note = signed('lazy quoter', { kind: 1, tags: [['q', list.id], ['p', list.pubkey]], content: 'quoting' });
+    const [listVerdict, noteVerdict] = await pool.verify([UNPARSED, UNPARSED], [serializeEvent(list), JSON.stringify(note, null, 1)]);
+    if (!listVerdict?.ok || !noteVerdict?.ok) throw new Error('expected valid verdicts');
+    const lazy = listVerdict.event;
+    // A rule reading q tags (relationEdgesOf) passes over the list without parsing its tags.
+    expect(relationEdgesOf(lazy)).toEqual([]);
+    expect(followsOf(lazy)).toEqual(follows.map(([, pubkey]) => pubkey));
+    expect(typeof Object.getOwnPropertyDescriptor(lazy, 'tags')?.get).toBe('function');
+    // Read once, they are the event's, and stay what they were.
+    expect(Object.keys(lazy)).toEqual(['id', 'pubkey', 'created_at', 'kind', 'tags', 'content', 'sig']);
+    expect(lazy.tags).toEqual(list.tags);
+    expect(lazy.tags).toBe(lazy.tags);
+    expect(Object.getOwnPropertyDescriptor(lazy, 'tags')?.get).toBeUndefined();
+    expect(lazy).toEqual(list);
+    expect(serializeEvent(lazy)).toBe(serializeEvent(list));
+    // A note quoting it: its tags are read (the text had a `q` tag).
+    expect(relationEdgesOf(noteVerdict.event)).toEqual([{ target: list.id, reply: false, threadReply: false, quote: true, repost: false }]);
+    expect(noteVerdict.event).toEqual(note);
+  });
+
+  it('copies of an unparsed event read its tags: spread, JSON and structured copies are whole', async () => {
+    const list = signed('lazy copies', { kind: 3, tags: [['p', pubkeyOf('copied')], ['t', 'x']] });
+    for (const copy of [(event: NostrEvent) => ({ ...event }), (event: NostrEvent) => JSON.parse(JSON.stringify(event)) as unknown, structuredClone]) {
+      const [verdict] = await pool.verify([UNPARSED], [serializeEvent(list)]);
+      if (!verdict?.ok) throw new Error('expected a valid verdict');
+      expect(copy(verdict.event)).toEqual(list);
+    }
+  });
+
+  it('mayHaveTag is false only for an event with no tag of that name (property, names of any characters)', () => {
+    const name = fc.oneof(fc.constantFrom('q', 'e', 'p', 'Q', 'q"', '\\', ''), fc.string({ maxLength: 3 }));
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.oneof(name, fc.string()), { maxLength: 3 }), { maxLength: 8 }), fc.string(), name, (tags, content, asked) => {
+        const event = signed('may have', { kind: 3, tags, content });
+        const lazy = eventOfWireForm(event, serializeEvent(event));
+        const has = tags.some((tag) => tag[0] === asked);
+        if (has) expect(mayHaveTag(lazy, asked)).toBe(true);
+        // Without a known wire form, always true (nothing to tell from).
+        expect(mayHaveTag(structuredClone(event), asked)).toBe(true);
+        // With one and no such text anywhere in it, false.
+        if (!serializeEvent(event).includes(`[${JSON.stringify(asked)}`)) expect(mayHaveTag(lazy, asked)).toBe(false);
+      }),
+      { numRuns: RUNS * 10 },
     );
   });
 

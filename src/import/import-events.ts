@@ -1,11 +1,10 @@
 import type { Readable } from 'node:stream';
 import type { NostrEvent } from '../nostr/event.js';
 import { isEphemeralKind } from '../nostr/kinds.js';
-import { type Verdict, verifyNostrEvent } from '../nostr/verify-event.js';
+import { type ImportVerdict, UNPARSED, verifyInput, VerifyPool } from './verify-pool.js';
 import { backoffMs, sleep } from '../backoff.js';
 import { type EventStore, StoreUnavailableError, type WriteOutcome } from '../store/event-store.js';
 import { readEventInput } from './read-event-input.js';
-import { VerifyPool } from './verify-pool.js';
 
 export interface ImportSummary {
   /** Candidate events read (each event of a relay message or an array counts once). */
@@ -102,11 +101,28 @@ export async function importEvents(
   let pool: VerifyPool | undefined;
   let unverified: unknown[] = [];
   let unverifiedTexts: (string | undefined)[] = [];
+  let unverifiedLines: number[] = [];
   let unverifiedBytes = 0;
-  const verifying: { verdicts: Promise<Verdict[]>; bytes: number }[] = [];
+  const verifying: { verdicts: Promise<ImportVerdict[]>; lines: number[]; bytes: number }[] = [];
   let bytesAhead = 0;
-  const take = async (verdicts: Verdict[]) => {
-    for (const verdict of verdicts) {
+  const unreadable = (line: number) => {
+    summary.unreadableLines++;
+    // The first few by line number (lines parsed where they are verified are told of later).
+    const examples = summary.unreadableExamples;
+    if (examples.length < 10 || line < (examples.at(-1) as number)) {
+      examples.push(line);
+      examples.sort((a, b) => a - b);
+      examples.length = Math.min(examples.length, 10);
+    }
+  };
+  const take = async (verdicts: ImportVerdict[], lines: readonly number[]) => {
+    for (const [index, verdict] of verdicts.entries()) {
+      if (!verdict.ok && verdict.reason === 'unreadable') {
+        // Counted as read when read, before it was known not to be JSON.
+        summary.read--;
+        unreadable(lines[index] as number);
+        continue;
+      }
       if (!verdict.ok) {
         const reason = verdict.field ? `${verdict.reason}:${verdict.field}` : verdict.reason;
         summary.invalid[reason] = (summary.invalid[reason] ?? 0) + 1;
@@ -123,31 +139,32 @@ export async function importEvents(
   const takeOldest = async () => {
     const oldest = verifying.shift() as (typeof verifying)[number];
     bytesAhead -= oldest.bytes;
-    await take(await oldest.verdicts);
+    await take(await oldest.verdicts, oldest.lines);
   };
   const verifyUnverified = async (last: boolean) => {
     const values = unverified;
     const texts = unverifiedTexts;
+    const lines = unverifiedLines;
     const bytes = unverifiedBytes;
     unverified = [];
     unverifiedTexts = [];
+    unverifiedLines = [];
     unverifiedBytes = 0;
-    if (!pool && last) return take(values.map(verifyNostrEvent));
+    if (!pool && last) return take(values.map((value, index) => verifyInput(value, texts[index])), lines);
     pool ??= new VerifyPool();
     const verdicts = pool.verify(values, texts);
     // Awaited below, in order; a failure meanwhile must not be an unhandled rejection.
     verdicts.catch(() => {});
-    verifying.push({ verdicts, bytes });
+    verifying.push({ verdicts, lines, bytes });
     bytesAhead += bytes;
     // Bounded by count and by the bytes they were read from (large events: fewer at once).
     while (verifying.length > (last ? 0 : VERIFYING_AHEAD) || bytesAhead > MAX_BYTES_AHEAD) await takeOldest();
   };
 
   try {
-    for await (const item of readEventInput(input)) {
+    for await (const item of readEventInput(input, { deferObjectLines: true })) {
       if (item.type === 'unreadable') {
-        summary.unreadableLines++;
-        if (summary.unreadableExamples.length < 10) summary.unreadableExamples.push(item.line);
+        unreadable(item.line);
         continue;
       }
       if (item.type === 'ignored') {
@@ -155,8 +172,9 @@ export async function importEvents(
         continue;
       }
       summary.read++;
-      unverified.push(item.value);
+      unverified.push(item.type === 'object-line' ? UNPARSED : item.value);
       unverifiedTexts.push(item.text);
+      unverifiedLines.push(item.line);
       unverifiedBytes += item.bytes;
       if (unverified.length >= VERIFY_BATCH || unverifiedBytes >= MAX_BATCH_BYTES) await verifyUnverified(false);
     }

@@ -15,6 +15,13 @@ export type InputItem =
    * event as thousands of values).
    */
   | { type: 'candidate'; value: unknown; line: number; bytes: number; text?: string }
+  /**
+   * A line that looks like one JSON object, not parsed here (readEventInput's `deferObjectLines`):
+   * whoever verifies it parses it, and counts it unreadable if it is not JSON. An import's
+   * verification thread parses it there, so that a follow list's thousand tags are parsed once,
+   * not also on the thread that stores it.
+   */
+  | { type: 'object-line'; text: string; line: number; bytes: number }
   | { type: 'unreadable'; line: number }
   | { type: 'ignored'; line: number };
 
@@ -51,7 +58,7 @@ function* itemsOfValue(value: unknown, line: number, bytes: number, text?: strin
  * line: if it is not JSON on its own, the whole input is tried as one document (read into memory),
  * and if that fails too, line by line, so one broken first line loses only itself.
  */
-export async function* readEventInput(input: Readable): AsyncGenerator<InputItem> {
+export async function* readEventInput(input: Readable, { deferObjectLines = false }: { deferObjectLines?: boolean } = {}): AsyncGenerator<InputItem> {
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   let lineNumber = 0;
   let sawContent = false;
@@ -65,6 +72,11 @@ export async function* readEventInput(input: Readable): AsyncGenerator<InputItem
     }
     const text = rawLine.trim();
     if (text === '') continue;
+    // The first line is parsed whatever it holds: it tells the format.
+    if (deferObjectLines && sawContent && text.startsWith('{') && text.endsWith('}')) {
+      yield { type: 'object-line', text, line: lineNumber, bytes: text.length };
+      continue;
+    }
     const parsed = parseJson(text);
     if (parsed.ok) yield* itemsOfValue(parsed.value, lineNumber, text.length, text);
     else if (!sawContent) document = { firstLine: lineNumber, lines: [rawLine] };

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { rememberSerialized } from '../nostr/event.js';
+import { eventOfWireForm, type NostrEvent, rememberSerialized } from '../nostr/event.js';
 import { rememberFollowKeys } from '../nostr/follows.js';
 import { type InvalidReason, nostrEventOf, type Verdict, verifyNostrEvent } from '../nostr/verify-event.js';
 
@@ -17,7 +17,27 @@ export interface VerifyRequest {
   inputs: VerifyInput[];
 }
 
-export type VerifyInput = { text: string } | { value: unknown };
+export type VerifyInput = { text: string; unparsed?: true } | { value: unknown };
+
+/**
+ * In place of a value: not parsed on the main thread (readEventInput's `object-line`); its text is
+ * parsed where it is verified, and if it is not JSON its verdict is UNREADABLE.
+ */
+export const UNPARSED: unique symbol = Symbol('not parsed');
+
+/** The verdict of an UNPARSED input whose text is not JSON (counted as an unreadable line). */
+export type Unreadable = { ok: false; reason: 'unreadable' };
+export type ImportVerdict = Verdict | Unreadable;
+
+/** verifyNostrEvent of a value, or of an UNPARSED input's text (unreadable if it is not JSON). */
+export function verifyInput(value: unknown, text: string | undefined): ImportVerdict {
+  if (value !== UNPARSED) return verifyNostrEvent(value);
+  try {
+    return verifyNostrEvent(JSON.parse(text as string));
+  } catch {
+    return { ok: false, reason: 'unreadable' };
+  }
+}
 
 /**
  * Its answer: per input, null (valid) or why not; and per valid input what storing it takes from
@@ -26,13 +46,15 @@ export type VerifyInput = { text: string } | { value: unknown };
  */
 export interface VerifyReply {
   id: number;
-  verdicts: ({ reason: InvalidReason; field?: string } | null)[];
+  verdicts: ({ reason: InvalidReason | 'unreadable'; field?: string } | null)[];
   prepared: (Prepared | null)[];
 }
 
+/** `head`: for an UNPARSED input, the event but its tags (read from the wire form when asked: eventOfWireForm). */
 export interface Prepared {
   json?: string;
   follows?: Uint8Array;
+  head?: Omit<NostrEvent, 'tags'>;
 }
 
 /** At most this many verification threads: past it, the store's writes are the limit. */
@@ -49,7 +71,7 @@ const MAX_THREADS = 4;
  */
 export class VerifyPool {
   private readonly workers: { worker: Worker; inFlight: number }[] = [];
-  private readonly waiting = new Map<number, { values: unknown[]; texts: readonly (string | undefined)[]; resolve(verdicts: Verdict[]): void; reject(error: Error): void }>();
+  private readonly waiting = new Map<number, { values: unknown[]; texts: readonly (string | undefined)[]; resolve(verdicts: ImportVerdict[]): void; reject(error: Error): void }>();
   private nextId = 0;
 
   constructor(threads = Math.min(MAX_THREADS, Math.max(1, availableParallelism() - 1))) {
@@ -63,17 +85,29 @@ export class VerifyPool {
         const waiting = this.waiting.get(reply.id);
         if (!waiting) return;
         this.waiting.delete(reply.id);
-        waiting.resolve(
-          reply.verdicts.map((verdict, index): Verdict => {
-            if (verdict !== null) return { ok: false, ...verdict };
-            const event = nostrEventOf(waiting.values[index] as Record<string, unknown>);
+        try {
+          waiting.resolve(
+          reply.verdicts.map((verdict, index): ImportVerdict => {
+            if (verdict !== null) return { ok: false, ...verdict } as ImportVerdict;
             const prepared = reply.prepared[index];
             const json = prepared?.json ?? (prepared ? waiting.texts[index] : undefined);
+            const value = waiting.values[index];
+            if (value === UNPARSED) {
+              const head = prepared?.head;
+              if (!head || json === undefined) throw new Error('a verification thread answered an unparsed input without its event');
+              const event = eventOfWireForm(head, json);
+              if (prepared.follows) rememberFollowKeys(event, prepared.follows);
+              return { ok: true, event };
+            }
+            const event = nostrEventOf(value as Record<string, unknown>);
             if (json !== undefined) rememberSerialized(event, json);
             if (prepared?.follows) rememberFollowKeys(event, prepared.follows);
             return { ok: true, event };
           }),
-        );
+          );
+        } catch (error) {
+          waiting.reject(error as Error);
+        }
       });
       // A thread that fails fails the batches it holds (the import stops with the error: nothing is stored unverified).
       worker.on('error', (error) => this.failAll(error));
@@ -91,21 +125,23 @@ export class VerifyPool {
    * The verdict of every value (verifyNostrEvent's), in order. `texts[i]`, where given, is the JSON
    * text `values[i]` was parsed from: the thread parses it rather than receive a copy of the value.
    */
-  verify(values: unknown[], texts: readonly (string | undefined)[] = []): Promise<Verdict[]> {
+  verify(values: unknown[], texts: readonly (string | undefined)[] = []): Promise<ImportVerdict[]> {
+    const onMainThread = () => values.map((value, index) => verifyInput(value, texts[index]));
     const slot = this.workers.reduce<(typeof this.workers)[number] | undefined>((least, next) => (least && least.inFlight <= next.inFlight ? least : next), undefined);
-    if (!slot) return Promise.resolve(values.map(verifyNostrEvent));
+    if (!slot) return Promise.resolve(onMainThread());
     const id = this.nextId++;
-    const verdicts = new Promise<Verdict[]>((resolve, reject) => this.waiting.set(id, { values, texts, resolve, reject }));
+    const verdicts = new Promise<ImportVerdict[]>((resolve, reject) => this.waiting.set(id, { values, texts, resolve, reject }));
     try {
       const inputs = values.map((value, index): VerifyInput => {
         const text = texts[index];
+        if (value === UNPARSED) return { text: text as string, unparsed: true };
         return text === undefined ? { value } : { text };
       });
       slot.worker.postMessage({ id, inputs } satisfies VerifyRequest);
     } catch {
       // A value the structured copy refuses (nested past its depth): this batch on the main thread.
       this.waiting.delete(id);
-      return Promise.resolve(values.map(verifyNostrEvent));
+      return Promise.resolve(onMainThread());
     }
     slot.inFlight++;
     return verdicts;

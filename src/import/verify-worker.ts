@@ -15,13 +15,26 @@ parentPort?.on('message', ({ id, inputs }: VerifyRequest) => {
   const verdicts = inputs.map((input) => {
     // A text is what the main thread parsed its value from: it parses again, as JSON.parse always does.
     const text = 'text' in input ? input.text : undefined;
-    const verdict = verifyNostrEvent(text === undefined ? (input as { value: unknown }).value : JSON.parse(text));
+    let verdict;
+    if (text === undefined) verdict = verifyNostrEvent((input as { value: unknown }).value);
+    else {
+      try {
+        verdict = verifyNostrEvent(JSON.parse(text));
+      } catch {
+        // Only an unparsed input's text can fail (a parsed one's was parsed already).
+        verdict = { ok: false, reason: 'unreadable' } as const;
+      }
+    }
     if (!verdict.ok) {
       prepared.push(null);
       return verdict.field === undefined ? { reason: verdict.reason } : { reason: verdict.reason, field: verdict.field };
     }
     const json = serializeEvent(verdict.event);
     const ready: Prepared = json === text ? {} : { json };
+    if ('unparsed' in input) {
+      const { id, pubkey, created_at, kind, content, sig } = verdict.event;
+      ready.head = { id, pubkey, created_at, kind, content, sig };
+    }
     if (verdict.event.kind === FOLLOW_LIST_KIND) {
       ready.follows = followKeysOf(verdict.event);
       moved.push(ready.follows.buffer as ArrayBuffer);

@@ -36,3 +36,39 @@ export function serializeEvent(event: NostrEvent): string {
     sig: event.sig,
   });
 }
+
+/**
+ * An event made on another thread from its wire form (an import's verification thread parsed and
+ * checked it): its fields but the tags as sent, and its tags parsed from `json` when first read.
+ * A follow list's thousand tags are then parsed on the thread that stores it only if a rule reads
+ * them (the parse, and keeping its arrays until the batch was written, were a third of that
+ * thread's time). The tags are an own enumerable property, as on any event: spread, JSON and
+ * structured copies read them.
+ */
+export function eventOfWireForm(head: Omit<NostrEvent, 'tags'>, json: string): NostrEvent {
+  const event = { id: head.id, pubkey: head.pubkey, created_at: head.created_at, kind: head.kind } as NostrEvent;
+  Object.defineProperty(event, 'tags', {
+    enumerable: true,
+    configurable: true,
+    get(): string[][] {
+      const { tags } = JSON.parse(json) as NostrEvent;
+      Object.defineProperty(event, 'tags', { value: tags, enumerable: true, configurable: true, writable: true });
+      return tags;
+    },
+  });
+  event.content = head.content;
+  event.sig = head.sig;
+  serialized.set(event, json);
+  return event;
+}
+
+/**
+ * False only when the event's wire form is known (made by serializeEvent, canonical JSON: a tag
+ * starts `["name"`) and holds no tag named `name`: a rule that reads one tag name passes over a
+ * follow list without parsing its tags (eventOfWireForm). True otherwise, and when in doubt (the
+ * text may be inside a value).
+ */
+export function mayHaveTag(event: NostrEvent, name: string): boolean {
+  const json = serialized.get(event);
+  return json === undefined || json.includes(`[${JSON.stringify(name)}`);
+}

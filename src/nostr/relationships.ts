@@ -1,4 +1,4 @@
-import type { NostrEvent } from './event.js';
+import { mayHaveTag, type NostrEvent } from './event.js';
 import { isHex64 } from './identifiers.js';
 import { isEphemeralKind, isReplaceableKind } from './kinds.js';
 import { MAX_REACTION_CONTENT_BYTES, MAX_TAGS_READ } from './work-caps.js';
@@ -129,6 +129,8 @@ export function reactionTargetOf(event: NostrEvent): string | undefined {
 
 /** NIP-18 quotes: the distinct event ids of `q` tags (an address in a `q` tag is not an event id). */
 export function quoteTargetsOf(event: NostrEvent): string[] {
+  // Any kind may quote: a follow list's tags are read only if its wire form has a `q` tag.
+  if (!mayHaveTag(event, 'q')) return [];
   const ids = new Set<string>();
   for (const tag of tagsRead(event)) {
     if (tag[0] !== 'q') continue;
