@@ -123,6 +123,18 @@ describe('size limits (issue 31 §6: a valid event over ~945 KB was refused as b
     expect(verifyNostrEvent(tags)).toEqual({ ok: false, reason: 'too_large' });
   });
 
+  it('near the limit, too_large exactly when the preimage is over it, whatever the characters (property: the measure is the wire form less its fixed fields)', () => {
+    const tail = fc.string({ unit: fc.oneof(fc.constantFrom('x', '"', '\\', '\u0001', '\n', 'é', '€', '😀', '\u2028'), fc.string({ unit: 'binary', maxLength: 1 })), maxLength: 12 });
+    fc.assert(
+      fc.property(tail, fc.integer({ min: -40, max: 8 }), fc.array(fc.array(fc.string({ maxLength: 6 }), { maxLength: 3 }), { maxLength: 3 }), (end, shift, tags) => {
+        const event = signed('near', { content: `${'x'.repeat(MAX_EVENT_BYTES - OVERHEAD + shift)}${end}`, tags });
+        const over = preimage(event) > MAX_EVENT_BYTES;
+        expect(verifyNostrEvent(event)).toEqual(over ? { ok: false, reason: 'too_large' } : { ok: true, event });
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it(`a profile (kind 0) over MAX_PROFILE_BYTES (${MAX_PROFILE_BYTES}) is too_large; other kinds of that size are verified`, () => {
     const content = JSON.stringify({ name: 'big', about: 'x'.repeat(MAX_PROFILE_BYTES) });
     expect(verifyNostrEvent(signed('big', { kind: 0, content }))).toEqual({ ok: false, reason: 'too_large' });

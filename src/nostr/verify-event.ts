@@ -1,7 +1,7 @@
 import { getEventHash } from 'nostr-tools/pure';
 import { setNostrWasm, verifyEvent as wasmVerifyEvent } from 'nostr-tools/wasm';
 import { initNostrWasm } from 'nostr-wasm';
-import type { NostrEvent } from './event.js';
+import { type NostrEvent, rememberSerialized, serializeEvent } from './event.js';
 import { PROFILE_KIND } from './kinds.js';
 import { RELAY_LIST_KIND } from './relay-list.js';
 import { MAX_EVENT_BYTES, MAX_PROFILE_BYTES, MAX_TAGS } from './work-caps.js';
@@ -47,13 +47,26 @@ export function badField(input: Record<string, unknown>): string | undefined {
  * The bytes of the id's preimage (NIP-01: `[0,pubkey,created_at,kind,tags,content]` as JSON, UTF-8)
  * if it may be over `limit`, else a lower figure: six bytes per UTF-16 unit bound any character's
  * JSON form (`\u0001`), so the common event is measured from its lengths without serialising it.
+ * A larger one is measured from its wire form (serializeEvent's, kept for whoever stores it: a
+ * follow list was serialised three times on a verification thread), which holds the preimage's
+ * values and WIRE_OVER_PREIMAGE bytes more.
  */
 function preimageBytes(event: NostrEvent, limit: number): number {
   let units = event.content.length;
   for (const tag of event.tags) for (const item of tag) units += item.length + 3;
   if (6 * units + 4 * event.tags.length + 200 <= limit) return 0;
-  return Buffer.byteLength(JSON.stringify([0, event.pubkey, event.created_at, event.kind, event.tags, event.content]));
+  const wire = serializeEvent(event);
+  rememberSerialized(event, wire);
+  return Buffer.byteLength(wire) - WIRE_OVER_PREIMAGE;
 }
+
+/**
+ * What the wire form writes beyond the preimage, for an id and a pubkey of 64 characters and a
+ * signature of 128 (badField's shapes): `{"id":"…","pubkey":"…","created_at":…,"kind":…,"tags":…,
+ * "content":…,"sig":"…"}` against `[0,"…",…,…,…,…]`.
+ */
+const WIRE_OVER_PREIMAGE =
+  '{"id":"","pubkey":"","created_at":,"kind":,"tags":,"content":,"sig":""}'.length + 64 + 128 - '[0,"",,,,]'.length;
 
 /** The most bytes an event's id preimage may have: MAX_EVENT_BYTES, and MAX_PROFILE_BYTES for a profile or a relay list. */
 export function maxEventBytes(kind: number): number {
