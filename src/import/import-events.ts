@@ -118,7 +118,8 @@ export async function importEvents(
   const take = async (verdicts: ImportVerdict[], lines: readonly number[]) => {
     for (const [index, verdict] of verdicts.entries()) {
       if (!verdict.ok && verdict.reason === 'unreadable') {
-        // Counted as read when read, before it was known not to be JSON.
+        // Counted as read when read, before it was known not to be JSON (a progress report in
+        // between counted it among those read).
         summary.read--;
         unreadable(lines[index] as number);
         continue;

@@ -32,11 +32,13 @@ export type ImportVerdict = Verdict | Unreadable;
 /** verifyNostrEvent of a value, or of an UNPARSED input's text (unreadable if it is not JSON). */
 export function verifyInput(value: unknown, text: string | undefined): ImportVerdict {
   if (value !== UNPARSED) return verifyNostrEvent(value);
+  let parsed: unknown;
   try {
-    return verifyNostrEvent(JSON.parse(text as string));
+    parsed = JSON.parse(text as string);
   } catch {
     return { ok: false, reason: 'unreadable' };
   }
+  return verifyNostrEvent(parsed);
 }
 
 /**
@@ -86,6 +88,7 @@ export class VerifyPool {
         if (!waiting) return;
         this.waiting.delete(reply.id);
         try {
+          if (reply.verdicts.length !== waiting.values.length) throw new Error('a verification thread answered another number of verdicts than inputs');
           waiting.resolve(
           reply.verdicts.map((verdict, index): ImportVerdict => {
             if (verdict !== null) return { ok: false, ...verdict } as ImportVerdict;
