@@ -195,6 +195,9 @@ export function wireCreatedAtOf(bytes: Buffer): number {
   return seconds;
 }
 
+/** Where the id ends in serializeEvent's output: the bytes wireIdOf reads are the first this many. */
+export const WIRE_ID_END = ID_AT + 64;
+
 /** The id at its fixed offset in bytes a store holds (what serializeEvent wrote), without parsing. */
 export function wireIdOf(bytes: Buffer): string {
   return wireId(bytes);

@@ -23,7 +23,7 @@ import {
 import { profileMarkKey } from '../mark-store.js';
 import { markerFor, readSlot, resolveEventValues } from '../replaceable-markers.js';
 import { packEvent, unpackEvent } from '../packed-event.js';
-import { readStoredEvent, storedEventId, wireIdOf } from '../stored-event.js';
+import { readStoredEvent, storedEventId, WIRE_ID_END, wireIdOf } from '../stored-event.js';
 import {
   addressOfMember,
   deletedEventValue,
@@ -344,14 +344,17 @@ export class RedisEventStore implements EventStore {
     // Then the slot is read again. A newer version written meanwhile by another writer, whose
     // clean-up ran before this marker landed, would leave it dangling (issue 18 §8): seeing the newer
     // version, this writer removes its own marker. On one connection the three commands travel in
-    // order, in one round trip; on a cluster the read waits for the marker.
-    const heldAfter = this.client instanceof Redis ? this.client.getBuffer(slotKey) : written.then(() => this.client.getBuffer(slotKey));
+    // order, in one round trip; on a cluster the read waits for the marker. Only the bytes up to the
+    // id are read (a follow list is 70 KB, read back whole for each list it was).
+    const readHeld = () => this.client.getrangeBuffer(slotKey, 0, WIRE_ID_END - 1);
+    const heldAfter = this.client instanceof Redis ? readHeld() : written.then(readHeld);
     const [marked, , held] = await Promise.all([written, cleanup, heldAfter]);
     if (marked === 'deleted') {
       await this.unrelate(this.client.nostrBarVersion(slotKey, event.id));
       return 'deleted';
     }
-    if (held === null || wireIdOf(held) !== event.id) {
+    // A missing slot reads as no bytes.
+    if (held.length < WIRE_ID_END || wireIdOf(held) !== event.id) {
       await this.client.nostrDeleteIf(eventKey, marker);
     }
     if (outcome === 'duplicate') await this.ensureListed(event, json);

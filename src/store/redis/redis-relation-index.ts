@@ -42,7 +42,7 @@ declare module 'ioredis' {
       member: Buffer | string,
       content: string,
     ): Result<number, Context>;
-    nostrFollow(followers: string, depth: string, records: Buffer, buckets: string, bucketSize: string): Result<number, Context>;
+    nostrFollow(followers: string, depth: string, records: Buffer, buckets: string, bucketSize: string, net: string): Result<number, Context>;
     nostrFollowerCount(followers: string, depth: string): Result<number, Context>;
     nostrFollowersPageBuffer(followers: string, depth: string, buckets: string, after: Buffer | string, first: string): Result<Buffer[], Context>;
     nostrNote(list: string, tombstones: string, delta: string, member: Buffer): Result<number, Context>;
@@ -217,12 +217,15 @@ export class RedisRelationIndex implements RelationIndex {
         const end = Math.min(followers.length, start + FOLLOW_PAIRS);
         const records = allRecords.subarray(used, used + 33 * (end - start));
         used += records.length;
+        let net = 0;
         for (let index = start; index < end; index++) {
           const at = 33 * (index - start);
           records.writeInt8(deltas[index] as number, at);
           records.set(followers[index] as Uint8Array, at + 1);
+          net += deltas[index] as number;
         }
-        parts.push(this.client.nostrFollow(keys.followers, keys.depth, records, keys.buckets, String(FOLLOW_BUCKET_SIZE)));
+        // Their sum beside them: the script decides a depth move from it before it reads a record.
+        parts.push(this.client.nostrFollow(keys.followers, keys.depth, records, keys.buckets, String(FOLLOW_BUCKET_SIZE), String(net)));
         partsSent.push(parts.at(-1) as Promise<number>);
       }
       // Settled: the parts that ran count even when another failed.
