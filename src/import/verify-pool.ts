@@ -67,7 +67,8 @@ const MAX_THREADS = 4;
  * (a Schnorr check per event); on the main thread it left the store's writes waiting for it and the
  * other cores idle (BENCHMARKS.md, Ingest). A batch goes to the least busy thread as a structured
  * copy and comes back as verdicts; the main thread keeps its own parsed values and builds the events
- * from them, so only reasons cross back. Threads: one per core but the one the main thread and the
+ * from them, so only reasons cross back (an UNPARSED input's event comes back but its tags, which
+ * are read from its wire form when asked). Threads: one per core but the one the main thread and the
  * store use, at least one, at most MAX_THREADS. Without a thread (none could start), batches are
  * verified on the main thread, as before.
  */
@@ -90,23 +91,23 @@ export class VerifyPool {
         try {
           if (reply.verdicts.length !== waiting.values.length) throw new Error('a verification thread answered another number of verdicts than inputs');
           waiting.resolve(
-          reply.verdicts.map((verdict, index): ImportVerdict => {
-            if (verdict !== null) return { ok: false, ...verdict } as ImportVerdict;
-            const prepared = reply.prepared[index];
-            const json = prepared?.json ?? (prepared ? waiting.texts[index] : undefined);
-            const value = waiting.values[index];
-            if (value === UNPARSED) {
-              const head = prepared?.head;
-              if (!head || json === undefined) throw new Error('a verification thread answered an unparsed input without its event');
-              const event = eventOfWireForm(head, json);
-              if (prepared.follows) rememberFollowKeys(event, prepared.follows);
+            reply.verdicts.map((verdict, index): ImportVerdict => {
+              if (verdict !== null) return { ok: false, ...verdict } as ImportVerdict;
+              const prepared = reply.prepared[index];
+              const json = prepared?.json ?? (prepared ? waiting.texts[index] : undefined);
+              const value = waiting.values[index];
+              if (value === UNPARSED) {
+                const head = prepared?.head;
+                if (!head || json === undefined) throw new Error('a verification thread answered an unparsed input without its event');
+                const event = eventOfWireForm(head, json);
+                if (prepared.follows) rememberFollowKeys(event, prepared.follows);
+                return { ok: true, event };
+              }
+              const event = nostrEventOf(value as Record<string, unknown>);
+              if (json !== undefined) rememberSerialized(event, json);
+              if (prepared?.follows) rememberFollowKeys(event, prepared.follows);
               return { ok: true, event };
-            }
-            const event = nostrEventOf(value as Record<string, unknown>);
-            if (json !== undefined) rememberSerialized(event, json);
-            if (prepared?.follows) rememberFollowKeys(event, prepared.follows);
-            return { ok: true, event };
-          }),
+            }),
           );
         } catch (error) {
           waiting.reject(error as Error);
@@ -127,6 +128,7 @@ export class VerifyPool {
   /**
    * The verdict of every value (verifyNostrEvent's), in order. `texts[i]`, where given, is the JSON
    * text `values[i]` was parsed from: the thread parses it rather than receive a copy of the value.
+   * A value UNPARSED stands for `texts[i]` not parsed at all (verifyInput's verdict).
    */
   verify(values: unknown[], texts: readonly (string | undefined)[] = []): Promise<ImportVerdict[]> {
     const onMainThread = () => values.map((value, index) => verifyInput(value, texts[index]));
