@@ -644,8 +644,8 @@ local function moveTo(target)
   end
 end
 if target > depth then moveTo(target) end
--- The records by bucket (at depth 0, all of them in the one log), their sum, and the buckets
--- given a negative change. The client sends records by follower (FollowWrites.byFollowed), so a
+-- The records by bucket (at depth 0, all of them in the one log) and the buckets given a negative
+-- change (a byte over 127; their sum is known, above). The client sends records by follower (FollowWrites.byFollowed), so a
 -- bucket's are one run: one substring a run, not one a record (each string a script makes costs a
 -- hash of all its bytes). Records in any other order are applied the same, in more runs.
 local order, parts, removing = {}, {}, {}
