@@ -26,7 +26,7 @@ export type VerifyInput = { text: string; unparsed?: true } | { value: unknown }
 export const UNPARSED: unique symbol = Symbol('not parsed');
 
 /** The verdict of an UNPARSED input whose text is not JSON (counted as an unreadable line). */
-export type Unreadable = { ok: false; reason: 'unreadable' };
+export type Unreadable = { ok: false; reason: 'unreadable'; field?: undefined };
 export type ImportVerdict = Verdict | Unreadable;
 
 /** verifyNostrEvent of a value, or of an UNPARSED input's text (unreadable if it is not JSON). */

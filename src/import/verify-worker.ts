@@ -1,31 +1,23 @@
 // A verification thread of `import` (verify-pool.ts): NIP-01 checks of a batch of parsed inputs,
 // the one rule of nostr/verify-event.ts, answered as reasons (null: valid). The event itself stays
-// on the main thread, which parsed it too; for a valid one this thread also hands back what storing
+// on the main thread, which parsed it too (but an UNPARSED input's, whose event but its tags comes
+// back: verify-pool.ts); for a valid one this thread also hands back what storing
 // it takes from its whole body (its wire form unless that is the text sent, a follow list's
 // follows as bytes, moved rather than copied), so that the main thread does not read it again.
 import { parentPort } from 'node:worker_threads';
 import { serializeEvent } from '../nostr/event.js';
 import { FOLLOW_LIST_KIND, followKeysOf } from '../nostr/follows.js';
-import { verifyNostrEvent } from '../nostr/verify-event.js';
-import type { Prepared, VerifyReply, VerifyRequest } from './verify-pool.js';
+import { type Prepared, UNPARSED, type VerifyReply, type VerifyRequest, verifyInput } from './verify-pool.js';
 
 parentPort?.on('message', ({ id, inputs }: VerifyRequest) => {
   const prepared: (Prepared | null)[] = [];
   const moved: ArrayBuffer[] = [];
   const verdicts = inputs.map((input) => {
     // A text is what the main thread parsed its value from (parsed again here: a string crosses to a
-    // thread cheaper than a parsed list), or an UNPARSED input's, parsed only here.
+    // thread cheaper than a parsed list), or an UNPARSED input's, parsed only here (verifyInput).
     const text = 'text' in input ? input.text : undefined;
-    let parsed: unknown;
-    try {
-      parsed = text === undefined ? (input as { value: unknown }).value : JSON.parse(text);
-    } catch (error) {
-      // Only an unparsed input's text may fail: the main thread parsed the others' already.
-      if (!('unparsed' in input)) throw error;
-      prepared.push(null);
-      return { reason: 'unreadable' as const };
-    }
-    const verdict = verifyNostrEvent(parsed);
+    const value = 'unparsed' in input ? UNPARSED : text === undefined ? (input as { value: unknown }).value : JSON.parse(text);
+    const verdict = verifyInput(value, text);
     if (!verdict.ok) {
       prepared.push(null);
       return verdict.field === undefined ? { reason: verdict.reason } : { reason: verdict.reason, field: verdict.field };

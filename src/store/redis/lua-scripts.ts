@@ -583,16 +583,8 @@ local function readHead()
   if head ~= '' then count, folded = readHeader(head) end
 end
 if depth == 0 then readHead() end
--- The records' sum: sent by the client (ARGV[4]), else added up here.
+-- The records' sum, sent beside them by the client (flushFollows).
 local net = tonumber(ARGV[4])
-if net == nil then
-  net = 0
-  for i = 1, #records, 33 do
-    local change = string.byte(records, i)
-    if change > 127 then change = change - 256 end
-    net = net + change
-  end
-end
 -- Past the depth's room every follower moves to 16 times as many buckets, or more (rare: at 96,
 -- 1,536, 24,576 and 393,216 followers; the last about a second and a half of one script, once);
 -- below a 64th of it (most gone: a follow-spam wave deleted) back to fewer, so that a page never
