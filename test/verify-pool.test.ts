@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importEvents } from '../src/import/import-events.js';
 import { UNPARSED, verifyInput, VerifyPool } from '../src/import/verify-pool.js';
-import { eventOfWireForm, mayHaveTag, type NostrEvent, serializeEvent } from '../src/nostr/event.js';
+import { eventOfWireForm, mayHaveTag, type NostrEvent, serializeEvent, wireFormOf } from '../src/nostr/event.js';
 import { relationEdgesOf } from '../src/nostr/relationships.js';
 import { followKeysOf, followsOf } from '../src/nostr/follows.js';
 import { verifyNostrEvent } from '../src/nostr/verify-event.js';
@@ -116,6 +116,39 @@ describe('import verifies on threads of its own (verify-pool.ts)', () => {
         expect(verdicts).toEqual(expected);
         // Without a thread, the same.
         expect(drawn.map((text) => verifyInput(UNPARSED, text))).toEqual(expected);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('unparsed inputs given as their bytes: the same verdicts as their text; a valid one keeps the bytes as its wire form only when they are its wire form in UTF-8 (property)', async () => {
+    const event = fc.tuple(fc.constantFrom(1, 3), fc.string(), fc.integer({ min: 0, max: 50 })).map(([kind, content, n]) =>
+      signed(`bytes ${n}`, { kind, tags: [['p', pubkeyOf(`bytes followed ${n}`)]], content, created_at: 1_700_000_000 + n }),
+    );
+    const replacement = serializeEvent(signed('bytes replacement', { content: '\ufffd' }));
+    const input = fc.oneof(
+      event.map((value) => ({ value, bytes: Buffer.from(serializeEvent(value)), kept: true })),
+      event.map((value) => ({ value, bytes: Buffer.from(JSON.stringify(value, null, 1)), kept: false })),
+      // Not UTF-8 where the event has U+FFFD: decoded, it is the event; its bytes are not its wire form.
+      fc.constant({ value: JSON.parse(replacement) as NostrEvent, bytes: Buffer.from(replacement.replace('\ufffd', '\u0000'), 'utf8').fill(0xff, replacement.indexOf('\ufffd'), replacement.indexOf('\ufffd') + 1), kept: false }),
+      fc.string().map((text) => ({ value: undefined, bytes: Buffer.from(text), kept: false })),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(input, { maxLength: 20 }), async (inputs) => {
+        const verdicts = await pool.verify(inputs.map(() => UNPARSED), inputs.map(({ bytes }) => bytes));
+        const expected = inputs.map(({ bytes }) => verifyInput(UNPARSED, bytes.toString('utf8')));
+        expect(verdicts).toEqual(expected);
+        verdicts.forEach((verdict, index) => {
+          const { value, bytes, kept } = inputs[index] as (typeof inputs)[number];
+          if (!verdict.ok) return;
+          expect(verdict.event).toEqual(value);
+          const wire = wireFormOf(verdict.event);
+          expect(Buffer.isBuffer(wire), `kept ${String(kept)}`).toBe(kept);
+          expect(Buffer.from(wire).toString('utf8')).toBe(serializeEvent(structuredClone(value) as NostrEvent));
+          if (kept) expect(wire).toEqual(bytes);
+        });
+        // Without a thread, the same verdicts.
+        expect(inputs.map(({ bytes }) => verifyInput(UNPARSED, bytes))).toEqual(expected);
       }),
       { numRuns: RUNS },
     );

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { NostrEvent } from '../nostr/event.js';
 import { isEphemeralKind } from '../nostr/kinds.js';
-import { type ImportVerdict, UNPARSED, verifyInput, VerifyPool } from './verify-pool.js';
+import { type ImportVerdict, type InputSource, UNPARSED, verifyInput, VerifyPool } from './verify-pool.js';
 import { backoffMs, sleep } from '../backoff.js';
 import { type EventStore, StoreUnavailableError, type WriteOutcome } from '../store/event-store.js';
 import { readEventInput } from './read-event-input.js';
@@ -100,7 +100,7 @@ export async function importEvents(
   // the order they were read, at most VERIFYING_AHEAD of them at once.
   let pool: VerifyPool | undefined;
   let unverified: unknown[] = [];
-  let unverifiedTexts: (string | undefined)[] = [];
+  let unverifiedTexts: InputSource[] = [];
   let unverifiedLines: number[] = [];
   let unverifiedBytes = 0;
   const verifying: { verdicts: Promise<ImportVerdict[]>; lines: number[]; bytes: number }[] = [];
@@ -174,7 +174,7 @@ export async function importEvents(
       }
       summary.read++;
       unverified.push(item.type === 'object-line' ? UNPARSED : item.value);
-      unverifiedTexts.push(item.text);
+      unverifiedTexts.push(item.type === 'object-line' ? item.wire : item.text);
       unverifiedLines.push(item.line);
       unverifiedBytes += item.bytes;
       if (unverified.length >= VERIFY_BATCH || unverifiedBytes >= MAX_BATCH_BYTES) await verifyUnverified(false);

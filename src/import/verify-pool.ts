@@ -15,13 +15,20 @@ import { type InvalidReason, nostrEventOf, type Verdict, verifyNostrEvent } from
 export interface VerifyRequest {
   id: number;
   inputs: VerifyInput[];
+  /** The bytes of the inputs given as bytes, one after the other (moved, not copied). */
+  wires?: ArrayBuffer;
 }
 
-export type VerifyInput = { text: string; unparsed?: true } | { value: unknown };
+/** `wire`: an UNPARSED input given as its bytes, where they are in the request's `wires`. */
+export type VerifyInput = { text: string; unparsed?: true } | { wire: [offset: number, length: number] } | { value: unknown };
+
+/** What an input is read from: the JSON text its value was parsed from, or for an UNPARSED one its text or its UTF-8 bytes. */
+export type InputSource = string | Uint8Array | undefined;
 
 /**
- * In place of a value: not parsed on the main thread (readEventInput's `object-line`); its text is
- * parsed where it is verified, and if it is not JSON its verdict is UNREADABLE.
+ * In place of a value: not parsed on the main thread (readEventInput's `object-line`); its text (or
+ * its bytes, decoded as UTF-8) is parsed where it is verified, and if it is not JSON its verdict is
+ * UNREADABLE.
  */
 export const UNPARSED: unique symbol = Symbol('not parsed');
 
@@ -29,12 +36,12 @@ export const UNPARSED: unique symbol = Symbol('not parsed');
 export type Unreadable = { ok: false; reason: 'unreadable'; field?: undefined };
 export type ImportVerdict = Verdict | Unreadable;
 
-/** verifyNostrEvent of a value, or of an UNPARSED input's text (unreadable if it is not JSON). */
-export function verifyInput(value: unknown, text: string | undefined): ImportVerdict {
+/** verifyNostrEvent of a value, or of an UNPARSED input's text or bytes (unreadable if it is not JSON). */
+export function verifyInput(value: unknown, source: InputSource): ImportVerdict {
   if (value !== UNPARSED) return verifyNostrEvent(value);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text as string);
+    parsed = JSON.parse(typeof source === 'string' ? source : Buffer.from((source as Uint8Array).buffer, (source as Uint8Array).byteOffset, (source as Uint8Array).byteLength).toString('utf8'));
   } catch {
     return { ok: false, reason: 'unreadable' };
   }
@@ -44,7 +51,8 @@ export function verifyInput(value: unknown, text: string | undefined): ImportVer
 /**
  * Its answer: per input, null (valid) or why not; and per valid input what storing it takes from
  * its whole body, made there beside the check: its wire form (serializeEvent's; absent when it is
- * the text sent) and, for a follow list, its follows as bytes (followKeysOf's).
+ * the text sent, or the bytes sent are its UTF-8) and, for a follow list, its follows as bytes
+ * (followKeysOf's).
  */
 export interface VerifyReply {
   id: number;
@@ -74,7 +82,7 @@ const MAX_THREADS = 4;
  */
 export class VerifyPool {
   private readonly workers: { worker: Worker; inFlight: number }[] = [];
-  private readonly waiting = new Map<number, { values: unknown[]; texts: readonly (string | undefined)[]; resolve(verdicts: ImportVerdict[]): void; reject(error: Error): void }>();
+  private readonly waiting = new Map<number, { values: unknown[]; texts: readonly InputSource[]; resolve(verdicts: ImportVerdict[]): void; reject(error: Error): void }>();
   private nextId = 0;
 
   constructor(threads = Math.min(MAX_THREADS, Math.max(1, availableParallelism() - 1))) {
@@ -104,7 +112,7 @@ export class VerifyPool {
                 return { ok: true, event };
               }
               const event = nostrEventOf(value as Record<string, unknown>);
-              if (json !== undefined) rememberSerialized(event, json);
+              if (typeof json === 'string') rememberSerialized(event, json);
               if (prepared?.follows) rememberFollowKeys(event, prepared.follows);
               return { ok: true, event };
             }),
@@ -128,21 +136,39 @@ export class VerifyPool {
   /**
    * The verdict of every value (verifyNostrEvent's), in order. `texts[i]`, where given, is the JSON
    * text `values[i]` was parsed from: the thread parses it rather than receive a copy of the value.
-   * A value UNPARSED stands for `texts[i]` not parsed at all (verifyInput's verdict).
+   * A value UNPARSED stands for `texts[i]` not parsed at all, a text or its UTF-8 bytes
+   * (verifyInput's verdict); a valid one given as bytes keeps them as its wire form when they are
+   * its wire form's UTF-8 (eventOfWireForm), so that they are what the store writes.
    */
-  verify(values: unknown[], texts: readonly (string | undefined)[] = []): Promise<ImportVerdict[]> {
+  verify(values: unknown[], texts: readonly InputSource[] = []): Promise<ImportVerdict[]> {
     const onMainThread = () => values.map((value, index) => verifyInput(value, texts[index]));
     const slot = this.workers.reduce<(typeof this.workers)[number] | undefined>((least, next) => (least && least.inFlight <= next.inFlight ? least : next), undefined);
     if (!slot) return Promise.resolve(onMainThread());
     const id = this.nextId++;
     const verdicts = new Promise<ImportVerdict[]>((resolve, reject) => this.waiting.set(id, { values, texts, resolve, reject }));
     try {
+      // Inputs given as bytes are copied one after the other into one buffer, moved to the thread:
+      // a Buffer sent alone is copied with the whole of the memory it sits in.
+      let wireBytes = 0;
+      for (const [index, value] of values.entries()) {
+        const text = texts[index];
+        if (value === UNPARSED && typeof text !== 'string') wireBytes += (text as Uint8Array).byteLength;
+      }
+      const wires = wireBytes > 0 ? new Uint8Array(wireBytes) : undefined;
+      let at = 0;
       const inputs = values.map((value, index): VerifyInput => {
         const text = texts[index];
+        if (value === UNPARSED && typeof text !== 'string') {
+          const bytes = text as Uint8Array;
+          wires?.set(bytes, at);
+          at += bytes.byteLength;
+          return { wire: [at - bytes.byteLength, bytes.byteLength] };
+        }
         if (value === UNPARSED) return { text: text as string, unparsed: true };
-        return text === undefined ? { value } : { text };
+        return typeof text === 'string' ? { text } : { value };
       });
-      slot.worker.postMessage({ id, inputs } satisfies VerifyRequest);
+      const request: VerifyRequest = wires ? { id, inputs, wires: wires.buffer } : { id, inputs };
+      slot.worker.postMessage(request, wires ? [wires.buffer] : []);
     } catch {
       // A value the structured copy refuses (nested past its depth): this batch on the main thread.
       this.waiting.delete(id);

@@ -34,8 +34,8 @@ function tailStart(json: Buffer): number {
 }
 
 /** The value to store for a regular event's JSON: packed if that saves bytes, else the JSON itself. */
-export function packEvent(json: string): Buffer | string {
-  const bytes = Buffer.from(json);
+export function packEvent(json: string | Buffer): Buffer | string {
+  const bytes = typeof json === 'string' ? Buffer.from(json) : json;
   const at = tailStart(bytes);
   if (at < 0) return json;
   const tail = deflateRawSync(bytes.subarray(at), { level: 1, dictionary: PACK_DICTIONARY });

@@ -1,4 +1,4 @@
-import { type NostrEvent, serializeEvent } from '../nostr/event.js';
+import { type NostrEvent, wireByteLength, wireFormOf } from '../nostr/event.js';
 import { hasContentEntry, type RelationEdge } from '../nostr/relationships.js';
 import type { FollowIndex } from './follow-index.js';
 import type { SearchIndex } from './search-index.js';
@@ -232,7 +232,7 @@ export function replyPositionOfBytes(bytes: Buffer): ReplyPosition {
 
 /** The size of an event as the stores hold it (its wire JSON in UTF-8), as reply positions carry it. */
 export function storedSizeOf(event: NostrEvent): number {
-  return Buffer.byteLength(serializeEvent(event));
+  return wireByteLength(wireFormOf(event));
 }
 
 /** The edges of an event, with what each adds where: used by both stores' writers. */

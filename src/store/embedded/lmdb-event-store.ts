@@ -12,7 +12,7 @@ import {
   VANISH_KIND,
   vanishApplies,
 } from '../../nostr/deletions.js';
-import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
+import { type NostrEvent, wireFormOf } from '../../nostr/event.js';
 import { PROFILE_KIND, readCoordinate, replaceableAddress, replaceableKindAddress, supersedes } from '../../nostr/kinds.js';
 import {
   CorruptDataError,
@@ -224,7 +224,9 @@ export class LmdbEventStore implements EventStore {
     if (event.kind !== VANISH_KIND && vanishedAt !== undefined && event.created_at <= Number(vanishedAt)) {
       return this.refuse(event);
     }
-    const json = Buffer.from(serializeEvent(event));
+    // Bytes where an import kept the ones it read (a follow list's 70 KB never became a string).
+    const wire = wireFormOf(event);
+    const json = typeof wire === 'string' ? Buffer.from(wire) : wire;
     const atId = this.events.get(event.id)?.toString('latin1');
     const pendingValue = this.pending.get(event.id);
     const pending = noteInForce(pendingValue, Date.now());

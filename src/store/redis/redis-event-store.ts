@@ -10,7 +10,7 @@ import {
   VANISH_KIND,
   vanishApplies,
 } from '../../nostr/deletions.js';
-import { type NostrEvent, serializeEvent } from '../../nostr/event.js';
+import { type NostrEvent, wireByteLength, wireFormOf } from '../../nostr/event.js';
 import { PROFILE_KIND, readCoordinate, replaceableAddress, replaceableKindAddress } from '../../nostr/kinds.js';
 import {
   type EventStore,
@@ -60,7 +60,7 @@ declare module 'ioredis' {
   interface RedisCommander<Context> {
     nostrReplaceEvent(
       key: string,
-      json: string,
+      json: string | Buffer,
       id: string,
       createdAt: string,
     ): Result<[WriteOutcome, string, string?], Context>;
@@ -295,7 +295,9 @@ export class RedisEventStore implements EventStore {
       await this.unrelate(this.client.nostrTombstoneBuffer(this.keys.event(event.id), event.pubkey));
       return 'deleted';
     }
-    const json = serializeEvent(event);
+    // Bytes where an import kept the ones it read (a follow list's 70 KB never became a string).
+    const json = wireFormOf(event);
+    const size = wireByteLength(json);
     const address = replaceableAddress(event);
     if (address === undefined) {
       const eventKey = this.keys.event(event.id);
@@ -308,8 +310,8 @@ export class RedisEventStore implements EventStore {
       // Packed (store/packed-event.ts): a regular event is most of what Redis holds.
       const outcome = await this.client.nostrPutRegular(eventKey, this.packEvents ? packEvent(json) : json, event.pubkey, isUndeletableKind(event.kind) ? '1' : '0');
       // Its relations and its place in its author's list, once: only the writer that stored it gets `stored`.
-      if (outcome === 'stored') await this.relations.relate(event, 1, Buffer.byteLength(json));
-      if (outcome === 'duplicate') await this.ensureListed(event, json);
+      if (outcome === 'stored') await this.relations.relate(event, 1, size);
+      if (outcome === 'duplicate') await this.ensureListed(event, size);
       return outcome;
     }
     // Every version of an address shares one member of the author's list (for requests to vanish).
@@ -323,7 +325,7 @@ export class RedisEventStore implements EventStore {
     // (whatever happens next to this version is another transition, with its own removal).
     if (outcome === 'stored' || outcome === 'replaced') {
       // A follow list replacing another: by their difference (relations.replace).
-      await this.relations.replace(previousJson ? storedEventOf(previousJson)?.event : undefined, event, Buffer.byteLength(json), follows);
+      await this.relations.replace(previousJson ? storedEventOf(previousJson)?.event : undefined, event, size, follows);
     }
     if (outcome === 'deleted') {
       await this.client.set(this.keys.event(event.id), deletedEventValue(event.pubkey));
@@ -357,7 +359,7 @@ export class RedisEventStore implements EventStore {
     if (held.length < WIRE_ID_END || wireIdOf(held) !== event.id) {
       await this.client.nostrDeleteIf(eventKey, marker);
     }
-    if (outcome === 'duplicate') await this.ensureListed(event, json);
+    if (outcome === 'duplicate') await this.ensureListed(event, size);
     return outcome;
   }
 
@@ -367,8 +369,7 @@ export class RedisEventStore implements EventStore {
    * sync, a fetch heal it, as they healed the author index before it was the list), and taken back
    * if the event went meanwhile (its removal may have found nothing to remove).
    */
-  private async ensureListed(event: NostrEvent, json: string): Promise<void> {
-    const size = Buffer.byteLength(json);
+  private async ensureListed(event: NostrEvent, size: number): Promise<void> {
     if (!(await this.relations.ensureListed(event, size))) return;
     const [held] = await this.readEvents([event.id]);
     if (servedId(held) !== event.id) await this.relations.unlist(event, size);
