@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FOLLOW_LIST_KIND, followKeysOf, followsOf, pubkeyBytes, rememberFollowKeys } from '../src/nostr/follows.js';
 import { MAX_TAGS_READ } from '../src/nostr/work-caps.js';
-import { FollowWrites } from '../src/store/follow-index.js';
+import { FollowWrites, recordDelta } from '../src/store/follow-index.js';
 import { pubkeyOf } from './support/events.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
@@ -51,6 +51,30 @@ describe('followKeysOf and followsOf (nostr/follows.ts)', () => {
     );
   });
 
+  it('lists whose p values all have 64 characters (decoded at once unless one is not hex or not ASCII) follow the rule too (property)', () => {
+    const sixtyFour = fc.oneof(
+      fc.constantFrom(...pubkeys),
+      fc.constantFrom(...pubkeys).map((pubkey) => pubkey.toUpperCase()),
+      fc.constantFrom(...pubkeys).map((pubkey) => `${pubkey.slice(0, 63)}\u0130`),
+      fc.constantFrom(...pubkeys).map((pubkey) => `\u0130${pubkey.slice(1)}`),
+      fc.constantFrom(...pubkeys).map((pubkey) => `${pubkey.slice(0, 10)}g${pubkey.slice(11)}`),
+      fc.string({ minLength: 64, maxLength: 64 }),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.oneof(sixtyFour.map((value) => ['p', value]), fc.constant(['t', 'x'] as string[])), { maxLength: 60 }), (tags) => {
+        expect(Buffer.from(followKeysOf({ kind: 3, tags })).toString('hex')).toBe(referenceFollows(3, tags).join(''));
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('a list of pubkeys ground to share their first bytes, each twice, keeps each once in first order (past the table, compared as strings)', () => {
+    const ground = Array.from({ length: 1000 }, (_, index) => `00000000${pubkeyOf(`shared prefix ${index}`).slice(8)}`);
+    const tags = [...ground, ...[...ground].reverse(), ground[0] as string].map((pubkey, index) => ['p', index % 3 === 0 ? pubkey.toUpperCase() : pubkey]);
+    expect(followsOf({ kind: 3, tags })).toEqual(ground);
+    expect(followsOf({ kind: 3, tags })).toEqual(referenceFollows(3, tags));
+  });
+
   it('read only the first MAX_TAGS_READ tags', () => {
     const tags = [...Array.from({ length: MAX_TAGS_READ }, () => ['t', 'filler']), ['p', pubkeyOf('late')]];
     expect(followsOf({ kind: 3, tags })).toEqual([]);
@@ -67,6 +91,20 @@ describe('followKeysOf and followsOf (nostr/follows.ts)', () => {
   });
 });
 
+/** byFollowed's records read back: followed → [follower, change] in record order, and checks that the runs tile the records. */
+function groupedChanges(writes: FollowWrites): Map<string, [string, number][]> {
+  const { records, byFollowed } = writes.byFollowed();
+  const grouped = new Map<string, [string, number][]>();
+  let next = 0;
+  for (const [followed, { start, count }] of byFollowed) {
+    expect(start).toBe(next);
+    next = start + count;
+    grouped.set(followed, Array.from({ length: count }, (_, index) => [records.toString('hex', 33 * (start + index) + 1, 33 * (start + index) + 33), recordDelta(records, start + index)]));
+  }
+  expect(records.length).toBe(33 * next);
+  return grouped;
+}
+
 describe('FollowWrites (store/follow-index.ts)', () => {
   it('byFollowed: pubkeys ground to share their first bytes, more than a chain tells apart, are still grouped each on its own', () => {
     const ground = Array.from({ length: 300 }, (_, index) => `00000000${pubkeyOf(`ground ${index}`).slice(8)}`);
@@ -77,14 +115,13 @@ describe('FollowWrites (store/follow-index.ts)', () => {
     ];
     const writes = new FollowWrites();
     for (const [follower, followed, delta] of changes) writes.change(follower, pubkeyBytes(followed), delta);
-    const grouped = writes.byFollowed();
+    const grouped = groupedChanges(writes);
     expect([...grouped.keys()].sort()).toEqual([...ground].sort());
     // Followers in pubkey order, one follower's changes in arrival order (a stable sort).
     const byFollower = [...changes].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     for (const pubkey of ground) {
-      const { followers, deltas } = grouped.get(pubkey) as { followers: Uint8Array[]; deltas: number[] };
       const expected = byFollower.flatMap(([follower, followed, delta]) => (followed.includes(pubkey) ? [[follower, delta]] : []));
-      expect(followers.map((follower, at) => [Buffer.from(follower).toString('hex'), deltas[at]])).toEqual(expected);
+      expect(grouped.get(pubkey)).toEqual(expected);
     }
   });
 
@@ -104,11 +141,9 @@ describe('FollowWrites (store/follow-index.ts)', () => {
         for (const { follower, followed, delta } of byFollower) {
           for (const pubkey of followed) expected.set(pubkey, [...(expected.get(pubkey) ?? []), [follower, delta]]);
         }
-        const grouped = writes.byFollowed();
+        const grouped = groupedChanges(writes);
         expect(new Set(grouped.keys())).toEqual(new Set(expected.keys()));
-        for (const [pubkey, { followers, deltas }] of grouped) {
-          expect(followers.map((follower, index) => [Buffer.from(follower).toString('hex'), deltas[index]])).toEqual(expected.get(pubkey));
-        }
+        for (const [pubkey, found] of grouped) expect(found).toEqual(expected.get(pubkey));
       }),
       { numRuns: RUNS },
     );

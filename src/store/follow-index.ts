@@ -76,11 +76,17 @@ export class FollowWrites {
   }
 
   /**
-   * followed (hex) → its followers' changes, followers in ascending order (bytes; changes of one
-   * follower in arrival order). Lowercase hex (what verified events hold) sorts as its bytes do.
+   * The batch's changes as records grouped by followed pubkey (FollowRecords): each followed
+   * pubkey's run holds its followers' changes, followers ascending (one follower's in arrival
+   * order). Lowercase hex (what verified events hold) sorts as its bytes do. Written straight into
+   * one buffer, in two passes (find each follow's group and count, then place), so that a batch of
+   * half a million follows makes no array per followed pubkey (their growth and the records copied
+   * from them were most of the grouping's time and garbage).
    */
-  byFollowed(): Map<string, FollowerChanges> {
+  byFollowed(): FollowRecords {
     const ordered = [...this.changes].sort((a, b) => (a.follower < b.follower ? -1 : a.follower > b.follower ? 1 : 0));
+    let total = 0;
+    for (const { followed } of ordered) total += followed.length / 32;
     // Grouped by 30 bits of the followed pubkey's first bytes, a number (no string made per follow:
     // strings were most of the grouping's time), pubkeys that share them chained and told apart.
     // Anyone can list pubkeys that share them: past MAX_CHAIN on one chain, the rest are grouped by
@@ -89,13 +95,10 @@ export class FollowWrites {
     const groups = new Map<number, FollowedGroup>();
     const crowded = new Map<string, FollowedGroup>();
     const inOrder: FollowedGroup[] = [];
-    let bytes: Uint8Array = Buffer.alloc(0);
-    let of: string | undefined;
-    for (const { follower, followed: keys, delta } of ordered) {
-      if (follower !== of) {
-        bytes = Buffer.from(follower, 'hex');
-        of = follower;
-      }
+    // Pass 1: each follow's group, and how many each group gets.
+    const groupOf = new Int32Array(total);
+    let follow = 0;
+    for (const { followed: keys } of ordered) {
       for (let at = 0; at < keys.length; at += 32) {
         const hash = (((keys[at] as number) & 0x3f) << 24) | ((keys[at + 1] as number) << 16) | ((keys[at + 2] as number) << 8) | (keys[at + 3] as number);
         const first = groups.get(hash);
@@ -109,44 +112,79 @@ export class FollowWrites {
           const name = Buffer.from(keys.buffer, keys.byteOffset + at, 32).toString('latin1');
           group = crowded.get(name);
           if (!group) {
-            group = { keys, at, changes: { followers: [], deltas: [] }, next: undefined };
+            group = { keys, at, index: inOrder.length, count: 0, next: undefined };
             crowded.set(name, group);
             inOrder.push(group);
           }
         }
         if (!group) {
-          group = { keys, at, changes: { followers: [], deltas: [] }, next: first };
+          group = { keys, at, index: inOrder.length, count: 0, next: first };
           groups.set(hash, group);
           inOrder.push(group);
         }
-        group.changes.followers.push(bytes);
-        group.changes.deltas.push(delta);
+        group.count++;
+        groupOf[follow++] = group.index;
       }
     }
-    const named = new Map<string, FollowerChanges>();
-    for (const { keys, at, changes } of inOrder) named.set(Buffer.from(keys.buffer, keys.byteOffset + at, 32).toString('hex'), changes);
-    return named;
+    // Each group's run, in the order first met.
+    const byFollowed = new Map<string, { start: number; count: number }>();
+    const next = new Int32Array(inOrder.length);
+    let start = 0;
+    for (const { keys, at, index, count } of inOrder) {
+      byFollowed.set(Buffer.from(keys.buffer, keys.byteOffset + at, 32).toString('hex'), { start, count });
+      next[index] = start;
+      start += count;
+    }
+    // Pass 2: each change placed in its group's run, in the same order.
+    const records = Buffer.allocUnsafe(33 * total);
+    let bytes: Uint8Array = Buffer.alloc(0);
+    let of: string | undefined;
+    follow = 0;
+    for (const { follower, followed: keys, delta } of ordered) {
+      if (follower !== of) {
+        bytes = Buffer.from(follower, 'hex');
+        of = follower;
+      }
+      for (let at = 0; at < keys.length; at += 32) {
+        const group = groupOf[follow++] as number;
+        const record = 33 * (next[group] as number);
+        next[group] = (next[group] as number) + 1;
+        records[record] = delta & 0xff;
+        records.set(bytes, record + 1);
+      }
+    }
+    return { records, byFollowed };
   }
+}
+
+/**
+ * A batch's follow changes as the stores write them: records of 33 bytes, a signed byte (the change,
+ * +1 or -1) then the follower's 32 bytes, each followed pubkey's in one run, followers ascending.
+ */
+export interface FollowRecords {
+  records: Buffer;
+  /** followed (hex) → its run: `count` records from record `start`. */
+  byFollowed: Map<string, { start: number; count: number }>;
+}
+
+/** Records of a FollowRecords run: the change (+1 or -1) of record `index`. */
+export function recordDelta(records: Buffer, index: number): number {
+  return records.readInt8(33 * index);
 }
 
 /** Pubkeys told apart on one chain of byFollowed's before the rest sharing its hash go by string. */
 const MAX_CHAIN = 8;
 
-/** A followed pubkey met in byFollowed: where its 32 bytes are, its changes, the next sharing its hash. */
+/** A followed pubkey met in byFollowed: where its 32 bytes are, its group's number and size, the next sharing its hash. */
 interface FollowedGroup {
   keys: Uint8Array;
   at: number;
-  changes: FollowerChanges;
+  index: number;
+  count: number;
   next: FollowedGroup | undefined;
 }
 
 function samePubkey(a: Uint8Array, at: number, b: Uint8Array, bt: number): boolean {
   for (let index = 0; index < 32; index++) if (a[at + index] !== b[bt + index]) return false;
   return true;
-}
-
-/** One followed pubkey's follower changes: `followers[i]` (32 bytes) changed by `deltas[i]` (+1 or -1). */
-export interface FollowerChanges {
-  followers: Uint8Array[];
-  deltas: number[];
 }

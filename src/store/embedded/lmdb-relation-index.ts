@@ -3,7 +3,7 @@ import type { NostrEvent } from '../../nostr/event.js';
 import { FOLLOW_LIST_KIND, type FollowChanges, followChanges, followKeysOf } from '../../nostr/follows.js';
 import { matchesQuery, profileWords, rankedPrefixes, rankedPrefixOf } from '../../nostr/profile-search.js';
 import { isNoteKind, relationEdgesOf } from '../../nostr/relationships.js';
-import { type FollowCounts, FollowWrites } from '../follow-index.js';
+import { type FollowCounts, FollowWrites, recordDelta } from '../follow-index.js';
 import {
   COUNTERS,
   contentKey,
@@ -203,14 +203,15 @@ export class LmdbRelationIndex implements RelationIndex {
     for (const [author, delta] of batch.following) this.add(`g:${author}`, delta);
     // Writes come only through a directory opened for writing, which has the database.
     const keys = this.followerKeys as Database<Buffer, Buffer>;
-    for (const [followed, changes] of batch.byFollowed()) {
+    const { records, byFollowed } = batch.byFollowed();
+    for (const [followed, run] of byFollowed) {
       let net = 0;
       const followedBytes = Buffer.from(followed, 'hex');
-      for (let index = 0; index < changes.followers.length; index++) {
-        const delta = changes.deltas[index] as number;
+      for (let index = run.start; index < run.start + run.count; index++) {
+        const delta = recordDelta(records, index);
         const key = Buffer.allocUnsafe(64);
         followedBytes.copy(key);
-        key.set(changes.followers[index] as Uint8Array, 32);
+        records.copy(key, 32, 33 * index + 1, 33 * index + 33);
         inTransaction(delta > 0 ? keys.put(key, NOTHING) : keys.remove(key));
         net += delta;
       }

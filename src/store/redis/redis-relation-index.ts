@@ -3,7 +3,7 @@ import type { NostrEvent } from '../../nostr/event.js';
 import { FOLLOW_LIST_KIND, followChanges, followKeysOf } from '../../nostr/follows.js';
 import { profileWords, rankedPrefixes } from '../../nostr/profile-search.js';
 import { isNoteKind, relationEdgesOf } from '../../nostr/relationships.js';
-import { type FollowCounts, FollowWrites } from '../follow-index.js';
+import { type FollowCounts, FollowWrites, recordDelta } from '../follow-index.js';
 import {
   COUNTERS,
   contentKey,
@@ -204,26 +204,16 @@ export class RedisRelationIndex implements RelationIndex {
     const gained: Promise<[string, number]>[] = [];
     const partsSent: Promise<number>[] = [];
     // Records of 33 bytes, a signed change then the follower (the script adds up a follower's
-    // changes), for every followed pubkey in one allocation: one per call was most of the garbage.
-    const byFollowed = follows.byFollowed();
-    let total = 0;
-    for (const { followers } of byFollowed.values()) total += followers.length;
-    const allRecords = Buffer.allocUnsafe(33 * total);
-    let used = 0;
-    for (const [followed, { followers, deltas }] of byFollowed) {
+    // changes), every followed pubkey's in one buffer: a call sends its run's part as it is.
+    const { records: allRecords, byFollowed } = follows.byFollowed();
+    for (const [followed, run] of byFollowed) {
       const keys = this.keys.follows(followed);
       const parts: Promise<number>[] = [];
-      for (let start = 0; start < followers.length; start += FOLLOW_PAIRS) {
-        const end = Math.min(followers.length, start + FOLLOW_PAIRS);
-        const records = allRecords.subarray(used, used + 33 * (end - start));
-        used += records.length;
+      for (let start = run.start; start < run.start + run.count; start += FOLLOW_PAIRS) {
+        const end = Math.min(run.start + run.count, start + FOLLOW_PAIRS);
+        const records = allRecords.subarray(33 * start, 33 * end);
         let net = 0;
-        for (let index = start; index < end; index++) {
-          const at = 33 * (index - start);
-          records.writeInt8(deltas[index] as number, at);
-          records.set(followers[index] as Uint8Array, at + 1);
-          net += deltas[index] as number;
-        }
+        for (let index = start; index < end; index++) net += recordDelta(allRecords, index);
         // Their sum beside them: the script decides a depth move from it before it reads a record.
         parts.push(this.client.nostrFollow(keys.followers, keys.depth, records, keys.buckets, String(FOLLOW_BUCKET_SIZE), String(net)));
         partsSent.push(parts.at(-1) as Promise<number>);
