@@ -433,6 +433,35 @@ describe('Redis specifics', () => {
     }
   });
 
+  it('on one Redis, a batch\'s FOLLOW parts go many pubkeys to a FOLLOW_MANY call; one whose script fails fails the batch, the others applied and counted for search', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const relations = store.relations as unknown as RedisRelationIndex;
+      const calls: number[] = [];
+      const inner = relations as unknown as { client: { nostrFollowMany(keys: number, ...rest: unknown[]): Promise<unknown> } };
+      const many = inner.client.nostrFollowMany.bind(inner.client);
+      inner.client.nostrFollowMany = (keys: number, ...rest: unknown[]) => {
+        calls.push(keys / 2);
+        return many(keys, ...rest);
+      };
+      const stars = Array.from({ length: 300 }, (_, index) => pubkeyOf(`grouped star ${index}`));
+      const broken = stars[100] as string;
+      // A key of another type where the script reads a string: its script fails (WRONGTYPE).
+      await client.hset(redisKeys(prefix).follows(broken).depth, 'not', 'a string');
+      const writes = new FollowWrites();
+      for (const star of stars) writes.follow(star, pubkeyOf('grouped fan'), 1);
+      await expect(relations.flushFollows(writes)).rejects.toThrow('FOLLOW failed for one of the pubkeys of a FOLLOW_MANY call');
+      // 300 pubkeys of one record each: 256 to a call at most.
+      expect(calls).toEqual([256, 44]);
+      const others = stars.filter((star) => star !== broken);
+      expect((await store.relations.followCounts(others)).map((counts) => counts.followers)).toEqual(others.map(() => 1));
+      const counted = await client.hmgetBuffer(redisKeys(prefix).search.followers, Buffer.from(others[0] as string, 'hex'), Buffer.from(broken, 'hex'));
+      expect(counted.map((value) => value?.toString() ?? null)).toEqual(['1', null]);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('followers pages stay whole and in order while a follower is counted twice or owed a removal (two writers interleaving, a failed part), at depth 0 and in buckets', async () => {
     const { store, cleanup } = await createTestStore();
     try {

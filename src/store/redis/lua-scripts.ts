@@ -562,224 +562,244 @@ end
  * them one after the other. Each bucket the records fall in is written once per call (how: below).
  * Returns the change in its followers (for search ranks).
  */
-export const FOLLOW_SCRIPT = `${FOLLOWER_LOGS}
-local records, prefix, size = ARGV[1], ARGV[2], tonumber(ARGV[3])
--- Fewer followers than this: the one log is read and written whole (below).
-local SMALL_LOG = 16
-local depth, count = 0, 0
-local meta = redis.call('GET', KEYS[2])
-if meta then
-  local d, n = string.match(meta, '^(%d+) (%-?%d+)$')
-  depth, count = tonumber(d), tonumber(n)
-end
-local function keyOf(bucket)
-  if depth == 0 then return KEYS[1] end
-  return bucketKey(prefix, bucket, depth)
-end
--- At depth 0 the count is in the one log's header.
-local head, folded = '', 0
-local function readHead()
-  head = redis.call('GETRANGE', KEYS[1], 0, HEADER - 1)
-  if head ~= '' then count, folded = readHeader(head) end
-end
-if depth == 0 then readHead() end
--- The records' sum, sent beside them by the client (flushFollows).
-local net = tonumber(ARGV[4])
--- Past the depth's room every follower moves to 16 times as many buckets, or more (rare: at 96,
--- 1,536, 24,576 and 393,216 followers; the last about a second and a half of one script, once);
--- below a 64th of it (most gone: a follow-spam wave deleted) back to fewer, so that a page never
--- walks thousands of empty buckets. The logs are folded as they move. Moving to more buckets, the
--- followers held move before the records are applied, which go straight to the new depth (moved
--- after, a popular pubkey's first batch moved all of its hundreds of new followers again: half
--- the records of a fresh import went through a move). Moving to fewer, after: the records'
--- removals are folded away in the move.
-local target = depth
-while target < 4 and count + net > size * 16 ^ target do target = target + 1 end
-while target > 0 and count + net < size * 16 ^ (target - 1) / 4 do target = target - 1 end
--- Followers moved to buckets of the new depth, by bucket, and the buckets in the order met:
--- written below, with the bucket's records in one SET where records come for it.
-local movedNets, movedTo, movedOrder = {}, {}, {}
-local function moveTo(target)
-  local nets, seen = {}, {}
-  for b = 0, 16 ^ depth - 1 do
-    local key = keyOf(b)
-    local kind = redis.call('TYPE', key)['ok']
-    if kind == 'zset' then
-      gatherSet(key, nets, seen)
-      redis.call('DEL', key, key .. 'x')
-    elseif kind == 'string' then
-      gather(redis.call('GET', key), HEADER + 1, nets, seen)
-      redis.call('DEL', key)
+const FOLLOW_FUNCTION = `${FOLLOWER_LOGS}
+-- One followed pubkey's records: logKey, metaKey as KEYS[1], KEYS[2] of FOLLOW; records, prefix, size
+-- and net (the records' sum, sent beside them by the client: flushFollows) as its ARGV.
+local function follow(logKey, metaKey, records, prefix, size, net)
+  -- Fewer followers than this: the one log is read and written whole (below).
+  local SMALL_LOG = 16
+  local depth, count = 0, 0
+  local meta = redis.call('GET', metaKey)
+  if meta then
+    local d, n = string.match(meta, '^(%d+) (%-?%d+)$')
+    depth, count = tonumber(d), tonumber(n)
+  end
+  local function keyOf(bucket)
+    if depth == 0 then return logKey end
+    return bucketKey(prefix, bucket, depth)
+  end
+  -- At depth 0 the count is in the one log's header.
+  local head, folded = '', 0
+  local function readHead()
+    head = redis.call('GETRANGE', logKey, 0, HEADER - 1)
+    if head ~= '' then count, folded = readHeader(head) end
+  end
+  if depth == 0 then readHead() end
+  -- Past the depth's room every follower moves to 16 times as many buckets, or more (rare: at 96,
+  -- 1,536, 24,576 and 393,216 followers; the last about a second and a half of one script, once);
+  -- below a 64th of it (most gone: a follow-spam wave deleted) back to fewer, so that a page never
+  -- walks thousands of empty buckets. The logs are folded as they move. Moving to more buckets, the
+  -- followers held move before the records are applied, which go straight to the new depth (moved
+  -- after, a popular pubkey's first batch moved all of its hundreds of new followers again: half
+  -- the records of a fresh import went through a move). Moving to fewer, after: the records'
+  -- removals are folded away in the move.
+  local target = depth
+  while target < 4 and count + net > size * 16 ^ target do target = target + 1 end
+  while target > 0 and count + net < size * 16 ^ (target - 1) / 4 do target = target - 1 end
+  -- Followers moved to buckets of the new depth, by bucket, and the buckets in the order met:
+  -- written below, with the bucket's records in one SET where records come for it.
+  local movedNets, movedTo, movedOrder = {}, {}, {}
+  local function moveTo(target)
+    local nets, seen = {}, {}
+    for b = 0, 16 ^ depth - 1 do
+      local key = keyOf(b)
+      local kind = redis.call('TYPE', key)['ok']
+      if kind == 'zset' then
+        gatherSet(key, nets, seen)
+        redis.call('DEL', key, key .. 'x')
+      elseif kind == 'string' then
+        gather(redis.call('GET', key), HEADER + 1, nets, seen)
+        redis.call('DEL', key)
+      end
+    end
+    depth = target
+    -- Each new bucket's followers (those not at 0), in the order met; their nets stay in nets.
+    local into, used = {}, {}
+    for _, follower in ipairs(seen) do
+      if nets[follower] ~= 0 then
+        local bucket = bucketAt(follower, depth)
+        local list = into[bucket]
+        if list == nil then
+          list = {}
+          into[bucket] = list
+          used[#used + 1] = bucket
+        end
+        list[#list + 1] = follower
+      end
+    end
+    if depth == 0 then
+      writeLog(logKey, count, nets, into[0] or {})
+      redis.call('DEL', metaKey)
+      readHead()
+    else
+      movedNets, movedTo, movedOrder = nets, into, used
     end
   end
-  depth = target
-  -- Each new bucket's followers (those not at 0), in the order met; their nets stay in nets.
-  local into, used = {}, {}
-  for _, follower in ipairs(seen) do
-    if nets[follower] ~= 0 then
-      local bucket = bucketAt(follower, depth)
-      local list = into[bucket]
-      if list == nil then
-        list = {}
-        into[bucket] = list
-        used[#used + 1] = bucket
+  if target > depth then moveTo(target) end
+  -- The records by bucket (at depth 0, all of them in the one log) and the buckets given a negative
+  -- change (a byte over 127; their sum is known, above). The client sends records by follower (FollowWrites.byFollowed), so a
+  -- bucket's are one run: one substring a run, not one a record (each string a script makes costs a
+  -- hash of all its bytes). Records in any other order are applied the same, in more runs.
+  local order, parts, removing = {}, {}, {}
+  if depth > 0 then
+    local divisor = DIVISOR[depth]
+    local runBucket, runFrom = nil, 1
+    local function endRun(to)
+      local part = parts[runBucket]
+      if part == nil then
+        part = {}
+        parts[runBucket] = part
+        order[#order + 1] = runBucket
       end
-      list[#list + 1] = follower
+      part[#part + 1] = string.sub(records, runFrom, to)
     end
+    for i = 1, #records, 33 do
+      local change, high, low = string.byte(records, i, i + 2)
+      local bucket = math.floor((high * 256 + low) / divisor)
+      if bucket ~= runBucket then
+        if runBucket ~= nil then endRun(i - 1) end
+        runBucket, runFrom = bucket, i
+      end
+      if change > 127 then removing[bucket] = 1 end
+    end
+    if runBucket ~= nil then endRun(#records) end
+  end
+  -- The one log folded: each follower's changes added up, those at 0 dropped; gone when nothing is left.
+  local function foldOne(log, added)
+    local nets, seen = {}, {}
+    gather(log, HEADER + 1, nets, seen)
+    gather(added, 1, nets, seen)
+    writeLog(logKey, count, nets, seen)
   end
   if depth == 0 then
-    writeLog(KEYS[1], count, nets, into[0] or {})
-    redis.call('DEL', KEYS[2])
-    readHead()
-  else
-    movedNets, movedTo, movedOrder = nets, into, used
-  end
-end
-if target > depth then moveTo(target) end
--- The records by bucket (at depth 0, all of them in the one log) and the buckets given a negative
--- change (a byte over 127; their sum is known, above). The client sends records by follower (FollowWrites.byFollowed), so a
--- bucket's are one run: one substring a run, not one a record (each string a script makes costs a
--- hash of all its bytes). Records in any other order are applied the same, in more runs.
-local order, parts, removing = {}, {}, {}
-if depth > 0 then
-  local divisor = DIVISOR[depth]
-  local runBucket, runFrom = nil, 1
-  local function endRun(to)
-    local part = parts[runBucket]
-    if part == nil then
-      part = {}
-      parts[runBucket] = part
-      order[#order + 1] = runBucket
-    end
-    part[#part + 1] = string.sub(records, runFrom, to)
-  end
-  for i = 1, #records, 33 do
-    local change, high, low = string.byte(records, i, i + 2)
-    local bucket = math.floor((high * 256 + low) / divisor)
-    if bucket ~= runBucket then
-      if runBucket ~= nil then endRun(i - 1) end
-      runBucket, runFrom = bucket, i
-    end
-    if change > 127 then removing[bucket] = 1 end
-  end
-  if runBucket ~= nil then endRun(#records) end
-end
--- The one log folded: each follower's changes added up, those at 0 dropped; gone when nothing is left.
-local function foldOne(log, added)
-  local nets, seen = {}, {}
-  gather(log, HEADER + 1, nets, seen)
-  gather(added, 1, nets, seen)
-  writeLog(KEYS[1], count, nets, seen)
-end
-if depth == 0 then
-  -- The one log, its count in its header. Few followers: read and written whole (a string SET is
-  -- as long as it holds; APPEND leaves as much again unused, a lot beside a few records). More:
-  -- appended to, and its header written over (a long string through the script costs a hash of
-  -- every byte: Redis' Lua hashes whole strings).
-  local before = count
-  count = count + net
-  if head == '' and count ~= 0 then
-    redis.call('SET', KEYS[1], header(count, 0) .. records)
-  elseif head == '' or before < SMALL_LOG or count == 0 then
-    local log = redis.call('GET', KEYS[1]) or ''
-    local held = (math.max(0, #log - HEADER) + #records) / 33
-    if held > 2 * math.max(folded, size) or count == 0 then
-      foldOne(log, records)
+    -- The one log, its count in its header. Few followers: read and written whole (a string SET is
+    -- as long as it holds; APPEND leaves as much again unused, a lot beside a few records). More:
+    -- appended to, and its header written over (a long string through the script costs a hash of
+    -- every byte: Redis' Lua hashes whole strings).
+    local before = count
+    count = count + net
+    if head == '' and count ~= 0 then
+      redis.call('SET', logKey, header(count, 0) .. records)
+    elseif head == '' or before < SMALL_LOG or count == 0 then
+      local log = redis.call('GET', logKey) or ''
+      local held = (math.max(0, #log - HEADER) + #records) / 33
+      if held > 2 * math.max(folded, size) or count == 0 then
+        foldOne(log, records)
+      else
+        redis.call('SET', logKey, header(count, folded) .. string.sub(log, HEADER + 1) .. records)
+      end
     else
-      redis.call('SET', KEYS[1], header(count, folded) .. string.sub(log, HEADER + 1) .. records)
+      local length = redis.call('APPEND', logKey, records)
+      if (length - HEADER) / 33 > 2 * math.max(folded, size) then
+        foldOne(redis.call('GET', logKey), '')
+      else
+        redis.call('SETRANGE', logKey, 0, header(count, folded))
+      end
     end
   else
-    local length = redis.call('APPEND', KEYS[1], records)
-    if (length - HEADER) / 33 > 2 * math.max(folded, size) then
-      foldOne(redis.call('GET', KEYS[1]), '')
-    else
-      redis.call('SETRANGE', KEYS[1], 0, header(count, folded))
-    end
-  end
-else
-  count = count + net
-  for _, bucket in ipairs(order) do
-    local key = keyOf(bucket)
-    local part = parts[bucket]
-    local added = #part == 1 and part[1] or table.concat(part)
-    local removes = removing[bucket] or 0
-    -- Followers just moved here: written with these records in one SET (an APPEND after their
-    -- own SET would leave as much again unused), unless they are a crowded bucket's.
-    local moved = movedTo[bucket]
-    movedTo[bucket] = nil
-    if moved ~= nil and #moved > CROWDED then
-      writeBucket(key, movedNets, moved)
-      moved = nil
-    end
-    local length, movedRecords
-    if moved ~= nil then
-      local out = {}
-      for _, follower in ipairs(moved) do
-        local movedNet = movedNets[follower]
-        if movedNet < 0 then removes = 1 end
-        emit(out, follower, movedNet)
+    count = count + net
+    for _, bucket in ipairs(order) do
+      local key = keyOf(bucket)
+      local part = parts[bucket]
+      local added = #part == 1 and part[1] or table.concat(part)
+      local removes = removing[bucket] or 0
+      -- Followers just moved here: written with these records in one SET (an APPEND after their
+      -- own SET would leave as much again unused), unless they are a crowded bucket's.
+      local moved = movedTo[bucket]
+      movedTo[bucket] = nil
+      if moved ~= nil and #moved > CROWDED then
+        writeBucket(key, movedNets, moved)
+        moved = nil
       end
-      movedRecords = #out
-      redis.call('SET', key, header(0, movedRecords, removes) .. table.concat(out) .. added)
-      length = HEADER + 33 * movedRecords + #added
-    else
-      -- A bucket's log: appended to (one command, nothing copied through the script); its header
-      -- read only when it must say a removal came, or once the log may need a fold. A crowded
-      -- bucket's sorted set refuses APPEND: each follower's change is added to its score there.
-      length = redis.pcall('APPEND', key, added)
-    end
-    if type(length) == 'table' then
-      for i = 1, #added, 33 do
-        local change = string.byte(added, i)
-        if change > 127 then change = change - 256 end
-        changeInSet(key, string.sub(added, i + 1, i + 32), change)
-      end
-      -- The set's last member gone (Redis deletes an empty set): the followers its hash still owes
-      -- a removal become the bucket's log (else the next APPEND started a log without them, and
-      -- the hash was never read again), or the bucket is gone.
-      if redis.call('EXISTS', key) == 0 then
-        local nets, seen = {}, {}
-        gatherSet(key, nets, seen)
-        redis.call('DEL', key .. 'x')
-        writeLog(key, 0, nets, seen, true)
-      end
-    else
-      local folded, removals, _
-      if movedRecords ~= nil then
-        folded, removals = movedRecords, removes
-      elseif length == #added then
-        folded, removals = 0, removes
-        redis.call('SET', key, header(0, folded, removals) .. added)
-        length = length + HEADER
-      elseif removes == 1 or (length - HEADER) / 33 > 2 * size then
-        _, folded, removals = readHeader(redis.call('GETRANGE', key, 0, HEADER - 1))
-        if removes > removals then
-          removals = 1
-          redis.call('SETRANGE', key, 0, header(0, folded, removals))
+      local length, movedRecords
+      if moved ~= nil then
+        local out = {}
+        for _, follower in ipairs(moved) do
+          local movedNet = movedNets[follower]
+          if movedNet < 0 then removes = 1 end
+          emit(out, follower, movedNet)
         end
+        movedRecords = #out
+        redis.call('SET', key, header(0, movedRecords, removes) .. table.concat(out) .. added)
+        length = HEADER + 33 * movedRecords + #added
+      else
+        -- A bucket's log: appended to (one command, nothing copied through the script); its header
+        -- read only when it must say a removal came, or once the log may need a fold. A crowded
+        -- bucket's sorted set refuses APPEND: each follower's change is added to its score there.
+        length = redis.pcall('APPEND', key, added)
       end
-      local held = (length - HEADER) / 33
-      if held > 2 * size and held > 2 * math.max(folded, size) then
-        if removals == 0 and held <= CROWDED then
-          -- Additions only (a fresh import): a fold would find nothing to drop. Its mark moves on,
-          -- so that the next look is at twice as many.
-          redis.call('SETRANGE', key, 0, header(0, held, 0))
-        else
+      if type(length) == 'table' then
+        for i = 1, #added, 33 do
+          local change = string.byte(added, i)
+          if change > 127 then change = change - 256 end
+          changeInSet(key, string.sub(added, i + 1, i + 32), change)
+        end
+        -- The set's last member gone (Redis deletes an empty set): the followers its hash still owes
+        -- a removal become the bucket's log (else the next APPEND started a log without them, and
+        -- the hash was never read again), or the bucket is gone.
+        if redis.call('EXISTS', key) == 0 then
           local nets, seen = {}, {}
-          gather(redis.call('GET', key), HEADER + 1, nets, seen)
-          writeBucket(key, nets, seen)
+          gatherSet(key, nets, seen)
+          redis.call('DEL', key .. 'x')
+          writeLog(key, 0, nets, seen, true)
+        end
+      else
+        local folded, removals, _
+        if movedRecords ~= nil then
+          folded, removals = movedRecords, removes
+        elseif length == #added then
+          folded, removals = 0, removes
+          redis.call('SET', key, header(0, folded, removals) .. added)
+          length = length + HEADER
+        elseif removes == 1 or (length - HEADER) / 33 > 2 * size then
+          _, folded, removals = readHeader(redis.call('GETRANGE', key, 0, HEADER - 1))
+          if removes > removals then
+            removals = 1
+            redis.call('SETRANGE', key, 0, header(0, folded, removals))
+          end
+        end
+        local held = (length - HEADER) / 33
+        if held > 2 * size and held > 2 * math.max(folded, size) then
+          if removals == 0 and held <= CROWDED then
+            -- Additions only (a fresh import): a fold would find nothing to drop. Its mark moves on,
+            -- so that the next look is at twice as many.
+            redis.call('SETRANGE', key, 0, header(0, held, 0))
+          else
+            local nets, seen = {}, {}
+            gather(redis.call('GET', key), HEADER + 1, nets, seen)
+            writeBucket(key, nets, seen)
+          end
         end
       end
     end
   end
+  if target < depth then moveTo(target) end
+  -- Buckets that followers moved to and no record came for.
+  for _, bucket in ipairs(movedOrder) do
+    if movedTo[bucket] ~= nil then writeBucket(keyOf(bucket), movedNets, movedTo[bucket]) end
+  end
+  if depth > 0 then redis.call('SET', metaKey, string.format('%d %d', depth, count)) end
+  return net
 end
-if target < depth then moveTo(target) end
--- Buckets that followers moved to and no record came for.
-for _, bucket in ipairs(movedOrder) do
-  if movedTo[bucket] ~= nil then writeBucket(keyOf(bucket), movedNets, movedTo[bucket]) end
+`;
+
+export const FOLLOW_SCRIPT = `${FOLLOW_FUNCTION}
+return follow(KEYS[1], KEYS[2], ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]))
+`;
+
+/**
+ * FOLLOW for many followed pubkeys at once, on one Redis (not a cluster: their keys are in many
+ * slots): KEYS two per pubkey (FOLLOW's), ARGV[1] FOLLOW_BUCKET_SIZE, then three per pubkey (its
+ * records, its bucket logs' key prefix, their sum). Returns each pubkey's FOLLOW answer, or nil
+ * for one whose script failed (the others applied, as separate FOLLOW calls would be).
+ */
+export const FOLLOW_MANY_SCRIPT = `${FOLLOW_FUNCTION}
+local size, out = tonumber(ARGV[1]), {}
+for i = 1, #KEYS / 2 do
+  local ok, net = pcall(follow, KEYS[2 * i - 1], KEYS[2 * i], ARGV[3 * i - 1], ARGV[3 * i], size, tonumber(ARGV[3 * i + 1]))
+  out[i] = ok and net or false
 end
-if depth > 0 then redis.call('SET', KEYS[2], string.format('%d %d', depth, count)) end
-return net
+return out
 `;
 
 /**

@@ -1,4 +1,4 @@
-import type { Result } from 'ioredis';
+import { Cluster, type Result } from 'ioredis';
 import type { NostrEvent } from '../../nostr/event.js';
 import { FOLLOW_LIST_KIND, followChanges, followKeysOf } from '../../nostr/follows.js';
 import { profileWords, rankedPrefixes } from '../../nostr/profile-search.js';
@@ -24,7 +24,7 @@ import { SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '../search-i
 import { msatsOfParts, msatsParts, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey } from '../zap-index.js';
 import { EVENTS_END, eventMember, isListedKind, kindRange } from './author-list.js';
 import { AUTHOR_LIST_KEY_TYPE, RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY_TYPES } from './keys.js';
-import { ENSURE_NOTE_SCRIPT, FOLLOW_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
+import { ENSURE_NOTE_SCRIPT, FOLLOW_MANY_SCRIPT, FOLLOW_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
 import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
 import { escapeGlob, scanKeys } from './scan-keys.js';
@@ -43,6 +43,7 @@ declare module 'ioredis' {
       content: string,
     ): Result<number, Context>;
     nostrFollow(followers: string, depth: string, records: Buffer, buckets: string, bucketSize: string, net: string): Result<number, Context>;
+    nostrFollowMany(numberOfKeys: number, ...keysThenArguments: (string | Buffer)[]): Result<(number | null)[], Context>;
     nostrFollowerCount(followers: string, depth: string): Result<number, Context>;
     nostrFollowersPageBuffer(followers: string, depth: string, buckets: string, after: Buffer | string, first: string): Result<Buffer[], Context>;
     nostrNote(list: string, tombstones: string, delta: string, member: Buffer): Result<number, Context>;
@@ -57,6 +58,54 @@ declare module 'ioredis' {
 
 /** Follower changes per FOLLOW call, at most: a script runs alone on its node, so a long one holds it. */
 const FOLLOW_PAIRS = 500;
+
+/** Follower changes per FOLLOW_MANY call, at most, whatever the pubkeys they are of (as FOLLOW_PAIRS). */
+const FOLLOW_GROUP_RECORDS = 2000;
+/** Followed pubkeys per FOLLOW_MANY call, at most. */
+const FOLLOW_GROUP_PARTS = 256;
+
+/**
+ * The FOLLOW parts of a batch, sent: on one Redis, many pubkeys' parts in one FOLLOW_MANY call (a
+ * call per followed pubkey, 6,500 of them for a batch of 500 lists, was most of the main thread's
+ * time writing a batch, in the client's making of commands); on a cluster, whose scripts must keep
+ * to one slot, each in a FOLLOW call of its own. Each part's promise is its own outcome either way
+ * (FOLLOW_MANY answers null for a part whose script failed, the others applied).
+ */
+class FollowGroups {
+  private keys: string[] = [];
+  private args: (string | Buffer)[] = [];
+  private records = 0;
+  private outcomes: { resolve(value: number): void; reject(error: unknown): void }[] = [];
+
+  constructor(private readonly client: RedisClient) {}
+
+  follow(keys: { followers: string; depth: string; buckets: string }, records: Buffer, net: number): Promise<number> {
+    if (this.client instanceof Cluster) return this.client.nostrFollow(keys.followers, keys.depth, records, keys.buckets, String(FOLLOW_BUCKET_SIZE), String(net));
+    if (this.records + records.length > 33 * FOLLOW_GROUP_RECORDS || this.outcomes.length >= FOLLOW_GROUP_PARTS) this.send();
+    this.keys.push(keys.followers, keys.depth);
+    this.args.push(records, keys.buckets, String(net));
+    this.records += records.length;
+    return new Promise<number>((resolve, reject) => this.outcomes.push({ resolve, reject }));
+  }
+
+  /** Sends the parts gathered since the last call. */
+  send(): void {
+    if (this.outcomes.length === 0) return;
+    const outcomes = this.outcomes;
+    this.client.nostrFollowMany(this.keys.length, ...this.keys, String(FOLLOW_BUCKET_SIZE), ...this.args).then(
+      (nets) => outcomes.forEach((outcome, index) => {
+        const net = nets[index];
+        if (typeof net === 'number') outcome.resolve(net);
+        else outcome.reject(new Error('FOLLOW failed for one of the pubkeys of a FOLLOW_MANY call'));
+      }),
+      (error: unknown) => outcomes.forEach((outcome) => outcome.reject(error)),
+    );
+    this.keys = [];
+    this.args = [];
+    this.records = 0;
+    this.outcomes = [];
+  }
+}
 
 /**
  * Followers per bucket log, on average, before a pubkey's followers move to 16 times as many
@@ -92,6 +141,7 @@ export class RedisRelationIndex implements RelationIndex {
     client.defineCommand('nostrRelate', { numberOfKeys: 4, lua: RELATE_SCRIPT });
     client.defineCommand('nostrZap', { numberOfKeys: 2, lua: ZAP_SCRIPT });
     client.defineCommand('nostrFollow', { numberOfKeys: 2, lua: FOLLOW_SCRIPT });
+    client.defineCommand('nostrFollowMany', { lua: FOLLOW_MANY_SCRIPT });
     client.defineCommand('nostrFollowersPage', { numberOfKeys: 2, lua: FOLLOWERS_PAGE_SCRIPT });
     client.defineCommand('nostrFollowerCount', { numberOfKeys: 2, lua: FOLLOWER_COUNT_SCRIPT });
     client.defineCommand('nostrFollowing', { numberOfKeys: 1, lua: FOLLOWING_SCRIPT });
@@ -204,23 +254,24 @@ export class RedisRelationIndex implements RelationIndex {
     const gained: Promise<[string, number]>[] = [];
     const partsSent: Promise<number>[] = [];
     // Records of 33 bytes, a signed change then the follower (the script adds up a follower's
-    // changes), every followed pubkey's in one buffer: a call sends its run's part as it is.
+    // changes), every followed pubkey's in one buffer: a part sends its run's records as they are.
     const { records: allRecords, byFollowed } = follows.byFollowed();
+    const grouping = new FollowGroups(this.client);
     for (const [followed, run] of byFollowed) {
       const keys = this.keys.follows(followed);
       const parts: Promise<number>[] = [];
       for (let start = run.start; start < run.start + run.count; start += FOLLOW_PAIRS) {
         const end = Math.min(run.start + run.count, start + FOLLOW_PAIRS);
-        const records = allRecords.subarray(33 * start, 33 * end);
         let net = 0;
         for (let index = start; index < end; index++) net += recordDelta(allRecords, index);
         // Their sum beside them: the script decides a depth move from it before it reads a record.
-        parts.push(this.client.nostrFollow(keys.followers, keys.depth, records, keys.buckets, String(FOLLOW_BUCKET_SIZE), String(net)));
+        parts.push(grouping.follow(keys, allRecords.subarray(33 * start, 33 * end), net));
         partsSent.push(parts.at(-1) as Promise<number>);
       }
       // Settled: the parts that ran count even when another failed.
       gained.push(Promise.allSettled(parts).then((outcomes) => [followed, outcomes.reduce((sum, part) => sum + (part.status === 'fulfilled' ? part.value : 0), 0)]));
     }
+    grouping.send();
     // Settled, not all: a failed part leaves the others' changes to be ranked all the same.
     const counted = (await Promise.allSettled(gained)).flatMap((outcome) => (outcome.status === 'fulfilled' && outcome.value[1] !== 0 ? [outcome.value] : []));
     for (let start = 0; start < counted.length; start += SEARCH_FOLLOWER_RECORDS) {
