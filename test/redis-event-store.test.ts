@@ -195,6 +195,66 @@ describe('Redis specifics', () => {
     }
   });
 
+  it('moving to more buckets from logs that only gained followers copies their records (a fresh import), from logs owed a removal adds them up: the same pages, counts and crowded bucket either way', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const relations = store.relations as unknown as RedisRelationIndex;
+      for (const owed of [false, true]) {
+        const star = pubkeyOf(`moved star ${String(owed)}`);
+        const tag = Buffer.from(star, 'hex').toString('base64url');
+        const fans = (name: string, count: number, first = '') => Array.from({ length: count }, (_, index) => `${first}${pubkeyOf(`${name} ${String(owed)} ${index}`).slice(first.length)}`);
+        const follow = async (pubkeys: string[], delta: number) => {
+          const writes = new FollowWrites();
+          for (const fan of pubkeys) writes.follow(star, fan, delta);
+          await relations.flushFollows(writes);
+        };
+        // 1,000 (300 of them sharing their first two hex digits, ab): 16 buckets; 300 more of ab
+        // (bucket a's log grows past 384 records unfolded: it only gained); then 300 more, past
+        // 1,536: 256 buckets, ab's 600 a sorted set.
+        const first = [...fans('moved fan', 700), ...fans('moved ab', 300, 'ab')];
+        await follow(first, 1);
+        expect(await client.get(`${prefix}fn:{${tag}}`)).toBe('1 1000');
+        let expected = [...first];
+        if (owed) {
+          // A removal in bucket a (not of ab): that log says so, and the move adds up every follower.
+          const gone = first.find((fan) => fan.startsWith('a') && !fan.startsWith('ab')) as string;
+          await follow([gone], -1);
+          expected = expected.filter((fan) => fan !== gone);
+        }
+        const second = fans('moved ab more', 300, 'ab');
+        await follow(second, 1);
+        expect(await client.type(`${prefix}fs:{${tag}}:a`)).toBe('string');
+        expect((await client.strlen(`${prefix}fs:{${tag}}:a`)) - 33).toBeGreaterThan(33 * 384);
+        const third = fans('moved late', 300);
+        await follow(third, 1);
+        expected.push(...second, ...third);
+        expect(await client.get(`${prefix}fn:{${tag}}`)).toBe(`2 ${expected.length}`);
+        expect(await client.exists(`${prefix}fs:{${tag}}:a`)).toBe(0);
+        expect(await client.type(`${prefix}fs:{${tag}}:ab`)).toBe('zset');
+        const sorted = [...expected].sort();
+        expect(await store.relations.followers(star, null, 5000)).toEqual(sorted);
+        const paged: string[] = [];
+        for (let after: string | null = null, pages = 0; pages < 1000; pages++) {
+          const page: string[] = await store.relations.followers(star, after, 97);
+          paged.push(...page);
+          if (page.length < 97) break;
+          after = page.at(-1) as string;
+        }
+        expect(paged).toEqual(sorted);
+        expect((await store.relations.followCounts([star]))[0]?.followers).toBe(expected.length);
+        // Every other bucket a log of its own prefix's followers, each once, +1.
+        for (const digits of ['00', '3f', 'a0', 'ff']) {
+          const bucket = (await client.getBuffer(`${prefix}fs:{${tag}}:${digits}`)) ?? Buffer.alloc(33);
+          const held = Array.from({ length: (bucket.length - 33) / 33 }, (_, index) => bucket.subarray(33 + 33 * index, 66 + 33 * index));
+          expect(held.every((record) => record[0] === 1)).toBe(true);
+          expect(held.map((record) => record.toString('hex', 1)).sort()).toEqual(sorted.filter((fan) => fan.startsWith(digits)));
+        }
+      }
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('a log is folded once it holds twice what it held after its last fold (at least 192 records): follows and unfollows over and over keep it small, at depth 0 and in buckets', async () => {
     const { store, client, prefix, cleanup } = await createTestStore();
     try {
