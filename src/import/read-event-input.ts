@@ -55,17 +55,33 @@ function* itemsOfValue(value: unknown, line: number, bytes: number, text?: strin
 
 /**
  * The lines of a stream of bytes (or of strings, read as UTF-8), each as its own bytes without its
- * break: a break is LF, CRLF or a lone CR (as node:readline's with crlfDelay Infinity, which this
- * replaced: it decoded every line to a string, and found breaks with a regular expression).
+ * break: a break is LF, CRLF or a lone CR, as node:readline's with crlfDelay Infinity on Node 20
+ * (which this replaced: it decoded every line to a string, and found breaks with a regular
+ * expression; from Node 24 it also breaks at U+2028 and U+2029, which JSON allows inside a string
+ * and this does not). As readline, it drops an unfinished UTF-8 character at the very end.
  */
 export async function* readLines(input: AsyncIterable<Buffer | Uint8Array | string>): AsyncGenerator<Buffer> {
   // The current line's bytes from earlier chunks.
   let pending: Buffer[] = [];
   // The last chunk ended with a CR: an LF first in the next one is part of that break.
   let afterCr = false;
+  // A string chunk's last high surrogate, kept for the next (its pair may come there).
+  let surrogate = '';
   for await (const chunk of input) {
-    const data = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    if (data.length === 0) continue;
+    let data: Buffer;
+    if (typeof chunk === 'string') {
+      const text = surrogate + chunk;
+      const last = text.charCodeAt(text.length - 1);
+      surrogate = last >= 0xd800 && last <= 0xdbff ? text.slice(-1) : '';
+      data = Buffer.from(surrogate ? text.slice(0, -1) : text);
+    } else {
+      data = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    }
+    // An empty chunk ends a CR's wait for its LF, as in readline.
+    if (data.length === 0) {
+      afterCr = false;
+      continue;
+    }
     let start: number = afterCr && data[0] === LF ? 1 : 0;
     afterCr = false;
     // The next CR and LF at or after start (-1: none left in this chunk), each searched for again
@@ -96,7 +112,21 @@ export async function* readLines(input: AsyncIterable<Buffer | Uint8Array | stri
       start = next;
     }
   }
-  if (pending.length > 0) yield Buffer.concat(pending);
+  if (surrogate) pending.push(Buffer.from(surrogate));
+  const last = withoutUnfinishedCharacter(Buffer.concat(pending));
+  if (last.length > 0) yield last;
+}
+
+/** Bytes without an unfinished UTF-8 sequence at their end (a lead byte and fewer continuation bytes than it calls for). */
+function withoutUnfinishedCharacter(bytes: Buffer): Buffer {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const byte = bytes[bytes.length - back] as number;
+    if ((byte & 0xc0) === 0x80) continue;
+    // Lead bytes by their bit patterns (110xxxxx, 1110xxxx, 11110xxx), as node:string_decoder reads them.
+    const needs = byte >> 5 === 0x06 ? 2 : byte >> 4 === 0x0e ? 3 : byte >> 3 === 0x1e ? 4 : 1;
+    return needs > back ? bytes.subarray(0, bytes.length - back) : bytes;
+  }
+  return bytes;
 }
 
 const LF = 0x0a;

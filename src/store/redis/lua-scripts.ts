@@ -549,7 +549,7 @@ end
 
 /**
  * Follow lists naming a pubkey, added or taken away (store/follow-index.ts FollowWrites: one call
- * per followed pubkey per batch): KEYS[1] its followers' log while they are few (keys.ts `fl`),
+ * per followed pubkey per batch, or its part of a FOLLOW_MANY call): KEYS[1] its followers' log while they are few (keys.ts `fl`),
  * KEYS[2] its depth and count once they are many (`fn`, `<depth> <followers>`); ARGV[1] records of
  * 33 bytes, a change (a signed byte: 1 or -1) then the follower's 32 bytes, packed in one argument
  * (an argument per follower cost the client more than the script); ARGV[2] the bucket logs' key
@@ -848,14 +848,18 @@ return follow(KEYS[1], KEYS[2], ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(AR
 /**
  * FOLLOW for many followed pubkeys at once, on one Redis (not a cluster: their keys are in many
  * slots): KEYS two per pubkey (FOLLOW's), ARGV[1] FOLLOW_BUCKET_SIZE, then three per pubkey (its
- * records, its bucket logs' key prefix, their sum). Returns each pubkey's FOLLOW answer, or nil
- * for one whose script failed (the others applied, as separate FOLLOW calls would be).
+ * records, its bucket logs' key prefix, their sum). Returns each pubkey's FOLLOW answer, or the
+ * error of one whose script failed (the others applied, as separate FOLLOW calls would be).
  */
 export const FOLLOW_MANY_SCRIPT = `${FOLLOW_FUNCTION}
 local size, out = tonumber(ARGV[1]), {}
 for i = 1, #KEYS / 2 do
   local ok, net = pcall(follow, KEYS[2 * i - 1], KEYS[2 * i], ARGV[3 * i - 1], ARGV[3 * i], size, tonumber(ARGV[3 * i + 1]))
-  out[i] = ok and net or false
+  if ok then
+    out[i] = net
+  else
+    out[i] = redis.error_reply(type(net) == 'table' and tostring(net.err) or tostring(net))
+  end
 end
 return out
 `;

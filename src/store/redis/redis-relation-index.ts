@@ -43,7 +43,7 @@ declare module 'ioredis' {
       content: string,
     ): Result<number, Context>;
     nostrFollow(followers: string, depth: string, records: Buffer, buckets: string, bucketSize: string, net: string): Result<number, Context>;
-    nostrFollowMany(numberOfKeys: number, ...keysThenArguments: (string | Buffer)[]): Result<(number | null)[], Context>;
+    nostrFollowMany(numberOfKeys: number, ...keysThenArguments: (string | Buffer)[]): Result<(number | Error)[], Context>;
     nostrFollowerCount(followers: string, depth: string): Result<number, Context>;
     nostrFollowersPageBuffer(followers: string, depth: string, buckets: string, after: Buffer | string, first: string): Result<Buffer[], Context>;
     nostrNote(list: string, tombstones: string, delta: string, member: Buffer): Result<number, Context>;
@@ -69,7 +69,7 @@ const FOLLOW_GROUP_PARTS = 256;
  * call per followed pubkey, 6,500 of them for a batch of 500 lists, was most of the main thread's
  * time writing a batch, in the client's making of commands); on a cluster, whose scripts must keep
  * to one slot, each in a FOLLOW call of its own. Each part's promise is its own outcome either way
- * (FOLLOW_MANY answers null for a part whose script failed, the others applied).
+ * (FOLLOW_MANY answers the error of a part whose script failed, the others applied).
  */
 class FollowGroups {
   private keys: string[] = [];
@@ -96,7 +96,7 @@ class FollowGroups {
       (nets) => outcomes.forEach((outcome, index) => {
         const net = nets[index];
         if (typeof net === 'number') outcome.resolve(net);
-        else outcome.reject(new Error('FOLLOW failed for one of the pubkeys of a FOLLOW_MANY call'));
+        else outcome.reject(new Error(`FOLLOW failed for one of the pubkeys of a FOLLOW_MANY call: ${net instanceof Error ? net.message : 'no answer'}`));
       }),
       (error: unknown) => outcomes.forEach((outcome) => outcome.reject(error)),
     );
@@ -244,8 +244,9 @@ export class RedisRelationIndex implements RelationIndex {
   }
 
   /**
-   * Sends follow writes gathered over a batch: one FOLLOW script per followed pubkey (in its slot)
-   * with its followers' changes (FOLLOW_PAIRS at most a call), and one FOLLOWING per author.
+   * Sends follow writes gathered over a batch: per followed pubkey its followers' changes, in parts
+   * of FOLLOW_PAIRS at most (FollowGroups: many pubkeys' parts to a FOLLOW_MANY call on one Redis,
+   * one FOLLOW call each on a cluster), and one FOLLOWING per author.
    */
   async flushFollows(follows: FollowWrites): Promise<void> {
     const writes: Promise<unknown>[] = [];
