@@ -497,6 +497,16 @@ local function changeInSet(key, follower, change)
     redis.call('HSET', key .. 'x', follower, string.format('%d', after))
   end
 end
+-- The list of a bucket in lists, made (and the bucket added to order) the first time it is asked for.
+local function bucketList(lists, order, bucket)
+  local list = lists[bucket]
+  if list == nil then
+    list = {}
+    lists[bucket] = list
+    order[#order + 1] = bucket
+  end
+  return list
+end
 -- A follower's records for its net change (one, unless past a signed byte), into out.
 local function emit(out, follower, net)
   while net ~= 0 do
@@ -623,13 +633,7 @@ local function follow(logKey, metaKey, records, prefix, size, net)
     for _, log in ipairs(logs) do
       for i = HEADER + 1, #log, 33 do
         local high, low = string.byte(log, i + 1, i + 2)
-        local bucket = math.floor((high * 256 + low) / divisor)
-        local list = movedRaw[bucket]
-        if list == nil then
-          list = {}
-          movedRaw[bucket] = list
-          movedOrder[#movedOrder + 1] = bucket
-        end
+        local list = bucketList(movedRaw, movedOrder, math.floor((high * 256 + low) / divisor))
         list[#list + 1] = string.sub(log, i, i + 32)
       end
     end
@@ -661,13 +665,7 @@ local function follow(logKey, metaKey, records, prefix, size, net)
     local into, used = {}, {}
     for _, follower in ipairs(seen) do
       if nets[follower] ~= 0 then
-        local bucket = bucketAt(follower, depth)
-        local list = into[bucket]
-        if list == nil then
-          list = {}
-          into[bucket] = list
-          used[#used + 1] = bucket
-        end
+        local list = bucketList(into, used, bucketAt(follower, depth))
         list[#list + 1] = follower
       end
     end
@@ -689,12 +687,7 @@ local function follow(logKey, metaKey, records, prefix, size, net)
     local divisor = DIVISOR[depth]
     local runBucket, runFrom = nil, 1
     local function endRun(to)
-      local part = parts[runBucket]
-      if part == nil then
-        part = {}
-        parts[runBucket] = part
-        order[#order + 1] = runBucket
-      end
+      local part = bucketList(parts, order, runBucket)
       part[#part + 1] = string.sub(records, runFrom, to)
     end
     for i = 1, #records, 33 do
