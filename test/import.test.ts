@@ -120,7 +120,16 @@ describe('import input formats', () => {
 
   it('readLines breaks lines as node:readline does (LF, CRLF, a lone CR; chunks cut anywhere, inside a character, empty ones; bytes that are not UTF-8, an unfinished character at the end), each line its bytes (property)', async () => {
     const text = fc.array(fc.constantFrom('a', '{', '}', ' ', '\r', '\n', '\r\n', 'é', '😀', '\u2028'), { maxLength: 60 }).map((parts) => parts.join(''));
-    const cutsOf = (length: number, cuts: number[]) => [...cuts.map((cut) => cut % (length + 1)), length].sort((x, y) => x - y);
+    // `whole` cut at the given points (modulo its length; repeated points make empty chunks).
+    const piecesOf = <T extends string | Buffer>(whole: T, cuts: number[]): T[] => {
+      const points = [...cuts.map((cut) => cut % (whole.length + 1)), whole.length].sort((x, y) => x - y);
+      let at = 0;
+      return points.map((point) => {
+        const piece = whole.slice(at, point) as T;
+        at = point;
+        return piece;
+      });
+    };
     const read = async (chunks: (Buffer | string)[]) => {
       const ours: string[] = [];
       for await (const line of readLines(Readable.from(chunks))) ours.push(line.toString('utf8'));
@@ -130,25 +139,9 @@ describe('import input formats', () => {
     };
     await fc.assert(
       fc.asyncProperty(text, fc.array(fc.nat(200), { maxLength: 6 }), fc.constantFrom([], [0xff], [0xe2, 0x82], [0xf0], [0xf0, 0x9f, 0x98], [0xc3]), fc.boolean(), async (drawn, cuts, tail, asStrings) => {
-        if (asStrings) {
-          // Strings as a Readable of strings hands them, cut anywhere (between a surrogate pair's halves too).
-          let at = 0;
-          const chunks: string[] = [];
-          for (const point of cutsOf(drawn.length, cuts)) {
-            chunks.push(drawn.slice(at, point));
-            at = point;
-          }
-          await read(chunks);
-          return;
-        }
-        const bytes = Buffer.concat([Buffer.from(drawn), Buffer.from(tail)]);
-        let at = 0;
-        const chunks: Buffer[] = [];
-        for (const point of cutsOf(bytes.length, cuts)) {
-          chunks.push(bytes.subarray(at, point));
-          at = point;
-        }
-        await read(chunks);
+        // Strings as a Readable of strings hands them, cut anywhere (between a surrogate pair's
+        // halves too); or bytes, cut anywhere.
+        await read(asStrings ? piecesOf(drawn, cuts) : piecesOf(Buffer.concat([Buffer.from(drawn), Buffer.from(tail)]), cuts));
       }),
       { numRuns: RUNS * 20 },
     );
