@@ -58,23 +58,28 @@ describe('LMDB specifics', () => {
 });
 
 describe('LMDB followers', () => {
-  it('a follow is a 64-byte key (the followed pubkey, the follower) in a database of its own, written without reading it first; pages read them in order', async () => {
+  it('a batch writes one log per followed pubkey in a database of its own, without reading its followers; pages read the logs with the chunks', async () => {
     const { store, dir, cleanup } = openTemporary();
     try {
       const star = pubkeyOf('lmdb star');
       const lists = Array.from({ length: 30 }, (_, index) => signed(`lmdb fan ${index}`, { kind: 3, tags: [['p', star]] }));
       await store.putEvents(lists);
-      // Half of them replaced by lists that no longer name it: their keys go.
+      // Half of them replaced by lists that no longer name it: a second log takes them away.
       await store.putEvents(lists.slice(0, 15).map((list, index) => signed(`lmdb fan ${index}`, { kind: 3, created_at: list.created_at + 1, tags: [] })));
       const kept = lists.slice(15).map((list) => list.pubkey).sort();
       const reader = open({ path: dir, readOnly: true });
       try {
-        const keys = [...reader.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary' }).getKeys()] as Buffer[];
-        expect(keys.map((key) => key.length)).toEqual(kept.map(() => 64));
-        expect(keys.map((key) => key.toString('hex', 0, 32))).toEqual(kept.map(() => star));
-        expect(keys.map((key) => key.toString('hex', 32))).toEqual(kept);
-        // Nothing of them in the relations database but the counts.
+        const entries = [...reader.openDB<Buffer, Buffer>({ name: 'follower-logs', keyEncoding: 'binary', encoding: 'binary' }).getRange()];
+        // The star's two logs (numbers 0 and 1), then their state: next 2, 2 logs, 45 records.
+        expect(entries.map(({ key }) => key.toString('hex'))).toEqual([`${star}0100000000`, `${star}0100000001`, `${star}02`]);
+        const [first, second, state] = entries.map(({ value }) => value) as [Buffer, Buffer, Buffer];
+        const records = (log: Buffer) => Array.from({ length: log.length / 33 }, (_, index) => `${log.readInt8(33 * index)} ${log.toString('hex', 33 * index + 1, 33 * index + 33)}`);
+        expect(records(first)).toEqual(lists.map((list) => `1 ${list.pubkey}`).sort((a, b) => (a.slice(2) < b.slice(2) ? -1 : 1)));
+        expect(records(second)).toEqual(lists.slice(0, 15).map((list) => `-1 ${list.pubkey}`).sort((a, b) => (a.slice(3) < b.slice(3) ? -1 : 1)));
+        expect([state.readUInt32LE(0), state.readUInt32LE(4), state.readUInt32LE(8)]).toEqual([2, 2, 45]);
+        // Nothing of them in the relations database but the counts, nor in the earlier version's database.
         expect([...reader.openDB<string, string>({ name: 'relations', encoding: 'string' }).getKeys({ start: 'F:', end: 'F;' })]).toEqual([]);
+        expect([...reader.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary' }).getKeys()]).toEqual([]);
       } finally {
         await reader.close();
       }
@@ -87,19 +92,21 @@ describe('LMDB followers', () => {
     }
   });
 
-  it('a directory whose followers an earlier version kept as `F:` keys: read as none until `relations rebuild` writes them again (and empties the old keys)', async () => {
+  it('a directory whose followers earlier versions kept (`F:` keys, then a 64-byte key per follow): read as none until `relations rebuild` writes them again and empties the old keys', async () => {
     const { store, dir, cleanup } = openTemporary();
     try {
       const star = pubkeyOf('upgraded star');
       const lists = Array.from({ length: 5 }, (_, index) => signed(`upgraded fan ${index}`, { kind: 3, tags: [['p', star]] }));
       await store.putEvents(lists);
-      // As an earlier version left them: `F:<followed>:<follower>` → '1' in relations, no followers database entries.
+      // As earlier versions left them: `F:<followed>:<follower>` → '1' in relations, or a 64-byte key per follow in `followers`.
       const writer = open({ path: dir });
+      const followerLogs = writer.openDB<Buffer, Buffer>({ name: 'follower-logs', keyEncoding: 'binary', encoding: 'binary' });
       const followerKeys = writer.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary' });
       const relations = writer.openDB<string, string>({ name: 'relations', encoding: 'string' });
       await writer.transaction(() => {
-        for (const key of followerKeys.getKeys()) void followerKeys.remove(key);
-        for (const list of lists) void relations.put(`F:${star}:${list.pubkey}`, '1');
+        for (const key of followerLogs.getKeys()) void followerLogs.remove(key);
+        for (const list of lists.slice(0, 2)) void relations.put(`F:${star}:${list.pubkey}`, '1');
+        for (const list of lists.slice(2)) void followerKeys.put(Buffer.from(`${star}${list.pubkey}`, 'hex'), Buffer.alloc(0));
       });
       await writer.close();
       expect(await store.relations.followers(star, null, 10)).toEqual([]);
@@ -109,6 +116,7 @@ describe('LMDB followers', () => {
       const reader = open({ path: dir, readOnly: true });
       try {
         expect([...reader.openDB<string, string>({ name: 'relations', encoding: 'string' }).getKeys({ start: 'F:', end: 'F;' })]).toEqual([]);
+        expect([...reader.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary' }).getKeys()]).toEqual([]);
       } finally {
         await reader.close();
       }

@@ -43,6 +43,7 @@ import {
 } from '../tombstones.js';
 import { LmdbCursorStore } from './lmdb-cursor-store.js';
 import { LmdbMarkStore, type LmdbMarkStoreOptions, markValue, noteInForce } from './lmdb-mark-store.js';
+import { LmdbFollowers } from './lmdb-followers.js';
 import { LmdbRelationIndex } from './lmdb-relation-index.js';
 import { inTransaction, LmdbTransactions } from './lmdb-transactions.js';
 import { readNow } from './lmdb-read-now.js';
@@ -125,11 +126,14 @@ export class LmdbEventStore implements EventStore {
       options,
     );
     this.cursors = new LmdbCursorStore(this.root.openDB<string, string>({ name: 'cursors', encoding: 'string' }), this.transactions);
+    // Undefined when read-only and written by a version before it: no followers to read.
+    const followers = this.root.openDB<Buffer, Buffer>({ name: 'follower-logs', keyEncoding: 'binary', encoding: 'binary' }) as Database<Buffer, Buffer> | undefined;
     this.relations = new LmdbRelationIndex(
       this.root.openDB<string, string>({ name: 'relations', encoding: 'string' }),
-      // Undefined when read-only and written by a version before it: no followers to read.
-      this.root.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary' }) as Database<Buffer, Buffer> | undefined,
+      followers && new LmdbFollowers(followers),
       this.transactions,
+      // The followers as the version before the logs kept them (a key per follow): emptied by `relations rebuild`.
+      this.readOnly ? undefined : this.root.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary' }),
     );
   }
 

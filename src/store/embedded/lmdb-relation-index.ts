@@ -24,10 +24,8 @@ import {
 } from '../relation-index.js';
 import { rankKey, SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '../search-index.js';
 import { msatsOfParts, msatsParts, type ZapEntry, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey, zapGroupOf } from '../zap-index.js';
+import type { LmdbFollowers } from './lmdb-followers.js';
 import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
-
-/** The value of a follower's key: the key says it all. */
-const NOTHING = Buffer.alloc(0);
 
 /** Targets per batch of `targets()`. */
 const TARGETS_PAGE = 500;
@@ -57,9 +55,10 @@ const rank = (count: number) => (RANK_BASE - count).toString(16).padStart(12, '0
  *   receipts (msats in two parts: zap-index.ts MSATS_SPLIT), `z:<subject>:<recipient>` → the
  *   recipient's receipts whoever signed them, and `y:<subject>:<group>:<sender>` → the sender's
  *   receipts in the group (its distinct senders);
- * - follows (follow-index.ts): the followers themselves in a database of their own (below),
- *   `f:<followed>` → its followers, `g:<follower>` → how many its list follows (an earlier version
- *   kept `F:<followed>:<follower>` → 1 here: emptied by `relations rebuild`);
+ * - follows (follow-index.ts): the followers themselves in a database of their own
+ *   (lmdb-followers.ts), `f:<followed>` → its followers, `g:<follower>` → how many its list follows
+ *   (earlier versions kept `F:<followed>:<follower>` → 1 here, then a 64-byte key per follow in a
+ *   database `followers`: both emptied by `relations rebuild`);
  * - notes: `n:<author>:<kind>:<replyMember of notePlace>` → the event's size, newest first;
  * - search (search-index.ts): `Sw:<pubkey>` → `<replyMember of its profile's place> <words…>`,
  *   `Sx:<word> <pubkey>` → '' (the words in lexical order) and `Sk:<prefix of a word> <rankKey of
@@ -72,13 +71,11 @@ export class LmdbRelationIndex implements RelationIndex {
 
   constructor(
     private readonly db: Database<string, string>,
-    /**
-     * The followers: the followed pubkey's 32 bytes then the follower's 32 → nothing, in pubkey
-     * order (a database of its own: keys half as long as text, a fresh follow-list import a quarter
-     * faster). Undefined only in a read-only directory written before it existed: none to read.
-     */
-    private readonly followerKeys: Database<Buffer, Buffer> | undefined,
+    /** The followers (lmdb-followers.ts). Undefined only in a read-only directory written before they existed: none to read. */
+    private readonly followerLogs: LmdbFollowers | undefined,
     private readonly transactions: LmdbTransactions,
+    /** The followers as an earlier version kept them (a 64-byte key per follow), emptied by clear(); undefined where never written. */
+    private readonly legacyFollowerKeys?: Database<Buffer, Buffer>,
   ) {}
 
   /**
@@ -195,26 +192,18 @@ export class LmdbRelationIndex implements RelationIndex {
    * A batch's follows, written without reading them first: one writer applies every change in
    * order, each in the transaction that stores or removes its list, so a follow is added (+1) only
    * where it is not held and taken away (-1) only where it is (the difference from the stored list
-   * it replaces), and a put or a removal is the change itself (a read per follow, lmdb-js
-   * getString, was a fifth of the main thread's busy time in a fresh follow-list import). The count
-   * is their sum.
+   * it replaces). Each followed pubkey's records go to its followers as one log (lmdb-followers.ts);
+   * the count is their sum.
    */
   private applyFollows(batch: FollowWrites): void {
     for (const [author, delta] of batch.following) this.add(`g:${author}`, delta);
     // Writes come only through a directory opened for writing, which has the database.
-    const keys = this.followerKeys as Database<Buffer, Buffer>;
+    const followers = this.followerLogs as LmdbFollowers;
     const { records, byFollowed } = batch.byFollowed();
     for (const [followed, run] of byFollowed) {
       let net = 0;
-      const followedBytes = Buffer.from(followed, 'hex');
-      for (let index = run.start; index < run.start + run.count; index++) {
-        const delta = recordDelta(records, index);
-        const key = Buffer.allocUnsafe(64);
-        followedBytes.copy(key);
-        records.copy(key, 32, 33 * index + 1, 33 * index + 33);
-        inTransaction(delta > 0 ? keys.put(key, NOTHING) : keys.remove(key));
-        net += delta;
-      }
+      for (let index = run.start; index < run.start + run.count; index++) net += recordDelta(records, index);
+      followers.write(Buffer.from(followed, 'hex'), records.subarray(33 * run.start, 33 * (run.start + run.count)));
       if (net !== 0) this.rerank(followed, this.add(`f:${followed}`, net) - net, net);
     }
   }
@@ -456,21 +445,9 @@ export class LmdbRelationIndex implements RelationIndex {
   }
 
   followers(pubkey: string, after: string | null, first: number): Promise<string[]> {
-    const keys = this.followerKeys;
-    if (!keys) return Promise.resolve([]);
-    return this.transactions.read(() => {
-      const followed = Buffer.from(pubkey, 'hex');
-      const start = Buffer.concat([followed, after === null ? Buffer.alloc(0) : Buffer.from(after, 'hex')]);
-      // Past every 64-byte key of the pubkey: its bytes, 32 of 0xff, one more.
-      const end = Buffer.concat([followed, Buffer.alloc(33, 0xff)]);
-      const found: string[] = [];
-      for (const key of keys.getKeys({ start, end })) {
-        if (after !== null && key.equals(start)) continue; // `after` is exclusive
-        found.push(key.toString('hex', 32));
-        if (found.length >= first) break;
-      }
-      return found;
-    });
+    const followers = this.followerLogs;
+    if (!followers) return Promise.resolve([]);
+    return this.transactions.read(() => followers.page(Buffer.from(pubkey, 'hex'), after === null ? null : Buffer.from(after, 'hex'), first));
   }
 
   async *followSubjects(): AsyncIterable<string[]> {
@@ -510,8 +487,9 @@ export class LmdbRelationIndex implements RelationIndex {
   async clear(): Promise<void> {
     await this.transactions.write(() => {
       for (const key of this.db.getKeys()) inTransaction(this.db.remove(key));
-      const keys = this.followerKeys as Database<Buffer, Buffer>;
-      for (const key of keys.getKeys()) inTransaction(keys.remove(key));
+      (this.followerLogs as LmdbFollowers).clear();
+      const legacy = this.legacyFollowerKeys;
+      if (legacy) for (const key of legacy.getKeys()) inTransaction(legacy.remove(key));
     });
   }
 }
