@@ -87,7 +87,7 @@ async function main() {
     const followedKeys = (await totalUsage(admin, `${prefix}fl:*`)).keys + (await totalUsage(admin, `${prefix}fn:*`)).keys;
     rows.push(
       `| Redis: the follow index (MEMORY USAGE of \`fl\`, \`fn\`, \`fs\` and \`fg\` keys; ${followedKeys} pubkeys followed) | ${fixed(followBytes / (edges + replaced.length))} bytes per follow | ${edges + replaced.length} follows |`,
-      `| LMDB: the \`follower-logs\` and \`relations\` databases | ${fixed((lmdbBytes(lmdb, 'follower-logs') + lmdbBytes(lmdb, 'relations')) / (edges + replaced.length))} bytes per follow | |`,
+      `| LMDB: the \`follower-logs\` and \`relations\` databases | ${fixed((lmdbBytes(lmdb, 'follower-logs', true) + lmdbBytes(lmdb, 'relations')) / (edges + replaced.length))} bytes per follow | |`,
     );
 
     // 3. A pubkey with --popular followers and one with 10, related straight into the index.

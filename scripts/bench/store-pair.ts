@@ -47,9 +47,14 @@ export async function openStorePair(prefix: string, directoryName: string): Prom
   return { redis, lmdb, admin, client, dir, close };
 }
 
-/** The size of an LMDB database in pages (branch, leaf and overflow) times the page size. */
-export function lmdbBytes(store: LmdbEventStore, name: string): number {
-  const db = (store as unknown as { root: { openDB(options: object): { getStats(): Record<string, number> } } }).root.openDB({ name, encoding: 'string' });
+/**
+ * The size of an LMDB database in pages (branch, leaf and overflow) times the page size. `binary`:
+ * a database of binary keys and values (opened with the store's own encodings: opening one a second
+ * time with other encodings broke the store's range reads of it for the rest of the process).
+ */
+export function lmdbBytes(store: LmdbEventStore, name: string, binary = false): number {
+  const options = binary ? { name, keyEncoding: 'binary', encoding: 'binary' } : { name, encoding: 'string' };
+  const db = (store as unknown as { root: { openDB(options: object): { getStats(): Record<string, number> } } }).root.openDB(options);
   const stats = db.getStats();
   return ((stats.treeBranchPageCount ?? 0) + (stats.treeLeafPageCount ?? 0) + (stats.overflowPages ?? 0)) * (stats.pageSize ?? 4096);
 }
