@@ -190,12 +190,16 @@ export async function importEvents(
 
 /** Inputs verified together on a thread: large enough that handing them over costs little. */
 const VERIFY_BATCH = 256;
-/** Batches being verified while the next is read: enough to keep the threads busy, bounded memory. */
-const VERIFYING_AHEAD = 8;
+/**
+ * Batches being verified while the next is read: enough to keep the threads busy while the main
+ * thread writes a batch (on LMDB the write runs on the main thread: a batch of 500 follow lists is
+ * 36 MB, about a second), bounded memory.
+ */
+const VERIFYING_AHEAD = 32;
 /** A verification batch is sent once its inputs were read from this many bytes, whatever their count. */
 const MAX_BATCH_BYTES = 2 * 1024 * 1024;
-/** At most this many bytes of input are being verified at once (parsed, and copied to a thread). */
-const MAX_BYTES_AHEAD = 8 * 1024 * 1024;
+/** At most this many bytes of input are being verified at once (parsed, and copied to a thread): about one batch of follow lists. */
+const MAX_BYTES_AHEAD = 40 * 1024 * 1024;
 
 /** A batch is tried this many times while the store is unavailable: 1+2+4+8+16 s of waiting. */
 const WRITE_ATTEMPTS = 6;
