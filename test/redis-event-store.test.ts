@@ -4,7 +4,7 @@ import { serializeEvent } from '../src/nostr/event.js';
 import { CorruptDataError } from '../src/store/event-store.js';
 import { FollowWrites } from '../src/store/follow-index.js';
 import { groupBySlot } from '../src/store/redis/mget-by-slot.js';
-import type { RedisRelationIndex } from '../src/store/redis/redis-relation-index.js';
+import { FOLLOW_BUCKET_SIZE, type RedisRelationIndex } from '../src/store/redis/redis-relation-index.js';
 import type { Held } from '../src/store/event-store.js';
 import { DELETED } from '../src/store/tombstones.js';
 import { readMember } from '../src/store/redis/author-list.js';
@@ -24,6 +24,13 @@ const said = (held: Held) => (held === DELETED ? 'deleted' : (held?.event?.id ??
 
 /** An author's list (keys.ts `author`): its notes and what a request to vanish reads. */
 const authorList = (prefix: string, pubkey: string) => redisKeys(prefix).author(pubkey).list;
+
+/**
+ * The follower layout's tests run at a bucket size of 96 (the size until session 26, FOLLOW_BUCKET_SIZE
+ * is 384 now): the same moves, folds and crowded buckets at a quarter of the followers. One test
+ * below checks the default's thresholds.
+ */
+const SMALL_BUCKETS = { followBucketSize: 96 };
 
 describe('Redis specifics', () => {
   it("an author's list: one key for notes, zap-less kinds and addresses; a kind's range holds its events only, up to kind 65535; rebuild keeps the addresses a request to vanish bars", async () => {
@@ -140,7 +147,7 @@ describe('Redis specifics', () => {
   });
 
   it('followers are a log of 33-byte records (one string, its count in its header) until 96, then 16 bucket logs by the first hex digit, and one log again when most are gone; pages in pubkey order', async () => {
-    const { store, client, prefix, cleanup } = await createTestStore();
+    const { store, client, prefix, cleanup } = await createTestStore(undefined, SMALL_BUCKETS);
     try {
       const star = pubkeyOf('star');
       const tag = Buffer.from(star, 'hex').toString('base64url');
@@ -196,8 +203,46 @@ describe('Redis specifics', () => {
     }
   });
 
-  it('moving to more buckets from logs that only gained followers copies their records (a fresh import), from logs owed a removal adds them up: the same pages, counts and crowded bucket either way', async () => {
+  it('at the default bucket size (FOLLOW_BUCKET_SIZE, 384): one log through 384 followers, 16 buckets at 385, a bucket a sorted set only past 1,536 once folded (four times as many)', async () => {
     const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      expect(FOLLOW_BUCKET_SIZE).toBe(384);
+      const relations = store.relations as unknown as RedisRelationIndex;
+      const star = pubkeyOf('default star');
+      const tag = Buffer.from(star, 'hex').toString('base64url');
+      const follow = async (fans: string[]) => {
+        const writes = new FollowWrites();
+        for (const fan of fans) writes.follow(star, fan, 1);
+        await relations.flushFollows(writes);
+      };
+      const random = Array.from({ length: 385 }, (_, index) => pubkeyOf(`default fan ${index}`));
+      await follow(random.slice(0, 384));
+      expect(await client.exists(`${prefix}fn:{${tag}}`)).toBe(0);
+      expect(await client.strlen(`${prefix}fl:{${tag}}`)).toBe(33 + 384 * 33);
+      await follow(random.slice(384));
+      expect(await client.get(`${prefix}fn:{${tag}}`)).toBe('1 385');
+      expect(await client.exists(`${prefix}fl:{${tag}}`)).toBe(0);
+      // Ground to share the first hex digit 0: a log through 1,536 of them, a sorted set past it
+      // once folded (a log folds when it holds twice what it held after its last fold).
+      const ground = Array.from({ length: 2100 }, (_, index) => `0${pubkeyOf(`default ground ${index}`).slice(1)}`);
+      const inBucket = new Set([...random.filter((fan) => fan.startsWith('0')), ...ground.slice(0, 1000)]).size;
+      await follow(ground.slice(0, 1000));
+      expect(inBucket).toBeLessThanOrEqual(1536);
+      expect(await client.type(`${prefix}fs:{${tag}}:0`)).toBe('string');
+      await follow(ground.slice(1000));
+      expect(await client.get(`${prefix}fn:{${tag}}`)).toBe(`1 ${385 + 2100}`);
+      expect(await client.type(`${prefix}fs:{${tag}}:0`)).toBe('zset');
+      const all = [...random, ...ground].sort();
+      expect(await store.relations.followers(star, null, 5000)).toEqual(all);
+      expect(await store.relations.followers(star, all[700] as string, 10)).toEqual(all.slice(701, 711));
+      expect((await store.relations.followCounts([star]))[0]?.followers).toBe(all.length);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('moving to more buckets from logs that only gained followers copies their records (a fresh import), from logs owed a removal adds them up: the same pages, counts and crowded bucket either way', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore(undefined, SMALL_BUCKETS);
     try {
       const relations = store.relations as unknown as RedisRelationIndex;
       for (const owed of [false, true]) {
@@ -257,7 +302,7 @@ describe('Redis specifics', () => {
   });
 
   it('a log is folded once it holds twice what it held after its last fold (at least 192 records): follows and unfollows over and over keep it small, at depth 0 and in buckets', async () => {
-    const { store, client, prefix, cleanup } = await createTestStore();
+    const { store, client, prefix, cleanup } = await createTestStore(undefined, SMALL_BUCKETS);
     try {
       const relations = store.relations as unknown as RedisRelationIndex;
       for (const [name, steady] of [['few', 20], ['many', 200]] as const) {
@@ -295,7 +340,7 @@ describe('Redis specifics', () => {
   });
 
   it('a bucket log of additions only is not folded (a fold would drop nothing), its mark moved on instead; a removal is noted in its header and folds it at the next look; a header of an earlier version (two figures) folds as before', async () => {
-    const { store, client, prefix, cleanup } = await createTestStore();
+    const { store, client, prefix, cleanup } = await createTestStore(undefined, SMALL_BUCKETS);
     try {
       const relations = store.relations as unknown as RedisRelationIndex;
       const flush = async (changes: [string, string, number][]) => {
@@ -352,7 +397,7 @@ describe('Redis specifics', () => {
   });
 
   it('a crowded bucket (followers ground to share a first hex digit) is a sorted set past 384 of them: a page reads a range of it, not all of it; odd nets beside it; back to logs as they go', async () => {
-    const { store, client, prefix, cleanup } = await createTestStore();
+    const { store, client, prefix, cleanup } = await createTestStore(undefined, SMALL_BUCKETS);
     try {
       const relations = store.relations as unknown as RedisRelationIndex;
       const star = pubkeyOf('crowded star');
@@ -408,7 +453,7 @@ describe('Redis specifics', () => {
   });
 
   it('a crowded bucket emptied while its hash owes a follower a removal: the removal is kept (a log), not lost with the set; nothing is left once all go (found by a model check)', async () => {
-    const { store, client, prefix, cleanup } = await createTestStore();
+    const { store, client, prefix, cleanup } = await createTestStore(undefined, SMALL_BUCKETS);
     try {
       const relations = store.relations as unknown as RedisRelationIndex;
       const flush = async (changes: [string, number][]) => {
@@ -445,7 +490,7 @@ describe('Redis specifics', () => {
   });
 
   it('nothing is left behind: a first batch that adds and takes away the same follower, or all of 2,000 followers gone in one batch (two depths at once)', async () => {
-    const { store, client, prefix, cleanup } = await createTestStore();
+    const { store, client, prefix, cleanup } = await createTestStore(undefined, SMALL_BUCKETS);
     try {
       const relations = store.relations as unknown as RedisRelationIndex;
       const passing = pubkeyOf('passing star');

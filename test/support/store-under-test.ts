@@ -13,6 +13,8 @@ export type OpenStore = (options?: StoreOptions) => Promise<StoreUnderTest>;
 export interface StoreOptions {
   publicUrl?: string;
   pendingTtlSeconds?: number;
+  /** Redis only: followers per bucket log before they move (tests of the layout use 96, the size it had until session 26). */
+  followBucketSize?: number;
 }
 
 /** Runs a test against a fresh store, cleaned up after. */

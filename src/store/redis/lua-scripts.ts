@@ -423,9 +423,10 @@ return s
  * all scored 0 (so that BYLEX reads them in byte order), and beside it a hash \`<key>x\` of the nets
  * of those whose changes add up to anything but 1 or 0 (a moment's 2 or -1): buckets go by the
  * followers' first hex digits, which anyone can grind, and a page of a log costs the whole log, of
- * a sorted set only the page (O(log n) a follower to write, a range to read). Random pubkeys never
- * crowd a bucket below depth 4 (a bucket splits at 96 on average); 4,096 ground keys of one 3-digit
- * prefix did (session 22's review: 112 ms of Redis a page of 10 for 100,000 followers in one log).
+ * a sorted set only the page (O(log n) a follower to write, a range to read). CROWDED is four times
+ * FOLLOW_BUCKET_SIZE: random pubkeys never crowd a bucket below depth 4 (a bucket splits at that
+ * size on average); 4,096 ground keys of one 3-digit prefix did (session 22's review: 112 ms of
+ * Redis a page of 10 for 100,000 followers in one log).
  */
 const FOLLOWER_LOGS = `
 -- A follower's bucket at a depth (its first depth hex digits, as a number), and that bucket's key.
@@ -438,7 +439,8 @@ local function bucketKey(prefix, bucket, depth)
   return prefix .. string.format('%0' .. depth .. 'x', bucket)
 end
 local HEADER = 33
-local CROWDED = 384
+-- Followers of a bucket past which it is a sorted set: four times the bucket size (set by follow()).
+local CROWDED = 1536
 -- A log's header: its count (0 for a bucket), how many records it held after its last fold, and
 -- for a bucket whether a record that takes a follower away (a negative change) came since (1) or
 -- not (0): a log of additions only has nothing a fold would drop. Without the third figure (a
@@ -576,6 +578,7 @@ const FOLLOW_FUNCTION = `${FOLLOWER_LOGS}
 -- One followed pubkey's records: logKey, metaKey as KEYS[1], KEYS[2] of FOLLOW; records, prefix, size
 -- and net (the records' sum, sent beside them by the client: flushFollows) as its ARGV.
 local function follow(logKey, metaKey, records, prefix, size, net)
+  CROWDED = 4 * size
   -- Fewer followers than this: the one log is read and written whole (below).
   local SMALL_LOG = 16
   local depth, count = 0, 0
@@ -595,8 +598,9 @@ local function follow(logKey, metaKey, records, prefix, size, net)
     if head ~= '' then count, folded = readHeader(head) end
   end
   if depth == 0 then readHead() end
-  -- Past the depth's room every follower moves to 16 times as many buckets, or more (rare: at 96,
-  -- 1,536, 24,576 and 393,216 followers; the last about a second and a half of one script, once);
+  -- Past the depth's room every follower moves to 16 times as many buckets, or more (rare: at 384,
+  -- 6,144, 98,304 and 1,572,864 followers at FOLLOW_BUCKET_SIZE 384; the last some seconds of one
+  -- script, once);
   -- below a 64th of it (most gone: a follow-spam wave deleted) back to fewer, so that a page never
   -- walks thousands of empty buckets. The logs are folded as they move. Moving to more buckets, the
   -- followers held move before the records are applied, which go straight to the new depth (moved

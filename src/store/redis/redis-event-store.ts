@@ -102,6 +102,8 @@ export interface RedisStoreOptions {
   hotCache?: HotCache;
   /** REDIS_PACK_EVENTS: regular events are written packed (store/packed-event.ts); default true. */
   packEvents?: boolean;
+  /** Followers per bucket log before they move to more buckets (FOLLOW_BUCKET_SIZE, its default; tests use smaller ones). */
+  followBucketSize?: number;
 }
 
 /** The production EventStore: the key layout of keys.ts, the replaceable and deletion rules of lua-scripts.ts. */
@@ -158,7 +160,7 @@ export class RedisEventStore implements EventStore {
     }
     this.marks = new RedisMarkStore(this.commands, this.keys);
     this.cursors = new RedisCursorStore(this.commands, this.keys);
-    this.relations = new RedisRelationIndex(client, this.commands, this.keys, keyPrefix);
+    this.relations = new RedisRelationIndex(client, this.commands, this.keys, keyPrefix, options.followBucketSize);
     client.defineCommand('nostrReplaceEvent', { numberOfKeys: 1, lua: REPLACE_SCRIPT });
     client.defineCommand('nostrDeleteIf', { numberOfKeys: 1, lua: DELETE_IF_SCRIPT });
     client.defineCommand('nostrPutRegular', { numberOfKeys: 1, lua: PUT_REGULAR_SCRIPT });

@@ -77,10 +77,13 @@ class FollowGroups {
   private records = 0;
   private outcomes: { resolve(value: number): void; reject(error: unknown): void }[] = [];
 
-  constructor(private readonly client: RedisClient) {}
+  constructor(
+    private readonly client: RedisClient,
+    private readonly bucketSize: number,
+  ) {}
 
   follow(keys: { followers: string; depth: string; buckets: string }, records: Buffer, net: number): Promise<number> {
-    if (this.client instanceof Cluster) return this.client.nostrFollow(keys.followers, keys.depth, records, keys.buckets, String(FOLLOW_BUCKET_SIZE), String(net));
+    if (this.client instanceof Cluster) return this.client.nostrFollow(keys.followers, keys.depth, records, keys.buckets, String(this.bucketSize), String(net));
     if (this.records + records.length > 33 * FOLLOW_GROUP_RECORDS || this.outcomes.length >= FOLLOW_GROUP_PARTS) this.send();
     this.keys.push(keys.followers, keys.depth);
     this.args.push(records, keys.buckets, String(net));
@@ -92,7 +95,7 @@ class FollowGroups {
   send(): void {
     if (this.outcomes.length === 0) return;
     const outcomes = this.outcomes;
-    this.client.nostrFollowMany(this.keys.length, ...this.keys, String(FOLLOW_BUCKET_SIZE), ...this.args).then(
+    this.client.nostrFollowMany(this.keys.length, ...this.keys, String(this.bucketSize), ...this.args).then(
       (nets) => outcomes.forEach((outcome, index) => {
         const net = nets[index];
         if (typeof net === 'number') outcome.resolve(net);
@@ -109,10 +112,14 @@ class FollowGroups {
 
 /**
  * Followers per bucket log, on average, before a pubkey's followers move to 16 times as many
- * (lua-scripts.ts FOLLOW): a page reads whole logs, and a fold reads one whole, so a log stays a
- * few kilobytes.
+ * (lua-scripts.ts FOLLOW; a bucket crowds past 4 times as many): a page reads whole logs, and a fold
+ * reads one whole, so a log stays some 25 KB at most. 384, not 96 (until session 26): a fresh import
+ * of 10,000 lists moved every pubkey it followed at 96 and again at 1,536 followers (more records
+ * moved than followed), and took 46.3 s into Redis against 31.8 s at 384 (BENCHMARKS.md, session 26).
+ * Where a pubkey's followers are is kept beside them (its depth), so data written with another size
+ * is read as it is, and moves at this size's thresholds from then on.
  */
-export const FOLLOW_BUCKET_SIZE = 96;
+export const FOLLOW_BUCKET_SIZE = 384;
 
 /** Pubkeys per SEARCH_FOLLOWERS call, at most (a script holds its node while it runs). */
 const SEARCH_FOLLOWER_RECORDS = 2000;
@@ -137,6 +144,8 @@ export class RedisRelationIndex implements RelationIndex {
     private readonly commands: RedisCommands,
     private readonly keys: RedisKeys,
     private readonly prefix: string,
+    /** Followers per bucket log before they move (FOLLOW_BUCKET_SIZE unless a test says). */
+    private readonly followBucketSize = FOLLOW_BUCKET_SIZE,
   ) {
     client.defineCommand('nostrRelate', { numberOfKeys: 4, lua: RELATE_SCRIPT });
     client.defineCommand('nostrZap', { numberOfKeys: 2, lua: ZAP_SCRIPT });
@@ -257,7 +266,7 @@ export class RedisRelationIndex implements RelationIndex {
     // Records of 33 bytes, a signed change then the follower (the script adds up a follower's
     // changes), every followed pubkey's in one buffer: a part sends its run's records as they are.
     const { records: allRecords, byFollowed } = follows.byFollowed();
-    const grouping = new FollowGroups(this.client);
+    const grouping = new FollowGroups(this.client, this.followBucketSize);
     for (const [followed, run] of byFollowed) {
       const keys = this.keys.follows(followed);
       const parts: Promise<number>[] = [];
