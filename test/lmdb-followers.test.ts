@@ -33,10 +33,11 @@ async function fresh(limits: FollowerLimits): Promise<LmdbFollowers> {
   return new LmdbFollowers(db, limits);
 }
 
-/** Pubkeys that share prefixes, the lowest and highest bytes: a hex digit pattern repeated, then an index. */
-const pubkeyArbitrary = fc
-  .tuple(fc.constantFrom('00', 'ff', '7f', '80', 'ab'), fc.integer({ min: 0, max: 9 }))
-  .map(([fill, index]) => `${fill.repeat(30)}${index.toString(16).padStart(4, '0')}`);
+/** Pubkeys that share prefixes, and the lowest and highest of all: a hex digit pattern repeated, then an index. */
+const pubkeyArbitrary = fc.oneof(
+  { weight: 9, arbitrary: fc.tuple(fc.constantFrom('00', 'ff', '7f', '80', 'ab'), fc.integer({ min: 0, max: 9 })).map(([fill, index]) => `${fill.repeat(30)}${index.toString(16).padStart(4, '0')}`) },
+  { weight: 1, arbitrary: fc.constantFrom('00'.repeat(32), 'ff'.repeat(32), `${'00'.repeat(31)}01`) },
+);
 
 /** One batch's records for one followed pubkey: each change in order, sorted by follower (a stable sort, as FollowWrites). */
 function recordsOf(changes: readonly [string, number][]): Buffer {
@@ -88,16 +89,19 @@ describe('LMDB followers: logs folded into chunks', () => {
               }
             });
           }
-          // Every chunk within the limit and in its range; logs and state only below the limits.
+          // Every chunk within the limit, ascending, and in its range (at or above its bound, below
+          // the next chunk's of the same pubkey); logs and state only below the limits.
           const entries = [...db.getRange()];
-          for (const { key, value } of entries) {
-            if (key[32] === 0) {
-              expect(value.length % 32).toBe(0);
-              expect(value.length).toBeGreaterThan(0);
-              expect(value.length / 32).toBeLessThanOrEqual(limits.chunkFollowers);
-              expect(Buffer.compare(value.subarray(0, 32), key.subarray(33))).toBeGreaterThanOrEqual(0);
-            }
-          }
+          entries.forEach(({ key, value }, index) => {
+            if (key[32] !== 0) return;
+            expect(value.length % 32).toBe(0);
+            expect(value.length).toBeGreaterThan(0);
+            expect(value.length / 32).toBeLessThanOrEqual(limits.chunkFollowers);
+            expect(Buffer.compare(value.subarray(0, 32), key.subarray(33))).toBeGreaterThanOrEqual(0);
+            for (let at = 32; at < value.length; at += 32) expect(Buffer.compare(value.subarray(at - 32, at), value.subarray(at, at + 32))).toBe(-1);
+            const next = entries[index + 1]?.key;
+            if (next && next[32] === 0 && next.subarray(0, 32).equals(key.subarray(0, 32))) expect(Buffer.compare(value.subarray(-32), next.subarray(33))).toBe(-1);
+          });
           const logs = entries.filter(({ key }) => key[32] === 1);
           for (const followed of followedPubkeys) {
             const own = logs.filter(({ key }) => key.toString('hex', 0, 32) === followed);

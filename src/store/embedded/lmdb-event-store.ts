@@ -1,6 +1,6 @@
 import type { ReadReceipt } from '../read-receipt.js';
 import { mkdirSync } from 'node:fs';
-import { type Database, open, type RootDatabase } from 'lmdb';
+import { type Database, type DatabaseOptions, open, type RootDatabase } from 'lmdb';
 import {
   DELETION_KIND,
   deletedBy,
@@ -132,8 +132,10 @@ export class LmdbEventStore implements EventStore {
       this.root.openDB<string, string>({ name: 'relations', encoding: 'string' }),
       followers && new LmdbFollowers(followers),
       this.transactions,
-      // The followers as the version before the logs kept them (a key per follow): emptied by `relations rebuild`.
-      this.readOnly ? undefined : this.root.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary' }),
+      // The followers as the version before the logs kept them (a key per follow): emptied by
+      // `relations rebuild`. Opened only where it exists (`create: false`: lmdb-js answers undefined),
+      // so that new directories do not hold it (lmdb-js allows 12 databases by default).
+      this.readOnly ? undefined : this.root.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary', create: false } as DatabaseOptions & { name: string }) as Database<Buffer, Buffer> | undefined,
     );
   }
 
