@@ -142,23 +142,35 @@ describe('GraphQL does derived work once per event, not per object or alias (iss
     expect(cpuMs).toBeLessThan(500);
   });
 
-  it('REST /event of such a note: about 1 ms of CPU per request after the first (was 100 ms each)', async () => {
+  it('REST /event of such a note: its mentions add about nothing to what sending its 900 KB costs, after the first request (was 100 ms each)', async () => {
     const note = signed('cost-rest', { content: junkMentions(1) });
-    const { server } = await serve([note]);
-    expect((await fetch(`${server.url}/event?id=${note.id}`)).status).toBe(200);
-    const { result, cpuMs, stallMs } = await measured(async () => {
-      const statuses: number[] = [];
-      for (let n = 0; n < 20; n++) {
-        const response = await fetch(`${server.url}/event?id=${note.id}`, { headers: { 'accept-encoding': 'identity' } });
+    // The same bytes without a mention: what sending them costs here, measured alternately with the
+    // note's (session 26: an absolute bound of 20 ms a request failed at 20.03 on a slow day).
+    const plain = signed('cost-rest-plain', { content: 'q'.repeat(junkMentions(1).length) });
+    const { server } = await serve([note, plain]);
+    const once = (id: string) =>
+      measured(async () => {
+        const response = await fetch(`${server.url}/event?id=${id}`, { headers: { 'accept-encoding': 'identity' } });
         await response.arrayBuffer();
-        statuses.push(response.status);
+        return response.status;
+      });
+    for (const id of [note.id, plain.id]) expect((await once(id)).result).toBe(200);
+    const costs = { note: [] as number[], plain: [] as number[] };
+    let stall = 0;
+    for (let n = 0; n < 20; n++) {
+      for (const [name, id] of [['note', note.id], ['plain', plain.id]] as const) {
+        const { result, cpuMs, stallMs } = await once(id);
+        expect(result).toBe(200);
+        costs[name].push(cpuMs);
+        stall = Math.max(stall, stallMs);
       }
-      return statuses;
-    });
-    expect(result).toEqual(Array(20).fill(200));
-    // 20 requests, each sending 900 KB: the bound is what sending costs, not the mentions.
-    expect(cpuMs / 20).toBeLessThan(20);
-    expect(stallMs).toBeLessThan(MAX_STALL_MS);
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
+    // The mentions' part of a request, median against median: under 10 ms (a scan of them per
+    // request was 100 ms). Measured here: -2 to +3 ms; +4 ms with derived values never kept (too
+    // close to the spread to assert: that cache is checked within a request above).
+    expect(median(costs.note) - median(costs.plain)).toBeLessThan(10);
+    expect(stall).toBeLessThan(MAX_STALL_MS);
   });
 
   it('the cost model charges relevantPubkeys: 15 aliases over 100 ids are 1,500 (was 0)', async () => {
