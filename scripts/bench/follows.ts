@@ -54,7 +54,8 @@ function verifyAlone(file: string): number {
   const bytes = readFileSync(file);
   const lines: string[] = [];
   for (let start = 0; start < bytes.length; ) {
-    const end = bytes.indexOf(10, start);
+    const newline = bytes.indexOf(10, start);
+    const end = newline === -1 ? bytes.length : newline;
     lines.push(bytes.toString('utf8', start, end));
     start = end + 1;
   }
