@@ -435,8 +435,21 @@ local function bucketAt(follower, depth)
   local high, low = string.byte(follower, 1, 2)
   return math.floor((high * 256 + low) / DIVISOR[depth])
 end
+-- A bucket's hex digits are made once per script run (string.format was a tenth of FOLLOW's time
+-- at depth 2, where a batch appends to most of a popular pubkey's 256 buckets).
+local DIGITS = {}
 local function bucketKey(prefix, bucket, depth)
-  return prefix .. string.format('%0' .. depth .. 'x', bucket)
+  local digits = DIGITS[depth]
+  if digits == nil then
+    digits = {}
+    DIGITS[depth] = digits
+  end
+  local hex = digits[bucket]
+  if hex == nil then
+    hex = string.format('%0' .. depth .. 'x', bucket)
+    digits[bucket] = hex
+  end
+  return prefix .. hex
 end
 local HEADER = 33
 -- Followers of a bucket past which it is a sorted set: four times the bucket size (set by follow()).
@@ -686,22 +699,35 @@ local function follow(logKey, metaKey, records, prefix, size, net)
   -- change (a byte over 127; their sum is known, above). The client sends records by follower (FollowWrites.byFollowed), so a
   -- bucket's are one run: one substring a run, not one a record (each string a script makes costs a
   -- hash of all its bytes). Records in any other order are applied the same, in more runs.
+  -- A bucket's part is its one run (a string), or its runs (a table) when records came out of order.
   local order, parts, removing = {}, {}, {}
   if depth > 0 then
     local divisor = DIVISOR[depth]
-    local runBucket, runFrom = nil, 1
+    -- The run's bucket and the range of first two bytes it covers: a record inside it is one
+    -- comparison, no division.
+    local runBucket, runFrom, runLow, runHigh = nil, 1, 1, 0
     local function endRun(to)
-      local part = bucketList(parts, order, runBucket)
-      part[#part + 1] = string.sub(records, runFrom, to)
+      local run = string.sub(records, runFrom, to)
+      local part = parts[runBucket]
+      if part == nil then
+        parts[runBucket] = run
+        order[#order + 1] = runBucket
+      elseif type(part) == 'string' then
+        parts[runBucket] = { part, run }
+      else
+        part[#part + 1] = run
+      end
     end
     for i = 1, #records, 33 do
       local change, high, low = string.byte(records, i, i + 2)
-      local bucket = math.floor((high * 256 + low) / divisor)
-      if bucket ~= runBucket then
+      local at = high * 256 + low
+      if at < runLow or at >= runHigh then
         if runBucket ~= nil then endRun(i - 1) end
-        runBucket, runFrom = bucket, i
+        runBucket, runFrom = math.floor(at / divisor), i
+        runLow = runBucket * divisor
+        runHigh = runLow + divisor
       end
-      if change > 127 then removing[bucket] = 1 end
+      if change > 127 then removing[runBucket] = 1 end
     end
     if runBucket ~= nil then endRun(#records) end
   end
@@ -742,7 +768,7 @@ local function follow(logKey, metaKey, records, prefix, size, net)
     for _, bucket in ipairs(order) do
       local key = keyOf(bucket)
       local part = parts[bucket]
-      local added = #part == 1 and part[1] or table.concat(part)
+      local added = type(part) == 'string' and part or table.concat(part)
       local removes = removing[bucket] or 0
       -- Followers just moved here: written with these records in one SET (an APPEND after their
       -- own SET would leave as much again unused), unless they are a crowded bucket's.
