@@ -91,15 +91,21 @@ describe('followKeysOf and followsOf (nostr/follows.ts)', () => {
   });
 });
 
-/** byFollowed's records read back: followed → [follower, change] in record order, and checks that the runs tile the records. */
+/**
+ * byFollowed's records read back: followed → [follower, change] in record order, and checks that
+ * the runs tile the records and that each run's net and removes say what its records do.
+ */
 function groupedChanges(writes: FollowWrites): Map<string, [string, number][]> {
   const { records, byFollowed } = writes.byFollowed();
   const grouped = new Map<string, [string, number][]>();
   let next = 0;
-  for (const [followed, { start, count }] of byFollowed) {
+  for (const [followed, { start, count, net, removes }] of byFollowed) {
     expect(start).toBe(next);
     next = start + count;
-    grouped.set(followed, Array.from({ length: count }, (_, index) => [records.toString('hex', 33 * (start + index) + 1, 33 * (start + index) + 33), recordDelta(records, start + index)]));
+    const changes = Array.from({ length: count }, (_, index): [string, number] => [records.toString('hex', 33 * (start + index) + 1, 33 * (start + index) + 33), recordDelta(records, start + index)]);
+    expect(net).toBe(changes.reduce((sum, [, delta]) => sum + delta, 0));
+    expect(removes).toBe(changes.some(([, delta]) => delta < 0));
+    grouped.set(followed, changes);
   }
   expect(records.length).toBe(33 * next);
   return grouped;

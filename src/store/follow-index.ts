@@ -41,14 +41,39 @@ export interface FollowIndex {
  * depth the store keeps them, and each follower's pubkey is decoded once per list, not per follow.
  */
 export class FollowWrites {
-  /** The lists' changes, in arrival order: `follower` now names (+1) or no longer names (-1) each of `followed` (32 bytes each). */
-  private readonly changes: { follower: string; followed: Uint8Array; delta: number }[] = [];
+  /**
+   * The lists' changes, in arrival order: `follower` now names (+1) or no longer names (-1) each of
+   * `followed` (32 bytes each), whose groups (by followed pubkey) `groupOf` holds.
+   */
+  private readonly changes: { follower: string; followed: Uint8Array; delta: number; groupOf: Int32Array }[] = [];
   /** author → net change of how many it follows */
   readonly following = new Map<string, number>();
+  // The groups of followed pubkeys met so far, by 30 bits of their first bytes (a number: no string
+  // made per follow, strings were most of the grouping's time), pubkeys that share them chained and
+  // told apart. Anyone can list pubkeys that share them: past MAX_CHAIN on one chain, the rest are
+  // grouped by their bytes as a string (V8's seeded string hash), so that a batch costs linear time
+  // whatever its lists name.
+  private readonly groups = new Map<number, FollowedGroup>();
+  private readonly crowded = new Map<string, FollowedGroup>();
+  private readonly inOrder: FollowedGroup[] = [];
 
-  /** `follower`'s list now names (`delta` 1) or no longer names (-1) each of `followed` (nostr/follows.ts followKeysOf). */
+  /**
+   * `follower`'s list now names (`delta` 1) or no longer names (-1) each of `followed` (nostr/follows.ts
+   * followKeysOf). Each follow's group is found now, as the change arrives (a store writing a batch
+   * is mostly waiting for its events' writes meanwhile), not when the batch's follows are sent: there
+   * it was a third of a Redis import's time between the events' writes and the follows', with Redis idle.
+   */
   change(follower: string, followed: Uint8Array, delta: number): void {
-    if (followed.length > 0) this.changes.push({ follower, followed, delta });
+    if (followed.length === 0) return;
+    const groupOf = new Int32Array(followed.length / 32);
+    for (let at = 0, follow = 0; at < followed.length; at += 32, follow++) {
+      const group = this.groupFor(followed, at);
+      group.count++;
+      group.net += delta;
+      if (delta < 0) group.removes = true;
+      groupOf[follow] = group.index;
+    }
+    this.changes.push({ follower, followed, delta, groupOf });
   }
 
   /** A follow list added (1) or taken away (-1): its author follows each of its follows (followKeysOf), or no longer does. */
@@ -79,74 +104,32 @@ export class FollowWrites {
    * The batch's changes as records grouped by followed pubkey (FollowRecords): each followed
    * pubkey's run holds its followers' changes, followers ascending (one follower's in arrival
    * order). Lowercase hex (what verified events hold) sorts as its bytes do. Written straight into
-   * one buffer, in two passes (find each follow's group and count, then place), so that a batch of
-   * half a million follows makes no array per followed pubkey (their growth and the records copied
-   * from them were most of the grouping's time and garbage).
+   * one buffer (each change placed in its group's run, the groups found as the changes came), so
+   * that a batch of half a million follows makes no array per followed pubkey (their growth and the
+   * records copied from them were most of the grouping's time and garbage).
    */
   byFollowed(): FollowRecords {
+    // Stable: one follower's changes stay in arrival order.
     const ordered = [...this.changes].sort((a, b) => (a.follower < b.follower ? -1 : a.follower > b.follower ? 1 : 0));
-    let total = 0;
-    for (const { followed } of ordered) total += followed.length / 32;
-    // Grouped by 30 bits of the followed pubkey's first bytes, a number (no string made per follow:
-    // strings were most of the grouping's time), pubkeys that share them chained and told apart.
-    // Anyone can list pubkeys that share them: past MAX_CHAIN on one chain, the rest are grouped by
-    // their bytes as a string (V8's seeded string hash), so that a batch costs linear time whatever
-    // its lists name.
-    const groups = new Map<number, FollowedGroup>();
-    const crowded = new Map<string, FollowedGroup>();
-    const inOrder: FollowedGroup[] = [];
-    // Pass 1: each follow's group, and how many each group gets.
-    const groupOf = new Int32Array(total);
-    let follow = 0;
-    for (const { followed: keys } of ordered) {
-      for (let at = 0; at < keys.length; at += 32) {
-        const hash = (((keys[at] as number) & 0x3f) << 24) | ((keys[at + 1] as number) << 16) | ((keys[at + 2] as number) << 8) | (keys[at + 3] as number);
-        const first = groups.get(hash);
-        let group = first;
-        let steps = 0;
-        while (group && !samePubkey(group.keys, group.at, keys, at)) {
-          group = group.next;
-          steps++;
-        }
-        if (!group && steps >= MAX_CHAIN) {
-          const name = Buffer.from(keys.buffer, keys.byteOffset + at, 32).toString('latin1');
-          group = crowded.get(name);
-          if (!group) {
-            group = { keys, at, index: inOrder.length, count: 0, next: undefined };
-            crowded.set(name, group);
-            inOrder.push(group);
-          }
-        }
-        if (!group) {
-          group = { keys, at, index: inOrder.length, count: 0, next: first };
-          groups.set(hash, group);
-          inOrder.push(group);
-        }
-        group.count++;
-        groupOf[follow++] = group.index;
-      }
-    }
     // Each group's run, in the order first met.
-    const byFollowed = new Map<string, { start: number; count: number }>();
-    const next = new Int32Array(inOrder.length);
-    let start = 0;
-    for (const { keys, at, index, count } of inOrder) {
-      byFollowed.set(Buffer.from(keys.buffer, keys.byteOffset + at, 32).toString('hex'), { start, count });
-      next[index] = start;
-      start += count;
+    const byFollowed = new Map<string, FollowedRun>();
+    const next = new Int32Array(this.inOrder.length);
+    let total = 0;
+    for (const { keys, at, index, count, net, removes } of this.inOrder) {
+      byFollowed.set(Buffer.from(keys.buffer, keys.byteOffset + at, 32).toString('hex'), { start: total, count, net, removes });
+      next[index] = total;
+      total += count;
     }
-    // Pass 2: each change placed in its group's run, in the same order.
     const records = Buffer.allocUnsafe(33 * total);
     let bytes: Uint8Array = Buffer.alloc(0);
     let of: string | undefined;
-    follow = 0;
-    for (const { follower, followed: keys, delta } of ordered) {
+    for (const { follower, delta, groupOf } of ordered) {
       if (follower !== of) {
         bytes = Buffer.from(follower, 'hex');
         of = follower;
       }
-      for (let at = 0; at < keys.length; at += 32) {
-        const group = groupOf[follow++] as number;
+      for (let follow = 0; follow < groupOf.length; follow++) {
+        const group = groupOf[follow] as number;
         const record = 33 * (next[group] as number);
         next[group] = (next[group] as number) + 1;
         records[record] = delta & 0xff;
@@ -154,6 +137,31 @@ export class FollowWrites {
       }
     }
     return { records, byFollowed };
+  }
+
+  /** The group of the followed pubkey at `keys[at…at+32]`, made the first time it is met. */
+  private groupFor(keys: Uint8Array, at: number): FollowedGroup {
+    const hash = (((keys[at] as number) & 0x3f) << 24) | ((keys[at + 1] as number) << 16) | ((keys[at + 2] as number) << 8) | (keys[at + 3] as number);
+    const first = this.groups.get(hash);
+    let group = first;
+    let steps = 0;
+    while (group && !samePubkey(group.keys, group.at, keys, at)) {
+      group = group.next;
+      steps++;
+    }
+    if (group) return group;
+    const made: FollowedGroup = { keys, at, index: this.inOrder.length, count: 0, net: 0, removes: false, next: undefined };
+    if (steps >= MAX_CHAIN) {
+      const name = Buffer.from(keys.buffer, keys.byteOffset + at, 32).toString('latin1');
+      const held = this.crowded.get(name);
+      if (held) return held;
+      this.crowded.set(name, made);
+    } else {
+      made.next = first;
+      this.groups.set(hash, made);
+    }
+    this.inOrder.push(made);
+    return made;
   }
 }
 
@@ -164,7 +172,15 @@ export class FollowWrites {
 export interface FollowRecords {
   records: Buffer;
   /** followed (hex) → its run: `count` records from record `start`. */
-  byFollowed: Map<string, { start: number; count: number }>;
+  byFollowed: Map<string, FollowedRun>;
+}
+
+/** A followed pubkey's run of records: where, how many, their changes' sum, and whether one takes a follower away. */
+export interface FollowedRun {
+  start: number;
+  count: number;
+  net: number;
+  removes: boolean;
 }
 
 /** Records of a FollowRecords run: the change (+1 or -1) of record `index`. */
@@ -175,12 +191,17 @@ export function recordDelta(records: Buffer, index: number): number {
 /** Pubkeys told apart on one chain of byFollowed's before the rest sharing its hash go by string. */
 const MAX_CHAIN = 8;
 
-/** A followed pubkey met in byFollowed: where its 32 bytes are, its group's number and size, the next sharing its hash. */
+/**
+ * A followed pubkey met in a batch: where its 32 bytes are, its group's number, its changes' count
+ * and sum and whether one is -1, and the next group sharing its hash.
+ */
 interface FollowedGroup {
   keys: Uint8Array;
   at: number;
   index: number;
   count: number;
+  net: number;
+  removes: boolean;
   next: FollowedGroup | undefined;
 }
 

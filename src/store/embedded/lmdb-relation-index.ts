@@ -3,7 +3,7 @@ import type { NostrEvent } from '../../nostr/event.js';
 import { FOLLOW_LIST_KIND, type FollowChanges, followChanges, followKeysOf } from '../../nostr/follows.js';
 import { matchesQuery, profileWords, rankedPrefixes, rankedPrefixOf } from '../../nostr/profile-search.js';
 import { isNoteKind, relationEdgesOf } from '../../nostr/relationships.js';
-import { type FollowCounts, FollowWrites, recordDelta } from '../follow-index.js';
+import { type FollowCounts, FollowWrites } from '../follow-index.js';
 import {
   COUNTERS,
   contentKey,
@@ -200,9 +200,7 @@ export class LmdbRelationIndex implements RelationIndex {
     // Writes come only through a directory opened for writing, which has the database.
     const followers = this.followerLogs as LmdbFollowers;
     const { records, byFollowed } = batch.byFollowed();
-    for (const [followed, run] of byFollowed) {
-      let net = 0;
-      for (let index = run.start; index < run.start + run.count; index++) net += recordDelta(records, index);
+    for (const [followed, { net, ...run }] of byFollowed) {
       followers.write(Buffer.from(followed, 'hex'), records.subarray(33 * run.start, 33 * (run.start + run.count)));
       if (net !== 0) this.rerank(followed, this.add(`f:${followed}`, net) - net, net);
     }

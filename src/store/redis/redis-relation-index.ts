@@ -273,8 +273,12 @@ export class RedisRelationIndex implements RelationIndex {
       const parts: Promise<number>[] = [];
       for (let start = run.start; start < run.start + run.count; start += FOLLOW_PAIRS) {
         const end = Math.min(run.start + run.count, start + FOLLOW_PAIRS);
-        let net = 0;
-        for (let index = start; index < end; index++) net += recordDelta(allRecords, index);
+        // A run that only adds (a fresh import's) sums to its length: no record read.
+        let net = end - start;
+        if (run.removes) {
+          net = 0;
+          for (let index = start; index < end; index++) net += recordDelta(allRecords, index);
+        }
         // Their sum beside them: the script decides a depth move from it before it reads a record.
         parts.push(grouping.follow(keys, allRecords.subarray(33 * start, 33 * end), net));
         partsSent.push(parts.at(-1) as Promise<number>);
