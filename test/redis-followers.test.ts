@@ -7,11 +7,13 @@ import type { RedisRelationIndex } from '../src/store/redis/redis-relation-index
 import { createTestStore, type TestStore } from './support/test-store.js';
 
 // The Redis followers' logs, buckets and crowded sorted sets (src/store/redis/lua-scripts.ts
-// FOLLOW, FOLLOWERS_PAGE) against a plain model: a set of followers per followed pubkey. Bucket
-// sizes of 1 to 3 make every path run within a few dozen followers: moves to more buckets (depth 2
-// past 16 followers at size 1) and back, folds, crowded buckets (followers ground to share their
-// first bytes), and records sent out of order (a bucket's records in several runs), as well as
-// grouped as FollowWrites sends them.
+// FOLLOW, FOLLOWERS_PAGE) against a plain model: each follower's changes added up per followed
+// pubkey (a follower follows at 1 or more; the count is the sum of all changes). Bucket sizes of 1
+// to 3 make most paths run within a few dozen followers: moves to more buckets (depth 2 past 16
+// followers at size 1) and back, folds, crowded buckets (followers ground to share their first
+// bytes), sums of 2 and -1, and records sent out of order (a bucket's records in several runs), as
+// well as grouped as FollowWrites sends them. Depths 3 and 4 take thousands of followers: the second
+// test. (A crowded set's odd sums beside it: redis-event-store.test.ts.)
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
 
@@ -56,7 +58,11 @@ describe('Redis followers: logs, buckets and crowded sets', () => {
         fc.array(
           fc.record({
             grouped: fc.boolean(),
-            toggles: fc.array(fc.tuple(fc.integer({ min: 0, max: 1 }), followerArbitrary, fc.integer()), { maxLength: 40 }),
+            // Mostly a list's toggle; sometimes a change on its own (a list added twice before its
+            // replacement's removal: 2; a removal ahead of its addition: -1).
+            toggles: fc.array(fc.tuple(fc.integer({ min: 0, max: 1 }), followerArbitrary, fc.integer(), fc.constantFrom('toggle', 'toggle', 'toggle', 'toggle', 'toggle', 'toggle', 'plus', 'minus')), {
+              maxLength: 40,
+            }),
           }),
           { minLength: 1, maxLength: 12 },
         ),
@@ -67,14 +73,14 @@ describe('Redis followers: logs, buckets and crowded sets', () => {
           const relations = test.store.relations as unknown as RedisRelationIndex;
           const keys = redisKeys(test.prefix);
           const followed = [0, 1].map((which) => createHash('sha256').update(`followers model ${run} ${which}`).digest('hex'));
-          const model = followed.map(() => new Set<string>());
+          const model = followed.map(() => new Map<string, number>());
           for (const { grouped, toggles } of batches) {
             const changes = followed.map(() => [] as { follower: string; delta: number; order: number }[]);
-            for (const [which, follower, order] of toggles) {
-              const set = model[which] as Set<string>;
-              const delta = set.has(follower) ? -1 : 1;
-              if (delta > 0) set.add(follower);
-              else set.delete(follower);
+            for (const [which, follower, order, kind] of toggles) {
+              const nets = model[which] as Map<string, number>;
+              const held = nets.get(follower) ?? 0;
+              const delta = kind === 'plus' ? 1 : kind === 'minus' ? -1 : held >= 1 ? -1 : 1;
+              nets.set(follower, held + delta);
               changes[which]?.push({ follower, delta, order });
             }
             if (grouped) {
@@ -91,9 +97,10 @@ describe('Redis followers: logs, buckets and crowded sets', () => {
               }
             }
             for (const [which, pubkey] of followed.entries()) {
-              const expected = [...(model[which] as Set<string>)].sort();
+              const nets = model[which] as Map<string, number>;
+              const expected = [...nets].filter(([, net]) => net >= 1).map(([follower]) => follower).sort();
               expect(await relations.followers(pubkey, null, 10_000)).toEqual(expected);
-              expect((await relations.followCounts([pubkey]))[0]?.followers).toBe(expected.length);
+              expect((await relations.followCounts([pubkey]))[0]?.followers).toBe([...nets.values()].reduce((sum, net) => sum + net, 0));
               for (const [after, first] of pages) {
                 const from = after === null ? expected : expected.filter((pubkey) => pubkey > after);
                 expect(await relations.followers(pubkey, after, first)).toEqual(from.slice(0, first));
@@ -104,5 +111,52 @@ describe('Redis followers: logs, buckets and crowded sets', () => {
       ),
       { numRuns: RUNS },
     );
+  });
+
+  it('depths 3 and 4 (past 256 and 4,096 followers at bucket size 1): records in order or not, sums of 2 and -1, removals and moves back down keep pages and counts equal to the model', async () => {
+    const test = stores.get(1) as TestStore;
+    const relations = test.store.relations as unknown as RedisRelationIndex;
+    const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+    const pubkey = sha256('followers model, deep');
+    const { followers, depth, buckets } = redisKeys(test.prefix).follows(pubkey);
+    const fans = Array.from({ length: 4300 }, (_, index) => sha256(`deep fan ${index}`));
+    const nets = new Map<string, number>();
+    // One FOLLOW call with these changes, records in the order given.
+    const send = async (changes: [string, number][]) => {
+      for (const [follower, delta] of changes) nets.set(follower, (nets.get(follower) ?? 0) + delta);
+      const net = changes.reduce((sum, [, delta]) => sum + delta, 0);
+      await test.client.nostrFollow(followers, depth, recordsOf(changes.map(([follower, delta]) => ({ follower, delta }))), buckets, '1', String(net));
+    };
+    const depthHeld = async () => Number((await test.client.get(depth))?.split(' ')[0] ?? 0);
+    const check = async () => {
+      const expected = [...nets].filter(([, net]) => net >= 1).map(([follower]) => follower).sort();
+      expect(await relations.followers(pubkey, null, 10_000)).toEqual(expected);
+      expect((await relations.followCounts([pubkey]))[0]?.followers).toBe([...nets.values()].reduce((sum, net) => sum + net, 0));
+      for (const at of [0, 1, 17, Math.floor(expected.length / 2), expected.length - 2]) {
+        if (at >= 0 && at < expected.length) expect(await relations.followers(pubkey, expected[at] as string, 7)).toEqual(expected.slice(at + 1, at + 8));
+      }
+    };
+    // 300 followers in pubkey order (as FollowWrites sends them): depth 3.
+    await send(fans.slice(0, 300).sort().map((fan) => [fan, 1]));
+    expect(await depthHeld()).toBe(3);
+    await check();
+    // 4,000 more in reverse order, and 100 of the first taken away: depth 4.
+    await send([...fans.slice(300, 4300).sort().reverse().map((fan): [string, number] => [fan, 1]), ...fans.slice(0, 100).map((fan): [string, number] => [fan, -1])]);
+    expect(await depthHeld()).toBe(4);
+    await check();
+    // Out of order at depth 4: 50 counted twice (2), 50 owed a removal (-1: not followers yet).
+    const strangers = Array.from({ length: 50 }, (_, index) => sha256(`deep stranger ${index}`));
+    await send([...fans.slice(200, 250).map((fan): [string, number] => [fan, 1]), ...strangers.map((stranger): [string, number] => [stranger, -1])].reverse());
+    expect(await depthHeld()).toBe(4);
+    await check();
+    // Most go, out of order: fewer buckets again, depth by depth as the count falls.
+    const staying = new Set(fans.slice(4000));
+    await send([...nets].filter(([fan, net]) => net >= 1 && !staying.has(fan)).map(([fan, net]): [string, number] => [fan, -net]).reverse());
+    expect(await depthHeld()).toBeLessThan(4);
+    await check();
+    // The rest go, the strangers' additions come: nobody follows, the count is 0.
+    await send([...[...nets].filter(([, net]) => net >= 1).map(([fan, net]): [string, number] => [fan, -net]), ...strangers.map((stranger): [string, number] => [stranger, 1])]);
+    expect(await depthHeld()).toBe(0);
+    await check();
   });
 });

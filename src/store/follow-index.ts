@@ -35,9 +35,9 @@ export interface FollowIndex {
  * instead of one per follow. A follower may come twice for one pubkey (a list and its replacement
  * in one batch): the stores add the changes up as they apply them (they commute).
  *
- * Gathering keeps each list's change whole (one push a list, not two a follow); grouping waits for
- * `byFollowed`, which hands each followed pubkey its followers in pubkey order: a range of
- * followers (a Redis bucket log, an LMDB key range) then gets its records as one run, at whatever
+ * Gathering keeps each list's change whole (one push a list, not two a follow), each follow's group
+ * found as it comes; `byFollowed` hands each followed pubkey its followers in pubkey order: a range
+ * of followers (a Redis bucket log, an LMDB key range) then gets its records as one run, at whatever
  * depth the store keeps them, and each follower's pubkey is decoded once per list, not per follow.
  */
 export class FollowWrites {
@@ -65,12 +65,15 @@ export class FollowWrites {
    */
   change(follower: string, followed: Uint8Array, delta: number): void {
     if (followed.length === 0) return;
+    if (followed.length % 32 !== 0) throw new Error(`follows are 32 bytes each, not ${followed.length} bytes in all`);
     const groupOf = new Int32Array(followed.length / 32);
     for (let at = 0, follow = 0; at < followed.length; at += 32, follow++) {
       const group = this.groupFor(followed, at);
       group.count++;
       group.net += delta;
-      if (delta < 0) group.removes = true;
+      // Anything but an addition: the run's parts are added up record by record (a part that only
+      // adds is sent with its length as its sum).
+      if (delta !== 1) group.removes = true;
       groupOf[follow] = group.index;
     }
     this.changes.push({ follower, followed, delta, groupOf });
@@ -175,7 +178,7 @@ export interface FollowRecords {
   byFollowed: Map<string, FollowedRun>;
 }
 
-/** A followed pubkey's run of records: where, how many, their changes' sum, and whether one takes a follower away. */
+/** A followed pubkey's run of records: where, how many, their changes' sum, and whether one is anything but +1. */
 export interface FollowedRun {
   start: number;
   count: number;
@@ -188,12 +191,12 @@ export function recordDelta(records: Buffer, index: number): number {
   return records.readInt8(33 * index);
 }
 
-/** Pubkeys told apart on one chain of byFollowed's before the rest sharing its hash go by string. */
+/** Pubkeys told apart on one chain of FollowWrites' groups before the rest sharing its hash go by string. */
 const MAX_CHAIN = 8;
 
 /**
  * A followed pubkey met in a batch: where its 32 bytes are, its group's number, its changes' count
- * and sum and whether one is -1, and the next group sharing its hash.
+ * and sum and whether one is anything but +1, and the next group sharing its hash.
  */
 interface FollowedGroup {
   keys: Uint8Array;

@@ -200,8 +200,8 @@ export class LmdbRelationIndex implements RelationIndex {
     // Writes come only through a directory opened for writing, which has the database.
     const followers = this.followerLogs as LmdbFollowers;
     const { records, byFollowed } = batch.byFollowed();
-    for (const [followed, { net, ...run }] of byFollowed) {
-      followers.write(Buffer.from(followed, 'hex'), records.subarray(33 * run.start, 33 * (run.start + run.count)));
+    for (const [followed, { start, count, net }] of byFollowed) {
+      followers.write(Buffer.from(followed, 'hex'), records.subarray(33 * start, 33 * (start + count)));
       if (net !== 0) this.rerank(followed, this.add(`f:${followed}`, net) - net, net);
     }
   }

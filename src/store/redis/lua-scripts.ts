@@ -435,22 +435,25 @@ local function bucketAt(follower, depth)
   local high, low = string.byte(follower, 1, 2)
   return math.floor((high * 256 + low) / DIVISOR[depth])
 end
--- A bucket's hex digits are made once per script run (string.format was a tenth of FOLLOW's time
--- at depth 2, where a batch appends to most of a popular pubkey's 256 buckets).
-local DIGITS = {}
-local function bucketKey(prefix, bucket, depth)
-  local digits = DIGITS[depth]
-  if digits == nil then
-    digits = {}
-    DIGITS[depth] = digits
+-- A bucket's key; with \`digits\` (a table), its hex digits are kept there by depth and bucket, made
+-- once per script run (FOLLOW: string.format was about a tenth of its time at depth 2, where a
+-- batch appends to most of a popular pubkey's 256 buckets; a page names each bucket once).
+local function bucketKey(prefix, bucket, depth, digits)
+  if digits == nil then return prefix .. string.format('%0' .. depth .. 'x', bucket) end
+  local atDepth = digits[depth]
+  if atDepth == nil then
+    atDepth = {}
+    digits[depth] = atDepth
   end
-  local hex = digits[bucket]
+  local hex = atDepth[bucket]
   if hex == nil then
     hex = string.format('%0' .. depth .. 'x', bucket)
-    digits[bucket] = hex
+    atDepth[bucket] = hex
   end
   return prefix .. hex
 end
+-- The digits FOLLOW keeps for the rest of its script run (FOLLOW_MANY names the same buckets for many pubkeys).
+local DIGITS = {}
 local HEADER = 33
 -- Followers of a bucket past which it is a sorted set: four times the bucket size (set by follow()).
 local CROWDED = 1536
@@ -602,7 +605,7 @@ local function follow(logKey, metaKey, records, prefix, size, net)
   end
   local function keyOf(bucket)
     if depth == 0 then return logKey end
-    return bucketKey(prefix, bucket, depth)
+    return bucketKey(prefix, bucket, depth, DIGITS)
   end
   -- At depth 0 the count is in the one log's header.
   local head, folded = '', 0
@@ -703,8 +706,8 @@ local function follow(logKey, metaKey, records, prefix, size, net)
   local order, parts, removing = {}, {}, {}
   if depth > 0 then
     local divisor = DIVISOR[depth]
-    -- The run's bucket and the range of first two bytes it covers: a record inside it is one
-    -- comparison, no division.
+    -- The run's bucket and the range of first two bytes it covers: a record inside it costs two
+    -- comparisons, no division.
     local runBucket, runFrom, runLow, runHigh = nil, 1, 1, 0
     local function endRun(to)
       local run = string.sub(records, runFrom, to)

@@ -273,7 +273,7 @@ export class RedisRelationIndex implements RelationIndex {
       const parts: Promise<number>[] = [];
       for (let start = run.start; start < run.start + run.count; start += FOLLOW_PAIRS) {
         const end = Math.min(run.start + run.count, start + FOLLOW_PAIRS);
-        // A run that only adds (a fresh import's) sums to its length: no record read.
+        // The parts of a run that only adds (a fresh import's) sum to their lengths: no record read.
         let net = end - start;
         if (run.removes) {
           net = 0;
