@@ -42,10 +42,10 @@ export interface FollowIndex {
  */
 export class FollowWrites {
   /**
-   * The lists' changes, in arrival order: `follower` now names (+1) or no longer names (-1) each of
-   * `followed` (32 bytes each), whose groups (by followed pubkey) `groupOf` holds.
+   * The lists' changes, in arrival order: `follower` now names (+1) or no longer names (-1) each
+   * followed pubkey whose group `groupOf` holds (one a follow, in the list's order).
    */
-  private readonly changes: { follower: string; followed: Uint8Array; delta: number; groupOf: Int32Array }[] = [];
+  private readonly changes: { follower: string; delta: number; groupOf: Int32Array }[] = [];
   /** author → net change of how many it follows */
   readonly following = new Map<string, number>();
   // The groups of followed pubkeys met so far, by 30 bits of their first bytes (a number: no string
@@ -60,8 +60,9 @@ export class FollowWrites {
   /**
    * `follower`'s list now names (`delta` 1) or no longer names (-1) each of `followed` (nostr/follows.ts
    * followKeysOf). Each follow's group is found now, as the change arrives (a store writing a batch
-   * is mostly waiting for its events' writes meanwhile), not when the batch's follows are sent: there
-   * it was a third of a Redis import's time between the events' writes and the follows', with Redis idle.
+   * is mostly waiting for its events' writes meanwhile), not when the batch's follows are sent:
+   * there it took 1.3–1.4 s of an import of 10,000 lists into Redis, the follows not yet sent and
+   * Redis idle (BENCHMARKS.md, session 27).
    */
   change(follower: string, followed: Uint8Array, delta: number): void {
     if (followed.length === 0) return;
@@ -76,7 +77,7 @@ export class FollowWrites {
       if (delta !== 1) group.removes = true;
       groupOf[follow] = group.index;
     }
-    this.changes.push({ follower, followed, delta, groupOf });
+    this.changes.push({ follower, delta, groupOf });
   }
 
   /** A follow list added (1) or taken away (-1): its author follows each of its follows (followKeysOf), or no longer does. */
