@@ -11,7 +11,7 @@
 // The --popular followers of step 3 are related straight into the index (relateStored: the lists
 // need no signatures to be related), to measure reads, not signing. Uses a private redis-server
 // unless REDIS_URL is set.
-import { closeSync, createReadStream, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -51,21 +51,14 @@ async function importAll(store: EventStore, file: string, lists: number): Promis
  * they are dropped on return (this process holds nothing of them while the stores import the file).
  */
 function verifyAlone(file: string): number {
-  const bytes = readFileSync(file);
-  const lines: string[] = [];
-  for (let start = 0; start < bytes.length; ) {
-    const newline = bytes.indexOf(10, start);
-    const end = newline === -1 ? bytes.length : newline;
-    lines.push(bytes.toString('utf8', start, end));
-    start = end + 1;
-  }
+  const lines = linesOf(file);
   const started = performance.now();
   for (const line of lines) if (!verifyNostrEvent(JSON.parse(line)).ok) throw new Error('does not verify');
   return (performance.now() - started) / 1000;
 }
 
-/** The first `count` lines of a file, read 8 MB at a time until they are all there. */
-function firstLinesOf(file: string, count: number): string[] {
+/** The first `count` lines of a file (all of them unless told), read 8 MB at a time until they are there. */
+function linesOf(file: string, count = Number.POSITIVE_INFINITY): string[] {
   const fd = openSync(file, 'r');
   try {
     const lines: string[] = [];
@@ -117,7 +110,7 @@ async function main() {
     // Replacements: the first lists again, each with one follow more (how follow lists change);
     // read back from the file only now (their tags held through the imports, a million arrays, were
     // marked by every garbage collection of the imports).
-    const replaced = firstLinesOf(file, Math.min(1000, lists)).map((line, n) => {
+    const replaced = linesOf(file, Math.min(1000, lists)).map((line, n) => {
       const event = JSON.parse(line) as NostrEvent;
       const author = identity(n);
       const next = finalizeEvent({ kind: 3, created_at: event.created_at + 1, tags: [...event.tags, ['p', hex(`new follow ${n}`)]], content: '' }, author.secretKey);
