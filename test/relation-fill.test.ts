@@ -28,8 +28,17 @@ const T0 = 1_700_000_000;
 /** The first page's REQ for one id, as a relay receives it. */
 const firstPage = (id: string, limit = 500) => [
   { '#e': [id], kinds: KINDS, limit },
+  { '#E': [id], kinds: [1111], limit },
   { '#q': [id], limit },
 ];
+
+/** Follow lists naming 'ff-busy', one second apart, made once for both stores. */
+const FANS = 3000;
+let fans: NostrEvent[] | undefined;
+const manyFans = () =>
+  (fans ??= Array.from({ length: FANS }, (_, index) =>
+    signed(`ff-busy-fan-${index}`, { kind: 3, created_at: T0 + index, tags: [['p', pubkeyOf('ff-busy')]] }),
+  ));
 
 async function relay(options: Parameters<typeof startLoopbackRelay>[0] = {}): Promise<LoopbackRelay> {
   const started = await startLoopbackRelay(options);
@@ -96,7 +105,7 @@ async function setUp(
   open: () => Promise<OpenedStore>,
   relays: Partial<RelayConfig>,
   seed: NostrEvent[] = [],
-  options: { pageLimit?: number; store?: EventStore; subject?: FillSubject } = {},
+  options: { pageLimit?: number; store?: EventStore; subject?: FillSubject; fillMs?: number } = {},
 ): Promise<Fill> {
   let store = options.store;
   if (!store) {
@@ -110,7 +119,14 @@ async function setUp(
   const config: RelayConfig = { ...TEST_RELAY_CONFIG, allowPrivateHints: true, ...relays };
   const pool = createRelayPool(config, logger);
   if (!pool) throw new Error('RELAYS must be set');
-  const fill = new RelationFill({ pool, store, config, logger }, { ...(options.pageLimit ? { pageLimit: options.pageLimit } : {}), ...(options.subject ? { subject: options.subject } : {}) });
+  const fill = new RelationFill(
+    { pool, store, config, logger },
+    {
+      ...(options.pageLimit ? { pageLimit: options.pageLimit } : {}),
+      ...(options.subject ? { subject: options.subject } : {}),
+      ...(options.fillMs ? { fillMs: options.fillMs } : {}),
+    },
+  );
   cleanups.push(async () => {
     pool.close();
     await fill.settled();
@@ -167,6 +183,20 @@ describe.each(BOTH_STORES)('relationship fill on the $name store', ({ open }) =>
     expect((await store.relations.replies(note.id, null, 10)).map(({ id }) => id)).toEqual([replyByBob.id, comment.id]);
     expect(await store.getEvents([badLike.id])).toEqual([null]);
     expect(await store.marks.has([relationsMarkKey(note.id)])).toEqual([true]);
+  });
+
+  it('asks #E beside #e: a NIP-22 comment on a comment, naming the root only in its E tag, counts in the root\'s threadReplies', async () => {
+    const note = signed('rfE-author', { created_at: T0, content: 'the note' });
+    const comment = signed('rfE-bob', { kind: 1111, created_at: T0 + 5, tags: [['E', note.id], ['e', note.id], ['K', '1'], ['k', '1']] });
+    const deeper = signed('rfE-carol', { kind: 1111, created_at: T0 + 6, tags: [['E', note.id], ['e', comment.id], ['K', '1'], ['k', '1111']] });
+    const base = await relay({ events: [comment, deeper] });
+    const { fill, store, request } = await setUp(open, { urls: [base.url] }, [note, noInbox('rfE-author')]);
+
+    await fill.ensure([note.id], request());
+
+    const [stats] = await store.relations.stats([note.id]);
+    expect(stats?.replies).toBe(1);
+    expect(stats?.threadReplies).toBe(2);
   });
 
   it('a deletion by a reaction\'s author, returned by the deletions query, takes the reaction out; one by someone else changes nothing', async () => {
@@ -237,15 +267,15 @@ describe.each(BOTH_STORES)('relationship fill on the $name store', ({ open }) =>
     await fill.ensure([note.id], request());
     expect(performance.now() - started).toBeLessThan(1500);
 
-    // Two filters of 4: the ninth event is one too many; the eight before it stand (they verified).
-    // A relay cut is not asked for more pages, nor for deletions.
+    // Three filters of 4: the thirteenth event is one too many; the twelve before it stand (they
+    // verified). A relay cut is not asked for more pages, nor for deletions.
     expect(flooding.requests).toEqual([firstPage(note.id, 4)]);
     expect(logs.some((line) => line.includes('relay sent more than a page asked for; cut'))).toBe(true);
     const [stats] = await store.relations.stats([note.id]);
-    expect(stats?.reactions.pubkeys).toBe(8);
+    expect(stats?.reactions.pubkeys).toBe(12);
     expect(stats?.replies).toBe(1);
     // Nothing forged was stored; the garbage relay was closed as a flood, and only asked once.
-    expect(await store.getEvents(floodLikes.slice(8).map((like) => like.id))).toEqual(floodLikes.slice(8).map(() => null));
+    expect(await store.getEvents(floodLikes.slice(12).map((like) => like.id))).toEqual(floodLikes.slice(12).map(() => null));
     expect(garbage.requests).toHaveLength(1);
   });
 
@@ -305,7 +335,7 @@ describe.each(BOTH_STORES)('relationship fill on the $name store', ({ open }) =>
   it('a relay that never answers leaves ensure() resolved within the request\'s deadline, the index answering as it was', async () => {
     const note = signed('rs-author', { created_at: T0 });
     const silent = await relay({ silent: true, events: [reaction('rs-carol', note)] });
-    const { fill, store, request } = await setUp(open, { urls: [silent.url], timeoutMs: 1500 }, [note, noInbox('rs-author')]);
+    const { fill, store, request } = await setUp(open, { urls: [silent.url], timeoutMs: 1500 }, [note, noInbox('rs-author')], { fillMs: 2500 });
 
     const started = performance.now();
     await fill.ensure([note.id], request());
@@ -313,11 +343,17 @@ describe.each(BOTH_STORES)('relationship fill on the $name store', ({ open }) =>
     expect(took).toBeLessThan(1700);
     expect(silent.requests).toEqual([firstPage(note.id)]);
     expect((await store.relations.stats([note.id]))[0]?.reactions.pubkeys).toBe(0);
-    // Remembered briefly as asked long ago: the next read answers at once (and tries again in the background).
-    expect(await store.marks.notes([relationsMarkKey(note.id)])).toEqual(['0']);
+    // The fill goes on in the background, marked as being filled: the next read answers at once.
+    const [filling] = await store.marks.notes([relationsMarkKey(note.id)]);
+    expect(Math.abs(Number(filling) - Date.now() / 1000)).toBeLessThan(5);
     const again = performance.now();
     await fill.ensure([note.id], request());
     expect(performance.now() - again).toBeLessThan(500);
+    // At the fill's own deadline, nobody answered: remembered briefly as asked long ago (the next
+    // read answers at once, and tries again in the background). One REQ all along.
+    await fill.settled();
+    expect(await store.marks.notes([relationsMarkKey(note.id)])).toEqual(['0']);
+    expect(silent.requests).toEqual([firstPage(note.id)]);
   });
 
   it('once RELAYS answered, a waiting read gives a slow relay a grace, not the whole deadline', async () => {
@@ -341,11 +377,13 @@ describe.each(BOTH_STORES)('relationship fill on the $name store', ({ open }) =>
     const comment = signed('ri-hank', { kind: 1111, created_at: T0 + 5, tags: [['E', note.id], ['e', note.id]] });
     const inbox = await relay({ events: [comment] });
     const silent = await relay({ silent: true });
-    const { fill, store, request } = await setUp(open, { urls: [silent.url], timeoutMs: 600 }, [note, relayList('ri-author', [inbox.url])]);
+    const { fill, store, request } = await setUp(open, { urls: [silent.url], timeoutMs: 600 }, [note, relayList('ri-author', [inbox.url])], { fillMs: 1200 });
 
     await fill.ensure([note.id], request());
     expect(inbox.requests[0]).toEqual(firstPage(note.id));
     expect((await store.relations.stats([note.id]))[0]?.replies).toBe(1);
+    // RELAYS still silent: the fill goes on in the background to its own deadline.
+    await fill.settled();
     // Asked of the inbox's answer for deletions all the same.
     expect(inbox.requests[1]).toEqual([{ kinds: [5], '#e': [comment.id] }]);
     expect(await store.marks.notes([relationsMarkKey(note.id)])).toEqual(['0']);
@@ -429,6 +467,38 @@ describe.each(BOTH_STORES)('followers fill on the $name store (issue 28 §4)', (
     await fill.ensure([star], request());
     expect(base.requests).toHaveLength(asked);
   });
+
+  it('a fill the read\'s deadline cut goes on in the background to its cap; reads meanwhile answer from the index; marked once done', async () => {
+    // 3,000 lists naming the star on an indexer relay, and RELAYS answering at once with nothing:
+    // the read's wait ends early (the grace), the paging does not.
+    const star = pubkeyOf('ff-busy');
+    const base = await relay({ events: [] });
+    const indexer = await relay({ events: manyFans() });
+    const { fill, store, request } = await setUp(open, { urls: [base.url], indexerUrls: [indexer.url] }, [], { subject: FOLLOWERS });
+
+    const started = performance.now();
+    await fill.ensure([star], request());
+    expect(performance.now() - started).toBeLessThan(TEST_RELAY_CONFIG.timeoutMs + 500);
+    // Marked as being filled: the next read answers from the index without waiting for relays,
+    // and asks none (no second fill: RELAYS would have had another REQ).
+    const asked = base.requests.length;
+    const again = performance.now();
+    await fill.ensure([star], request());
+    expect(performance.now() - again).toBeLessThan(1000);
+    expect(base.requests).toHaveLength(asked);
+    let followers = 0;
+    while (followers < FANS && performance.now() - started < 8000) {
+      followers = (await store.relations.followCounts([star]))[0]?.followers ?? 0;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(followers).toBe(FANS);
+    await fill.settled();
+    expect((await store.relations.followCounts([star]))[0]?.followers).toBe(FANS);
+    // Six pages of 500 (and the empty seventh), from the one fill the first read started.
+    expect(indexer.requests.filter((filters) => filters[0]?.['#p']?.[0] === star)).toHaveLength(7);
+    const [mark] = await store.marks.notes([FOLLOWERS.markKey(star)]);
+    expect(Number(mark)).toBeGreaterThan(0);
+  }, 30_000);
 
   it('stops at FOLLOWERS_MAX_EVENTS lists per pubkey, paging with `until`', async () => {
     const star = pubkeyOf('ff-popular');

@@ -8,13 +8,14 @@ import type { NostrEvent } from '../nostr/event.js';
 import { isLowerHex64 } from '../nostr/identifiers.js';
 import { isEphemeralKind, supersedes } from '../nostr/kinds.js';
 import { FOLLOW_LIST_KIND } from '../nostr/follows.js';
-import { RELATION_KINDS } from '../nostr/relationships.js';
+import { COMMENT_KIND, RELATION_KINDS } from '../nostr/relationships.js';
 import { readRelaysOf, RELAY_LIST_KIND, writeRelaysOf } from '../nostr/relay-list.js';
 import type { RelayPool } from '../relays/relay-pool.js';
 import { isOversized } from '../store/derived-values.js';
 import type { EventStore } from '../store/event-store.js';
 import { relayListMarkKey } from '../store/mark-store.js';
 import { isDeleted } from '../store/tombstones.js';
+import { untilAborted } from '../abortable.js';
 import { InFlightLookups } from './coalescing.js';
 import { ABSENT, type Fetched, UNAVAILABLE } from './fetched.js';
 import { acrossInstances } from './instance-claims.js';
@@ -70,7 +71,9 @@ export const EVENT_RELATIONS: FillSubject = {
   name: 'relations',
   markKey: relationsMarkKey,
   refreshMarkKey: relationsRefreshMarkKey,
-  filters: (id) => [{ '#e': [id], kinds: [...RELATION_KINDS] }, { '#q': [id] }],
+  // A NIP-22 comment deeper in a thread names its root only in its `E` tag (DESIGN: a kind 1111's
+  // root is its first `E` tag): `#e` alone never brings it.
+  filters: (id) => [{ '#e': [id], kinds: [...RELATION_KINDS] }, { '#E': [id], kinds: [COMMENT_KIND] }, { '#q': [id] }],
   maxEvents: (config) => config.relations.maxEvents,
   relays: (config) => config.urls,
   isTarget: isLowerHex64,
@@ -176,6 +179,8 @@ export interface RelationFillOptions {
   subject?: FillSubject;
   /** Fills under way per client, shared by the fills of one service (MISS_CONCURRENCY_PER_CLIENT holds for all of them together). */
   clientSlots?: ClientSlots;
+  /** How long one fill goes on, at most (FILL_DEADLINE_FACTOR × RELAY_TIMEOUT_MS; tests wait for less). */
+  fillMs?: number;
 }
 
 /**
@@ -197,10 +202,17 @@ const PAGING_SHARE = 0.7;
 const DISCOVERY_SHARE = 0.35;
 
 /**
- * Ids asked of a relay in one REQ (two filters each, ten in all: relays cap the filters of a REQ, and
- * a list of events read together would otherwise cost a subscription per event and relay).
+ * Ids asked of a relay in one REQ (three filters each, nine in all: relays cap the filters of a REQ,
+ * and a list of events read together would otherwise cost a subscription per event and relay).
  */
-const TARGETS_PER_REQ = 5;
+const TARGETS_PER_REQ = 3;
+
+/**
+ * How long a fill goes on, at most, as a multiple of RELAY_TIMEOUT_MS: a read waits for it within
+ * its own deadline, and what the deadline cut goes on in the background to the fill's caps
+ * (RELATIONS_MAX_EVENTS, FOLLOWERS_MAX_EVENTS) before the targets are marked as asked.
+ */
+export const FILL_DEADLINE_FACTOR = 10;
 
 /**
  * Once a configured relay has answered for every id of a fill a read waits for, the relays still
@@ -264,12 +276,14 @@ export class RelationFill {
 
   private readonly pageLimit: number;
   private readonly subject: FillSubject;
+  private readonly fillMs: number;
 
   constructor(
     private readonly deps: RelationFillDependencies,
-    { pageLimit = RELATIONS_PAGE_LIMIT, subject = EVENT_RELATIONS, clientSlots = new ClientSlots() }: RelationFillOptions = {},
+    { pageLimit = RELATIONS_PAGE_LIMIT, subject = EVENT_RELATIONS, clientSlots = new ClientSlots(), fillMs = deps.config.timeoutMs * FILL_DEADLINE_FACTOR }: RelationFillOptions = {},
   ) {
     this.subject = subject;
+    this.fillMs = fillMs;
     this.byClient = clientSlots;
     this.inflight = new InFlightLookups(deps.logger, subject.name);
     this.pageLimit = Math.max(1, pageLimit);
@@ -300,7 +314,15 @@ export class RelationFill {
     }
   }
 
-  /** Resolves when the background refreshes under way have ended (each within RELAY_TIMEOUT_MS). */
+  /** A fill going on in the background (a read's deadline cut it): waited for by `settled`. */
+  private readonly track = (finish: Promise<void>): void => {
+    const running = finish
+      .catch((error: unknown) => this.deps.logger.warn({ err: error, fill: this.subject.name }, 'relationship fill failed in the background'))
+      .finally(() => this.background.delete(running));
+    this.background.add(running);
+  };
+
+  /** Resolves when the fills under way in the background have ended (each within FILL_DEADLINE_FACTOR × RELAY_TIMEOUT_MS). */
   async settled(): Promise<void> {
     while (this.background.size > 0) await Promise.allSettled([...this.background]);
   }
@@ -328,7 +350,7 @@ export class RelationFill {
             unsettled: UNAVAILABLE,
             signal: request.querySignal,
           },
-          (mine) => new RelationRun(this.deps, mine, request, { cold: true, pageLimit: this.pageLimit, subject: this.subject }).run(),
+          (mine) => new RelationRun(this.deps, mine, request, { cold: true, pageLimit: this.pageLimit, subject: this.subject, fillMs: this.fillMs, onBackground: this.track }).run(),
         ),
       );
     } finally {
@@ -353,7 +375,7 @@ export class RelationFill {
       if (mine.length === 0) return;
       const request = new RelayRequest(config.timeoutMs, '', config.outbox.maxRelays);
       await this.inflight.join(mine, request.signal, (fresh) =>
-        new RelationRun(this.deps, fresh, request, { cold: false, pageLimit: this.pageLimit, subject: this.subject }).run(),
+        new RelationRun(this.deps, fresh, request, { cold: false, pageLimit: this.pageLimit, subject: this.subject, fillMs: this.fillMs, onBackground: this.track }).run(),
       );
     };
     const running = refresh()
@@ -448,13 +470,17 @@ class RelationRun {
   /** Ends paging early: a cold fill whose every id a configured relay answered gives the others a grace. */
   private readonly pagingCut = new AbortController();
   private grace: NodeJS.Timeout | undefined;
+  /** The marks of a fill gone on in the background (goOn), written before its final ones. */
+  private provisional: Promise<unknown> = Promise.resolve();
+  /** The deletions are in: the final marks follow. */
+  private finished = false;
 
   constructor(
     private readonly deps: RelationFillDependencies,
     private readonly targets: readonly string[],
     private readonly request: RelayRequest,
     /** `cold`: a fill a read waits for (if no relay answers, it is marked briefly: see mark). */
-    private readonly options: { cold: boolean; pageLimit: number; subject: FillSubject },
+    private readonly options: { cold: boolean; pageLimit: number; subject: FillSubject; fillMs: number; onBackground: (finish: Promise<void>) => void },
   ) {
     const maxEvents = options.subject.maxEvents(deps.config);
     this.pageLimit = Math.min(options.pageLimit, maxEvents);
@@ -464,21 +490,55 @@ class RelationRun {
   }
 
   async run(): Promise<Map<string, Fetched>> {
+    // Paging goes on to the fill's caps within a deadline of its own (PAGING_SHARE of it; the
+    // deletions have the rest), whoever waits for it.
+    const fillEnd = AbortSignal.timeout(this.options.fillMs);
+    const paging = this.page(AbortSignal.timeout(Math.floor(this.options.fillMs * PAGING_SHARE)));
+    const finish = paging.then(async () => {
+      clearTimeout(this.grace);
+      // The deletions of what came back before the marks: a target is marked once they are in.
+      await this.deletions(fillEnd);
+      this.finished = true;
+      await this.provisional;
+      await this.mark();
+    });
+    // The read waits for the pages PAGING_SHARE of its time (less once RELAYS answered every id: the
+    // grace), then for the deletions the rest of it; what is not done by then goes on in the background.
+    const waitEnd = AbortSignal.any([this.request.querySignal, this.pagingCut.signal, AbortSignal.timeout(Math.floor(this.request.queryMsLeft() * PAGING_SHARE))]);
+    const inTime =
+      (await untilAborted(paging.then(() => true), waitEnd, false)) && (await untilAborted(finish.then(() => true), this.request.querySignal, false));
+    if (!inTime) await this.goOn(finish);
+    return new Map(this.targets.map((target) => [target, this.answered.has(target) ? ABSENT : UNAVAILABLE]));
+  }
+
+  /** Every relay's pages for every target; discovery adds the pages of the inbox relays it finds. */
+  private async page(pagingEnd: AbortSignal): Promise<void> {
     const { config } = this.deps;
-    const signal = this.request.querySignal;
-    const pagingEnd = AbortSignal.any([signal, this.pagingCut.signal, AbortSignal.timeout(Math.floor(this.request.queryMsLeft() * PAGING_SHARE))]);
     const { inboxes, undiscovered } = await this.inboxes();
     for (const url of this.options.subject.relays(config)) this.ask(url, false, this.targets, pagingEnd);
     const byInbox = new Map<string, string[]>();
     for (const [target, relays] of inboxes) for (const url of relays) byInbox.set(url, [...(byInbox.get(url) ?? []), target]);
     for (const [url, targets] of byInbox) this.ask(url, true, targets, pagingEnd);
     if (undiscovered.size > 0) this.tasks.push(this.discover(undiscovered, pagingEnd));
-    // Discovery adds the pages of the inbox relays it finds.
     while (this.tasks.length > 0) await Promise.all(this.tasks.splice(0));
-    clearTimeout(this.grace);
-    await this.deletions(signal);
-    await this.mark();
-    return new Map(this.targets.map((target) => [target, this.answered.has(target) ? ABSENT : UNAVAILABLE]));
+  }
+
+  /**
+   * A fill the read's deadline cut: its targets are marked as being filled, so that reads meanwhile
+   * answer from the index and nobody starts the same fill again, and it goes on in the background.
+   */
+  private async goOn(finish: Promise<void>): Promise<void> {
+    const { store, logger } = this.deps;
+    this.options.onBackground(finish);
+    // A refresh's targets keep the marks they had; once the deletions are in, the final marks are
+    // on their way: none to write before them.
+    if (!this.options.cold || this.finished) return;
+    const seconds = Math.ceil(this.options.fillMs / 1000) + 1;
+    const now = String(nowSeconds());
+    this.provisional = store.marks
+      .set(this.targets.map(this.options.subject.markKey), seconds, this.targets.map(() => now))
+      .catch((error: unknown) => logger.warn({ err: error }, 'could not record relationship fills in the store'));
+    await this.provisional;
   }
 
   /**
