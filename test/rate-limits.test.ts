@@ -4,8 +4,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RateLimitConfig } from '../src/config/env.js';
 import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
+import { BOTH_STORES } from './support/both-stores.js';
 import { profile, signed } from './support/events.js';
 import type { LoopbackRelay } from './support/loopback-relay.js';
+import { startNip05Server } from './support/nip05-server.js';
+import { until } from './support/polling.js';
+import { get as rawGet, openRaw } from './support/raw-http.js';
 import { relayScenario } from './support/relay-scenario.js';
 import { startTestServer, type TestServer } from './support/test-server.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
@@ -186,5 +190,135 @@ describe('MISS_RATE_LIMIT (issue 16 §2): random ids cannot make us flood relays
     expect(body.errors?.map((error) => error.extensions.code)).toEqual(Array(5).fill('rate_limited'));
     const askedIds = new Set(relay.requests.flat().flatMap((filter) => filter.ids ?? []));
     expect(ids.filter((id) => askedIds.has(id))).toHaveLength(3);
+  });
+});
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+/**
+ * `paths` sent at once on one connection (HTTP/1.1 pipelining), as `client` behind a trusted proxy:
+ * the server starts them all in one turn of its event loop. Their answers, in order.
+ */
+async function pipelined(url: string, client: string, paths: string[]): Promise<Answer[]> {
+  const connection = await openRaw(url);
+  cleanups.push(async () => void connection.socket.destroy());
+  connection.write(paths.map((path) => rawGet(path, `X-Forwarded-For: ${client}\r\n`)).join(''));
+  let answers: Answer[] = [];
+  await until(() => (answers = answersOf(connection.received())).length === paths.length, 10_000);
+  connection.socket.end();
+  return answers;
+}
+
+/** The complete responses (Content-Length bodies) in a raw HTTP/1.1 stream. */
+function answersOf(stream: string): Answer[] {
+  const answers: Answer[] = [];
+  let rest = Buffer.from(stream);
+  for (;;) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end < 0) return answers;
+    const [statusLine = '', ...lines] = rest.subarray(0, end).toString().split('\r\n');
+    const headers = new Headers(lines.map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()] as [string, string]));
+    const length = Number(headers.get('content-length'));
+    if (rest.length < end + 4 + length) return answers;
+    answers.push({ status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(rest.subarray(end + 4, end + 4 + length).toString()) as unknown });
+    rest = rest.subarray(end + 4 + length);
+  }
+}
+
+/**
+ * Every client sends its whole burst at once, as the first requests of its window. Found from
+ * outside (main 6cd981d): 40 clients sending 8 NIP-05 lookups each, 314–320 of the 320 were refused,
+ * each client's first among them. The checks of one turn all read the count the last one left.
+ */
+describe.each(BOTH_STORES)('a burst of first requests, counted on the $name store', ({ open }) => {
+  const CLIENTS = 40;
+  const AT_ONCE = 8;
+  const BURST = 3;
+  // A burst of 3 at 0.1/s: a 30 s window, which no test here outlasts.
+  const LIMIT = { perSecond: 0.1, burst: BURST };
+  // IPv4 clients and IPv6 /64s, as a trusted proxy names them.
+  const clients = Array.from({ length: CLIENTS }, (_, n) => (n % 2 === 0 ? `203.0.113.${n + 1}` : `2001:db8:${n.toString(16)}::${n + 1}`));
+
+  async function burstServer(rateLimits: RateLimitConfig) {
+    const opened = await open();
+    cleanups.push(() => opened.cleanup());
+    await opened.store.putEvents([alice]);
+    const started = await startTestServer(opened.store, {
+      rateLimits,
+      // Every admitted lookup reaches the domain well within its deadline.
+      nip05: { allowPrivate: true, timeoutMs: 10_000, maxConcurrent: 64, maxPerDomain: 64, maxPerClient: AT_ONCE },
+    });
+    cleanups.push(() => started.close());
+    return started;
+  }
+
+  async function nip05Domain() {
+    const domain = await startNip05Server();
+    cleanups.push(() => domain.close());
+    return domain;
+  }
+
+  /** Each client's answers: `allowed` of them BURST times, the rest 429 rate_limited with a Retry-After within the window. */
+  function expectCounted(answers: Answer[][], allowed: (answer: Answer) => boolean) {
+    for (const [c, ofClient] of answers.entries()) {
+      expect(ofClient.filter(allowed), clients[c]).toHaveLength(BURST);
+      const refused = ofClient.filter((answer) => !allowed(answer));
+      expect(refused.map((answer) => answer.status), clients[c]).toEqual(Array(AT_ONCE - BURST).fill(429));
+      for (const answer of refused) {
+        expect(answer.body).toEqual(LIMITED);
+        const retryAfter = Number(answer.headers.get('retry-after'));
+        expect(retryAfter).toBeGreaterThanOrEqual(1);
+        expect(retryAfter).toBeLessThanOrEqual(30);
+      }
+    }
+  }
+
+  it('MISS_RATE_LIMIT, REST: 8 NIP-05 names at once per client, its burst asked of the domain, the rest 429', async () => {
+    const domain = await nip05Domain();
+    const { url } = await burstServer({ misses: LIMIT, trustProxy: true });
+    // Names the domain does not know: an allowed lookup asks it and is 404 nip05_not_found.
+    const answers = await Promise.all(
+      clients.map((client, c) => pipelined(url, client, Array.from({ length: AT_ONCE }, (_, n) => `/user-profile?pubkey=rest-${c}-${n}@${domain.domain}`))),
+    );
+    expectCounted(answers, (answer) => answer.status === 404);
+    expect([...domain.hits.keys()].filter((name) => name.startsWith('rest-'))).toHaveLength(CLIENTS * BURST);
+  });
+
+  it('MISS_RATE_LIMIT, GraphQL: 8 NIP-05 names in one request per client, its burst answered, the rest rate_limited with retryAfter', async () => {
+    const domain = await nip05Domain();
+    const { url } = await burstServer({ misses: LIMIT, trustProxy: true });
+    const answers = await Promise.all(
+      clients.map(async (client, c) => {
+        const query = `{ ${Array.from({ length: AT_ONCE }, (_, n) => `p${n}: profile(pubkey: "gql-${c}-${n}@${domain.domain}") { pubkey }`).join(' ')} }`;
+        const response = await fetch(`${url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': client },
+          body: JSON.stringify({ query }),
+        });
+        expect(response.status).toBe(200);
+        return ((await response.json()) as { errors: { message: string; extensions: { code: string; retryAfter?: number } }[] }).errors;
+      }),
+    );
+    for (const [c, errors] of answers.entries()) {
+      expect(errors.filter((error) => error.extensions.code === 'nip05_not_found'), clients[c]).toHaveLength(BURST);
+      const refused = errors.filter((error) => error.extensions.code !== 'nip05_not_found');
+      expect(refused.map((error) => error.extensions.code), clients[c]).toEqual(Array(AT_ONCE - BURST).fill('rate_limited'));
+      for (const error of refused) {
+        expect(error.message).toBe(LIMITED.error.message);
+        expect(error.extensions.retryAfter).toBeGreaterThanOrEqual(1);
+        expect(error.extensions.retryAfter).toBeLessThanOrEqual(30);
+      }
+    }
+    expect([...domain.hits.keys()].filter((name) => name.startsWith('gql-'))).toHaveLength(CLIENTS * BURST);
+  });
+
+  it('RATE_LIMIT: 8 requests at once per client, its burst answered, the rest 429', async () => {
+    const { url } = await burstServer({ requests: LIMIT, trustProxy: true });
+    const answers = await Promise.all(clients.map((client) => pipelined(url, client, Array(AT_ONCE).fill(`/user-profile?pubkey=${alice.pubkey}`) as string[])));
+    expectCounted(answers, (answer) => answer.status === 200);
   });
 });

@@ -1,5 +1,6 @@
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { RedisClient } from '../store/redis/mget-by-slot.js';
+import { FixedWindows } from './fixed-windows.js';
 
 /**
  * A store for @fastify/rate-limit that keeps a fleet's fixed-window counters in Redis without a
@@ -29,8 +30,6 @@ return {total, ttl}`;
 
 /** The share of a limit leased at once. */
 const LEASE_FRACTION = 8;
-/** Windows kept in memory, at most (one per client seen in the window); the oldest go first. */
-const MAX_WINDOWS = 100_000;
 
 interface LeasedWindow {
   /** When this window ends (ms), as Redis says. */
@@ -52,7 +51,7 @@ export function leasedWindowStore(client: RedisClient, namespace: string, onFail
   const lease: LeaseCommand = (key, count, windowMs) => commands.rateLimitLease(key, count, windowMs);
 
   class LeasedWindowStore implements FastifyRateLimitStore {
-    private readonly windows = new Map<string, LeasedWindow>();
+    private readonly windows = new FixedWindows<LeasedWindow>((endsAt) => ({ endsAt, tokens: 0, total: 0 }));
 
     constructor(
       _options?: unknown,
@@ -61,9 +60,10 @@ export function leasedWindowStore(client: RedisClient, namespace: string, onFail
 
     incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number, max: number): void {
       // Answered at once from the lease in hand (the common case), else once a lease comes back.
-      const now = this.takeNow(key, timeWindow, max);
-      if (now) {
-        callback(null, now);
+      const now = Date.now();
+      const taken = this.takeNow(this.windows.at(key, now, timeWindow), now, max);
+      if (taken) {
+        callback(null, taken);
         return;
       }
       this.take(key, timeWindow, max).then(
@@ -83,15 +83,7 @@ export function leasedWindowStore(client: RedisClient, namespace: string, onFail
      * fleet has taken the whole limit in this window. `current` past `max` means refused (the
      * plugin's rule). Undefined: a lease is needed.
      */
-    private takeNow(key: string, timeWindow: number, max: number): { current: number; ttl: number } | undefined {
-      const now = Date.now();
-      let window = this.windows.get(key);
-      if (!window || window.endsAt <= now) {
-        if (window) this.windows.delete(key);
-        window = { endsAt: now + timeWindow, tokens: 0, total: 0 };
-        if (this.windows.size >= MAX_WINDOWS) this.windows.delete(this.windows.keys().next().value as string);
-        this.windows.set(key, window);
-      }
+    private takeNow(window: LeasedWindow, now: number, max: number): { current: number; ttl: number } | undefined {
       const ttl = window.endsAt - now;
       if (window.tokens > 0) {
         window.tokens -= 1;
@@ -105,13 +97,14 @@ export function leasedWindowStore(client: RedisClient, namespace: string, onFail
     /** One request that needs a lease first (one lease in flight per key; others wait for it). */
     private async take(key: string, timeWindow: number, max: number): Promise<{ current: number; ttl: number }> {
       for (;;) {
-        const now = this.takeNow(key, timeWindow, max);
-        if (now) return now;
-        const window = this.windows.get(key) as LeasedWindow;
+        const now = Date.now();
+        const window = this.windows.at(key, now, timeWindow);
+        const taken = this.takeNow(window, now, max);
+        if (taken) return taken;
         window.leasing ??= this.lease(key, window, timeWindow, max);
         await window.leasing;
         // Evicted meanwhile (a flood of clients): put back, so its lease is not wasted and asked again.
-        if (this.windows.get(key) !== window && window.endsAt > Date.now()) this.windows.set(key, window);
+        this.windows.keep(key, window);
       }
     }
 

@@ -7,6 +7,7 @@ import type { MissLimit } from '../fill/relay-request.js';
 import type { RedisClient } from '../store/redis/mget-by-slot.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics/metrics.js';
+import { LocalWindowStore } from './fixed-windows.js';
 import { leasedWindowStore } from './leased-window-store.js';
 
 /** Where the counters live: Redis beside the index (shared by every instance using it), else in process. */
@@ -23,8 +24,10 @@ function window({ perSecond, burst }: RateLimit): { max: number; timeWindow: num
 /**
  * Per-client rate limits (issue 16 §2), by @fastify/rate-limit: its fixed windows, counted in Redis
  * when the index is there (`<prefix>rl:…` keys that expire with their window; leased in blocks,
- * leased-window-store.ts) so that a fleet limits together, or in process on the embedded store. A client
- * is its address as clientKey reads it (IPv4, IPv6 /64), after TRUST_PROXY.
+ * leased-window-store.ts) so that a fleet limits together, or in process on the embedded store
+ * (fixed-windows.ts). Either way every check gets its own count, so a burst sent at once is let
+ * through up to the limit, not refused whole. A client is its address as clientKey reads it (IPv4,
+ * IPv6 /64), after TRUST_PROXY.
  *
  * - RATE_LIMIT: every request but /healthz, /readyz and /metrics, counted before anything else is
  *   done (the onRequest hook); past it, 429 `rate_limited` with Retry-After.
@@ -58,8 +61,9 @@ export function registerRateLimits(
     global: requests !== undefined,
     ...(requests ? window(requests) : {}),
     keyGenerator: (request: FastifyRequest) => clientKey(request.ip),
-    // On Redis: leased blocks of the shared counters (leased-window-store.ts), not a round trip per request.
-    ...(shared ? { store: leasedWindowStore(shared.client, `${shared.keyPrefix}rl:`, counterFailed) } : {}),
+    // On Redis: leased blocks of the shared counters (leased-window-store.ts), not a round trip per
+    // request. Else ours, not the plugin's LocalStore: checks made in one turn misread it (fixed-windows.ts).
+    store: shared ? leasedWindowStore(shared.client, `${shared.keyPrefix}rl:`, counterFailed) : LocalWindowStore,
     skipOnError: true,
     // The x-ratelimit-* headers on 429s only (with Retry-After): on every answer they cost ~1% of
     // a cached lookup (three headers), for what a client rarely reads.
