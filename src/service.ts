@@ -4,6 +4,7 @@ import { ReadThrough } from './fill/read-through.js';
 import { buildApp } from './http/app.js';
 import { startMetricsServer } from './http/routes/metrics.js';
 import { exitAfterLogs, type Logger } from './logger.js';
+import { createGuardedFetcher } from './net/guarded-fetch.js';
 import { createNip05 } from './nip05/nip05.js';
 import { ZapProviders } from './zaps/zap-providers.js';
 import { createRelayPool } from './relays/create-relay-pool.js';
@@ -30,10 +31,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   if (config.offline) logger.info('OFFLINE=true: no outside traffic (no relays whatever RELAYS says, no NIP-05 resolution or verification, no zap provider checks)');
   const pool = config.offline ? undefined : createRelayPool(config.relays, logger);
   const fill = pool && new ReadThrough({ pool, store, config: config.relays, logger });
-  const nip05 = config.offline ? undefined : createNip05({ marks: store.marks, logger, config: config.nip05 });
-  if (nip05) logger.info({ maxConcurrent: config.nip05.maxConcurrent, maxPerDomain: config.nip05.maxPerDomain }, 'resolving NIP-05 names and verifying declared ones');
+  // One guarded fetcher for NIP-05 domains and LNURL pay endpoints: one policy, one set of slots.
+  const fetcher = config.offline ? undefined : createGuardedFetcher(config.nip05);
+  const nip05 = fetcher && createNip05({ marks: store.marks, logger, config: config.nip05, fetcher });
+  if (nip05) logger.info({ maxConcurrent: config.nip05.maxConcurrent, maxPerAddress: config.nip05.maxPerDomain }, 'resolving NIP-05 names and verifying declared ones');
   // Zap recipients' LNURL pay endpoints, checked in the background after reads (zaps/zap-providers.ts).
-  const zaps = config.offline ? undefined : new ZapProviders({ marks: store.marks, logger, config: config.zaps });
+  const zaps = fetcher && new ZapProviders({ marks: store.marks, logger, config: config.zaps, fetcher });
   const app = buildApp({ store, fill, config, logger, ...(nip05 ? { nip05 } : {}), ...(zaps ? { zaps } : {}) });
   await app.listen({ port: config.http.port, host: config.http.host });
   const metricsServer =
@@ -48,6 +51,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         pool.close();
       }
       await Promise.all([fill?.settled(), nip05?.close(), zaps?.close()]);
+      fetcher?.close();
       return store.close();
     });
     return closing;

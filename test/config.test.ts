@@ -41,7 +41,7 @@ describe('configuration from the environment', () => {
         followers: { maxEvents: 5000 },
       },
       nip05: { timeoutMs: 3000, ttlSeconds: 3600, negativeTtlSeconds: 60, allowPrivate: false, maxPerClient: 8, maxConcurrent: 16, maxPerDomain: 2 },
-      zaps: { ttlSeconds: 86400, timeoutMs: 3000, allowPrivate: false, maxConcurrent: 16, maxPerDomain: 2 },
+      zaps: { ttlSeconds: 86400, timeoutMs: 3000 },
       graphql: { graphiql: true, maxCost: 20_000, maxResponseBytes: 4 * 1024 * 1024 },
     });
     expect(DEFAULT_HTTP_LIMITS).toEqual({
@@ -142,7 +142,7 @@ describe('configuration from the environment', () => {
       },
       // NEGATIVE_TTL, RELAY_ALLOW_PRIVATE and MISS_CONCURRENCY_PER_CLIENT hold for NIP-05 domains as for relays.
       nip05: { timeoutMs: 800, ttlSeconds: 120, negativeTtlSeconds: 30, allowPrivate: true, maxPerClient: 3, maxConcurrent: 40, maxPerDomain: 4 },
-      zaps: { ttlSeconds: 600, timeoutMs: 800, allowPrivate: true, maxConcurrent: 40, maxPerDomain: 4 },
+      zaps: { ttlSeconds: 600, timeoutMs: 800 },
       graphql: { graphiql: true, maxCost: 5000, maxResponseBytes: 65536 },
     });
   });

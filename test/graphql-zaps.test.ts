@@ -55,7 +55,7 @@ describe('zaps over GraphQL, with the provider checked on a real HTTPS endpoint'
   let testStore: TestStore;
   const servers: TestServer[] = [];
   const serve = async () => {
-    const server = await startTestServer(testStore.store, { zaps: { allowPrivate: true, timeoutMs: 500 } });
+    const server = await startTestServer(testStore.store, { nip05: { allowPrivate: true }, zaps: { timeoutMs: 500 } });
     servers.push(server);
     return server;
   };

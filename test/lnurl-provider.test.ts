@@ -2,10 +2,11 @@ import { createServer } from 'node:net';
 import { bech32 } from '@scure/base';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Deadline } from '../src/net/guarded-fetch.js';
+import { type Deadline, GuardedFetcher } from '../src/net/guarded-fetch.js';
 import {
+  askPayEndpoint,
+  type LnurlProviderAnswer,
   lnurlPayEndpoint,
-  LnurlProviderFetcher,
   lud06Url,
   lud16Url,
   MAX_LNURL_PAY_BYTES,
@@ -163,9 +164,18 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** Pay endpoints asked through a guarded fetcher of their own (the service shares NIP-05's: test/guarded-fetch.test.ts). */
+function payEndpoints(allowPrivate: boolean) {
+  const guarded = new GuardedFetcher({ allowPrivate, maxConcurrent: 8, maxPerAddress: 2 });
+  return {
+    ask: (url: URL, within: Deadline): Promise<LnurlProviderAnswer> => askPayEndpoint(guarded, url, within),
+    close: () => guarded.close(),
+  };
+}
+
 describe('pay endpoints over HTTPS (a real server on loopback, the test CA)', () => {
   let server: Nip05Server;
-  let fetcher: LnurlProviderFetcher;
+  let fetcher: ReturnType<typeof payEndpoints>;
   /** The pay endpoint URL of `name` at the test server, as its lud16 names it. */
   const endpoint = (name: string) => lud16Url(`${name}@${server.domain}`) as URL;
   const hitsOf = (name: string) => server.paths.filter((path) => path === `/.well-known/lnurlp/${name}`).length;
@@ -173,7 +183,7 @@ describe('pay endpoints over HTTPS (a real server on loopback, the test CA)', ()
   beforeAll(async () => {
     server = await startNip05Server();
     // RELAY_ALLOW_PRIVATE=true, as the NIP-05 tests run: the test server is on loopback.
-    fetcher = new LnurlProviderFetcher({ allowPrivate: true, maxConcurrent: 8, maxPerDomain: 2 });
+    fetcher = payEndpoints(true);
   });
   afterAll(async () => {
     fetcher.close();
@@ -271,7 +281,7 @@ describe('pay endpoints over HTTPS (a real server on loopback, the test CA)', ()
   });
 
   it('a private or loopback address is refused without RELAY_ALLOW_PRIVATE (an IP literal, or a name resolving to one): no request is made', async () => {
-    const strict = new LnurlProviderFetcher({ allowPrivate: false, maxConcurrent: 8, maxPerDomain: 2 });
+    const strict = payEndpoints(false);
     try {
       server.routePath('/.well-known/lnurlp/private', { json: payResponse() });
       for (const host of [server.domain, `localhost:${server.port}`, `[::1]:${server.port}`]) {

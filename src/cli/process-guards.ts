@@ -1,5 +1,6 @@
 import { format } from 'node:util';
 import type { Logger } from '../logger.js';
+import { relayUrlsForLog } from '../relays/relay-url.js';
 
 /**
  * For every command (issue 18 §8): a failed store write must never stop `serve`, and `import`
@@ -19,7 +20,7 @@ export function guardProcess(logger: Logger): void {
       logger.error({ err: reason }, 'unhandled rejection');
     }
   });
-  const toLog = (...args: unknown[]) => logger.debug({ console: oneLine(format(...args)) }, 'library console output');
+  const toLog = (...args: unknown[]) => logger.debug({ console: relayUrlsForLog(oneLine(format(...args))) }, 'library console output');
   console.error = toLog;
   console.warn = toLog;
 }

@@ -242,7 +242,8 @@ const RelayModel = z.object({
 const Nip05Model = z.object({
   NIP05_TIMEOUT_MS: integer('NIP05_TIMEOUT_MS', 100, 60000, 3000),
   NIP05_TTL: integer('NIP05_TTL', 1, 86400 * 30, 3600),
-  // Outgoing nostr.json exchanges at once: in all, and with one domain (its connections too).
+  // Outgoing exchanges at once (nostr.json and LNURL pay endpoints, one fetcher): in all, and with
+  // one server address, whatever names point at it (its connections too). The name says domain: kept.
   NIP05_MAX_CONCURRENT: integer('NIP05_MAX_CONCURRENT', 1, 10_000, 16),
   NIP05_MAX_PER_DOMAIN: integer('NIP05_MAX_PER_DOMAIN', 1, 1000, 2),
 });
@@ -428,9 +429,12 @@ export interface Nip05Config {
   allowPrivate: boolean;
   /** Resolutions under way per client address, at most; past it, 429 (MISS_CONCURRENCY_PER_CLIENT; 0: no cap). */
   maxPerClient: number;
-  /** Exchanges with domains at once, in all (NIP05_MAX_CONCURRENT); past it, they wait their turn within their deadline. */
+  /**
+   * Exchanges with domains at once, in all (NIP05_MAX_CONCURRENT); past it, they wait their turn
+   * within their deadline. LNURL pay endpoint checks share them (one guarded fetcher).
+   */
   maxConcurrent: number;
-  /** Exchanges, and kept connections, with one domain at once (NIP05_MAX_PER_DOMAIN). */
+  /** Exchanges, and kept connections, with one server address at once, whatever names point at it (NIP05_MAX_PER_DOMAIN). */
   maxPerDomain: number;
 }
 
@@ -614,9 +618,6 @@ export function loadConfig(env: Env = process.env): Config {
     zaps: {
       ttlSeconds: zaps.ZAP_PROVIDER_TTL,
       timeoutMs: nip05.NIP05_TIMEOUT_MS,
-      allowPrivate: relays.RELAY_ALLOW_PRIVATE,
-      maxConcurrent: nip05.NIP05_MAX_CONCURRENT,
-      maxPerDomain: nip05.NIP05_MAX_PER_DOMAIN,
     },
     graphql: {
       graphiql: graphql.GRAPHIQL ?? graphql.NODE_ENV !== 'production',

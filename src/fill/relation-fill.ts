@@ -11,6 +11,7 @@ import { FOLLOW_LIST_KIND } from '../nostr/follows.js';
 import { COMMENT_KIND, RELATION_KINDS } from '../nostr/relationships.js';
 import { readRelaysOf, RELAY_LIST_KIND, writeRelaysOf } from '../nostr/relay-list.js';
 import type { RelayPool } from '../relays/relay-pool.js';
+import { relayUrlForLog } from '../relays/relay-url.js';
 import { isOversized } from '../store/derived-values.js';
 import type { EventStore } from '../store/event-store.js';
 import { relayListMarkKey } from '../store/mark-store.js';
@@ -691,7 +692,7 @@ class RelationRun {
       await this.write(fresh);
       if (flooded) {
         // A learned relay's URL is a stranger's: at debug, as the pool logs learned relays.
-        const log = { relay: url, limit: this.pageLimit };
+        const log = { relay: relayUrlForLog(url), limit: this.pageLimit };
         if (learned) this.deps.logger.debug(log, 'relay sent more than a page asked for; cut');
         else this.deps.logger.warn(log, 'relay sent more than a page asked for; cut');
         return;

@@ -7,6 +7,7 @@ import { DELETION_KIND } from '../nostr/deletions.js';
 import { supersedes } from '../nostr/kinds.js';
 import { RELAY_LIST_KIND, writeRelaysOf } from '../nostr/relay-list.js';
 import type { RelayOutcome, RelayPool, RelayQuery } from '../relays/relay-pool.js';
+import { relayUrlForLog } from '../relays/relay-url.js';
 import { fingerprint } from './asked-relays.js';
 import { chunks, type LookupKind, MAX_VALUES_PER_FILTER } from './lookup-kind.js';
 import { planOutbox } from './outbox-plan.js';
@@ -287,7 +288,7 @@ class SearchRun {
         if (!outcome.answered && this.input.configured === 'all' && query.relays.length > 0) {
           // Offline, every background refresh ends so (issue 30 §3): a warning only where a request waited.
           const level = this.input.background ? 'debug' : 'warn';
-          this.deps.logger[level]({ relays: Object.fromEntries(outcome.outcomes) }, 'no relay answered');
+          this.deps.logger[level]({ relays: Object.fromEntries([...outcome.outcomes].map(([url, said]) => [relayUrlForLog(url), said])) }, 'no relay answered');
         }
       })
       .catch((error: unknown) => this.deps.logger.error({ err: error }, 'relay query failed'))

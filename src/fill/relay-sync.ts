@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { isEphemeralKind } from '../nostr/kinds.js';
 import { openRelay, VerifiedEvents } from '../relays/open-relay.js';
+import { relayUrlForLog, relayUrlsForLog } from '../relays/relay-url.js';
 import type { EventStore, WriteOutcome } from '../store/event-store.js';
 
 export interface RelaySyncOptions {
@@ -66,7 +67,7 @@ export class RelaySync {
   }
 
   start(): void {
-    this.options.logger.info({ relays: this.options.relays, kinds: this.options.kinds }, 'sync started');
+    this.options.logger.info({ relays: this.options.relays.map(relayUrlForLog), kinds: this.options.kinds }, 'sync started');
     for (const follower of this.followers) follower.start();
     this.progressTimer = setInterval(() => this.logProgress('sync progress'), this.options.progressIntervalMs ?? 10_000);
     this.progressTimer.unref();
@@ -159,7 +160,7 @@ class RelayFollower {
       this.eosed = false;
       this.lostWrites = false;
       this.newestSeen = 0;
-      logger.info({ relay: this.url, since }, 'sync connected');
+      logger.info({ relay: relayUrlForLog(this.url), since }, 'sync connected');
       this.subscription = relay.subscribe([{ kinds: [...this.options.kinds], since }], {
         onevent: (raw) => this.receive(raw),
         oninvalidevent: () => {
@@ -187,7 +188,7 @@ class RelayFollower {
     if (this.stopped) return;
     this.failures += 1;
     const wait = backoffMs(this.failures, LONGEST_BACKOFF_MS);
-    this.options.logger.warn({ relay: this.url, reason, retryInMs: wait }, 'sync connection lost; reconnecting');
+    this.options.logger.warn({ relay: relayUrlForLog(this.url), reason: relayUrlsForLog(reason), retryInMs: wait }, 'sync connection lost; reconnecting');
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => void this.connect(), wait);
   }
@@ -227,7 +228,7 @@ class RelayFollower {
       } catch (error) {
         // Nothing is lost for good: the cursor stays where it was, and reconnecting subscribes again
         // from it, so the relay sends these events again.
-        this.options.logger.error({ err: error, relay: this.url, events: batch.length }, 'sync could not write to the store');
+        this.options.logger.error({ err: error, relay: relayUrlForLog(this.url), events: batch.length }, 'sync could not write to the store');
         this.lostWrites = true;
         this.relay?.close();
       }

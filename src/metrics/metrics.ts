@@ -1,5 +1,6 @@
 import type { CountedLookup, ReadReceipt } from '../store/read-receipt.js';
 import { collectDefaultMetrics, type Metric, Registry } from 'prom-client';
+import { relayUrlForLog } from '../relays/relay-url.js';
 
 /**
  * The service's Prometheus metrics (issue 16 §1), one registry per process: `/metrics` serves it
@@ -152,13 +153,7 @@ export type LookupOutcome =
  * out (issue 31 finding 6).
  */
 export function relayLabel(url: string, learned: boolean): string {
-  if (learned) return 'other';
-  try {
-    const { protocol, host, pathname } = new URL(url);
-    return `${protocol}//${host}${pathname}`;
-  } catch {
-    return 'other';
-  }
+  return learned ? 'other' : relayUrlForLog(url);
 }
 
 /** What the rest of the service counts. */

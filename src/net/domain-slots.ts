@@ -11,7 +11,9 @@ interface Waiter {
 
 /**
  * Outgoing exchanges with domains at once: at most `total`, and at most `perDomain` with one
- * domain (issue 31: 40 clients held 320 hanging connections to one domain). Past a cap an exchange
+ * domain (issue 31: 40 clients held 320 hanging connections to one domain). A "domain" is whatever
+ * key the caller gives: the guarded fetcher gives the address it connects to (guarded-fetch.ts
+ * slotKey), so that many names of one server share its cap. Past a cap an exchange
  * waits its turn, first come first served, until its deadline; the line is bounded too
  * (WAITING_PER_SLOT per slot, in all and per domain), and an exchange past it is refused at once.
  */
@@ -62,6 +64,11 @@ export class DomainSlots {
       this.waiting.push(waiter);
       add(this.waitingByDomain, domain, 1);
     });
+  }
+
+  /** Exchanges with `domain` holding a slot now. */
+  runningWith(domain: string): number {
+    return count(this.runningByDomain, domain);
   }
 
   private hasRoom(domain: string): boolean {

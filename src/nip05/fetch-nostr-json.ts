@@ -1,15 +1,15 @@
 import { isHex64, type Nip05Name } from '../nostr/identifiers.js';
-import { type Deadline, GuardedFetcher } from '../net/guarded-fetch.js';
+import type { Deadline, GuardedFetcher } from '../net/guarded-fetch.js';
 import { parseRelayUrl } from '../relays/relay-url.js';
 
 export type { Deadline } from '../net/guarded-fetch.js';
 
 /**
  * NIP-05 resolutions over HTTPS: `GET https://<domain>/.well-known/nostr.json?name=<name>`, by the
- * guarded fetcher (net/guarded-fetch.ts): a deadline for the whole exchange, a cap on the body, no
- * redirects followed (NIP-05: "Fetchers MUST ignore any HTTP redirects given by the
- * /.well-known/nostr.json endpoint"), the address policy of relay hints, and caps on exchanges at
- * once, in all and per domain.
+ * service's guarded fetcher (net/guarded-fetch.ts), the one LNURL pay endpoints are asked through
+ * too: a deadline for the whole exchange, a cap on the body, no redirects followed (NIP-05:
+ * "Fetchers MUST ignore any HTTP redirects given by the /.well-known/nostr.json endpoint"), the
+ * address policy of relay hints, and caps on exchanges at once, in all and per address.
  */
 
 /** The largest nostr.json read: a static file may list many names, but not megabytes of them. */
@@ -40,15 +40,6 @@ export function answeredByDomain(answer: NostrJsonAnswer): boolean {
   return answer.kind !== 'unresolvable' || !NOT_ASKED.has(answer.reason);
 }
 
-export interface NostrJsonFetcherOptions {
-  /** RELAY_ALLOW_PRIVATE: loopback, private and link-local addresses allowed (tests, local setups). */
-  allowPrivate: boolean;
-  /** NIP05_MAX_CONCURRENT: exchanges at once, in all. */
-  maxConcurrent: number;
-  /** NIP05_MAX_PER_DOMAIN: exchanges (and connections) at once with one domain. */
-  maxPerDomain: number;
-}
-
 const NOT_FOUND: NostrJsonAnswer = { kind: 'not_found' };
 
 function unresolvable(reason: string): NostrJsonAnswer {
@@ -56,34 +47,23 @@ function unresolvable(reason: string): NostrJsonAnswer {
 }
 
 /**
- * Asks domains for nostr.json documents. Connections are kept alive and reused per domain (at most
- * NIP05_MAX_PER_DOMAIN of them), so that resolving many names at one domain costs one TLS
- * handshake, not one each.
+ * Asks the domain of `name` within `deadline` (whose signal also ends it at shutdown), through
+ * `fetcher`; never throws. `background` (a verification nobody waits for): only within its share
+ * of the slots, never in line.
  */
-export class NostrJsonFetcher {
-  private readonly fetcher: GuardedFetcher;
-
-  constructor(options: NostrJsonFetcherOptions) {
-    this.fetcher = new GuardedFetcher({ ...options, maxBodyBytes: MAX_NOSTR_JSON_BYTES, userAgent: USER_AGENT });
-  }
-
-  /**
-   * Asks the domain of `name` within `deadline` (whose signal also ends it at shutdown); never throws.
-   * `background` (a verification nobody waits for): only within its share of the slots, never in line.
-   */
-  async fetch(name: Nip05Name, deadline: Deadline, background = false): Promise<NostrJsonAnswer> {
-    const url = new URL(`https://${name.domain}/.well-known/nostr.json`);
-    url.searchParams.set('name', name.name);
-    // A server that knows no such name may say so with 404 (answered at once); any other failure is no answer.
-    const result = await this.fetcher.get(url, deadline, { background, bodyStatuses: [200], headerStatuses: [404] });
-    if (result.kind === 'failed') return unresolvable(result.reason);
-    return result.status === 200 ? readNostrJson(result.text, name.name) : NOT_FOUND;
-  }
-
-  /** Closes kept connections (at shutdown; exchanges under way end by their deadline signal). */
-  close(): void {
-    this.fetcher.close();
-  }
+export async function fetchNostrJson(fetcher: GuardedFetcher, name: Nip05Name, deadline: Deadline, background = false): Promise<NostrJsonAnswer> {
+  const url = new URL(`https://${name.domain}/.well-known/nostr.json`);
+  url.searchParams.set('name', name.name);
+  // A server that knows no such name may say so with 404 (answered at once); any other failure is no answer.
+  const result = await fetcher.get(url, deadline, {
+    maxBodyBytes: MAX_NOSTR_JSON_BYTES,
+    userAgent: USER_AGENT,
+    background,
+    bodyStatuses: [200],
+    headerStatuses: [404],
+  });
+  if (result.kind === 'failed') return unresolvable(result.reason);
+  return result.status === 200 ? readNostrJson(result.text, name.name) : NOT_FOUND;
 }
 
 /**

@@ -7,7 +7,8 @@ import { isLowerHex64, type Nip05Name } from '../nostr/identifiers.js';
 import { parseRelayUrl } from '../relays/relay-url.js';
 import { type MarkStore, nip05NameMarkKey } from '../store/mark-store.js';
 import type { MissLimit } from '../fill/relay-request.js';
-import { answeredByDomain, type Deadline, NostrJsonFetcher, type NostrJsonAnswer } from './fetch-nostr-json.js';
+import type { GuardedFetcher } from '../net/guarded-fetch.js';
+import { answeredByDomain, type Deadline, fetchNostrJson, type NostrJsonAnswer } from './fetch-nostr-json.js';
 
 /** A domain's answer about a name, and when it was given (seconds since the epoch). */
 export interface Nip05Resolution {
@@ -19,6 +20,8 @@ export interface Nip05ResolverDependencies {
   marks: MarkStore;
   logger: Logger;
   config: Nip05Config;
+  /** The service's one guarded fetcher (LNURL checks share it: its slots and connections). */
+  fetcher: GuardedFetcher;
 }
 
 export interface ResolveOptions {
@@ -50,12 +53,8 @@ export class Nip05Resolver {
   private readonly byClientName = new Map<string, { admitted: Promise<void>; holders: number }>();
   /** Ends every exchange at shutdown. */
   private readonly closing = new AbortController();
-  private readonly fetcher: NostrJsonFetcher;
 
-  constructor(private readonly deps: Nip05ResolverDependencies) {
-    const { allowPrivate, maxConcurrent, maxPerDomain } = deps.config;
-    this.fetcher = new NostrJsonFetcher({ allowPrivate, maxConcurrent, maxPerDomain });
-  }
+  constructor(private readonly deps: Nip05ResolverDependencies) {}
 
   /**
    * The domain's answer about `name`: from the store while cached, else asked (or awaited from
@@ -72,10 +71,9 @@ export class Nip05Resolver {
     return this.perClient(name, options, () => this.shared(name, waitMs, options.client === undefined));
   }
 
-  /** Stops exchanges under way (their callers get "unresolvable") and closes kept connections. */
+  /** Stops exchanges under way (their callers get "unresolvable"); the fetcher's owner closes its connections. */
   close(): void {
     this.closing.abort();
-    this.fetcher.close();
   }
 
   private async perClient<T>(name: Nip05Name, { client, missLimit }: ResolveOptions, run: () => Promise<T>): Promise<T> {
@@ -159,7 +157,7 @@ export class Nip05Resolver {
 
   private async ask(name: Nip05Name, deadline: Deadline, background: boolean): Promise<Nip05Resolution> {
     const { config, marks, logger } = this.deps;
-    const answer = await this.fetcher.fetch(name, deadline, background);
+    const answer = await fetchNostrJson(this.deps.fetcher, name, deadline, background);
     const resolution = resolutionNow(answer);
     if (answer.kind === 'unresolvable') logger.debug({ reason: answer.reason }, 'NIP-05 name could not be resolved');
     // Shutdown, or no slot free in time, is no answer about the domain: not remembered.

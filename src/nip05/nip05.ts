@@ -1,5 +1,6 @@
 import type { Nip05Config } from '../config/env.js';
 import type { Logger } from '../logger.js';
+import type { GuardedFetcher } from '../net/guarded-fetch.js';
 import type { MarkStore } from '../store/mark-store.js';
 import { Nip05Resolver } from './nip05-resolver.js';
 import { Nip05Verifier } from './nip05-verification.js';
@@ -12,8 +13,8 @@ export interface Nip05 {
   close(): Promise<void>;
 }
 
-export function createNip05({ marks, logger, config }: { marks: MarkStore; logger: Logger; config: Nip05Config }): Nip05 {
-  const resolver = new Nip05Resolver({ marks, logger, config });
+export function createNip05({ marks, logger, config, fetcher }: { marks: MarkStore; logger: Logger; config: Nip05Config; fetcher: GuardedFetcher }): Nip05 {
+  const resolver = new Nip05Resolver({ marks, logger, config, fetcher });
   const verifier = new Nip05Verifier({ marks, resolver, logger, config });
   return {
     resolver,

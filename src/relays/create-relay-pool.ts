@@ -1,6 +1,7 @@
 import { configuredRelays, type RelayConfig } from '../config/env.js';
 import type { Logger } from '../logger.js';
 import { RelayPool } from './relay-pool.js';
+import { relayUrlForLog } from './relay-url.js';
 
 /** The relay pool for `serve`, or undefined when RELAYS is empty (no relay traffic at all). */
 export function createRelayPool(config: RelayConfig, logger: Logger): RelayPool | undefined {
@@ -11,9 +12,9 @@ export function createRelayPool(config: RelayConfig, logger: Logger): RelayPool 
   }
   logger.info(
     {
-      relays: config.urls,
-      indexers: config.indexerUrls,
-      ...(config.searchUrls.length > 0 ? { search: config.searchUrls } : {}),
+      relays: config.urls.map(relayUrlForLog),
+      indexers: config.indexerUrls.map(relayUrlForLog),
+      ...(config.searchUrls.length > 0 ? { search: config.searchUrls.map(relayUrlForLog) } : {}),
       outbox: config.outbox.enabled ? config.outbox : false,
       maxConnections: config.maxConnections,
       timeoutMs: config.timeoutMs,

@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { verifyNostrEvent } from '../nostr/verify-event.js';
 import { relaySocket } from './relay-socket.js';
+import { relayUrlForLog } from './relay-url.js';
 
 /**
  * NIP-01 verification for relay connections. nostr-tools asks `verify` for a boolean and then hands
@@ -39,7 +40,7 @@ export function openRelay(
     isOpen: (id: string): boolean => relay.openSubs.has(id),
     onFlood: () => {
       // Debug: the URL may be a stranger's (a hint); the pool's RelayHealth logs the rest it gets.
-      logger.debug({ relay: url }, 'relay kept sending what answers no open subscription; connection closed');
+      logger.debug({ relay: relayUrlForLog(url) }, 'relay kept sending what answers no open subscription; connection closed');
       onFlood?.();
     },
   };
@@ -48,6 +49,6 @@ export function openRelay(
     websocketImplementation: relaySocket({ publicOnly, hooks }) as unknown as typeof WebSocket,
     enablePing: true,
   });
-  relay.onnotice = (notice) => logger.debug({ relay: url, notice: String(notice).slice(0, 200) }, 'relay notice');
+  relay.onnotice = (notice) => logger.debug({ relay: relayUrlForLog(url), notice: String(notice).slice(0, 200) }, 'relay notice');
   return relay;
 }

@@ -1,6 +1,7 @@
 import { backoffMs } from '../backoff.js';
 import type { Logger } from '../logger.js';
 import type { RelayOutcome } from './relay-pool.js';
+import { relayUrlForLog } from './relay-url.js';
 
 /** A configured relay rests at most this long after failures: it is one we chose and expect back. */
 const LONGEST_REST_CONFIGURED_MS = 30_000;
@@ -92,7 +93,7 @@ export class RelayHealth {
     if (answered) {
       record.answered += 1;
       if (record.strikes > 0 && record.restingUntil > 0) {
-        this.log(learned, { relay: url, after: record.strikes }, 'relay answers again');
+        this.log(learned, { relay: relayUrlForLog(url), after: record.strikes }, 'relay answers again');
       }
       record.strikes = 0;
       record.restingUntil = 0;
@@ -137,12 +138,13 @@ export class RelayHealth {
   private logRest(learned: boolean, fields: { relay: string } & Record<string, unknown>): void {
     const now = Date.now();
     const last = this.restLoggedAt.get(fields.relay);
+    const logged = { ...fields, relay: relayUrlForLog(fields.relay) };
     if (learned || (last !== undefined && now - last < RESTING_LOGGED_EVERY_MS)) {
-      this.logger.debug(fields, 'relay resting');
+      this.logger.debug(logged, 'relay resting');
       return;
     }
     this.restLoggedAt.set(fields.relay, now);
-    this.logger.info(fields, 'relay resting');
+    this.logger.info(logged, 'relay resting');
   }
 
   /**

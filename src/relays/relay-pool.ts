@@ -10,6 +10,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import { openRelay, VerifiedEvents } from './open-relay.js';
 import { RelayHealth } from './relay-health.js';
 import { hintHostAllowed } from './relay-socket.js';
+import { relayUrlForLog } from './relay-url.js';
 
 /**
  * How one relay took part in a query:
@@ -471,7 +472,7 @@ export class RelayPool {
     });
     const outcome = (await untilAborted(answer, ended, null)) ?? endedAs(asked);
     if (invalid > 0) {
-      this.options.logger.warn({ relay: url, invalid }, 'relay sent events that failed verification; ignored');
+      this.options.logger.warn({ relay: relayUrlForLog(url), invalid }, 'relay sent events that failed verification; ignored');
     }
     if (subscription) {
       if (outcome !== 'closed') subscription.close();

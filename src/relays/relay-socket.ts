@@ -26,6 +26,15 @@ export function isPublicAddress(address: string): boolean {
 
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number];
 
+/**
+ * Whether a name that resolved to `addresses` may be dialled by an untrusted party's choice: it
+ * resolved, and to public addresses only (one private address among public ones is refused: the
+ * connection could land on it).
+ */
+export function allPublic(addresses: readonly { address: string }[]): boolean {
+  return addresses.length > 0 && addresses.every(({ address }) => isPublicAddress(address));
+}
+
 /** Refused because the hint's host is (or resolves to) an address that is not public. */
 export class NonPublicAddressError extends Error {
   constructor(readonly host: string) {
@@ -44,7 +53,7 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
 export function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, []);
-    if (addresses.length === 0 || !addresses.every(({ address }) => isPublicAddress(address))) {
+    if (!allPublic(addresses)) {
       return callback(Object.assign(new NonPublicAddressError(hostname), { code: 'ENONPUBLIC' }), []);
     }
     if (options.all) return callback(null, addresses);

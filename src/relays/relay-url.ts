@@ -24,3 +24,26 @@ export function parseRelayUrl(raw: string): string | undefined {
   // Normalising can lengthen a URL (percent-encoding): the limit holds for what is used, too.
   return normalised.length > MAX_RELAY_URL_LENGTH ? undefined : normalised;
 }
+
+/**
+ * A relay URL as the log and /metrics name it: scheme, host (with port) and path, without user
+ * info, query or fragment. A configured relay's URL may carry an access token there
+ * (`wss://relay.example/?token=…`, `wss://user:pass@relay.example/`), and whoever reads the log or
+ * scrapes /metrics must not get it. Text that is not a URL is named by nothing of its own.
+ */
+export function relayUrlForLog(url: string): string {
+  try {
+    const { protocol, host, pathname } = new URL(url);
+    return `${protocol}//${host}${pathname}`;
+  } catch {
+    return '(not a URL)';
+  }
+}
+
+/** Where a ws:// or wss:// URL appears in free text: up to a space, a quote or an angle bracket. */
+const RELAY_URLS_IN_TEXT = /wss?:\/\/[^\s"'<>`]+/gi;
+
+/** Free text (a library's message, a close reason) with every ws:// or wss:// URL in it as relayUrlForLog names it. */
+export function relayUrlsForLog(text: string): string {
+  return text.replace(RELAY_URLS_IN_TEXT, (url) => relayUrlForLog(url));
+}

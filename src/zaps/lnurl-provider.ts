@@ -1,5 +1,5 @@
 import { bech32 } from '@scure/base';
-import { type Deadline, GuardedFetcher, type GuardedFetchResult } from '../net/guarded-fetch.js';
+import type { Deadline, GuardedFetcher, GuardedFetchResult } from '../net/guarded-fetch.js';
 import { isLowerHex64, parseDomain } from '../nostr/identifiers.js';
 import type { ZapReceipt } from '../nostr/zaps.js';
 
@@ -7,8 +7,9 @@ import type { ZapReceipt } from '../nostr/zaps.js';
  * The provider check of NIP-57 zaps (../shared/DESIGN.md, "Relationships", zaps row): a receipt
  * counts only if it is signed by the `nostrPubkey` that the zapped pubkey's LNURL pay endpoint
  * declares with `allowsNostr: true`. The endpoint is named by the pubkey's profile (`lud16`, else
- * `lud06`) and fetched by the guarded fetcher of NIP-05 (net/guarded-fetch.ts): HTTPS only, public
- * addresses only unless RELAY_ALLOW_PRIVATE, no redirects, a body cap, a deadline, per-domain slots.
+ * `lud06`) and fetched by the service's one guarded fetcher, NIP-05's (net/guarded-fetch.ts): HTTPS
+ * only, public addresses only unless RELAY_ALLOW_PRIVATE, no redirects, a body cap, a deadline, and
+ * the same slots (a pay endpoint and a NIP-05 domain on one address share its cap).
  */
 
 /**
@@ -141,36 +142,13 @@ export function readPayEndpointResult(result: GuardedFetchResult): LnurlProvider
   }
 }
 
-export interface LnurlProviderFetcherOptions {
-  /** RELAY_ALLOW_PRIVATE: loopback, private and link-local addresses allowed (tests, local setups). */
-  allowPrivate: boolean;
-  /** Exchanges with pay endpoints at once, in all. */
-  maxConcurrent: number;
-  /** Exchanges (and connections) at once with one domain. */
-  maxPerDomain: number;
-}
-
-/** Asks LNURL pay endpoints for the key that signs their zap receipts. */
-export class LnurlProviderFetcher {
-  private readonly fetcher: GuardedFetcher;
-
-  constructor(options: LnurlProviderFetcherOptions) {
-    this.fetcher = new GuardedFetcher({ ...options, maxBodyBytes: MAX_LNURL_PAY_BYTES, userAgent: USER_AGENT });
-  }
-
-  /**
-   * Asks `endpoint` (an {@link LnurlPayEndpoint}'s url) within `deadline` (whose signal also ends it
-   * at shutdown); never throws. `background` (a check nobody waits for): only within its share of
-   * the slots, never in line.
-   */
-  async ask(endpoint: URL, deadline: Deadline, background = false): Promise<LnurlProviderAnswer> {
-    return readPayEndpointResult(await this.fetcher.get(endpoint, deadline, { background }));
-  }
-
-  /** Closes kept connections (at shutdown; exchanges under way end by their deadline signal). */
-  close(): void {
-    this.fetcher.close();
-  }
+/**
+ * Asks the pay endpoint at `endpoint` (an {@link LnurlPayEndpoint}'s url) for the key that signs its
+ * zap receipts, through `fetcher`, within `deadline` (whose signal also ends it at shutdown); never
+ * throws. `background` (a check nobody waits for): only within its share of the slots, never in line.
+ */
+export async function askPayEndpoint(fetcher: GuardedFetcher, endpoint: URL, deadline: Deadline, background = false): Promise<LnurlProviderAnswer> {
+  return readPayEndpointResult(await fetcher.get(endpoint, deadline, { maxBodyBytes: MAX_LNURL_PAY_BYTES, userAgent: USER_AGENT, background }));
 }
 
 /**

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '../logger.js';
+import type { GuardedFetcher } from '../net/guarded-fetch.js';
 import type { MarkStore } from '../store/mark-store.js';
-import { type LnurlProviderAnswer, LnurlProviderFetcher, lnurlPayEndpoint } from './lnurl-provider.js';
+import { askPayEndpoint, type LnurlProviderAnswer, lnurlPayEndpoint } from './lnurl-provider.js';
 
 /**
  * The provider check of zaps (issue 27 §3), kept per recipient in the store, shared by every
@@ -16,13 +17,11 @@ import { type LnurlProviderAnswer, LnurlProviderFetcher, lnurlPayEndpoint } from
 export interface ZapProviderConfig {
   /** ZAP_PROVIDER_TTL: how long an answer is used before it is checked again (it is used meanwhile). */
   ttlSeconds: number;
-  /** The longest an exchange with a pay endpoint may take (NIP05_TIMEOUT_MS: the same kind of exchange). */
+  /**
+   * The longest an exchange with a pay endpoint may take (NIP05_TIMEOUT_MS: the same kind of
+   * exchange, through the same fetcher, whose settings are NIP-05's).
+   */
   timeoutMs: number;
-  /** RELAY_ALLOW_PRIVATE. */
-  allowPrivate: boolean;
-  /** Exchanges at once, in all, and with one domain (NIP05_MAX_CONCURRENT, NIP05_MAX_PER_DOMAIN). */
-  maxConcurrent: number;
-  maxPerDomain: number;
 }
 
 /** What a recipient's receipts are, by their signer: counted when signed by `provider`, else not; or all pending. */
@@ -89,15 +88,12 @@ export function readVerdict(metadata: LudFields | null, note: string | null, ttl
 }
 
 export class ZapProviders {
-  private readonly fetcher: LnurlProviderFetcher;
   private readonly checking = new Set<string>();
   private readonly running = new Set<Promise<void>>();
   private readonly shutdown = new AbortController();
 
-  constructor(private readonly deps: { marks: MarkStore; logger: Logger; config: ZapProviderConfig }) {
-    const { allowPrivate, maxConcurrent, maxPerDomain } = deps.config;
-    this.fetcher = new LnurlProviderFetcher({ allowPrivate, maxConcurrent, maxPerDomain });
-  }
+  /** `fetcher`: the service's one guarded fetcher, NIP-05's (its slots and connections shared). */
+  constructor(private readonly deps: { marks: MarkStore; logger: Logger; config: ZapProviderConfig; fetcher: GuardedFetcher }) {}
 
   /**
    * The verdict for a recipient (readVerdict), scheduling a check in the background when one is due.
@@ -108,10 +104,9 @@ export class ZapProviders {
     return verdict;
   }
 
-  /** Ends exchanges under way and waits for the checks (before the store closes). */
+  /** Ends exchanges under way and waits for the checks (before the store closes); the fetcher's owner closes its connections. */
   async close(): Promise<void> {
     this.shutdown.abort();
-    this.fetcher.close();
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
@@ -132,8 +127,9 @@ export class ZapProviders {
     const [mine] = await marks.claim([claimKey(pubkey, endpoint)], CLAIM_SECONDS);
     if (!mine) return;
     const timeout = AbortSignal.timeout(config.timeoutMs);
-    const deadline = { signal: AbortSignal.any([timeout, this.shutdown.signal]), endsAt: Date.now() + config.timeoutMs };
-    const answer: LnurlProviderAnswer = await this.fetcher.ask(url, deadline, true);
+    // endsAt is on performance.now()'s clock, as Deadline says.
+    const deadline = { signal: AbortSignal.any([timeout, this.shutdown.signal]), endsAt: performance.now() + config.timeoutMs };
+    const answer: LnurlProviderAnswer = await askPayEndpoint(this.deps.fetcher, url, deadline, true);
     // No answer (a timeout, a 5xx, no slot): what is held stays; the claim's expiry allows another try.
     if ('unavailable' in answer) return;
     const stored = encodeAnswer({ endpoint, checkedAt: Math.floor(Date.now() / 1000), answer });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll } from 'vitest';
 import type { Config, HttpLimits, MetricsConfig, Nip05Config, RateLimitConfig, RelayConfig } from '../../src/config/env.js';
 import { ReadThrough } from '../../src/fill/read-through.js';
 import { buildApp } from '../../src/http/app.js';
+import { createGuardedFetcher, type HostLookup } from '../../src/net/guarded-fetch.js';
 import { createNip05 } from '../../src/nip05/nip05.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { createRelayPool } from '../../src/relays/create-relay-pool.js';
@@ -35,12 +36,23 @@ export interface TestServerOptions {
   metrics?: MetricsConfig;
   /** RATE_LIMIT, MISS_RATE_LIMIT, TRUST_PROXY: off when absent. */
   rateLimits?: RateLimitConfig;
-  /** Zap provider checks, as `serve` sets them up; the defaults below when absent. */
+  /** Zap provider checks, as `serve` sets them up; the defaults below when absent. Their fetcher is NIP-05's (`nip05` sets it). */
   zaps?: Partial<ZapProviderConfig>;
+  /** Names the guarded fetcher resolves (to loopback, say) instead of asking DNS: `hosts(...)` makes one. */
+  resolve?: HostLookup;
 }
 
-/** Zap provider settings for tests: a short deadline; loopback endpoints refused unless a test allows them. */
-export const TEST_ZAP_CONFIG: ZapProviderConfig = { ttlSeconds: 86400, timeoutMs: 1000, allowPrivate: false, maxConcurrent: 16, maxPerDomain: 2 };
+/** A lookup that resolves these names to these addresses (in this order), and nothing else (ENOTFOUND), as a hosts file would. */
+export function hosts(table: Record<string, string | string[]>): HostLookup {
+  return async (hostname) => {
+    const addresses = table[hostname.toLowerCase()];
+    if (addresses === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    return [addresses].flat().map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+}
+
+/** Zap provider settings for tests: a short deadline (loopback endpoints are refused unless `nip05` allows them: one fetcher). */
+export const TEST_ZAP_CONFIG: ZapProviderConfig = { ttlSeconds: 86400, timeoutMs: 1000 };
 
 /** NIP-05 settings for tests: a short deadline; loopback domains refused unless a test allows them. */
 export const TEST_NIP05_CONFIG: Nip05Config = {
@@ -80,8 +92,11 @@ export async function startTestServer(
   const relayConfig = { ...TEST_RELAY_CONFIG, ...options.relays };
   const pool = createRelayPool(relayConfig, logger);
   const fill = pool && new ReadThrough({ pool, store, config: relayConfig, logger });
-  const nip05 = createNip05({ marks: store.marks, logger, config: { ...TEST_NIP05_CONFIG, ...options.nip05 } });
-  const zaps = new ZapProviders({ marks: store.marks, logger, config: { ...TEST_ZAP_CONFIG, ...options.zaps } });
+  const nip05Config = { ...TEST_NIP05_CONFIG, ...options.nip05 };
+  // As `serve` has it: one guarded fetcher for NIP-05 and zap provider checks.
+  const fetcher = createGuardedFetcher(nip05Config, options.resolve);
+  const nip05 = createNip05({ marks: store.marks, logger, config: nip05Config, fetcher });
+  const zaps = new ZapProviders({ marks: store.marks, logger, config: { ...TEST_ZAP_CONFIG, ...options.zaps }, fetcher });
   const app = buildApp({
     store,
     fill,
@@ -104,6 +119,7 @@ export async function startTestServer(
     pool?.close();
     // As `serve` does: the store must not be closed under a background profile refresh or NIP-05 check.
     await Promise.all([fill?.settled(), nip05.close(), zaps.close()]);
+    fetcher.close();
   };
   return { url: `http://127.0.0.1:${address.port}`, app, logs, close, pool };
 }
