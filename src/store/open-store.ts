@@ -56,12 +56,11 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false,
   if (config.kind === 'embedded') {
     let store: LmdbEventStore;
     try {
-      store = new LmdbEventStore(config.dataDir, { publicUrl: config.publicUrl });
+      store = new LmdbEventStore(config.dataDir, { publicUrl: config.publicUrl, log: logger });
     } catch (error) {
       throw new StoreOpenError(`cannot open the embedded store in ${config.dataDir}: ${(error as Error).message}`);
     }
     logger.info({ store: 'embedded', engine: 'lmdb', dataDir: config.dataDir }, 'event store: embedded');
-    if (store.readOnly) logger.warn({ dataDir: config.dataDir }, 'DATA_DIR is on a read-only disk: serving what it holds, storing nothing');
     return { store, description: `the embedded store in ${config.dataDir}`, ready: () => store.ping() };
   }
   let client: RedisClient;
