@@ -81,7 +81,8 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false,
   let lastError = '';
   client.on('error', (error: Error) => {
     // ioredis reports every reconnect attempt: log each distinct error once until it changes.
-    if (error.message !== lastError) logger.warn({ err: { message: error.message } }, `${where.store} connection error`);
+    // The message alone, as words: a stack (or pino's empty one for a bare message) says nothing here.
+    if (error.message !== lastError) logger.warn({ error: error.message }, `${where.store} connection error`);
     lastError = error.message;
   });
   client.on('ready', () => {
@@ -93,7 +94,7 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false,
   if (client instanceof Cluster) {
     const lastNodeError = new Map<string, string>();
     client.on('node error', (error: Error, node: string) => {
-      if (lastNodeError.get(node) !== error.message) logger.warn({ err: { message: error.message }, node }, 'redis-cluster node error');
+      if (lastNodeError.get(node) !== error.message) logger.warn({ error: error.message, node }, 'redis-cluster node error');
       lastNodeError.set(node, error.message);
     });
     client.on('ready', () => lastNodeError.clear());
