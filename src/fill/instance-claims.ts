@@ -1,6 +1,7 @@
 import { pause } from '../abortable.js';
 import type { Logger } from '../logger.js';
 import type { MarkStore } from '../store/mark-store.js';
+import { warnStoreFailure } from '../store/store-failure.js';
 
 /** How often an instance looks in the store for a result another instance is fetching. */
 const OTHER_INSTANCE_POLL_MS = 50;
@@ -36,7 +37,7 @@ export async function acrossInstances<T>(
   try {
     claimed = await options.marks.claim(claims, options.claimSeconds);
   } catch (error) {
-    options.logger.warn({ err: error }, 'could not claim relay lookups in the store; asking the relays anyway');
+    warnStoreFailure(options.logger, error, 'could not claim relay lookups in the store; asking the relays anyway');
     claimed = keys.map(() => true);
   }
   const mine = keys.filter((_, index) => claimed[index]);

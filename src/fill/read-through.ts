@@ -20,6 +20,7 @@ import { ADDRESS_LOOKUP, EVENT_LOOKUP, type LookupKind, PROFILE_LOOKUP } from '.
 import { FOLLOWERS, NOTES, RelationFill, SEARCH } from './relation-fill.js';
 import { RelaySearch, type SearchResult } from './relay-search.js';
 import { type MissLimit, RelayRequest } from './relay-request.js';
+import { warnStoreFailure } from '../store/store-failure.js';
 
 /**
  * One answer of a read: the stored event, DELETED (its author deleted it, or asked to vanish), null
@@ -194,7 +195,7 @@ export class ReadThrough {
       await this.inflight[lookup.name].join(mine, request.signal, (fresh) => this.searchAndRecord(lookup, fresh, misses, request, { mark: false }));
     };
     const running = refresh()
-      .catch((error: unknown) => this.deps.logger.warn({ err: error, lookup: lookup.name }, 'background refresh failed'))
+      .catch((error: unknown) => warnStoreFailure(this.deps.logger, error, 'background refresh failed', { lookup: lookup.name }))
       .finally(() => {
         for (const key of wanted) this.refreshing.delete(lookup.markKey(key));
         this.background.delete(running);
@@ -241,7 +242,7 @@ export class ReadThrough {
       });
     } catch (error) {
       // Not worth failing the lookup: without the lists, discovery asks the relays for them.
-      this.deps.logger.warn({ err: error }, 'could not read relay lists from the store');
+      warnStoreFailure(this.deps.logger, error, 'could not read relay lists from the store');
     }
     return { notes, authors, relayLists, staleLists, storedListAt };
   }
@@ -431,7 +432,7 @@ export class ReadThrough {
     try {
       await this.deps.store.marks.renote(renoted.map(lookup.markKey), notes);
     } catch (error) {
-      this.deps.logger.warn({ err: error }, 'could not record relay lookups in the store');
+      warnStoreFailure(this.deps.logger, error, 'could not record relay lookups in the store');
     }
   }
 
@@ -560,7 +561,7 @@ export class ReadThrough {
         if (outcome === 'deleted' || outcome === 'superseded') refused.set(event.id, outcome);
       });
     } catch (error) {
-      this.deps.logger.warn({ err: error }, 'could not store events fetched from relays');
+      warnStoreFailure(this.deps.logger, error, 'could not store events fetched from relays');
     }
     return { notKept, refused };
   }
@@ -570,7 +571,7 @@ export class ReadThrough {
     try {
       await this.deps.store.marks.set(keys, ttlSeconds, notes);
     } catch (error) {
-      this.deps.logger.warn({ err: error }, 'could not record relay lookups in the store');
+      warnStoreFailure(this.deps.logger, error, 'could not record relay lookups in the store');
     }
   }
 }

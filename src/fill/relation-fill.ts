@@ -22,6 +22,7 @@ import { ABSENT, type Fetched, UNAVAILABLE } from './fetched.js';
 import { acrossInstances } from './instance-claims.js';
 import { chunks, MAX_VALUES_PER_FILTER } from './lookup-kind.js';
 import { RelayRequest } from './relay-request.js';
+import { warnStoreFailure } from '../store/store-failure.js';
 
 /**
  * The mark of an event's relationships asked of relays (issue 26): set for RELATIONS_TTL once a
@@ -311,7 +312,7 @@ export class RelationFill {
       if (stale.length > 0) this.refreshInBackground(stale);
       if (cold.length > 0) await this.fillAndWait(cold, request);
     } catch (error) {
-      logger.warn({ err: error, fill: this.subject.name }, 'relationship fill failed; answering from the index');
+      warnStoreFailure(logger, error, 'relationship fill failed; answering from the index', { fill: this.subject.name });
     }
   }
 
@@ -380,7 +381,7 @@ export class RelationFill {
       );
     };
     const running = refresh()
-      .catch((error: unknown) => logger.warn({ err: error, fill: this.subject.name }, 'background relationship refresh failed'))
+      .catch((error: unknown) => warnStoreFailure(logger, error, 'background relationship refresh failed', { fill: this.subject.name }))
       .finally(() => {
         for (const id of wanted) this.refreshing.delete(id);
         this.background.delete(running);
@@ -569,7 +570,7 @@ class RelationRun {
       });
     } catch (error) {
       // Not worth failing the fill: RELAYS are asked all the same.
-      logger.warn({ err: error }, 'could not read relay lists from the store');
+      warnStoreFailure(logger, error, 'could not read relay lists from the store');
     }
     return { inboxes, undiscovered };
   }
@@ -806,7 +807,7 @@ class RelationRun {
     try {
       await this.deps.store.putEvents(storable);
     } catch (error) {
-      this.deps.logger.warn({ err: error }, 'could not store events fetched from relays');
+      warnStoreFailure(this.deps.logger, error, 'could not store events fetched from relays');
     }
   }
 
@@ -835,7 +836,7 @@ class RelationRun {
           : undefined,
       ]);
     } catch (error) {
-      logger.warn({ err: error }, 'could not record relationship fills in the store');
+      warnStoreFailure(logger, error, 'could not record relationship fills in the store');
     }
   }
 }

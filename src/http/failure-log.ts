@@ -1,5 +1,5 @@
 import { type ErrorCode, errorCodeOf, LookupError, rootCause } from '../errors.js';
-import { StoreUnavailableError } from '../store/event-store.js';
+import { knownStoreState } from '../store/store-failure.js';
 
 /** Failures of one code are logged at most once per this window (the rest are counted). */
 const WINDOW_MS = 1000;
@@ -35,38 +35,9 @@ export function createFailureLog(windowMs: number = WINDOW_MS, outage?: { failed
     const counted = suppressed > 0 ? { suppressed } : {};
     // A table error with nothing behind it (no relay answered, say) is said in words: its stack
     // would only show our own code path, and read like a crash.
-    const store = knownStoreState(error, cause);
+    const store = knownStoreState(error);
     if (cause instanceof LookupError) logger.error({ code, ...counted }, `${message}: ${cause.message}`);
     else if (store) logger.error({ code, store, ...counted }, message);
     else logger.error({ err: cause, code, ...counted }, message);
   };
-}
-
-/**
- * A store client's message for a state the store is known to be in (Redis down or unreachable, a
- * command past its deadline, the store closed), in words: a stack would only show the client's
- * code, and its messages ("Stream isn't writeable and enableOfflineQueue options is false") read
- * like a bug (issue 30 §4). Anything else is logged with its stack.
- */
-const STORE_STATES: [RegExp, string][] = [
-  [/isn't writeable|Connection is closed|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|max retries|connect ETIMEDOUT/i, 'not connected'],
-  [/timed out|DeadlineExceeded/i, 'timed out'],
-  [/the store is closed/, 'closed'],
-];
-
-function knownStoreState(error: unknown, cause: unknown): string | undefined {
-  if (!unavailableStore(error)) return undefined;
-  // A StoreUnavailableError with no cause: a connection not made in time.
-  if (cause instanceof StoreUnavailableError) return 'not connected';
-  const text = cause instanceof Error ? `${cause.name} ${cause.message}` : String(cause);
-  return STORE_STATES.find(([pattern]) => pattern.test(text))?.[1];
-}
-
-function unavailableStore(error: unknown): boolean {
-  let current = error;
-  for (let depth = 0; depth < 10 && current instanceof Error; depth++) {
-    if (current instanceof StoreUnavailableError) return true;
-    current = (current as { originalError?: unknown }).originalError ?? current.cause;
-  }
-  return false;
 }

@@ -9,6 +9,7 @@ import { type MarkStore, nip05NameMarkKey } from '../store/mark-store.js';
 import type { MissLimit } from '../fill/relay-request.js';
 import type { GuardedFetcher } from '../net/guarded-fetch.js';
 import { answeredByDomain, type Deadline, fetchNostrJson, type NostrJsonAnswer } from './fetch-nostr-json.js';
+import { warnStoreFailure } from '../store/store-failure.js';
 
 /** A domain's answer about a name, and when it was given (seconds since the epoch). */
 export interface Nip05Resolution {
@@ -166,7 +167,7 @@ export class Nip05Resolver {
     try {
       await marks.set([nip05NameMarkKey(name.identifier)], ttl, [encodeResolution(resolution)]);
     } catch (error) {
-      logger.warn({ err: error }, 'could not cache a NIP-05 resolution in the store');
+      warnStoreFailure(logger, error, 'could not cache a NIP-05 resolution in the store');
     }
     return resolution;
   }

@@ -4,6 +4,7 @@ import { parseNip05Name } from '../nostr/identifiers.js';
 import { type MarkStore, nip05CheckMarkKey, nip05VerificationMarkKey } from '../store/mark-store.js';
 import { answeredByDomain } from './fetch-nostr-json.js';
 import type { Nip05Resolver } from './nip05-resolver.js';
+import { warnStoreFailure } from '../store/store-failure.js';
 
 /**
  * Whether a profile's self-declared `nip05` holds: its domain's nostr.json maps the name to the
@@ -76,7 +77,7 @@ export class Nip05Verifier {
     if (this.checking.has(pubkey) || this.checking.size >= MAX_CHECKS_IN_FLIGHT) return;
     this.checking.add(pubkey);
     const run = this.check(pubkey, identifier)
-      .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'NIP-05 verification failed'))
+      .catch((error: unknown) => warnStoreFailure(this.deps.logger, error, 'NIP-05 verification failed'))
       .finally(() => {
         this.checking.delete(pubkey);
         this.running.delete(run);

@@ -123,6 +123,23 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * The store refuses writes for a reason of its disk (read-only, full, not ours to write, a failed
+ * commit), named by its errno code. The store says each such state in the log itself, once as it
+ * begins and once as it ends (embedded/lmdb-disk-state.ts): whoever it refuses need not say it again.
+ */
+export class WritesRefusedError extends Error {
+  constructor(
+    message: string,
+    /** The errno name (EROFS, ENOSPC, EACCES, EIO…), or undefined where the failure gave none. */
+    readonly code: string | undefined,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options);
+    this.name = 'WritesRefusedError';
+  }
+}
+
 /** The store answered with data that is not an event we wrote. */
 export class CorruptDataError extends Error {
   constructor(detail: string) {

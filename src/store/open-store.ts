@@ -56,12 +56,11 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false,
   if (config.kind === 'embedded') {
     let store: LmdbEventStore;
     try {
-      store = new LmdbEventStore(config.dataDir, { publicUrl: config.publicUrl });
+      store = new LmdbEventStore(config.dataDir, { publicUrl: config.publicUrl, log: logger });
     } catch (error) {
       throw new StoreOpenError(`cannot open the embedded store in ${config.dataDir}: ${(error as Error).message}`);
     }
     logger.info({ store: 'embedded', engine: 'lmdb', dataDir: config.dataDir }, 'event store: embedded');
-    if (store.readOnly) logger.warn({ dataDir: config.dataDir }, 'DATA_DIR is on a read-only disk: serving what it holds, storing nothing');
     return { store, description: `the embedded store in ${config.dataDir}`, ready: () => store.ping() };
   }
   let client: RedisClient;
@@ -82,7 +81,8 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false,
   let lastError = '';
   client.on('error', (error: Error) => {
     // ioredis reports every reconnect attempt: log each distinct error once until it changes.
-    if (error.message !== lastError) logger.warn({ err: { message: error.message } }, `${where.store} connection error`);
+    // The message alone, as words: a stack (or pino's empty one for a bare message) says nothing here.
+    if (error.message !== lastError) logger.warn({ error: error.message }, `${where.store} connection error`);
     lastError = error.message;
   });
   client.on('ready', () => {
@@ -94,7 +94,7 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false,
   if (client instanceof Cluster) {
     const lastNodeError = new Map<string, string>();
     client.on('node error', (error: Error, node: string) => {
-      if (lastNodeError.get(node) !== error.message) logger.warn({ err: { message: error.message }, node }, 'redis-cluster node error');
+      if (lastNodeError.get(node) !== error.message) logger.warn({ error: error.message, node }, 'redis-cluster node error');
       lastNodeError.set(node, error.message);
     });
     client.on('ready', () => lastNodeError.clear());

@@ -1,12 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serializeEvent } from '../../src/nostr/event.js';
 import { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
-import { serveCli, spawnCli } from '../support/cli.js';
+import { type RunAs, serveCli, spawnCli } from '../support/cli.js';
 import { profile, signed } from '../support/events.js';
 import { startLoopbackRelay, type LoopbackRelay } from '../support/loopback-relay.js';
 import { getJson } from '../support/test-server.js';
@@ -46,8 +47,40 @@ afterAll(async () => {
   rmSync(disk, { recursive: true, force: true });
 });
 
-function serveOn(dataDir: string) {
-  return serveCli({ DATA_DIR: dataDir, REDIS_URL: '', RELAYS: relay.url });
+function serveOn(dataDir: string, as?: RunAs) {
+  return serveCli({ DATA_DIR: dataDir, REDIS_URL: '', RELAYS: relay.url, INDEXER_RELAYS: '' }, as);
+}
+
+interface Line {
+  level: string;
+  msg: string;
+  code?: string;
+  refused?: number;
+}
+
+/** What the service logged, but the request lines. */
+function logged(output: string): Line[] {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Line)
+    .filter((line) => line.msg !== 'request');
+}
+
+/** Lines of stack traces (escaped in JSON, or printed raw), and pino's `stack` fields, an empty one included. */
+function stacksIn(output: string): number {
+  return (output.match(/\\n\s+at |^\s+at |"stack":/gm) ?? []).length;
+}
+
+const hex64 = () => randomBytes(32).toString('hex');
+
+/** `count` lookups the index misses (an event, a profile): each writes what the relay said, or tries to. */
+async function misses(url: string, count: number): Promise<void> {
+  for (let index = 0; index < count; index++) {
+    expect((await getJson(`${url}/event?id=${hex64()}`)).status).toBe(404);
+    expect((await getJson(`${url}/user-profile?pubkey=${hex64()}`)).status).toBe(404);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 describe('a full disk under the embedded store', () => {
@@ -66,6 +99,27 @@ describe('a full disk under the embedded store', () => {
     expect(output).toMatch(/nostr-lookup import: the store did not take a batch \(event store unavailable: .+\); attempt 2 in 1 s/);
     expect(output).toMatch(/nostr-lookup import: failed: event store unavailable: .+; written before it: \d+ events \(importing again is safe\)/);
     expect(output).not.toMatch(/^\s+at /m);
+  }, 60_000);
+
+  it('import: a commit that outgrows the disk is said once, as the full disk it is (ENOSPC), never a stack', async () => {
+    const dataDir = join(disk, 'import-commit');
+    const input = join(tmpdir(), `nostr-lookup-commit-${process.pid}.jsonl`);
+    // Batches of ~2 MB, each more than the disk has: the first commit fails in LMDB, not before it.
+    const events = Array.from({ length: 300 }, (_, index) => signed(`commit-${index % 50}`, { content: `${index} ${'x'.repeat(20_000)}` }));
+    writeFileSync(input, events.map(serializeEvent).join('\n'));
+    const run = spawnCli(['import', input, '--retries', '1', '--batch-size', '100'], { DATA_DIR: dataDir, REDIS_URL: '' });
+    const code = await run.exited;
+    rmSync(input, { force: true });
+    rmSync(dataDir, { recursive: true, force: true });
+    const output = run.output();
+    // lmdb-js may abort the process as it exits after a failed commit (kriszyp/lmdb-js#48, below).
+    if (run.child.signalCode !== 'SIGABRT') expect(code, output).toBe(1);
+    const warnings = logged(output).filter((line) => line.level === 'warn');
+    expect(warnings, output).toHaveLength(1);
+    expect(warnings[0]?.msg).toMatch(/^writes failing: the disk of DATA_DIR is full \(ENOSPC: a commit failed with E[A-Z]+, \d+\.\d MiB free\)$/);
+    expect(output).toMatch(/nostr-lookup import: failed: event store unavailable: the disk of DATA_DIR is full \(ENOSPC/);
+    expect(stacksIn(output), output).toBe(0);
+    expect(output).not.toMatch(/is the disk full\?|Commit failed/);
   }, 60_000);
 
   it('serve: a write that fails never stops it; reads go on, misses still answer, /readyz says writes are failing', async () => {
@@ -109,6 +163,43 @@ describe('a full disk under the embedded store', () => {
       rmSync(join(disk, 'filler'), { force: true });
     }
   }, 60_000);
+
+  it('serve: a disk that fills up mid-run and is freed again is said in two lines naming ENOSPC, never a stack', async () => {
+    const dataDir = join(disk, 'mid-run');
+    const served = await serveOn(dataDir);
+    const { url } = served;
+    try {
+      expect((await getJson(`${url}/event?id=${onRelay.id}`)).status).toBe(200);
+      fillUp(join(disk, 'filler'));
+      // 20 lookups over ~2.5 s, each of which stores (or marks) what the relay said: every write refused.
+      await misses(url, 10);
+      expect((await getJson(`${url}/readyz`)).body).toEqual({ status: 'ready', writes: 'failing' });
+      rmSync(join(disk, 'filler'), { force: true });
+      // The next write lands.
+      for (let attempt = 0; !served.stdout().includes('work again'); attempt++) {
+        if (attempt > 50) throw new Error(`writes did not come back:\n${served.output()}`);
+        await misses(url, 1);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const output = served.output();
+      const lines = logged(output);
+      const warnings = lines.filter((line) => line.level === 'warn');
+      expect(warnings, output).toHaveLength(1);
+      expect(warnings[0]?.msg).toMatch(/^writes failing: the disk of DATA_DIR is full \(ENOSPC: less than 1 MiB free\)/);
+      expect(warnings[0]?.code).toBe('ENOSPC');
+      const back = lines.filter((line) => line.msg.startsWith('writes to DATA_DIR work again'));
+      expect(back).toHaveLength(1);
+      expect(back[0]?.msg).toMatch(/^writes to DATA_DIR work again after \d+(\.\d)? s \(\d+ refused meanwhile\)$/);
+      expect(back[0]?.refused).toBeGreaterThanOrEqual(20);
+      expect(lines.indexOf(back[0] as Line)).toBeGreaterThan(lines.indexOf(warnings[0] as Line));
+      expect(stacksIn(output), output).toBe(0);
+      expect(output).not.toMatch(/is the disk full\?|nearly full/);
+    } finally {
+      served.child.kill('SIGKILL');
+      await served.exited;
+      rmSync(join(disk, 'filler'), { force: true });
+    }
+  }, 60_000);
 });
 
 describe('a read-only disk under the embedded store', () => {
@@ -137,7 +228,17 @@ describe('a read-only disk under the embedded store', () => {
       const fetched = await getJson(`${url}/event?id=${onRelay.id}`);
       expect(fetched.status).toBe(200);
       expect((await getJson(`${url}/readyz`)).body).toEqual({ status: 'ready', writes: 'failing' });
-      expect(served.output()).toContain('DATA_DIR is on a read-only disk');
+      // 20 more lookups over ~2.5 s, each of which would store what the relay said.
+      await misses(url, 10);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const output = served.output();
+      // Said once, at start, with its true cause; every write refused after it is counted, not logged.
+      const warnings = logged(output).filter((line) => line.level === 'warn');
+      expect(warnings.map((line) => line.msg), output).toEqual([
+        'DATA_DIR is on a read-only file system (EROFS): opened read-only, serving what it holds, storing nothing',
+      ]);
+      expect(stacksIn(output), output).toBe(0);
+      expect(output).not.toMatch(/is not a function|is the disk full/);
       served.child.kill('SIGTERM');
       expect(await served.exited).toBe(0);
     } finally {
@@ -184,4 +285,35 @@ describe('a read-only directory written before the followers database', () => {
       await store.close();
     }
   });
+});
+
+describe('a DATA_DIR the service may not write', () => {
+  it('serve as another user opens it read-only, saying EACCES once; lookups write nothing and log nothing more', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'nostr-lookup-eacces-'));
+    chmodSync(parent, 0o755);
+    const dataDir = join(parent, 'data');
+    const store = new LmdbEventStore(dataDir);
+    await store.putEvents([held]);
+    await store.close();
+    // Root's directory, files 0644: another user reads them but cannot set up LMDB's lock file.
+    const served = await serveOn(dataDir, { uid: 65534, gid: 65534 });
+    const { url } = served;
+    try {
+      expect((await getJson(`${url}/user-profile?pubkey=${held.pubkey}`)).body).toEqual({ profile: held });
+      expect((await getJson(`${url}/event?id=${onRelay.id}`)).status).toBe(200);
+      await misses(url, 10);
+      expect((await getJson(`${url}/readyz`)).body).toEqual({ status: 'ready', writes: 'failing' });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const output = served.output();
+      const warnings = logged(output).filter((line) => line.level === 'warn');
+      expect(warnings.map((line) => line.msg), output).toEqual([
+        'DATA_DIR may not be written by this user (EACCES): opened read-only, serving what it holds, storing nothing',
+      ]);
+      expect(stacksIn(output), output).toBe(0);
+    } finally {
+      served.child.kill('SIGKILL');
+      await served.exited;
+      rmSync(parent, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

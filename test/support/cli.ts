@@ -13,13 +13,20 @@ export interface RunningCli {
   exited: Promise<number | null>;
 }
 
+/** Another user to run as (tests run as root; a user who may not write somewhere). */
+export interface RunAs {
+  uid: number;
+  gid: number;
+}
+
 /**
  * `nostr-lookup <args>` as a user runs it: a child process from the sources, configured by `env`;
- * `stdin`, if given, is written to it and closed.
+ * `stdin`, if given, is written to it and closed; `as`, if given, the user it runs as.
  */
-export function spawnCli(args: string[], env: Record<string, string | undefined>, stdin?: string): RunningCli {
+export function spawnCli(args: string[], env: Record<string, string | undefined>, stdin?: string, as?: RunAs): RunningCli {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     env: { ...process.env, ...env },
+    ...as,
   });
   let output = '';
   let stdout = '';
@@ -45,9 +52,9 @@ export interface ServingCli extends RunningCli {
  * `nostr-lookup serve` on a free loopback port, configured by `env`, resolved once /healthz answers
  * (or rejected with what it printed, if it does not within 15 s).
  */
-export async function serveCli(env: Record<string, string | undefined>): Promise<ServingCli> {
+export async function serveCli(env: Record<string, string | undefined>, as?: RunAs): Promise<ServingCli> {
   const port = await freePort();
-  const running = spawnCli(['serve'], { HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', ...env });
+  const running = spawnCli(['serve'], { HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', ...env }, undefined, as);
   const url = `http://127.0.0.1:${port}`;
   for (let attempt = 0; ; attempt++) {
     try {

@@ -21,6 +21,7 @@ import {
   type ProfileWithMark,
   type ReplaceableWithMark,
   type WriteOutcome,
+  type WritesRefusedError,
 } from '../event-store.js';
 import { profileMarkKey } from '../mark-store.js';
 import { MARKER_PREFIX, markerFor, readSlot, resolveEventValues } from '../replaceable-markers.js';
@@ -46,20 +47,22 @@ import { LmdbMarkStore, type LmdbMarkStoreOptions, markValue, noteInForce } from
 import { LmdbFollowers } from './lmdb-followers.js';
 import { LmdbRelationIndex } from './lmdb-relation-index.js';
 import { inTransaction, LmdbTransactions } from './lmdb-transactions.js';
+import { type DiskLog, errnoName, refusal } from './lmdb-disk-state.js';
 import { readNow } from './lmdb-read-now.js';
 
 /**
  * The LMDB environment of a directory. noSubdir: false whatever the name (lmdb-js takes a path with
- * an extension, `tmp.X1y2`, for a file). On a read-only disk LMDB cannot even set up its lock file:
- * the directory is then opened read-only, so that what it holds is still served (issue 18 §8).
+ * an extension, `tmp.X1y2`, for a file). On a read-only disk (or one this user may not write) LMDB
+ * cannot even set up its lock file: the directory is then opened read-only, so that what it holds
+ * is still served, and `readOnly` says why.
  */
-function openEnvironment(dataDir: string): { root: RootDatabase<string, string>; readOnly: boolean } {
+function openEnvironment(dataDir: string): { root: RootDatabase<string, string>; readOnly?: WritesRefusedError } {
   const options = { path: dataDir, noSubdir: false, encoding: 'string', compression: false } as const;
   try {
-    return { root: open<string, string>(options), readOnly: false };
+    return { root: open<string, string>(options) };
   } catch (error) {
-    if (!/read-only file system|EROFS|EACCES|permission denied/i.test((error as Error).message)) throw error;
-    return { root: open<string, string>({ ...options, readOnly: true }), readOnly: true };
+    if (!['EROFS', 'EACCES', 'EPERM'].includes(errnoName(error) ?? '')) throw error;
+    return { root: open<string, string>({ ...options, readOnly: true }), readOnly: refusal(error) };
   }
 }
 
@@ -67,6 +70,8 @@ function openEnvironment(dataDir: string): { root: RootDatabase<string, string>;
 const CLOSE_PATIENCE_MS = 2000;
 
 export interface LmdbEventStoreOptions extends LmdbMarkStoreOptions {
+  /** Where the disk's state is said, once per change (lmdb-disk-state.ts): the service's logger. */
+  log?: DiskLog;
   /** PUBLIC_URL: a request to vanish naming it applies here (nostr/deletions.ts). */
   publicUrl?: string;
   /** How long a deletion whose event is not held is remembered (tests shorten it). */
@@ -108,8 +113,10 @@ export class LmdbEventStore implements EventStore {
     options: LmdbEventStoreOptions = {},
   ) {
     mkdirSync(dataDir, { recursive: true });
-    ({ root: this.root, readOnly: this.readOnly } = openEnvironment(dataDir));
-    this.transactions = new LmdbTransactions(this.root, this.readOnly, dataDir);
+    const { root, readOnly } = openEnvironment(dataDir);
+    this.root = root;
+    this.readOnly = readOnly !== undefined;
+    this.transactions = new LmdbTransactions(root, readOnly, dataDir, options.log);
     // Events as bytes (UTF-8, as the 'string' encoding of earlier versions wrote them): responses embed them as they are.
     this.events = this.root.openDB<Buffer, string>({ name: 'events', encoding: 'binary' });
     this.replaceable = this.root.openDB<Buffer, string>({ name: 'replaceable', encoding: 'binary' });
