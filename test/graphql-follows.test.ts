@@ -164,12 +164,13 @@ describe('follows over GraphQL', () => {
     expect(literal.text).not.toContain(nsec);
   });
 
-  it('the cost model multiplies a page by `first`: two aliases of followers of followers, 100 each, are over 20,000 objects and refused before they run', async () => {
+  it('the cost model multiplies a page by `first`: followers of 100 followers, 100 each, are over 20,000 units and refused before they run', async () => {
     const star = pubkeyOf('star');
-    const nested = `profile(pubkey: "${star}") { followers(first: 100) { edges { profile { followers(first: 100) { edges { profile { name } } } } } } }`;
-    // 1 + 1 + 100 × (1 + 1 + 100 × 1) = 10,202 objects at most: allowed.
-    expect((await graphql(context.server, `{ ${nested} }`)).status).toBe(200);
-    const refused = await graphql(context.server, `{ a: ${nested} b: ${nested} }`);
+    const nested = (inner: number) => `profile(pubkey: "${star}") { followers(first: 100) { edges { profile { followers(first: ${inner}) { edges { profile { name } } } } } } }`;
+    // 1 + 4 + 100 + 100 × (2 + 4 + 50 × (1 + 2 + 0.1)) = 16,205 units: allowed.
+    expect((await graphql(context.server, `{ ${nested(50)} }`)).status).toBe(200);
+    // With 100 inside: 31,705.
+    const refused = await graphql(context.server, `{ ${nested(100)} }`);
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('query_too_costly');
     expect(refused.body.data ?? null).toBeNull();
   });

@@ -303,26 +303,26 @@ describe.each(BOTH_STORES)('Threads and reactions over GraphQL, $name store', ({
     expect(context.statsCalls).toEqual([[markedRoot.id, positional.id, comment.id]]);
   });
 
-  it('the cost model multiplies by first: 100 ids × replies(first: 99) with stats is allowed, first: 100 is refused before anything runs', async () => {
+  it('the cost model multiplies by first: 100 ids × replies(first: 45) with stats is allowed, first: 50 is refused before anything runs', async () => {
     const ids = JSON.stringify(Array.from({ length: 100 }, (_, index) => index.toString(16).padStart(64, '0')));
     const query = `query ($first: Int) { events(ids: ${ids}) { replies(first: $first) { edges { node { stats { replies } } } pageInfo { hasNextPage } } } }`;
-    // 100 × (1 + 1 + 99 × (1 + 1)) = 20,000: at the limit.
-    const allowed = await graphql(context.server, query, { first: 99 });
+    // 100 × (2 + 4 + 45 × (2 + 2 + 0.1) + 0.1) = 19,060 units: under the limit.
+    const allowed = await graphql(context.server, query, { first: 45 });
     expect(allowed.status).toBe(200);
     expect(allowed.body).toEqual({ data: { events: Array.from({ length: 100 }, () => null) } });
-    // 100 × (1 + 1 + 100 × 2) = 20,200: over it.
-    const refused = await graphql(context.server, query, { first: 100 });
+    // 100 × (6 + 50 × 4.1 + 0.1) = 21,110: over it.
+    const refused = await graphql(context.server, query, { first: 50 });
     expect(refused.status).toBe(400);
     expect(refused.body).toEqual({
       errors: [
         {
           message:
-            'The query may return about 20200 objects (lists multiplied through, relevantProfiles by 100, pages by their first, each searchProfiles 4000 and its first); the limit is 20000. Ask for fewer ids, smaller pages or nest less.',
+            'The query may cost about 21110 units of work (each field by what it reads, lists multiplied through: relevantProfiles by 100, pages by their first, each searchProfiles 4000 and its first); the limit is 20000. Ask for fewer ids, fewer fields, smaller pages or nest less.',
           extensions: { code: 'query_too_costly' },
         },
       ],
     });
-    // Left out, first is the schema's default (20): 100 × (2 + 20 × 2) = 4,200.
+    // Left out, first is the schema's default (20): 100 × (6 + 20 × 4.1 + 0.1) = 8,810.
     const defaulted = await graphql(context.server, query.replace('query ($first: Int) ', '').replace('(first: $first)', ''));
     expect(defaulted.status).toBe(200);
     expect(defaulted.body).toEqual(allowed.body);

@@ -450,21 +450,21 @@ describe.each(BOTH_STORES)('GraphQL serving of relationships under attack, $name
   it('nested replies of 100 inside replies of 100, through variables, aliases and fragments, are costed and refused before they run', async () => {
     const refused = (body: GraphQLBody) => body.errors?.[0]?.extensions?.code;
     const two = JSON.stringify([target.id, (replies[0] as NostrEvent).id]);
-    // Two events × (1 + 1 + 100 × (1 + 1 + 100 × 1)) = 20,404 > 20,000, at the depth limit of 8.
+    // Two events × (2 + 4 + 70 × (2 + 4 + 70 × (2 + 0.1))) = 21,432 > 20,000, at the depth limit of 8.
     const nested = `query ($f: Int) { events(ids: ${two}) { replies(first: $f) { edges { node { replies(first: $f) { edges { node { id } } } } } } } }`;
-    expect(refused(await graphql(nested, { f: 100 }))).toBe('query_too_costly');
-    // 98 per page: 2 × (2 + 98 × 100) = 19,604.
-    expect((await graphql(nested, { f: 98 })).errors).toBeUndefined();
-    // A fragment counts where it is spread: 100 ids × (1 + 1 + 100 × (1 + 1)) = 20,200.
+    expect(refused(await graphql(nested, { f: 70 }))).toBe('query_too_costly');
+    // 60 per page: 15,852.
+    expect((await graphql(nested, { f: 60 })).errors).toBeUndefined();
+    // A fragment counts where it is spread: 100 ids × (2 + 4 + 50 × (2 + 0.1 + 2 + 0.1)) = 21,600.
     const hundred = JSON.stringify(Array.from({ length: 100 }, (_, index) => index.toString(16).padStart(64, 'c')));
     const fragment = 'fragment S on Event { replies(first: $f) { edges { node { id stats { replies } } } } }';
-    expect(refused(await graphql(`query ($f: Int) { events(ids: ${hundred}) { ...S } } ${fragment}`, { f: 100 }))).toBe('query_too_costly');
-    expect((await graphql(`query ($f: Int) { events(ids: ${hundred}) { ...S } } ${fragment}`, { f: 98 })).errors).toBeUndefined();
+    expect(refused(await graphql(`query ($f: Int) { events(ids: ${hundred}) { ...S } } ${fragment}`, { f: 50 }))).toBe('query_too_costly');
+    expect((await graphql(`query ($f: Int) { events(ids: ${hundred}) { ...S } } ${fragment}`, { f: 40 })).errors).toBeUndefined();
     // Aliases count each time they select.
     const manyAliases = `query ($f: Int) { event(id: "${target.id}") { ${Array.from({ length: 10 }, (_, index) => `a${index}: replies(first: $f) { edges { node { replies(first: $f) { edges { node { id } } } } } }`).join(' ')} } }`;
-    // 10 × (1 + 50 × (1 + 1 + 50)) = 26,010; 10 × (1 + 40 × 42) = 16,810.
-    expect(refused(await graphql(manyAliases, { f: 50 }))).toBe('query_too_costly');
-    expect((await graphql(manyAliases, { f: 40 })).errors).toBeUndefined();
+    // 2 + 10 × (4 + 30 × (2 + 4 + 30 × 2.1)) = 20,742; with 25, 14,667.
+    expect(refused(await graphql(manyAliases, { f: 30 }))).toBe('query_too_costly');
+    expect((await graphql(manyAliases, { f: 25 })).errors).toBeUndefined();
   });
 
   it('first and after as hostile variables: floats, strings and forged cursors are refused with their codes, never a 500', async () => {

@@ -14,30 +14,29 @@ import {
   valueFromASTUntyped,
 } from 'graphql';
 import type { LookupConfig } from '../config/env.js';
+import { MAX_REACTION_CONTENTS } from '../store/relation-index.js';
 import { RANK_WALK_LIMIT } from '../store/search-index.js';
 import { MAX_PAGE_SIZE } from './paging.js';
 
 /**
- * The cost of a GraphQL operation: how many objects (events, profiles) it may return, counting each
- * object of a list once per item. Lists multiply what is selected inside them:
- * - `events(ids:)` / `profiles(pubkeys:)`: by the number of distinct ids given (duplicates are
- *   answered once, see event.ts and profile.ts), read from the literal or the variable;
- * - `relevantProfiles` (and `relevantPubkeys`): by MAX_PROFILES, the most it can hold;
- * - a connection (`replies`): 1 for the page read, plus what is selected inside by its `first` (the
- *   literal, the variable, or the schema's default; counted as at most MAX_PAGE_SIZE, the most a
- *   page holds, anything larger being refused as it runs); `searchProfiles`: SEARCH_COST for the
- *   search, plus `first` profiles (each 1 and what is selected inside).
- * What only wraps other things costs nothing itself (WRAPPERS: a connection's edges and pageInfo,
- * the reactions inside `stats`); an event or profile inside it does. `parent`, `root` and `stats`
- * cost 1 like any object.
- * Aliases and fragments count every time they select. Scalars cost nothing (their size is bounded by
- * the response-size cap, http/graphql/use-query-limits.ts, and the work of tags, content and metadata
- * by ObjectBudget's field bytes) except `relevantPubkeys`, derived work that costs 1 like an object.
+ * The cost of a GraphQL operation, in units of about 10 µs of this service's CPU (measured on a
+ * 2-core machine: test/query-cost-calibration.test.ts runs every field of the schema on a large
+ * world and holds each to a bound of CPU per unit), so that GRAPHQL_MAX_COST (20,000 by default)
+ * bounds the work of any accepted request, whatever it selects:
+ * - every field has a cost in FIELD_COSTS (a field that reads an index or the store, by what it
+ *   reads), every scalar LEAF_COST (what resolving and writing a value costs);
+ * - a list multiplies what is selected inside it, each item charged `item` too: `events(ids:)` and
+ *   `profiles(pubkeys:)` by the number of distinct ids given (read from the literal or the
+ *   variable; duplicates are answered once), `relevantProfiles` by MAX_PROFILES, a connection
+ *   (`replies`, `notes`, `followers`, `following`) and `searchProfiles` by their `first` (the
+ *   literal, the variable or the schema's default, counted as at most MAX_PAGE_SIZE), `byContent`
+ *   by MAX_REACTION_CONTENTS: nested connections multiply;
+ * - aliases and fragments count every time they select.
+ * The model is checked before anything runs (use-query-limits.ts), so a refused request costs only
+ * its parse. The sizes it cannot know (content, tags) are bounded as the request runs (ObjectBudget).
  *
- * So `events(ids: [100 ids]) { relevantProfiles { event { relevantProfiles { name } } } }` costs
- * about 100 × 100 × 100 and is refused before anything is read, while the REST-equivalent
- * `event(id:) { relevantProfiles { event { json } } }` costs about 2 × MAX_PROFILES, and
- * `replies(first: 100) { edges { node { stats { replies } } } }` 1 + 100 × (1 + 1).
+ * A thread view (an event, its parent and root, 20 replies with their authors and stats) costs
+ * 497, a profile page (a profile, its counts, 20 notes with stats) 455: see the README.
  */
 export function operationCost(
   schema: GraphQLSchema,
@@ -63,18 +62,6 @@ export function operationCost(
     if (given[name] === undefined && definition.defaultValue) given[name] = valueFromASTUntyped(definition.defaultValue);
   }
 
-  const listSize = (field: FieldNode): number => {
-    switch (field.name.value) {
-      case 'events':
-      case 'profiles':
-        return distinctItems(field.arguments?.find((argument) => LIST_ARGUMENTS.has(argument.name.value))?.value, given);
-      case 'relevantProfiles':
-        return limits.maxProfiles;
-      default:
-        return 1;
-    }
-  };
-
   /** A connection's `first`, as its resolver will read it, within 1…MAX_PAGE_SIZE. */
   const pageSize = (field: GraphQLField<unknown, unknown>, selection: FieldNode): number => {
     const fallback = field.args.find((argument) => argument.name === 'first')?.defaultValue;
@@ -86,27 +73,41 @@ export function operationCost(
     return Math.min(Math.max(Math.trunc(first), 1), MAX_PAGE_SIZE);
   };
 
-  const costOf = (selectionSet: SelectionSetNode, type: GraphQLNamedType, visiting: Set<string>): number => {
+  const itemsOf = (cost: FieldCost, field: GraphQLField<unknown, unknown>, selection: FieldNode, page: number): number => {
+    switch (cost.items) {
+      case undefined:
+        return 1;
+      case 'first':
+        return pageSize(field, selection);
+      case 'page':
+        return page;
+      case 'ids':
+        return distinctItems(selection.arguments?.find((argument) => LIST_ARGUMENTS.has(argument.name.value))?.value, given);
+      case 'maxProfiles':
+        return limits.maxProfiles;
+      default:
+        return cost.items;
+    }
+  };
+
+  /** `page`: the size of the page of the connection this selection is inside (its edges' number). */
+  const costOf = (selectionSet: SelectionSetNode, type: GraphQLNamedType, visiting: Set<string>, page: number): number => {
     if (!isObjectType(type)) return 0;
-    let cost = 0;
+    let total = 0;
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) {
         const field = type.getFields()[selection.name.value];
         if (!field) continue;
-        // A scalar that is derived work (relevantPubkeys scans tags and content) costs what an object does.
-        if (!selection.selectionSet) {
-          if (DERIVED_SCALARS.has(selection.name.value)) cost += 1;
-          continue;
-        }
-        const fieldType = getNamedType(field.type);
-        const inner = costOf(selection.selectionSet, fieldType, visiting);
-        if (CONNECTIONS.has(fieldType.name)) cost += 1 + pageSize(field, selection) * inner;
-        // A search: what it may read (SEARCH_COST), and a list of up to `first` profiles.
-        else if (PAGED_LISTS.has(selection.name.value)) cost += SEARCH_COST + pageSize(field, selection) * (1 + inner);
-        else cost += listSize(selection) * ((WRAPPERS.has(fieldType.name) ? 0 : 1) + inner);
+        const cost = fieldCost(type.name, field.name);
+        // A connection reads its page (`first` items, each charged `page`), selected or not; what
+        // its edges select is multiplied by that page.
+        const inside = cost.page !== undefined ? pageSize(field, selection) : page;
+        const inner = selection.selectionSet ? costOf(selection.selectionSet, getNamedType(field.type), visiting, inside) : 0;
+        if (cost.page !== undefined) total += cost.read + inside * cost.page + inner;
+        else total += cost.read + itemsOf(cost, field, selection, page) * ((cost.item ?? 0) + inner);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const on = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : type;
-        cost += on ? costOf(selection.selectionSet, on, visiting) : 0;
+        total += on ? costOf(selection.selectionSet, on, visiting, page) : 0;
       } else {
         const name = selection.name.value;
         const fragment = fragments.get(name);
@@ -114,40 +115,112 @@ export function operationCost(
         if (!fragment || visiting.has(name)) continue;
         const on = schema.getType(fragment.typeCondition.name.value);
         visiting.add(name);
-        cost += on ? costOf(fragment.selectionSet, on, visiting) : 0;
+        total += on ? costOf(fragment.selectionSet, on, visiting, page) : 0;
         visiting.delete(name);
       }
     }
-    return cost;
+    return total;
   };
-  return costOf(operation.selectionSet, root, new Set());
+  // Units are fractional (a scalar is a tenth); the total is rounded up, so every field counts.
+  return Math.ceil(costOf(operation.selectionSet, root, new Set(), 1) - 1e-9);
 }
 
-const LIST_ARGUMENTS = new Set(['ids', 'pubkeys']);
+/** What one field costs each time it is resolved (once per object of its parent type). */
+export interface FieldCost {
+  /** Units for the field itself: what it reads (an index, the store) and resolves. */
+  read: number;
+  /**
+   * For a list: how many items it holds at most, each charged `item` plus what is selected inside:
+   * the distinct `ids`/`pubkeys` given, MAX_PROFILES, its `first`, a fixed number, or (`page`) the
+   * `first` of the connection it is the edges of.
+   */
+  items?: 'ids' | 'maxProfiles' | 'first' | 'page' | number;
+  /** Units per item of a list (its read, beyond the field's own). */
+  item?: number;
+  /** For a connection: what each item of its page costs to read (`first` of them, whatever is selected). */
+  page?: number;
+}
 
-/** Fields that return a plain list of up to `first` objects. */
-const PAGED_LISTS = new Set(['searchProfiles']);
+/** A scalar's value: resolved and written (about 1 µs). */
+export const LEAF_COST = 0.1;
 
 /**
  * A search reads up to RANK_WALK_LIMIT profiles' words in the store (store/search-index.ts), each
- * a record read and compared: charged as twice as many objects, so that GRAPHQL_MAX_COST (20,000 by
+ * a record read and compared: charged as twice as many units, so that GRAPHQL_MAX_COST (20,000 by
  * default) allows four searches a request, not sixteen aliases of them (found by review: 1.3 s of
  * Redis for one request).
  */
 export const SEARCH_COST = 2 * RANK_WALK_LIMIT;
 
-/** Types of connections: a page whose items (edges' nodes) are multiplied by `first`. */
-const CONNECTIONS = new Set(['EventConnection', 'FollowConnection']);
+/** Reading one event by id (a store read, parsed; about 20 µs). */
+const EVENT_READ = 2;
+/** A connection's page: its index read (the events or profiles of its items are charged per item). */
+const PAGE_READ = 4;
+
+const PROFILE_FIELDS: Record<string, FieldCost> = {
+  // A page of pubkeys from the follow index (about 3 µs an edge); their profiles are FollowEdge.profile.
+  followers: { read: PAGE_READ, page: 1 },
+  following: { read: PAGE_READ, page: 1 },
+  followersCount: { read: 3 },
+  followingCount: { read: 3 },
+  // A page of the author's list, then its events by id.
+  notes: { read: 2 * PAGE_READ, page: EVENT_READ },
+};
 
 /**
- * Types that only wrap what the request pays for elsewhere: a connection's edges and page info (the
- * page is counted by the connection, its events by `node`, its profiles by `profile`), and the reaction figures inside `stats`
- * (counted by `stats`; byContent is capped, schema/event-stats.ts).
+ * Every field that is not a plain scalar of what its parent already holds, by `Type.field`
+ * (test/query-cost-calibration.test.ts fails on a field of the schema missing here, and on one
+ * whose measured CPU per unit is over its bound).
  */
-const WRAPPERS = new Set(['EventEdge', 'FollowEdge', 'PageInfo', 'ReactionStats', 'ReactionCount']);
+export const FIELD_COSTS: Readonly<Record<string, FieldCost>> = {
+  'Query.event': { read: EVENT_READ },
+  'Query.events': { read: 0, items: 'ids', item: EVENT_READ },
+  'Query.profile': { read: 1 },
+  'Query.profiles': { read: 0, items: 'ids', item: 1 },
+  'Query.pubkey': { read: LEAF_COST },
+  'Query.searchProfiles': { read: SEARCH_COST, items: 'first', item: 1 },
+  'Event.author': { read: 1 },
+  // The parent's or root's id from the tags, then that event by id.
+  'Event.parent': { read: 1 + EVENT_READ },
+  'Event.root': { read: 1 + EVENT_READ },
+  // Derived once per event per request (its bytes charged by ObjectBudget).
+  'Event.relevantPubkeys': { read: 2 },
+  'Event.relevantProfiles': { read: 2, items: 'maxProfiles', item: 1 },
+  'Event.replies': { read: PAGE_READ, page: EVENT_READ },
+  'Event.stats': { read: 2 },
+  // Copied into the answer, whole (their bytes also count against MAX_RESPONSE_BYTES as they run);
+  // json is the stored bytes as they are, tags and content are decoded.
+  'Event.tags': { read: 2 },
+  'Event.content': { read: 1 },
+  'Event.json': { read: 0.5 },
+  'EventConnection.edges': { read: 0, items: 'page' },
+  'EventConnection.pageInfo': { read: 0 },
+  'EventEdge.node': { read: 0 },
+  'EventStats.reactions': { read: 0 },
+  // The zap index of the event and its recipients' providers (about 60 µs).
+  'EventStats.zaps': { read: 6 },
+  'ReactionStats.byContent': { read: 0, items: MAX_REACTION_CONTENTS },
+  'FollowConnection.edges': { read: 0, items: 'page' },
+  'FollowConnection.pageInfo': { read: 0 },
+  'FollowConnection.totalCount': { read: 3 },
+  'FollowEdge.profile': { read: 2 },
+  // The profile's own event, held already: what resolving an object costs.
+  'Profile.event': { read: 1 },
+  ...Object.fromEntries(Object.entries(PROFILE_FIELDS).map(([name, cost]) => [`Profile.${name}`, cost])),
+  ...Object.fromEntries(Object.entries(PROFILE_FIELDS).map(([name, cost]) => [`Pubkey.${name}`, cost])),
+  'Profile.zapsReceived': { read: 3 },
+  'Profile.nip05Verification': { read: 1 },
+  'Pubkey.profile': { read: 1 },
+};
 
-/** Scalar fields that are derived work, charged 1 each time they are selected (schema/event.ts charges the same). */
-const DERIVED_SCALARS = new Set(['relevantPubkeys']);
+const LEAF: FieldCost = { read: LEAF_COST };
+
+/** A field's cost: its entry, else a scalar's. */
+export function fieldCost(type: string, field: string): FieldCost {
+  return FIELD_COSTS[`${type}.${field}`] ?? LEAF;
+}
+
+const LIST_ARGUMENTS = new Set(['ids', 'pubkeys']);
 
 /** Distinct strings of a list argument (a literal, or a variable), 1 for anything else. */
 function distinctItems(value: ValueNode | undefined, variables: Readonly<Record<string, unknown>> | null | undefined): number {

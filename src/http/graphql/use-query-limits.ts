@@ -88,7 +88,7 @@ export function costRefusal(request: OperationRequest, { limits, config }: Query
   const cost = operationCost(request.schema, request.document, request.operationName, request.variableValues, limits);
   if (cost <= config.maxCost) return undefined;
   return new LookupError('query_too_costly', {
-    message: `The query may return about ${cost} objects (lists multiplied through, relevantProfiles by ${limits.maxProfiles}, pages by their first, each searchProfiles ${SEARCH_COST} and its first); the limit is ${config.maxCost}. Ask for fewer ids, smaller pages or nest less.`,
+    message: `The query may cost about ${cost} units of work (each field by what it reads, lists multiplied through: relevantProfiles by ${limits.maxProfiles}, pages by their first, each searchProfiles ${SEARCH_COST} and its first); the limit is ${config.maxCost}. Ask for fewer ids, fewer fields, smaller pages or nest less.`,
   });
 }
 
