@@ -195,6 +195,42 @@ describe('RelaySync', () => {
     expect(history.filter((event) => !stored.has(event.id)).length).toBe(0);
   }, 30_000);
 
+  it('behind a stalled store, holds a bounded number of events unwritten: the relay is no longer read meanwhile', async () => {
+    const start = now() - 5000;
+    const history = Array.from({ length: 1000 }, (_, n) => signed(`sync-slow ${n % 20}`, { created_at: start + n * 5, content: `s${n}` }));
+    const source = await relay(history);
+    // The store answers nothing until released (a store far slower than the relay).
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const stored = new Set<string>();
+    const stalled = {
+      putEvents: async (events: NostrEvent[]) => {
+        await released;
+        for (const event of events) stored.add(event.id);
+        return events.map(() => 'stored' as WriteOutcome);
+      },
+      cursors: { get: async () => undefined, set: async () => {} },
+    } as unknown as EventStore;
+    const maxUnwritten = 200;
+    const subject = new RelaySync({ relays: [source.url], kinds: [1], store: stalled, logger: captureLogs('silent').logger, firstSince: start - 100, maxUnwritten });
+    subject.start();
+    cleanups.push(async () => {
+      release();
+      await subject.stop();
+    });
+    await expect.poll(() => subject.counts.received, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(maxUnwritten);
+    // Given time to read everything (verification included), it has read up to the bound, and
+    // what was already off the socket when it stopped reading.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(subject.counts.received).toBeLessThan(2 * maxUnwritten);
+    expect(subject.unwritten).toBe(subject.counts.received);
+    release();
+    await expect.poll(() => stored.size, { timeout: 20_000, interval: 100 }).toBe(history.length);
+    expect(subject.unwritten).toBe(0);
+  }, 40_000);
+
   it('does not move the cursor before the relay has sent its history (EOSE)', async () => {
     const source = await startLoopbackRelay({ events: [signed('sync-d', { created_at: now() - 50 })], silent: true });
     cleanups.push(() => source.stop());

@@ -3,7 +3,7 @@ import { backoffMs } from '../backoff.js';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { isEphemeralKind } from '../nostr/kinds.js';
-import { openRelay, VerifiedEvents } from '../relays/open-relay.js';
+import { openRelay, pauseReading, VerifiedEvents } from '../relays/open-relay.js';
 import { relayUrlForLog, relayUrlsForLog } from '../relays/relay-url.js';
 import type { EventStore, WriteOutcome } from '../store/event-store.js';
 
@@ -16,6 +16,8 @@ export interface RelaySyncOptions {
   firstSince?: number;
   /** How often progress counts are logged. */
   progressIntervalMs?: number;
+  /** MAX_UNWRITTEN unless a test says. */
+  maxUnwritten?: number;
 }
 
 export interface SyncCounts {
@@ -40,6 +42,12 @@ export const FIRST_SYNC_LOOKBACK_SECONDS = 3600;
 /** Events arrive in batches written together: at most this many, or whatever came within FLUSH_MS. */
 const BATCH_SIZE = 500;
 const FLUSH_MS = 1000;
+/**
+ * Events received and not yet written (buffered, or in batches waiting for the store) past which a
+ * relay's connection is no longer read, and at or below a quarter of which it is read again: behind
+ * a slow store, sync holds a few batches, not whatever the relay can send (a backfill may be millions).
+ */
+export const MAX_UNWRITTEN = 4 * BATCH_SIZE;
 /** Reconnection waits 1 s, doubling up to 60 s (backoff.ts); a connection that held 60 s resets it. */
 const LONGEST_BACKOFF_MS = 60_000;
 /** nostr-tools treats a missing EOSE as one after this long; a large backfill may take a while. */
@@ -80,9 +88,14 @@ export class RelaySync {
     this.logProgress('sync stopped');
   }
 
+  /** Events received and not yet written, over all relays (each bounded by MAX_UNWRITTEN). */
+  get unwritten(): number {
+    return this.followers.reduce((sum, follower) => sum + follower.unwritten, 0);
+  }
+
   private logProgress(message: string): void {
     const connected = this.followers.filter((follower) => follower.connected).length;
-    this.options.logger.info({ ...this.counts, relaysConnected: connected, relays: this.followers.length }, message);
+    this.options.logger.info({ ...this.counts, unwritten: this.unwritten, relaysConnected: connected, relays: this.followers.length }, message);
   }
 }
 
@@ -107,6 +120,9 @@ class RelayFollower {
    * they would be lost for good (found by review: 493 of 1,500).
    */
   private connection = 0;
+  /** Events received and not yet written (MAX_UNWRITTEN), and whether the connection is read meanwhile. */
+  unwritten = 0;
+  private paused = false;
   private cursor: number | undefined;
   private readonly verified = new VerifiedEvents();
   private readonly cursorName: string;
@@ -150,6 +166,8 @@ class RelayFollower {
           : Math.max(0, this.cursor - RESUME_OVERLAP_SECONDS);
       const relay = openRelay(this.url, { verified: this.verified, logger });
       this.relay = relay;
+      // A new socket is read; the next event stops it again if the store is still behind.
+      this.paused = false;
       await relay.connect({ timeout: 10_000 });
       if (this.stopped) {
         relay.close();
@@ -204,7 +222,12 @@ class RelayFollower {
     const now = Math.floor(Date.now() / 1000);
     if (event.created_at <= now + FUTURE_SKEW_SECONDS) this.newestSeen = Math.max(this.newestSeen, event.created_at);
     this.buffer.push(event);
-    if (this.buffer.length >= BATCH_SIZE) void this.flush();
+    this.unwritten += 1;
+    if (this.unwritten >= (this.options.maxUnwritten ?? MAX_UNWRITTEN)) {
+      this.readRelay(false);
+      // Nothing more comes until it is written: no point waiting for FLUSH_MS.
+      void this.flush();
+    } else if (this.buffer.length >= BATCH_SIZE) void this.flush();
     else this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
 
@@ -231,9 +254,19 @@ class RelayFollower {
         this.options.logger.error({ err: error, relay: relayUrlForLog(this.url), events: batch.length }, 'sync could not write to the store');
         this.lostWrites = true;
         this.relay?.close();
+      } finally {
+        this.unwritten -= batch.length;
+        if (this.unwritten <= (this.options.maxUnwritten ?? MAX_UNWRITTEN) / 4) this.readRelay(true);
       }
     });
     return this.writing;
+  }
+
+  /** Reads the relay's connection, or stops reading it until the store has caught up (MAX_UNWRITTEN). */
+  private readRelay(read: boolean): void {
+    if (this.paused === !read || !this.relay) return;
+    this.paused = !read;
+    pauseReading(this.relay, this.paused);
   }
 
   private tally(outcomes: WriteOutcome[]): void {

@@ -1,4 +1,5 @@
 import { AbstractRelay } from 'nostr-tools/abstract-relay';
+import type { WebSocket as WsSocket } from 'ws';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { verifyNostrEvent } from '../nostr/verify-event.js';
@@ -51,4 +52,15 @@ export function openRelay(
   });
   relay.onnotice = (notice) => logger.debug({ relay: relayUrlForLog(url), notice: String(notice).slice(0, 200) }, 'relay notice');
   return relay;
+}
+
+/**
+ * Stops (true) or starts again (false) reading a relay's connection: what it sends waits in TCP's
+ * buffers, then the relay's, so a reader behind a slow store holds a bounded amount (relay-sync.ts).
+ * nostr-tools keeps its socket to itself; ws' pause() stops reading it.
+ */
+export function pauseReading(relay: AbstractRelay, paused: boolean): void {
+  const socket = (relay as unknown as { ws?: WsSocket }).ws;
+  if (paused) socket?.pause();
+  else socket?.resume();
 }

@@ -50,6 +50,8 @@ export interface PrivateRedis {
   url: string;
   port: number;
   process: ChildProcess;
+  /** SIGSTOP pauses it, SIGCONT resumes it (a hung Redis); stop() ends it either way. */
+  signal(signal: NodeJS.Signals): void;
   stop(): Promise<void>;
 }
 
@@ -78,7 +80,7 @@ export async function startPrivateRedis(options: { port?: number } = {}): Promis
     }
     rmSync(dir, { recursive: true, force: true });
   };
-  return { url, port, process: child, stop };
+  return { url, port, process: child, signal: (signal) => void child.kill(signal), stop };
 }
 
 /**

@@ -13,11 +13,15 @@ const reconnectDelay = (attempt: number) => Math.min(attempt * 200, 2000);
  * queueing (no request hangs), each command has a deadline, and the client keeps reconnecting in the
  * background so the service recovers by itself. `timeoutMs` (REDIS_TIMEOUT_MS) bounds connecting and
  * each command; `commandTimeoutMs`, where given, each command instead (a CLI writer's: open-store.ts).
+ * A command in flight when the connection drops fails instead of being sent again on the next: Redis
+ * may have run it (its reply was lost), and a write sent twice would apply twice (the caller retries
+ * what failed; the relationship scripts count each event once whatever comes again).
  */
 export function connectRedis(config: { url: string; timeoutMs: number; commandTimeoutMs?: number }, extra: RedisOptions = {}): Redis {
   return new Redis(config.url, {
     ...extra,
     enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
     maxRetriesPerRequest: 1,
     commandTimeout: config.commandTimeoutMs ?? config.timeoutMs,
     connectTimeout: Math.max(config.timeoutMs, 2000),
@@ -81,6 +85,8 @@ export function connectRedisCluster(config: ClusterSeeds & { timeoutMs: number; 
       // TLS certificates name hosts, not the addresses a lookup returns: keep the names.
       ...(config.tls ? { dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address) } : {}),
       redisOptions: {
+        // As connectRedis: a command in flight when its connection drops fails, never sent twice.
+        autoResendUnfulfilledCommands: false,
         maxRetriesPerRequest: 1,
         commandTimeout: config.commandTimeoutMs ?? config.timeoutMs,
         connectTimeout: Math.max(config.timeoutMs, 2000),

@@ -240,10 +240,9 @@ return 1
 
 /**
  * The relationship index of one target (store/relation-index.ts), all of its keys in the target's
- * hash slot: adds (ARGV[1] = 1) or removes (-1) one event's relations to it. Every change is an
- * increment, so removals and additions sent by different writers commute (counts may dip below
- * zero meanwhile); the reply list keeps a tombstone for a removal that overtook its addition. Each
- * call does a bounded amount of work, whatever the target already holds.
+ * hash slot: adds (ARGV[1] = 1) or removes (-1) one event's relations to it. Removals and additions
+ * sent by different writers commute (a removal that overtook its addition leaves a tombstone, below).
+ * Each call does a bounded amount of work, whatever the target already holds.
  * KEYS[1] the target's hash: the TALLY counters; `o<author>`, an author's reposts; `k<author>`, an
  * author's reactions: `<count>\t<content key>` while they used one content (nearly everyone), else
  * `#<positive>:<nonzero>` with a `K<author><content key>` count per content; and the distinct
@@ -252,7 +251,16 @@ return 1
  * order: count descending, then content bytes). One key per target for a note's few reactions.
  * KEYS[2] the reply list (a sorted set ordered by member bytes), KEYS[3] its tombstones.
  * ARGV[2] the author (32 bytes); ARGV[3] the roles (R reply, T thread reply, Q quote, O repost,
- * K reaction); ARGV[4] the reply's member; ARGV[5] the reaction's content key (contentKey).
+ * K reaction); ARGV[4] the reply's member; ARGV[5] the reaction's content key (contentKey);
+ * ARGV[6] the first LEDGER_ID_BYTES of the event's id.
+ *
+ * Applied at most once per (event, target), whatever is sent again: a put whose reply was lost and
+ * is replayed relates its event again (redis-event-store.ts), a command that timed out may still
+ * run. A reply's member in the list says it was added; any other edge keeps its id's first bytes in
+ * the hash while it counts (\`1\`). A removal that overtakes its addition changes nothing and leaves
+ * a tombstone (the reply's member in KEYS[3], \`-\` in the hash) that the addition takes instead of
+ * counting. Once every relation to a target is gone, nothing of it is left. Returns 1 when the call
+ * changed the figures, else 0.
  */
 export const RELATE_SCRIPT = `
 local d = tonumber(ARGV[1])
@@ -306,11 +314,23 @@ end
 if has('R') then
   local member = ARGV[4]
   if d > 0 then
-    if redis.call('SREM', KEYS[3], member) == 0 and redis.call('ZADD', KEYS[2], 0, member) == 1 then tally('r', 1) end
-  elseif redis.call('ZREM', KEYS[2], member) == 1 then
-    tally('r', -1)
-  else
+    if redis.call('SREM', KEYS[3], member) == 1 or redis.call('ZADD', KEYS[2], 0, member) == 0 then return 0 end
+  elseif redis.call('ZREM', KEYS[2], member) == 0 then
     redis.call('SADD', KEYS[3], member)
+    return 0
+  end
+  tally('r', d)
+else
+  local held = hget(ARGV[6])
+  if d > 0 then
+    if held == '-' then redis.call('HDEL', T, ARGV[6]) end
+    if held then return 0 end
+    redis.call('HSET', T, ARGV[6], '1')
+  elseif held == '1' then
+    redis.call('HDEL', T, ARGV[6])
+  else
+    redis.call('HSET', T, ARGV[6], '-')
+    return 0
   end
 end
 if has('T') then tally('t', d) end
@@ -380,10 +400,24 @@ return 1
  * order of additions and removals), and the 32-byte recipient (ARGV[3]) → its receipts, whoever
  * signed them; KEYS[2] the group's receipts per sender (ARGV[4], 32 bytes). Every field is at most
  * 64 bytes, so both hashes stay compact listpacks. ARGV[5], ARGV[6]: the parts with the delta's sign.
+ * ARGV[7]: the first LEDGER_ID_BYTES of the receipt's id, kept in KEYS[1] as RELATE keeps them: a
+ * receipt counts at most once per subject, whatever is sent again.
+ * Returns the sender's receipts in the group, or false when nothing changed.
  */
 export const ZAP_SCRIPT = `
 local d = tonumber(ARGV[1])
 local g = ARGV[2]
+local seen = redis.call('HGET', KEYS[1], ARGV[7])
+if d > 0 then
+  if seen == '-' then redis.call('HDEL', KEYS[1], ARGV[7]) end
+  if seen then return false end
+  redis.call('HSET', KEYS[1], ARGV[7], '1')
+elseif seen == '1' then
+  redis.call('HDEL', KEYS[1], ARGV[7])
+else
+  redis.call('HSET', KEYS[1], ARGV[7], '-')
+  return false
+end
 local s = redis.call('HINCRBY', KEYS[2], ARGV[4], d)
 if s == 0 then redis.call('HDEL', KEYS[2], ARGV[4]) end
 if redis.call('HINCRBY', KEYS[1], ARGV[3], d) == 0 then redis.call('HDEL', KEYS[1], ARGV[3]) end

@@ -311,9 +311,12 @@ export class RedisEventStore implements EventStore {
       }
       // Packed (store/packed-event.ts): a regular event is most of what Redis holds.
       const outcome = await this.client.nostrPutRegular(eventKey, this.packEvents ? packEvent(json) : json, event.pubkey, isUndeletableKind(event.kind) ? '1' : '0');
-      // Its relations and its place in its author's list, once: only the writer that stored it gets `stored`.
+      // Its relations and its place in its author's list. `duplicate`: related again, since the
+      // write that stored it may have failed before its relations were sent, or after Redis ran
+      // them but before their replies came (a timeout, a connection lost): each target counts an
+      // event once (lua-scripts.ts RELATE, ZAP), so a replay heals what a fault left and adds nothing else.
       if (outcome === 'stored') await this.relations.relate(event, 1, size);
-      if (outcome === 'duplicate') await this.ensureListed(event, size);
+      if (outcome === 'duplicate') await Promise.all([this.relations.relate(event, 1, size, false, undefined, false), this.ensureListed(event, size)]);
       return outcome;
     }
     // Every version of an address shares one member of the author's list (for requests to vanish).

@@ -41,6 +41,7 @@ declare module 'ioredis' {
       roles: string,
       member: Buffer | string,
       content: string,
+      ledger: Buffer,
     ): Result<number, Context>;
     nostrFollow(followers: string, depth: string, records: Buffer, buckets: string, bucketSize: string, net: string): Result<number, Context>;
     nostrFollowMany(numberOfKeys: number, ...keysThenArguments: (string | Buffer)[]): Result<(number | Error)[], Context>;
@@ -49,12 +50,22 @@ declare module 'ioredis' {
     nostrNote(list: string, tombstones: string, delta: string, member: Buffer): Result<number, Context>;
     nostrEnsureNote(list: string, tombstones: string, member: Buffer): Result<number, Context>;
     nostrFollowing(following: string, delta: string): Result<number, Context>;
-    nostrZap(groups: string, senders: string, delta: string, group: Buffer, recipient: Buffer, sender: Buffer, high: string, low: string): Result<number, Context>;
+    nostrZap(groups: string, senders: string, delta: string, group: Buffer, recipient: Buffer, sender: Buffer, high: string, low: string, ledger: Buffer): Result<number | null, Context>;
     nostrSearchProfile(words: string, removals: string, lexical: string, followers: string, ranks: string, pubkey: Buffer, delta: string, createdAt: string, id: string, profileWords: string): Result<number, Context>;
     nostrSearchFollowers(words: string, followers: string, ranks: string, records: Buffer): Result<number, Context>;
     nostrSearchBuffer(words: string, lexical: string, followers: string, ranks: string, first: string, limit: string, walk: string, ...asked: string[]): Result<Buffer[], Context>;
   }
 }
+
+/**
+ * The bytes of an event's id a target keeps to tell whether it counted the event (lua-scripts.ts
+ * RELATE, ZAP): 96 bits, so that a relation is told from another by grinding only at a cost no one
+ * pays to keep one reaction uncounted; 12 bytes, not 32, because one is kept per relation.
+ */
+export const LEDGER_ID_BYTES = 12;
+
+/** An event's entry in its targets' ledgers. */
+const ledgerOf = (event: NostrEvent) => Buffer.from(event.id.slice(0, 2 * LEDGER_ID_BYTES), 'hex');
 
 /** Follower changes per FOLLOW call, at most: a script runs alone on its node, so a long one holds it. */
 const FOLLOW_PAIRS = 500;
@@ -165,16 +176,19 @@ export class RedisRelationIndex implements RelationIndex {
   /**
    * Adds (+1) or removes (-1) the relations of an event, one script per target, all sent at once.
    * `size`: its stored JSON's bytes, where the caller has them (else serialised again for a reply).
+   * Each target counts an event once (RELATE, ZAP), so a relate sent again changes nothing.
+   * `listed` false: not its member of its author's list (a `duplicate` put checks that apart).
    */
-  async relate(event: NostrEvent, delta: 1 | -1, size?: number, withFollows = true, batch?: FollowWrites): Promise<void> {
+  async relate(event: NostrEvent, delta: 1 | -1, size?: number, withFollows = true, batch?: FollowWrites, listed = true): Promise<void> {
     const edges = relationEdgesOf(event);
+    const ledger = ledgerOf(event);
     // Scripts of other slots than the targets': a zap receipt's, one per subject (its target, its
     // recipient); a follow list's, one per pubkey it follows.
     const writes: Promise<unknown>[] = zapEntriesOf(event).map(({ subject, sender, msats, ...group }) => {
       const keys = this.keys.zaps(subject);
       const [high, low] = msatsParts(msats);
       const hex = (value: string) => Buffer.from(value, 'hex');
-      return this.client.nostrZap(keys.groups, keys.senders(group), String(delta), groupBytes(group), hex(group.recipient), hex(sender), String(delta * high), String(delta * low));
+      return this.client.nostrZap(keys.groups, keys.senders(group), String(delta), groupBytes(group), hex(group.recipient), hex(sender), String(delta * high), String(delta * low), ledger);
     });
     // A profile: its words in the search index (one slot for all).
     if (event.kind === 0) {
@@ -183,7 +197,7 @@ export class RedisRelationIndex implements RelationIndex {
       writes.push(this.client.nostrSearchProfile(words, removals, lexical, followers, ranks, pubkey, String(delta), String(event.created_at), event.id, profileWords(event).join(' ')));
     }
     // Its place in its author's list (its notes; what a request to vanish finds).
-    if (isListedKind(event.kind)) {
+    if (listed && isListedKind(event.kind)) {
       const { list, tombstones } = this.keys.author(event.pubkey);
       writes.push(this.client.nostrNote(list, tombstones, String(delta), this.listMember(event, size ?? storedSizeOf(event))));
     }
@@ -214,6 +228,7 @@ export class RedisRelationIndex implements RelationIndex {
           roles,
           edge.reply ? member : '',
           edge.reaction !== undefined ? contentKey(edge.reaction) : '',
+          ledger,
         );
       }),
       ...writes,
@@ -369,7 +384,8 @@ export class RedisRelationIndex implements RelationIndex {
             const field = reply[index] as Buffer;
             const value = (reply[index + 1] as Buffer).toString();
             if (field.length === 32) receipts.set(field.toString('hex'), Number(value));
-            else groups.push(zapGroupFrom({ recipient: field.toString('hex', 0, 32), provider: field.toString('hex', 32) }, value));
+            // Other lengths: the ledger's entries (LEDGER_ID_BYTES).
+            else if (field.length === 64) groups.push(zapGroupFrom({ recipient: field.toString('hex', 0, 32), provider: field.toString('hex', 32) }, value));
           }
           return { groups, receipts };
         }),
