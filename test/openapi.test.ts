@@ -68,14 +68,14 @@ describe('/openapi.json (issue 16 §4)', () => {
     delete broken.info;
     expect((await new Validator().validate(broken as unknown as Parameters<Validator['validate']>[0])).valid).toBe(false);
     expect(document.openapi).toBe('3.1.0');
-    for (const path of ['/user-profile', '/event']) {
+    for (const path of ['/user-profile', '/event', '/thread']) {
       const responses = document.paths[path]?.get?.responses ?? {};
       expect(Object.keys(responses).sort()).toEqual(['200', '304', '400', '404', '405', '429', '500', '503']);
       expect(responses['200']?.headers).toHaveProperty('etag');
       expect(responses['429']?.headers).toHaveProperty('retry-after');
     }
     // No request path of ours is missing, and none is there that we do not answer.
-    expect(Object.keys(document.paths).sort()).toEqual(['/event', '/healthz', '/metrics', '/readyz', '/user-profile']);
+    expect(Object.keys(document.paths).sort()).toEqual(['/event', '/healthz', '/metrics', '/readyz', '/thread', '/user-profile']);
   });
 
   it('lists every error code of the table that the REST routes answer, under its status', () => {
@@ -85,7 +85,9 @@ describe('/openapi.json (issue 16 §4)', () => {
     };
     expect(codes('/event', 404).sort()).toEqual(['event_deleted', 'event_not_found']);
     expect(codes('/user-profile', 404).sort()).toEqual(['nip05_not_found', 'nip05_unresolvable', 'profile_deleted', 'profile_not_found']);
-    for (const path of ['/event', '/user-profile']) {
+    expect(codes('/thread', 404).sort()).toEqual(['event_deleted', 'event_not_found']);
+    expect(codes('/thread', 400)).toEqual(expect.arrayContaining(['invalid_argument', 'invalid_cursor', 'invalid_id']));
+    for (const path of ['/event', '/user-profile', '/thread']) {
       for (const status of [400, 404, 405, 429, 500, 503]) {
         for (const code of codes(path, status)) expect(ERRORS[code as keyof typeof ERRORS].status, `${path} ${code}`).toBe(status);
       }
@@ -106,6 +108,19 @@ describe('/openapi.json (issue 16 §4)', () => {
     await conforms('/user-profile', await fetch(`${url}/user-profile?pubkey=npub1nope`));
     await conforms('/event', await fetch(`${url}/event?id=${'0'.repeat(64)}`));
     await conforms('/user-profile', await fetch(`${url}/user-profile?pubkey=${pubkeyOf('nobody')}`));
+    const thread = await fetch(`${url}/thread?id=${note.id}`);
+    const threadTag = thread.headers.get('etag') as string;
+    await conforms('/thread', thread);
+    await conforms('/thread', await fetch(`${url}/thread?id=${note.id}`, { headers: { 'if-none-match': threadTag } }));
+    for (const bad of ['/thread', `/thread?id=${note.id}&limit=0`, `/thread?id=${note.id}&after=x`, `/thread?id=${'0'.repeat(64)}`]) {
+      await conforms('/thread', await fetch(`${url}${bad}`));
+    }
+    // Not vacuous: a thread body with anything more, or a stats field missing, is refused.
+    const thread200 = ajv.getSchema(`openapi.json#/${pointer('paths', '/thread', 'get', 'responses', '200', 'content', 'application/json', 'schema')}`);
+    const good = { event: alice, parents: [], replies: [], stats: { replies: 0, threadReplies: 0, quotes: 0, reposts: 0, reactions: { pubkeys: 0, likes: 0, dislikes: 0, byContent: [] }, zaps: { count: 0, msats: 0, senders: 0, pending: 0 } }, profiles: {}, next: null };
+    expect(thread200?.(good)).toBe(true);
+    expect(thread200?.({ ...good, extra: 1 })).toBe(false);
+    expect(thread200?.({ ...good, stats: { ...good.stats, quotes: undefined } })).toBe(false);
     // Not vacuous: the schemas refuse what the routes must never send.
     const profile200 = ajv.getSchema(`openapi.json#/${pointer('paths', '/user-profile', 'get', 'responses', '200', 'content', 'application/json', 'schema')}`);
     expect(profile200?.({ profile: { ...alice, kind: 1 } })).toBe(false);

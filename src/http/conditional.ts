@@ -33,6 +33,16 @@ export function validatorsOf(events: readonly StringOutput[], { lastModified }: 
   return newest < now ? { etag: `"${tag}"`, lastModified: newest } : { etag: `"${tag}"`, lastModified: now, heldBack: true };
 }
 
+/**
+ * The validator of a screen's body (routes/thread.ts): more than stored events (counts, a cursor),
+ * so a digest of the body itself, part by part as it will be joined: the same bytes, the same tag.
+ */
+export function bodyValidators(parts: readonly StringOutput[]): Validators {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(typeof part === 'string' ? part : part.bytes);
+  return { etag: `"${hash.digest('base64url')}"` };
+}
+
 /** `id,id,…` of the events, as bytes. */
 function joinedIds(events: readonly Buffer[]): Buffer {
   const joined = Buffer.allocUnsafe(events.length * 65 - 1);

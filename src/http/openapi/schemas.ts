@@ -101,9 +101,9 @@ const RATE_HEADERS = {
 };
 
 /** The errors each REST route may answer, by status (every code from the table that applies). */
-function restErrors(notFound: readonly ErrorCode[], invalid: ErrorCode) {
+function restErrors(notFound: readonly ErrorCode[], invalid: ErrorCode, alsoInvalid: readonly ErrorCode[] = []) {
   return {
-    400: errorSchema(400, [invalid, 'missing_parameter', 'repeated_parameter', 'secret_key_refused', 'bad_request'], 'The query parameter is missing, repeated or not an identifier.'),
+    400: errorSchema(400, [invalid, 'missing_parameter', 'repeated_parameter', 'secret_key_refused', 'bad_request', ...alsoInvalid], 'A query parameter is missing, repeated or out of range, or not an identifier.'),
     404: errorSchema(404, notFound, 'Not known here nor (with relays) at the relays asked, or deleted by its author (NIP-09, NIP-62).'),
     405: errorSchema(405, ['method_not_allowed'], 'Only GET and HEAD (and CORS preflights).'),
     429: {
@@ -140,17 +140,6 @@ export const USER_PROFILE_SCHEMA = {
   description:
     "The pubkey's latest kind-0 event (NIP-01: newest created_at, ties to the lowest id), from the index or, on a miss, from the relays (configured, indexers, the author's NIP-65 write relays, an nprofile's hints).",
   tags: ['lookup'],
-  querystring: {
-    type: 'object',
-    required: ['pubkey'],
-    properties: {
-      pubkey: {
-        type: 'string',
-        description: '64 hex characters (any case), npub1…, nprofile1… (its relays are hints), optionally prefixed nostr:, or a NIP-05 name@domain.',
-        examples: ['1739d937dc8c0c7370aa27585938c119e25c41f6c441a5d34c6d38503e3136ef', 'npub1zuuajd7u3sx8xu92yav9jwxpr839cs0kc3q6t56vd5u9q033xmhsk6c2uc', '_@jeffg.fyi'],
-      },
-    },
-  },
   headers: CONDITIONAL_HEADERS,
   response: {
     200: {
@@ -173,17 +162,6 @@ export const EVENT_SCHEMA = {
   description:
     'The event, and the latest profile of each relevant pubkey: the author, then every pubkey the event names (p/P tags, nostr: mentions, authors of e/q-tagged events, a repost’s embedded author), at most MAX_PROFILES; a pubkey without a known profile is left out of the map, which stops before MAX_RESPONSE_BYTES.',
   tags: ['lookup'],
-  querystring: {
-    type: 'object',
-    required: ['id'],
-    properties: {
-      id: {
-        type: 'string',
-        description: '64 hex characters (any case), note1…, nevent1… (its relays are hints, its author asked), or naddr1… (the latest version at that address), optionally prefixed nostr:.',
-        examples: ['d7c2b6093d9dfa3f452b871da8b3290a42159db6cd084ff17bcd6c6e25fc2a06'],
-      },
-    },
-  },
   headers: CONDITIONAL_HEADERS,
   response: {
     200: {
@@ -200,6 +178,67 @@ export const EVENT_SCHEMA = {
     },
     304: notModified({ etag: SUCCESS_HEADERS.etag, 'cache-control': SUCCESS_HEADERS['cache-control'] }),
     ...restErrors(['event_not_found', 'event_deleted'], 'invalid_id'),
+  },
+};
+
+const count = { type: 'integer', minimum: 0 };
+const PROFILES_MAP = { type: 'object', propertyNames: { pattern: HEX_64 }, additionalProperties: { $ref: 'ProfileEvent#' } };
+
+export const THREAD_SCHEMA = {
+  operationId: 'getThread',
+  summary: 'A note and its conversation: what a thread screen draws',
+  description:
+    'The event; the events above it (the root first, then down to its parent, NIP-10/NIP-22, at most four up from the event besides the root); a page of its direct replies, oldest first; its stats (DESIGN "Relationships"); and the latest profile of every relevant pubkey of every event shown, as /event\'s map. `next` is the cursor of the next page of replies (null after the last). The fixed operation is src/http/operations/thread.graphql: the same answer as GraphQL gives.',
+  tags: ['screens'],
+  headers: CONDITIONAL_HEADERS,
+  response: {
+    200: {
+      description: 'The thread.',
+      type: 'object',
+      required: ['event', 'parents', 'replies', 'stats', 'profiles', 'next'],
+      additionalProperties: false,
+      properties: {
+        event: { $ref: 'NostrEvent#' },
+        parents: { type: 'array', items: { $ref: 'NostrEvent#' }, description: 'The root, then down to the parent.' },
+        replies: { type: 'array', items: { $ref: 'NostrEvent#' }, description: 'Direct replies, oldest first (by created_at, then id).' },
+        stats: {
+          type: 'object',
+          required: ['replies', 'threadReplies', 'quotes', 'reposts', 'reactions', 'zaps'],
+          additionalProperties: false,
+          properties: {
+            replies: count,
+            threadReplies: count,
+            quotes: count,
+            reposts: count,
+            reactions: {
+              type: 'object',
+              required: ['pubkeys', 'likes', 'dislikes', 'byContent'],
+              additionalProperties: false,
+              properties: {
+                pubkeys: count,
+                likes: count,
+                dislikes: count,
+                byContent: {
+                  type: 'array',
+                  items: { type: 'object', required: ['content', 'pubkeys'], additionalProperties: false, properties: { content: { type: 'string' }, pubkeys: count } },
+                },
+              },
+            },
+            zaps: {
+              type: 'object',
+              required: ['count', 'msats', 'senders', 'pending'],
+              additionalProperties: false,
+              properties: { count, msats: count, senders: count, pending: count },
+            },
+          },
+        },
+        profiles: PROFILES_MAP,
+        next: { type: ['string', 'null'], description: 'Pass as `after` for the next page of replies; null after the last.' },
+      },
+      headers: { ...SUCCESS_HEADERS, etag: header('Strong validator: a digest of the body (its counts change under the same events). Send it back in If-None-Match.') },
+    },
+    304: notModified({ etag: SUCCESS_HEADERS.etag, 'cache-control': SUCCESS_HEADERS['cache-control'] }),
+    ...restErrors(['event_not_found', 'event_deleted'], 'invalid_id', ['invalid_argument', 'invalid_cursor']),
   },
 };
 

@@ -6,7 +6,15 @@ import {
 import { byteLengthOf, type StringOutput } from '../../store/json-text.js';
 import { parseEventPointer } from '../../nostr/identifiers.js';
 import { validatorsOf } from '../conditional.js';
-import { parsedOrUndefined, type RestLookup } from './rest-lookup.js';
+import { parsedOrUndefined, type QueryParameter, requiredValue, type RestLookup } from './rest-lookup.js';
+
+/** An event named by id (/event, /thread). */
+export const ID_PARAMETER: QueryParameter = {
+  name: 'id',
+  required: true,
+  description: '64 hex characters (any case), note1…, nevent1… (its relays are hints, its author asked), or naddr1… (the latest version at that address), optionally prefixed nostr:.',
+  examples: ['d7c2b6093d9dfa3f452b871da8b3290a42159db6cd084ff17bcd6c6e25fc2a06'],
+};
 
 /**
  * GET /event?id=… → `{"event": …, "profiles": {pubkey: …}}` (spec §4.2). Events are embedded as the
@@ -17,11 +25,11 @@ import { parsedOrUndefined, type RestLookup } from './rest-lookup.js';
  */
 export const eventLookup: RestLookup<RestEventQuery, RestEventQueryVariables> = {
   path: '/event',
-  parameter: 'id',
+  parameters: [ID_PARAMETER],
   document: RestEventDocument,
-  variables: (id) => ({ id }),
-  answerKey: (parameter) => {
-    const pointer = parsedOrUndefined(() => parseEventPointer(parameter));
+  variables: (values) => ({ id: requiredValue(values, 'id') }),
+  answerKey: (values) => {
+    const pointer = parsedOrUndefined(() => parseEventPointer(requiredValue(values, 'id')));
     return pointer && 'id' in pointer ? pointer.id : undefined;
   },
   render: ({ event }, { maxResponseBytes }) => {

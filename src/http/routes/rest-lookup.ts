@@ -7,22 +7,39 @@ import type { AnswerCache } from '../../store/answer-cache.js';
 import { JsonText } from '../../store/json-text.js';
 import { type CountedLookup, ReadReceipt } from '../../store/read-receipt.js';
 import { prepareFixedOperation } from '../fixed-operation.js';
-import { singleQueryParameter } from '../query-parameter.js';
+import { optionalQueryParameter, singleQueryParameter } from '../query-parameter.js';
 import { type Rendered, renderedResponse, type RestResponse, toRestResponse } from '../rest-response.js';
 
-/** A REST lookup route: one query parameter, one fixed operation, one JSON shape. */
+/** A query parameter of a REST route: read by its rule, described in the OpenAPI document. */
+export interface QueryParameter {
+  name: string;
+  /** Required: missing or empty is 400 missing_parameter. Any parameter given twice is 400 repeated_parameter. */
+  required: boolean;
+  description: string;
+  examples?: readonly string[];
+}
+
+/** The values of a route's parameters as given (an optional one left out: absent), by name. */
+export type ParameterValues = Readonly<Record<string, string | undefined>>;
+
+/**
+ * A REST route (a lookup, or a screen a client draws): its query parameters, one fixed operation,
+ * one JSON shape. Every route is this and nothing else, so each gets the same parameter rules, error
+ * codes, statuses, ETag/304, rate limits and OpenAPI entry (rest-routes.ts).
+ */
 export interface RestLookup<TResult, TVariables extends Record<string, unknown>> {
   path: string;
-  parameter: string;
+  parameters: readonly QueryParameter[];
   document: TypedDocumentNode<TResult, TVariables>;
-  variables(parameterValue: string): TVariables;
+  /** The operation's variables; a value out of range throws its LookupError (400). */
+  variables(values: ParameterValues): TVariables;
   /**
-   * What an answer to `parameterValue` may be kept under (answer-cache.ts): the one id or pubkey it
-   * names, however spelled (hex in any case, note, nevent, npub, nprofile, `nostr:`), so that
-   * spellings share one answer; undefined where it may not be kept (what cannot be parsed, a NIP-05
-   * name, an naddr: resolved or refreshed beside the store).
+   * What an answer may be kept under (answer-cache.ts): the one id or pubkey it names, however
+   * spelled (hex in any case, note, nevent, npub, nprofile, `nostr:`), so that spellings share one
+   * answer; undefined where it may not be kept (what cannot be parsed, a NIP-05 name, an naddr:
+   * resolved or refreshed beside the store; a screen, made of many things).
    */
-  answerKey(parameterValue: string): string | undefined;
+  answerKey(values: ParameterValues): string | undefined;
   /** The success body (JSON parts) and its validators, or null when nothing was found. */
   render(data: TResult, limits: RenderLimits): Rendered | null;
   notFound: ErrorCode;
@@ -63,8 +80,8 @@ export function restLookupHandler<TResult, TVariables extends Record<string, unk
     let context: GraphQLContext | undefined;
     let key: string | undefined;
     try {
-      const parameter = singleQueryParameter(query, lookup.parameter);
-      const answerKey = answers && lookup.answerKey(parameter);
+      const values = parameterValues(query, lookup.parameters);
+      const answerKey = answers && lookup.answerKey(values);
       if (answers && answerKey !== undefined) {
         key = `${lookup.path}?${answerKey}`;
         const kept = answers.get(key);
@@ -74,7 +91,7 @@ export function restLookupHandler<TResult, TVariables extends Record<string, unk
         }
       }
       context = newContext(key !== undefined ? new ReadReceipt() : undefined);
-      outcome = await run(lookup.variables(parameter), context);
+      outcome = await run(lookup.variables(values), context);
     } catch (error) {
       if (!(error instanceof LookupError)) throw error;
       outcome = error;
@@ -103,6 +120,20 @@ function keptBytes(key: string, { parts, validators }: Rendered, reads: ReadRece
   let bytes = 200 + 2 * (key.length + validators.etag.length) + 48 * reads.lookups.length;
   for (const part of parts) bytes += typeof part === 'string' ? 40 + 2 * part.length : 48;
   return bytes;
+}
+
+/** Each parameter's value, by its rule (required or not; never repeated): 400 on the first that breaks it. */
+function parameterValues(query: unknown, parameters: readonly QueryParameter[]): ParameterValues {
+  const values: Record<string, string | undefined> = {};
+  for (const { name, required } of parameters) {
+    values[name] = required ? singleQueryParameter(query, name) : optionalQueryParameter(query, name);
+  }
+  return values;
+}
+
+/** The value of a parameter the route declares required (parameterValues has read it). */
+export function requiredValue(values: ParameterValues, name: string): string {
+  return values[name] as string;
 }
 
 /** What `parse` returns, or undefined where it throws (the lookup itself then says why). */

@@ -5,15 +5,16 @@ import { notModified, validatorHeaders } from '../conditional.js';
 import type { FailureLog } from '../failure-log.js';
 import { sendJson, sendNotModified } from '../reply.js';
 import type { RestResponse } from '../rest-response.js';
-import { DOCUMENTATION_ONLY, EVENT_SCHEMA, USER_PROFILE_SCHEMA } from '../openapi/schemas.js';
+import { DOCUMENTATION_ONLY, EVENT_SCHEMA, THREAD_SCHEMA, USER_PROFILE_SCHEMA } from '../openapi/schemas.js';
 import { eventLookup } from './event.js';
 import type { AnswerCache } from '../../store/answer-cache.js';
 import type { ReadReceipt } from '../../store/read-receipt.js';
 import { type KeptAnswer, type RenderLimits, type RestLookup, restLookupHandler } from './rest-lookup.js';
+import { threadLookup } from './thread.js';
 import { userProfileLookup } from './user-profile.js';
 
 /** The REST lookups, in the order the README lists them. */
-export const REST_LOOKUPS = [userProfileLookup, eventLookup] as const;
+export const REST_LOOKUPS = [userProfileLookup, eventLookup, threadLookup] as const;
 /** What a REST route answers besides OPTIONS (DESIGN §1); anything else is 405. */
 export const REST_ALLOW = 'GET, HEAD';
 
@@ -39,7 +40,15 @@ export interface RestRoutesOptions {
 export const restRoutes: FastifyPluginCallback<RestRoutesOptions> = (app, { schema, newContext, logFailure, limits, answers }, done) => {
   const register = <TResult, TVariables extends Record<string, unknown>>(lookup: RestLookup<TResult, TVariables>, documented: object) => {
     const handle = restLookupHandler(schema, lookup, limits, answers);
-    app.get(lookup.path, { schema: documented, ...DOCUMENTATION_ONLY }, async (request, reply) => {
+    // The query string as the route reads it (one description per parameter, rest-lookup.ts).
+    const querystring = {
+      type: 'object',
+      required: lookup.parameters.filter(({ required }) => required).map(({ name }) => name),
+      properties: Object.fromEntries(
+        lookup.parameters.map(({ name, description, examples }) => [name, { type: 'string', description, ...(examples ? { examples } : {}) }]),
+      ),
+    };
+    app.get(lookup.path, { schema: { ...documented, querystring }, ...DOCUMENTATION_ONLY }, async (request, reply) => {
       const response = await handle(request.query, (reads) => {
         const context = newContext(request.ip, reads);
         // REST leaves out of /event's map the profiles past MAX_RESPONSE_BYTES: reading stops there.
@@ -56,5 +65,6 @@ export const restRoutes: FastifyPluginCallback<RestRoutesOptions> = (app, { sche
   };
   register(userProfileLookup, USER_PROFILE_SCHEMA);
   register(eventLookup, EVENT_SCHEMA);
+  register(threadLookup, THREAD_SCHEMA);
   done();
 };

@@ -1,0 +1,83 @@
+import { RestThreadDocument, type RestThreadQuery, type RestThreadQueryVariables } from '../../generated/operations.js';
+import { byteLengthOf, type StringOutput } from '../../store/json-text.js';
+import { bodyValidators } from '../conditional.js';
+import { pageLimit } from '../query-parameter.js';
+import type { RenderLimits, RestLookup } from './rest-lookup.js';
+import { ID_PARAMETER } from './event.js';
+import { requiredValue } from './rest-lookup.js';
+
+type Shown = { id: StringOutput; json: StringOutput; relevantProfiles: ReadonlyArray<{ pubkey: StringOutput; event: { json: StringOutput } }> };
+type Ancestor = Shown & { parent?: Ancestor | null };
+
+/** Replies on a page when `limit` is left out. */
+const DEFAULT_LIMIT = 20;
+
+/**
+ * GET /thread?id=…&limit=&after= → `{"event", "parents": [root … parent], "replies": [a page,
+ * oldest first], "stats": {…}, "profiles": {…}, "next": <cursor or null>}`: what a client draws for
+ * a note and its conversation, in one request.
+ * - `parents`: the thread's root, then the events between it and the event, then its parent (NIP-10,
+ *   NIP-22), as far as four events up from the event (the operation's depth): deeper threads show
+ *   the root and the four nearest; an event not held (or deleted) ends the walk up.
+ * - `replies`: the event's direct replies (kind 1 and 1111) oldest first, `limit` (1–100, 20) a
+ *   page; `next` is the cursor to pass as `after` for the next page, null after the last.
+ * - `stats`: as `Event.stats` (DESIGN "Relationships").
+ * - `profiles`: the latest kind-0 of every relevant pubkey of every event shown (author first), as
+ *   /event's map: absent where none is known, stopping before MAX_RESPONSE_BYTES.
+ * The ETag is a digest of the body (its counts change under the same events).
+ */
+export const threadLookup: RestLookup<RestThreadQuery, RestThreadQueryVariables> = {
+  path: '/thread',
+  parameters: [
+    ID_PARAMETER,
+    { name: 'limit', required: false, description: 'Replies on the page: 1 to 100 (default 20).', examples: ['20'] },
+    { name: 'after', required: false, description: "The `next` of the previous page, as it came (else 400 invalid_cursor)." },
+  ],
+  document: RestThreadDocument,
+  variables: (values) => ({ id: requiredValue(values, 'id'), first: pageLimit(values.limit, DEFAULT_LIMIT), after: values.after ?? null }),
+  answerKey: () => undefined,
+  render: ({ event }, limits) => (event ? renderThread(event, limits) : null),
+  notFound: 'event_not_found',
+  deleted: 'event_deleted',
+};
+
+function renderThread(event: NonNullable<RestThreadQuery['event']>, { maxResponseBytes }: RenderLimits) {
+  const parents = ancestors(event.parent, event.root);
+  const replies = event.replies.edges.map(({ node }) => node);
+  const parts: StringOutput[] = ['{"event":', event.json, ',"parents":['];
+  list(parts, parents);
+  parts.push('],"replies":[');
+  list(parts, replies);
+  parts.push('],"stats":', JSON.stringify(event.stats), ',"profiles":{');
+  // Every shown event's people, in the order the events are shown, each pubkey once.
+  const seen = new Set<string>();
+  let bytes = 0;
+  let separator = '';
+  outer: for (const shown of [event, ...parents, ...replies]) {
+    for (const { pubkey, event: profile } of shown.relevantProfiles) {
+      const key = String(pubkey);
+      if (seen.has(key)) continue;
+      bytes += byteLengthOf(profile.json) + 70;
+      if (bytes > maxResponseBytes) break outer;
+      seen.add(key);
+      // A pubkey is 64 lowercase hex characters (read from the stored event): nothing to escape.
+      parts.push(`${separator}"${key}":`, profile.json);
+      separator = ',';
+    }
+  }
+  const { hasNextPage, endCursor } = event.replies.pageInfo;
+  parts.push('},"next":', hasNextPage && endCursor !== null ? JSON.stringify(String(endCursor)) : 'null', '}');
+  return { parts, validators: bodyValidators(parts) };
+}
+
+/** The root, then the parents from the farthest up to the nearest, each once. */
+function ancestors(parent: Ancestor | null | undefined, root: Shown | null): Shown[] {
+  const chain: Shown[] = [];
+  for (let at = parent; at; at = at.parent) chain.unshift(at);
+  if (root && !chain.some((shown) => String(shown.id) === String(root.id))) chain.unshift(root);
+  return chain;
+}
+
+function list(parts: StringOutput[], events: readonly Shown[]): void {
+  events.forEach((shown, index) => parts.push(...(index > 0 ? [','] : []), shown.json));
+}
