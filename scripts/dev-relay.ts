@@ -3,7 +3,7 @@
 // and sync without reaching the public relays: `RELAYS=ws://127.0.0.1:7777 npm start`.
 // Like any relay, it serves what it holds as is; the service verifies every event it receives.
 // The npm script execs tsx: under `sh -c` a SIGTERM to npm stopped the shell only, and the relay
-// went on listening (issue 30 §7); tsx hands SIGTERM and SIGINT on to this process.
+// went on listening; tsx hands SIGTERM and SIGINT on to this process.
 import { createReadStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { readEventInput } from '../src/import/read-event-input.js';

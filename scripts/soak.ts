@@ -11,7 +11,7 @@
 // the marks must come and go, not pile up, on Redis by TTL and on the embedded store by its sweeper;
 // --no-relay turns that off), drives it with
 // autocannon for --minutes (a hostile client among the others unless --no-hostile: events that cost
-// the most to serve, and the requests that ask for them, issue 31; see makeHostile), and every
+// the most to serve, and the requests that ask for them; see makeHostile), and every
 // --sample-seconds prints one line:
 //
 //   elapsed, req/s, p99 latency (of that interval), errors (5xx, other non-2xx/4xx, socket errors and
@@ -87,7 +87,7 @@ const options = new Command()
   .option('--notes <n>', 'generated notes (5 relevant pubkeys each) imported besides the sample', nonNegativeInteger, 4000)
   .option('--no-probe', 'do not preload the heap/handle probe into the service (RSS and fds are still read)')
   .option('--no-relay', 'no loopback relay: misses are answered from the index alone and write nothing')
-  .option('--no-hostile', 'no hostile client (issue 31: events that cost the most to serve, and the requests that ask for them)')
+  .option('--no-hostile', 'no hostile client (events that cost the most to serve, and the requests that ask for them)')
   .parse()
   .opts<Options>();
 
@@ -184,7 +184,7 @@ interface DataSet {
 }
 
 /**
- * What a hostile client stores and asks for (issue 31), within what the service accepts: a profile of
+ * What a hostile client stores and asks for, within what the service accepts: a profile of
  * 60 KB of `{}` (the costliest JSON to parse, just under MAX_PROFILE_BYTES) with 50 notes by its
  * author, notes of 200 KB of invalid `nostr:npub` mentions, and a relay list of 60 KB of junk `r`
  * tags for a pubkey without a profile (every lookup of it is a miss that reads the list).

@@ -2,7 +2,7 @@
  * Calls `stop` on the first SIGTERM or SIGINT and ignores any later one. Ctrl-C on `npm start` in a
  * terminal signals the whole process group, npm included, and npm forwards the signal once more:
  * with `process.once` that second SIGINT found no listener and killed the process mid-shutdown
- * (issue 30 §1). The listeners stay, so no repeated signal can; a stuck stop has its own deadline.
+ *. The listeners stay, so no repeated signal can; a stuck stop has its own deadline.
  */
 export function onFirstStopSignal(stop: (signal: NodeJS.Signals) => void): void {
   let stopping = false;

@@ -51,7 +51,7 @@ describe('keys offered once (the admission of kept answers)', () => {
   });
 });
 
-// Issue 29 §1: REST answers made only of the hot cache's entries, kept while those entries hold
+// REST answers made only of the hot cache's entries, kept while those entries hold
 // (store/answer-cache.ts). The hot cache is for a single Redis (a cluster run leaves it off: README).
 describe.skipIf(testClusterNodes() !== undefined)('kept REST answers (the hot cache on)', () => {
   const opened: { writer: TestStore; instance: CachedInstance; plain?: TestServer }[] = [];

@@ -126,7 +126,7 @@ describe('nostr-lookup serve', () => {
     }
   });
 
-  it('OFFLINE=true (issue 31): no relay and no NIP-05 domain is asked, whatever RELAYS says, and serve says so', async () => {
+  it('OFFLINE=true: no relay and no NIP-05 domain is asked, whatever RELAYS says, and serve says so', async () => {
     const note = signed('cli-offline', { content: 'only on the relay' });
     const relay = await startLoopbackRelay({ events: [note] });
     const domain = await startNip05Server();
@@ -267,7 +267,7 @@ describe('nostr-lookup serve', () => {
     }
   });
 
-  it('serve --help lists every configuration variable with its default, read from the models (issue 30 §5)', async () => {
+  it('serve --help lists every configuration variable with its default, read from the models', async () => {
     const help = spawnCli(['serve', '--help'], {});
     expect(await help.exited).toBe(0);
     const listed = new Map(
@@ -331,7 +331,7 @@ describe('nostr-lookup without REDIS_URL: the embedded store', () => {
         await untilHealthy(served.url, served);
         expect(await getJson(`${served.url}/user-profile?pubkey=${alice.pubkey}`)).toMatchObject({ status: 200, body: { profile: alice } });
         expect((await getJson(`${served.url}/readyz`)).status).toBe(200);
-        // Issue 30 §8: nothing holds the process once it has said it stopped (~1.5 s were reported
+        // Nothing holds the process once it has said it stopped (~1.5 s were reported
         // once; 15–25 ms measured since).
         let stoppedAt = Number.NaN;
         served.child.stdout?.on('data', () => {

@@ -5,7 +5,7 @@ import { profile, pubkeyOf, signed } from './support/events.js';
 import { useTestServer } from './support/test-server.js';
 
 /**
- * Conditional requests on the REST routes (issue 16 §3, RFC 9110 §13): a strong ETag from the ids
+ * Conditional requests on the REST routes (RFC 9110 §13): a strong ETag from the ids
  * of every event in the body, Last-Modified from their newest created_at, If-None-Match and
  * If-Modified-Since answered 304 without a body, HEAD with the same headers.
  */
@@ -27,7 +27,7 @@ async function get(path: string, headers: Record<string, string> = {}, method = 
   return { status: response.status, headers: response.headers, text: await response.text() };
 }
 
-describe('ETag, Last-Modified, 304 (issue 16 §3)', () => {
+describe('ETag, Last-Modified, 304', () => {
   it('/user-profile: the ETag is the profile id, Last-Modified its created_at', async () => {
     const response = await get(`/user-profile?pubkey=${alice.pubkey}`);
     expect(response.status).toBe(200);

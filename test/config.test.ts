@@ -280,7 +280,7 @@ describe('configuration from the environment', () => {
     ]);
   });
 
-  it('ZAP_PROVIDER_TTL (issue 27): a whole number of seconds from a minute to 30 days; hostile values refused', () => {
+  it('ZAP_PROVIDER_TTL: a whole number of seconds from a minute to 30 days; hostile values refused', () => {
     expect(loadConfig({ ZAP_PROVIDER_TTL: '3600' }).zaps.ttlSeconds).toBe(3600);
     expect(problems({ ZAP_PROVIDER_TTL: '59' })).toEqual(['ZAP_PROVIDER_TTL must be at least 60']);
     expect(problems({ ZAP_PROVIDER_TTL: String(86400 * 31) })).toEqual(['ZAP_PROVIDER_TTL must be at most 2592000']);
@@ -289,7 +289,7 @@ describe('configuration from the environment', () => {
     }
   });
 
-  it('NIP05_MAX_CONCURRENT and NIP05_MAX_PER_DOMAIN (issue 31): small whole numbers, per domain within the total, hostile values refused', () => {
+  it('NIP05_MAX_CONCURRENT and NIP05_MAX_PER_DOMAIN: small whole numbers, per domain within the total, hostile values refused', () => {
     expect(loadConfig({ NIP05_MAX_CONCURRENT: ' 4 ', NIP05_MAX_PER_DOMAIN: '4' }).nip05).toMatchObject({ maxConcurrent: 4, maxPerDomain: 4 });
     expect(loadConfig({ NIP05_MAX_CONCURRENT: '', NIP05_MAX_PER_DOMAIN: '' }).nip05).toMatchObject({ maxConcurrent: 16, maxPerDomain: 2 });
     expect(problems({ NIP05_MAX_CONCURRENT: '0', NIP05_MAX_PER_DOMAIN: '1001' })).toEqual([
@@ -318,7 +318,7 @@ describe('configuration from the environment', () => {
     expect(problems({ OFFLINE: 'true', RELAYS: 'https://relay.example' })).toEqual(['RELAYS: entry 1 is not a ws:// or wss:// URL with a host and no credentials']);
   });
 
-  it('METRICS and METRICS_PORT (issue 16 §1): off, a port of their own, and what cannot be', () => {
+  it('METRICS and METRICS_PORT: off, a port of their own, and what cannot be', () => {
     expect(loadConfig({ METRICS: 'false' }).metrics).toEqual({ enabled: false });
     expect(loadConfig({ METRICS: '0', METRICS_PORT: '' }).metrics).toEqual({ enabled: false });
     expect(problems({ METRICS: 'no' })).toEqual(['METRICS must be true or false']);
@@ -329,7 +329,7 @@ describe('configuration from the environment', () => {
     expect(problems({ PORT: '9100', METRICS_PORT: '9100' })).toEqual(['METRICS_PORT (9100) must differ from PORT']);
   });
 
-  it('RATE_LIMIT, MISS_RATE_LIMIT and TRUST_PROXY (issue 16 §2): rates, bursts, proxies, and hostile values', () => {
+  it('RATE_LIMIT, MISS_RATE_LIMIT and TRUST_PROXY: rates, bursts, proxies, and hostile values', () => {
     expect(loadConfig({ RATE_LIMIT: '2.5' }).rateLimits).toEqual({ requests: { perSecond: 2.5, burst: 3 }, trustProxy: false });
     expect(loadConfig({ MISS_RATE_LIMIT: '1', MISS_RATE_LIMIT_BURST: '5' }).rateLimits).toEqual({ misses: { perSecond: 1, burst: 5 }, trustProxy: false });
     expect(loadConfig({ TRUST_PROXY: 'true' }).rateLimits.trustProxy).toBe(true);
@@ -408,7 +408,7 @@ describe('configuration from the environment', () => {
     expect(problems({ PORT: '-1' })).toEqual(['PORT must be a whole number']);
   });
 
-  it('REDIS_CLUSTER_NODES (issue 15 §1): seeds as host:port or redis(s):// URLs, one set of credentials, never with REDIS_URL', () => {
+  it('REDIS_CLUSTER_NODES: seeds as host:port or redis(s):// URLs, one set of credentials, never with REDIS_URL', () => {
     expect(loadConfig({ REDIS_CLUSTER_NODES: ' 10.0.0.1:7000, redis-2:7001 ,[::1]:7002,', REDIS_WAIT_REPLICAS: '1' }).store).toEqual({
       kind: 'redis-cluster',
       nodes: [
@@ -481,7 +481,7 @@ describe('configuration from the environment', () => {
     );
   });
 
-  it('REDIS_WAIT_REPLICAS (issue 15 §3): 0 by default, a small whole number, only with a Redis', () => {
+  it('REDIS_WAIT_REPLICAS: 0 by default, a small whole number, only with a Redis', () => {
     expect(loadConfig({ REDIS_URL: 'redis://a:6379' }).store).toMatchObject({ waitReplicas: 0, hotCacheMb: 64 });
     expect(loadConfig({ REDIS_URL: 'redis://a:6379', HOT_CACHE_MB: '0' }).store).toMatchObject({ hotCacheMb: 0 });
     expect(problems({ HOT_CACHE_MB: '-1' })).toEqual(['HOT_CACHE_MB must be a whole number']);

@@ -15,7 +15,7 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
-// `npm run relay:dev` (scripts/dev-relay.ts) as the README shows it (issue 30 §7).
+// `npm run relay:dev` (scripts/dev-relay.ts) as the README shows it.
 describe('npm run relay:dev', () => {
   it('listens on --port and stops when npm alone gets SIGTERM (as a process manager sends it)', async () => {
     const port = await freePort();

@@ -54,7 +54,7 @@ describe('docker-compose.yml', () => {
     expect(sync.depends_on).toEqual({ redis: { condition: 'service_healthy' } });
   });
 
-  it('the cluster profile (issue 15 §5): six cluster nodes with persistence, formed once, and the service pointed at all of them', () => {
+  it('the cluster profile: six cluster nodes with persistence, formed once, and the service pointed at all of them', () => {
     const nodes = ['redis-c1', 'redis-c2', 'redis-c3', 'redis-c4', 'redis-c5', 'redis-c6'].map((name) => compose.services[name] as Record<string, unknown>);
     for (const [index, node] of nodes.entries()) {
       expect(node.profiles).toEqual(['cluster']);
@@ -122,7 +122,7 @@ describe('docker-compose.yml', () => {
     });
   });
 
-  it('the README\'s Docker paragraph says what a user would not expect of it (issue 30 §9): every interface, GraphiQL off', () => {
+  it('the README\'s Docker paragraph says what a user would not expect of it: every interface, GraphiQL off', () => {
     const readme = readFileSync(new URL('README.md', root), 'utf8');
     const docker = readme.slice(readme.indexOf('With Docker instead:')).split('\n\n')[0] ?? '';
     const published = [...(lookup.ports as string[]), ...((compose.services['lookup-cluster'] as { ports: string[] }).ports)];

@@ -3,7 +3,7 @@ import { DomainSlots } from '../src/net/domain-slots.js';
 
 const never = () => new AbortController().signal;
 
-describe('DomainSlots: exchanges with domains at once, in all and per domain (issue 31)', () => {
+describe('DomainSlots: exchanges with domains at once, in all and per domain', () => {
   it('per domain: past the cap an exchange waits for a release, first come first served', async () => {
     const slots = new DomainSlots(10, 2);
     const first = await slots.acquire('a.example', never());

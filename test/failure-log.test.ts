@@ -26,7 +26,7 @@ describe('server failures are logged with their cause, but not once per request 
           .filter((line) => line.includes('"msg":"lookup failed"'))
           .map((line) => JSON.parse(line) as { level: string; code: string; suppressed?: number; store?: string; err?: { message: string } });
       expect(failed()).toHaveLength(1);
-      // A known store state in words, without the client's message and stack (issue 30 §4).
+      // A known store state in words, without the client's message and stack.
       expect(failed()[0]).toMatchObject({ level: 'error', code: 'store_unavailable', store: 'not connected' });
       expect(failed()[0]?.err).toBeUndefined();
       await new Promise((resolve) => setTimeout(resolve, 1100));

@@ -6,7 +6,7 @@ import { ObjectBudget } from '../src/schema/object-budget.js';
 import { pubkeyOf, signed } from './support/events.js';
 import { getJson, useTestServer } from './support/test-server.js';
 
-// Issue 18 §1: 20 profiles, each naming all 20 (p tags), and a note naming all 20.
+// A reported amplification: 20 profiles, each naming all 20 (p tags), and a note naming all 20.
 const USERS = Array.from({ length: 20 }, (_, index) => `user${index}`);
 const P_TAGS = USERS.map((user) => ['p', pubkeyOf(user)]);
 const PROFILES = USERS.map((user) =>
@@ -37,7 +37,7 @@ async function graphql(query: string, url = context.server.url, variables?: Reco
 
 const ids = (count: number) => JSON.stringify(Array.from({ length: count }, () => NOTE.id));
 
-describe('GraphQL output is bounded by what is asked (issue 18 §1)', () => {
+describe('GraphQL output is bounded by what is asked', () => {
   it('the reported query (one note ×100, relevantProfiles twice nested) is refused before any read: query_too_costly', async () => {
     const query = `{ events(ids: ${ids(100)}) { relevantProfiles { event { relevantProfiles { event { json } } } } } }`;
     expect(query.length).toBeLessThan(10_000);
@@ -171,7 +171,7 @@ describe('GraphQL output is bounded by what is asked (issue 18 §1)', () => {
         expect([200, 400]).toContain(response.status);
         expect(response.text.length).toBeLessThanOrEqual(CAP + 1024);
         const codes = (response.body.errors ?? []).map((error) => error.extensions?.code);
-        // Every error carries a table code (issue 17 §3).
+        // Every error carries a table code.
         for (const code of codes) {
           expect(['query_too_costly', 'response_too_large', 'graphql_validation_failed', 'query_too_deep', 'too_many_aliases', 'too_many_tokens']).toContain(code);
         }

@@ -187,7 +187,7 @@ describe('GraphQL API', () => {
       const page = await on.text();
       expect(page).toContain('<title>Nostr lookup — GraphiQL</title>');
       expect(page).toContain('# Nostr lookup: events with the profiles of their people, and profiles.');
-      // Everything is in the page (issue 17): no script or style from a CDN.
+      // Everything is in the page: no script or style from a CDN.
       expect(page).not.toMatch(/<script[^>]+src=["']https?:|<link[^>]+href=["']https?:/);
       expect(page).not.toContain('unpkg.com');
     } finally {

@@ -4,7 +4,7 @@ import { useTestServer } from './support/test-server.js';
 
 /**
  * Every GraphQL error carries a code from the one table, and its HTTP status follows one rule
- * (issue 17 §3, README "GraphQL errors and statuses"): a request refused before execution (no
+ * (README "GraphQL errors and statuses"): a request refused before execution (no
  * `data`) is 400, whatever the media type asked; errors of an executed request come with `data`
  * and 200.
  */

@@ -6,7 +6,7 @@ import { pubkeyOf, signed } from './support/events.js';
 import { collectPages, postGraphql, type TestServer, useTestServer } from './support/test-server.js';
 
 /**
- * Follows over GraphQL (issue 28 §1): counts, followers by pubkey and following in the list's
+ * Follows over GraphQL: counts, followers by pubkey and following in the list's
  * order, paged, on the real app and a real store; pubkeys without a profile have `profile: null`.
  */
 

@@ -9,7 +9,7 @@ import { createTestStore, type TestStore } from './support/test-store.js';
 import { collectPages, postGraphql, startTestServer, type TestServer, useTestServer } from './support/test-server.js';
 
 /**
- * What someone wrote over GraphQL (issue 28 §1, `Profile.notes`): newest first, then by id, across
+ * What someone wrote over GraphQL (`Profile.notes`): newest first, then by id, across
  * the kinds asked, paged with every event exactly once, on the real app and a real store.
  */
 
@@ -109,7 +109,7 @@ describe('notes over GraphQL', () => {
   });
 });
 
-describe('notes over GraphQL with relays (issue 28 §4)', () => {
+describe('notes over GraphQL with relays', () => {
   // The index holds the writer's ten newest notes (more than the first page); the relay holds all thirty.
   const context = {} as { relay: LoopbackRelay; store: TestStore; server: TestServer };
   beforeAll(async () => {

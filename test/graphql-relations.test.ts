@@ -15,7 +15,7 @@ import { pubkeyOf, signed } from './support/events.js';
 import { collectPages, getJson, postGraphql, startTestServer, type TestServer, type TestServerOptions } from './support/test-server.js';
 
 /**
- * Threads and reactions over GraphQL (issue 26, DESIGN "Relationships"): Event.parent, root,
+ * Threads and reactions over GraphQL (DESIGN "Relationships"): Event.parent, root,
  * replies (a connection) and stats, on both stores, through a real server on a real port.
  */
 

@@ -6,7 +6,7 @@ import { profile, pubkeyOf, signed } from './support/events.js';
 import { postGraphql, useTestServer } from './support/test-server.js';
 
 /**
- * searchProfiles over GraphQL (issue 28 §2): the ranking by followers on the real app and a real
+ * searchProfiles over GraphQL: the ranking by followers on the real app and a real
  * store, the errors of the table for a query or `first` out of range, hostile queries, and the cost.
  */
 

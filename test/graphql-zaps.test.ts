@@ -8,7 +8,7 @@ import { getJson, startTestServer, type TestServer } from './support/test-server
 import { lnurlPayResponse, zapReceipt } from './support/zaps.js';
 
 /**
- * Zaps end to end (issue 27): receipts in the index, the recipient's LNURL pay endpoint on a real
+ * Zaps end to end: receipts in the index, the recipient's LNURL pay endpoint on a real
  * HTTPS server on loopback (the test CA), `stats.zaps` and `Profile.zapsReceived` over /graphql on a
  * real port, and a second instance on the same store using the answer the first one got.
  */

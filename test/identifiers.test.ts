@@ -60,7 +60,7 @@ describe('NIP-19 vectors (test/fixtures/nip19-vectors.json)', () => {
           expect(codeOf(() => parseEventId(vector.bech32))).toBe('secret_key_refused');
           break;
         case 'naddr': {
-          // An naddr names an addressable event by coordinate (issue 14): not an event id, not a pubkey.
+          // An naddr names an addressable event by coordinate: not an event id, not a pubkey.
           expect(codeOf(() => parseEventId(vector.bech32))).toBe('invalid_id');
           expect(codeOf(() => parsePubkey(vector.bech32))).toBe('invalid_pubkey');
           const { kind, pubkey, identifier, relays = [] } = decoded as { kind: number; pubkey: string; identifier: string; relays?: string[] };

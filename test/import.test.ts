@@ -263,7 +263,7 @@ describe('importEvents against Redis', () => {
     expect(retries).toEqual([1, 1000]);
   });
 
-  it('a batch the store refuses for a moment (a command timeout) is retried, and nothing is lost (issue 18 §8)', async () => {
+  it('a batch the store refuses for a moment (a command timeout) is retried, and nothing is lost', async () => {
     let failures = 2;
     const flaky: EventStore = Object.create(testStore.store) as EventStore;
     flaky.putEvents = (events) => {

@@ -33,7 +33,7 @@ describe('LMDB specifics', () => {
     await store.close();
     await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
     // Every read and write, never reaching lmdb-js (a read of a closed environment could kill the
-    // process: a background refresh that outlived the server did, issue 13's review).
+    // process: a background refresh that outlived the server did, found by review).
     const pubkey = 'ab'.repeat(32);
     await expect(store.getEvents([pubkey])).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.getProfilesWithMarks([pubkey])).rejects.toBeInstanceOf(StoreUnavailableError);
@@ -174,7 +174,7 @@ describe('LMDB negative cache', () => {
   });
 });
 
-describe('LMDB housekeeping (issue 18 §4)', () => {
+describe('LMDB housekeeping', () => {
   it('expired marks are swept without being read again, in bounded runs', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-lmdb-'));
     const store = new LmdbEventStore(dir, { sweepIntervalMs: 100, sweepBatch: 50 });

@@ -12,7 +12,7 @@ import { relayScenario } from './support/relay-scenario.js';
 import { getJson, useTestServer } from './support/test-server.js';
 
 /**
- * Prometheus metrics (issue 16 §1): /metrics parsed by a parser we did not write
+ * Prometheus metrics: /metrics parsed by a parser we did not write
  * (parse-prometheus-text-format), before and after traffic; the counters move as they should, and
  * no label carries an id, a pubkey or a URL path.
  */
@@ -62,7 +62,7 @@ function value(families: Family[], name: string, labels: Record<string, string>)
 
 const HEX_64 = /[0-9a-f]{64}/;
 
-describe('GET /metrics (issue 16 §1)', () => {
+describe('GET /metrics', () => {
   it('counts requests by route pattern and status, their durations, lookups by outcome and store commands', async () => {
     const url = context.server.url;
     const before = await scrape(url);
@@ -133,7 +133,7 @@ describe('GET /metrics (issue 16 §1)', () => {
     for (const label of relayLabels) expect([relay.url, 'other']).toContain(label);
   });
 
-  it('a configured relay is labelled by scheme, host and path only: a token in its query string never reaches /metrics (issue 31 finding 6)', async () => {
+  it('a configured relay is labelled by scheme, host and path only: a token in its query string never reaches /metrics', async () => {
     const relay = await scenario.relay({ events: [note] });
     const withToken = `${relay.url}?token=s3cr3t-t0ken#fragment`;
     const { server } = await scenario.service({ urls: [withToken] });
@@ -178,7 +178,7 @@ describe('GET /metrics (issue 16 §1)', () => {
     }
   });
 
-  it('serve with METRICS_PORT prints no Fastify deprecation (FSTDEP023, issue 30 §6)', async () => {
+  it('serve with METRICS_PORT prints no Fastify deprecation (FSTDEP023)', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'nostr-lookup-metrics-port-'));
     // At debug: serve sends what Node prints on the console (its warnings too) to the log at debug.
     const served = await serveCli({ METRICS_PORT: '0', OFFLINE: 'true', REDIS_URL: '', REDIS_CLUSTER_NODES: '', DATA_DIR: dataDir, LOG_LEVEL: 'debug' });

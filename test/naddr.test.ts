@@ -10,7 +10,7 @@ import { relayScenario } from './support/relay-scenario.js';
 import { getJson } from './support/test-server.js';
 
 /**
- * naddr (NIP-19) on /event and GraphQL `event(id:)` (issue 14 §1): the latest version of a
+ * naddr (NIP-19) on /event and GraphQL `event(id:)`: the latest version of a
  * replaceable or addressable event by kind, author and `d`, from the index, or on a miss from the
  * relays, answered exactly as an event by id is (with its profiles).
  */

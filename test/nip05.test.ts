@@ -372,7 +372,7 @@ describe.each(BOTH_STORES)('NIP-05 over HTTP, on the $name store', ({ open }) =>
     }
   });
 
-  it('ten concurrent lookups of one name from one client are all 200, with one request to the domain (issue 30 §10)', async () => {
+  it('ten concurrent lookups of one name from one client are all 200, with one request to the domain', async () => {
     const server = await serve();
     for (let round = 0; round < 5; round++) {
       const name = `ten${round}`;

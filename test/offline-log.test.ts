@@ -7,7 +7,7 @@ import { serveCli, spawnCli } from './support/cli.js';
 import { profile } from './support/events.js';
 import { freePort } from './support/redis-server.js';
 
-// A run without network (issue 30 §3): relays that refuse every connection, as the default ones
+// A run without network: relays that refuse every connection, as the default ones
 // do offline. Lookups the index answers still refresh profiles in the background, where nobody waits.
 describe('offline, a lookup the index answers', () => {
   it('logs no warning, and each relay resting once at info, however often the background refresh fails', async () => {

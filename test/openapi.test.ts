@@ -8,7 +8,7 @@ import { startTestServer, type TestServer, useTestServer } from './support/test-
 import { createTestStore } from './support/test-store.js';
 
 /**
- * /openapi.json (issue 16 §4): a valid OpenAPI 3.1 document (checked by
+ * /openapi.json: a valid OpenAPI 3.1 document (checked by
  * @seriousme/openapi-schema-validator), generated from the routes, and real answers of every
  * status of both REST routes valid against it (Ajv, JSON Schema 2020-12, with the document's own
  * components). Validators we did not write.
@@ -58,7 +58,7 @@ async function conforms(path: string, response: Response): Promise<void> {
   expect(valid, `${path} ${response.status}: ${JSON.stringify(validate?.errors)}`).toBe(true);
 }
 
-describe('/openapi.json (issue 16 §4)', () => {
+describe('/openapi.json', () => {
   it('is a valid OpenAPI 3.1 document with both routes and every status', async () => {
     const result = await new Validator().validate(structuredClone(document) as unknown as Parameters<Validator['validate']>[0]);
     expect(result.errors).toBeUndefined();

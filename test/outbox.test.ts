@@ -277,7 +277,7 @@ describe('relay lists and nevent authors are untrusted input', () => {
   });
 });
 
-describe('a remembered miss does not hide new places to look (issue 12 §5)', () => {
+describe('a remembered miss does not hide new places to look', () => {
   it('a write relay learned after the miss is asked; one that already answered "not found" is not asked again', async () => {
     const kim = pubkeyOf('ob-kim');
     const note = signed('ob-kim', { content: 'on my relay' });

@@ -15,7 +15,7 @@ import { startTestServer, type TestServer } from './support/test-server.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
 
 /**
- * Rate limits per client (issue 16 §2): RATE_LIMIT on every request, MISS_RATE_LIMIT on lookups that
+ * Rate limits per client: RATE_LIMIT on every request, MISS_RATE_LIMIT on lookups that
  * go to relays, counted in Redis for every instance sharing it, in process on the embedded store;
  * TRUST_PROXY decides whether X-Forwarded-For names the client.
  */
@@ -56,7 +56,7 @@ const LIMITED = {
   },
 };
 
-describe('RATE_LIMIT (issue 16 §2)', () => {
+describe('RATE_LIMIT', () => {
   it('past the burst: 429 rate_limited with Retry-After, CORS and the JSON error; probes are never limited; the window passes', async () => {
     const store = await redisStore();
     // 2 per second, a burst of 3: at most 3 requests per 1.5 s window.
@@ -82,7 +82,7 @@ describe('RATE_LIMIT (issue 16 §2)', () => {
     const graphql = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' });
     expect(graphql.status).toBe(429);
     expect(await graphql.json()).toEqual({ errors: [{ message: LIMITED.error.message, extensions: { code: 'rate_limited' } }] });
-    // The API documents too (issue 31 §6: /openapi.json escaped the limit, /docs did not).
+    // The API documents too (/openapi.json escaped the limit, /docs did not).
     for (const documents of ['/openapi.json', '/docs']) expect((await fetch(`${url}${documents}`)).status).toBe(429);
     // Health probes and the metrics scrape are not limited.
     for (const probe of ['/healthz', '/readyz', '/metrics']) expect((await fetch(`${url}${probe}`)).status).toBe(200);
@@ -145,7 +145,7 @@ async function missLimited(misses: { perSecond: number; burst: number }, trustPr
   return { relay, started };
 }
 
-describe('MISS_RATE_LIMIT (issue 16 §2): random ids cannot make us flood relays', () => {
+describe('MISS_RATE_LIMIT: random ids cannot make us flood relays', () => {
   it('lookups that go to relays are limited apart from the rest: 429 with Retry-After, the relay not asked; index hits still answered', async () => {
     const { relay, started } = await missLimited({ perSecond: 0.5, burst: 2 });
     const statuses = [];

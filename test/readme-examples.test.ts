@@ -8,7 +8,7 @@ import { serveCli, type ServingCli } from './support/cli.js';
 import { freePort } from './support/redis-server.js';
 
 /**
- * The README's shown commands and outputs, run (issue 30 §2): every `$ ` line of its ```sh blocks
+ * The README's shown commands and outputs, run: every `$ ` line of its ```sh blocks
  * is run as written (ports, /tmp and `npx nostr-lookup` aside: adapted()) in the README's order,
  * from a service on an empty embedded store, without network; what it prints must be what the
  * README shows below it. A change that alters an output fails here until the README is updated.

@@ -11,7 +11,7 @@ describe('README', () => {
     }
   });
 
-  it('shows PORT, HOST, DATA_DIR, REDIS_URL and RELAYS on its first screen (issue 30 §5)', () => {
+  it('shows PORT, HOST, DATA_DIR, REDIS_URL and RELAYS on its first screen', () => {
     const firstScreen = readme.split('\n').slice(0, 45).join('\n');
     for (const variable of ['PORT', 'HOST', 'DATA_DIR', 'REDIS_URL', 'RELAYS']) expect(firstScreen).toMatch(new RegExp(`\\|\\s*\`${variable}\`\\s*\\|`));
     expect(firstScreen).toContain('serve --help');

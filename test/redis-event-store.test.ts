@@ -26,7 +26,7 @@ const said = (held: Held) => (held === DELETED ? 'deleted' : (held?.event?.id ??
 const authorList = (prefix: string, pubkey: string) => redisKeys(prefix).author(pubkey).list;
 
 /**
- * The follower layout's tests run at a bucket size of 96 (the size until session 26, FOLLOW_BUCKET_SIZE
+ * The follower layout's tests run at a bucket size of 96 (the size before b6bd54e, FOLLOW_BUCKET_SIZE
  * is 384 now): the same moves, folds and crowded buckets at a quarter of the followers. One test
  * below checks the default's thresholds.
  */
@@ -679,7 +679,7 @@ describe('Redis specifics', () => {
     }
   });
 
-  it('a writer whose marker lands after a newer version replaced its own leaves no dangling marker (issue 18 §8)', async () => {
+  it('a writer whose marker lands after a newer version replaced its own leaves no dangling marker', async () => {
     const { store, client, prefix, cleanup, reopen, connectAdmin } = await createTestStore();
     const other = await reopen();
     const admin = await connectAdmin();

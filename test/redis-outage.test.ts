@@ -80,7 +80,7 @@ describe('when Redis goes away', () => {
       .filter((log) => log.msg === 'lookup failed');
     expect(failures.length).toBeGreaterThan(0);
     expect(failures[0]?.reqId).toMatch(/^[0-9a-f-]{36}$/);
-    // The log says what the body does not, in words (issue 30 §4): no stack, not the client's message.
+    // The log says what the body does not, in words: no stack, not the client's message.
     expect(failures[0]?.store).toBe('not connected');
     expect(failures[0]?.err).toBeUndefined();
   });

@@ -17,7 +17,7 @@ import { getJson, startTestServer, type TestServer } from './support/test-server
 import { createTestStore } from './support/test-store.js';
 
 /**
- * Adversarial review of the relationship index (issue 26, DESIGN "Relationships"): worlds richer
+ * Adversarial review of the relationship index (DESIGN "Relationships"): worlds richer
  * than the conformance suite's (replaceable and addressable versions that quote, replaced and
  * deleted by id and by `a` address, requests to vanish, deletions of deletions, hostile reaction
  * contents), two Redis writers on one prefix at once, and the GraphQL serving of the figures.

@@ -14,7 +14,7 @@ import { captureLogs } from './support/logs.js';
 import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
 import { TEST_RELAY_CONFIG } from './support/test-server.js';
 
-// The relationship fill (issue 26) against real WebSocket relays on loopback and both stores:
+// The relationship fill against real WebSocket relays on loopback and both stores:
 // which relays are asked, with which filters, and what the index counts afterwards.
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -442,7 +442,7 @@ describe.each(BOTH_STORES)('relationship fill on the $name store', ({ open }) =>
   });
 });
 
-describe.each(BOTH_STORES)('followers fill on the $name store (issue 28 §4)', ({ open }) => {
+describe.each(BOTH_STORES)('followers fill on the $name store', ({ open }) => {
   const list = (author: string, follows: string[], created_at = T0) => signed(author, { kind: 3, created_at, content: '', tags: follows.map((pubkey) => ['p', pubkey]) });
 
   it('asks RELAYS and INDEXER_RELAYS for {"kinds":[3],"#p":[pubkey]}; lists that verify are stored and counted, the newest of each author only, a forged one not; once per RELATIONS_TTL', async () => {
@@ -514,7 +514,7 @@ describe.each(BOTH_STORES)('followers fill on the $name store (issue 28 §4)', (
   });
 });
 
-describe.each(BOTH_STORES)('notes fill on the $name store (issue 28 §4)', ({ open }) => {
+describe.each(BOTH_STORES)('notes fill on the $name store', ({ open }) => {
   it('asks RELAYS and the author\'s write relays (not read relays) for {"authors":[pubkey],"kinds":[…]}, with `until` after a cursor; what verifies is stored and listed; malformed targets are ignored', async () => {
     const author = pubkeyOf('nf-author');
     const notes = Array.from({ length: 4 }, (_, index) => signed('nf-author', { created_at: T0 + index, content: `note ${index}` }));

@@ -21,7 +21,7 @@ import { getJson, useTestServer } from './support/test-server.js';
 import { createTestStore } from './support/test-store.js';
 
 /**
- * The findings of the adversarial review of the relationship index (issue 26), each as a test: the
+ * The findings of the adversarial review of the relationship index, each as a test: the
  * three that were fixed hold, and the one that is a documented limitation (README "How the figures
  * are kept exact") shows that `relations check` finds it and `relations rebuild` mends it. Other
  * regression tests of that review are in relation-attack.test.ts.

@@ -3,7 +3,7 @@ import { BOTH_STORES, storeAndServer } from './support/both-stores.js';
 import { signed } from './support/events.js';
 import { startLoopbackRelay } from './support/loopback-relay.js';
 
-// End to end (issue 26 §3): GraphQL `stats` and `replies` of a note whose relationships the index
+// End to end: GraphQL `stats` and `replies` of a note whose relationships the index
 // has not asked for wait for the relays (RELAYS and the author's inbox), then answer from the index.
 
 const cleanups: (() => Promise<unknown>)[] = [];

@@ -390,7 +390,7 @@ describe('relay hints (nevent/nprofile) are untrusted', () => {
   });
 });
 
-describe('poisoned misses: only trusted relays decide a shared miss (issue 18 §3)', () => {
+describe('poisoned misses: only trusted relays decide a shared miss', () => {
   const hinted = signed('fill-poison', { content: 'only on the hinted relay' });
   const hintedProfile = profile('fill-poison-profile', { name: 'only on a hinted relay' });
 
@@ -438,7 +438,7 @@ describe('poisoned misses: only trusted relays decide a shared miss (issue 18 §
   });
 });
 
-describe('misses per client are capped (issue 18: a client must not make us flood relays)', () => {
+describe('misses per client are capped (a client must not make us flood relays)', () => {
   it('past MISS_CONCURRENCY_PER_CLIENT lookups at the relays at once, the next is 429 with Retry-After; later ones are admitted again', async () => {
     const silent = await relay({ silent: true });
     const { server } = await service({ urls: [silent.url], timeoutMs: 1000, missesPerClient: 2 });
@@ -461,7 +461,7 @@ describe('misses per client are capped (issue 18: a client must not make us floo
     expect((await getJson(`${server.url}/event?id=${'4'.repeat(64)}`)).status).toBe(500);
   });
 
-  it('lookups of one key that join a lookup under way take no slot: ten concurrent misses of one pubkey from one client are all answered, the relays asked once (issue 30)', async () => {
+  it('lookups of one key that join a lookup under way take no slot: ten concurrent misses of one pubkey from one client are all answered, the relays asked once', async () => {
     const silent = await relay({ silent: true });
     const { server } = await service({ urls: [silent.url], timeoutMs: 600, missesPerClient: 2 });
     const pubkey = pubkeyOf('fill-asked-ten-times');

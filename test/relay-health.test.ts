@@ -310,7 +310,7 @@ describe('RelayHealth', () => {
     expect(health.get(relay(5000))).toMatchObject({ asked: 1 });
   });
 
-  describe('floods (issue 31)', () => {
+  describe('floods', () => {
     it('each flood rests a configured relay longer, up to 30 s; after ten quiet minutes its floods are forgotten (found by review: the rest climbed for good)', () => {
       const { health } = subject();
       const url = 'wss://configured.example/';

@@ -385,7 +385,7 @@ describe('isPublicAddress (the relay-hint address policy)', () => {
     ['127.0.0.1'], ['127.1.2.3'], ['10.0.0.1'], ['172.16.5.4'], ['192.168.1.1'], ['169.254.169.254'],
     ['100.100.100.200'], ['0.0.0.0'], ['255.255.255.255'], ['224.0.0.1'], ['::1'], ['::'], ['fe80::1'],
     ['fd00:ec2::254'], ['fc00::1'], ['::ffff:127.0.0.1'], ['::ffff:169.254.169.254'], ['2002:7f00:1::'],
-    // IPv4-compatible IPv6 (::/96, deprecated): ::7f00:1 is 127.0.0.1 (issue 18 §5); other non-global IPv6.
+    // IPv4-compatible IPv6 (::/96, deprecated): ::7f00:1 is 127.0.0.1; other non-global IPv6.
     ['::7f00:1'], ['::a00:1'], ['::a9fe:a9fe'], ['64:ff9b::7f00:1'], ['5f00::1'], ['3fff::1'], ['100::1'],
     ['not-an-address'], [''],
   ])('refuses %s', (address) => {

@@ -65,7 +65,7 @@ describe('relevant pubkeys of an event (DESIGN §1)', () => {
     ]);
   });
 
-  it('5. a repost is verified once, not on every read (issue 18 §5): relevant pubkeys are derived once per event id', async () => {
+  it('5. a repost is verified once, not on every read: relevant pubkeys are derived once per event id', async () => {
     const verify = await import('../src/nostr/verify-event.js');
     const original = signed('alice', { content: 'verified once' });
     const repost = signed('author', { kind: 6, content: serializeEvent(original) });
@@ -141,7 +141,7 @@ describe('relevant pubkeys of an event (DESIGN §1)', () => {
   });
 });
 
-describe('relevant pubkeys are bounded work (issue 31 §1: 13,000 junk mentions cost 100 ms per read)', () => {
+describe('relevant pubkeys are bounded work (13,000 junk mentions cost 100 ms per read)', () => {
   const mention = (name: string) => `nostr:${npubEncode(pubkeyOf(name))}`;
   const junk = `nostr:npub1${'q'.repeat(58)}`;
 

@@ -3,7 +3,7 @@ import { BOTH_STORES, storeAndServer } from './support/both-stores.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { startLoopbackRelay } from './support/loopback-relay.js';
 
-// End to end (issue 28 §2): with SEARCH_RELAYS, searchProfiles first asks them (NIP-50,
+// End to end: with SEARCH_RELAYS, searchProfiles first asks them (NIP-50,
 // `{"kinds":[0],"search":…}`), verifies and stores what they answer, then ranks it with the index's
 // own profiles; once per RELATIONS_TTL per query. Without SEARCH_RELAYS no relay hears a search.
 

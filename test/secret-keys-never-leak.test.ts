@@ -38,7 +38,7 @@ function raw(method: string, path: string, headers: Record<string, string> = {},
 
 const graphql = (body: unknown) => raw('POST', '/graphql', { 'content-type': 'application/json' }, JSON.stringify(body));
 
-/** The seven leaks of issue 18 §2 and the echoes of §6, each reproduced as reported. */
+/** Seven reported leaks and echoes of a secret key, each reproduced as reported. */
 const LEAKS: [string, () => Promise<Raw>][] = [
   ['an nsec in the path', () => raw('GET', `/user-profile/${NSEC}`)],
   ['a malformed URL around an nsec', () => raw('GET', `/${NSEC}%zz`)],
@@ -63,7 +63,7 @@ const LEAKS: [string, () => Promise<Raw>][] = [
   ['a %u-escaped nsec in the query and the path', () => raw('GET', `/user-profile/%u006E${NSEC.slice(1)}?pubkey=%u006E${NSEC.slice(1)}`)],
 ];
 
-describe('a secret key sent by mistake reaches no response and no log line (DESIGN §1, issue 18)', () => {
+describe('a secret key sent by mistake reaches no response and no log line (DESIGN §1)', () => {
   it.each(LEAKS)('%s', async (_label, send) => {
     const response = await send();
     expect(response.status).toBeLessThan(500);
@@ -86,7 +86,7 @@ describe('a secret key sent by mistake reaches no response and no log line (DESI
   });
 });
 
-describe('/graphql answers what yoga answered badly (issue 18 §5, §6)', () => {
+describe('/graphql answers what yoga answered badly (§6)', () => {
   it('CORS is open to every origin, without credentials, never reflecting the Origin', async () => {
     const response = await raw('GET', '/graphql?query=%7B__typename%7D', { origin: 'https://evil.example' });
     expect(response.status).toBe(200);

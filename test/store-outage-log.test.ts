@@ -3,7 +3,7 @@ import { serveCli, type ServingCli } from './support/cli.js';
 import { profile } from './support/events.js';
 import { type PrivateRedis, startPrivateRedis } from './support/redis-server.js';
 
-// This file stops and restarts a redis-server of its own, under a real `serve` (issue 30 §4).
+// This file stops and restarts a redis-server of its own, under a real `serve`.
 let redis: PrivateRedis;
 let served: ServingCli;
 const alice = profile('outage-log alice', { name: 'alice' });

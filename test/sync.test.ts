@@ -43,7 +43,7 @@ async function held(testStore: TestStore, event: NostrEvent): Promise<boolean> {
 }
 
 describe('nostr-lookup sync', () => {
-  it('exports its counts on METRICS_PORT (issue 16 §1: sync has no other port)', async () => {
+  it('exports its counts on METRICS_PORT (sync has no other port)', async () => {
     const alice = profile('sync-metrics', { name: 'M' }, now() - 100);
     const note = signed('sync-metrics', { created_at: now() - 50, content: 'counted' });
     const source = await relay([alice, note]);
@@ -123,7 +123,7 @@ describe('nostr-lookup sync', () => {
   it('refuses to start without relays, and says why', async () => {
     const testStore = await store();
     const run = sync(testStore, { RELAYS: '' });
-    // OFFLINE=true (issue 31) wins over RELAYS, and says so.
+    // OFFLINE=true wins over RELAYS, and says so.
     const offline = sync(testStore, { RELAYS: 'ws://127.0.0.1:7777', OFFLINE: 'true' });
     expect(await run.exited).toBe(1);
     expect(run.output()).toContain('RELAYS is empty');

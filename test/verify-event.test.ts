@@ -97,7 +97,7 @@ describe('NIP-01 verification', () => {
   });
 });
 
-describe('size limits (issue 31 §6: a valid event over ~945 KB was refused as bad_signature by the wasm verifier)', () => {
+describe('size limits (a valid event over ~945 KB was refused as bad_signature by the wasm verifier)', () => {
   // The preimage (`[0,pubkey,created_at,kind,tags,content]`) of an event with `n` characters of ASCII content is n + OVERHEAD bytes.
   const OVERHEAD = 89;
   const preimage = (event: { tags: string[][]; content: string; pubkey: string; created_at: number; kind: number }) =>

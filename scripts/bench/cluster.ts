@@ -1,5 +1,5 @@
 // `npm run bench -- --cluster`: the same service on one Redis and on a Redis Cluster of 3 masters
-// (each with a replica), side by side in one run (issue 15 §6): `/event` for each K and
+// (each with a replica), side by side in one run: `/event` for each K and
 // `/user-profile`, with the Redis commands per request and, for one isolated `/event`, the round
 // trips and socket writes per connection; then the memory per event and per profile, from which
 // BENCHMARKS.md's capacity model is calculated. Both Redis setups are private processes started
@@ -209,7 +209,7 @@ function report(
   ];
   const capacity = capacityModel(rows, profileBytes, noteBytes);
   return `${START}
-## Redis Cluster (\`npm run bench -- --cluster\`, issue 15)
+## Redis Cluster (\`npm run bench -- --cluster\`)
 
 Measured by \`${command}\` on ${new Date().toISOString().slice(0, 10)}: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB,
 Node ${process.version}. Two \`serve\` processes (\`NODE_ENV=production\`, \`RELAYS=\` empty), one on a

@@ -1,4 +1,4 @@
-// `npm run bench:follows-cluster`: what popular pubkeys do to a Redis Cluster (issue 28 §5). A
+// `npm run bench:follows-cluster`: what popular pubkeys do to a Redis Cluster. A
 // popular pubkey's followers are in one hash slot (keys.ts `fl:{…}`, or its bucket logs), so every list
 // naming it writes to one master and its counts and pages are read there. This imports follow
 // lists drawn with popularity ~ 1/rank into a local 3-master cluster (private redis-server

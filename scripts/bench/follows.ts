@@ -1,4 +1,4 @@
-// `npm run bench:follows`: the follow index (issue 28), in one run, side by side:
+// `npm run bench:follows`: the follow index, in one run, side by side:
 // 1. import of follow lists (kind 3, --follows each, over a pool of --pool pubkeys, popular ones
 //    first: a Zipf-like draw) on each store against signature verification alone of the same lists;
 // 2. bytes per follow edge: Redis (MEMORY USAGE of the index's follow keys) and LMDB (the

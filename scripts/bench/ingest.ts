@@ -132,7 +132,7 @@ async function main() {
     const stored = summary.stored + summary.replaced;
     if (stored !== events.length) throw new Error(`stored ${stored} of ${events.length}`);
     // The author's list (`n:`: the author index and the notes in one key per author, author-list.ts)
-    // is part of storing an event; the rest of the relationship index is reported apart (issue 29 §4).
+    // is part of storing an event; the rest of the relationship index is reported apart.
     const authorIndex = await totalUsage(admin, `${prefix}n:{*`);
     let relationBytes = 0;
     for (const type of RELATION_KEY_TYPES) if (type !== AUTHOR_LIST_KEY_TYPE) relationBytes += (await totalUsage(admin, `${prefix}${type}:{*`)).bytes;
@@ -242,7 +242,7 @@ Measured by \`${command}\` on ${new Date().toISOString().slice(0, 10)}, same mac
 ${table(rows)}
 How this compares with the code before deletions: see *Ingest before and after deletions* below.
 
-### Tombstones (issue 13)
+### Tombstones
 
 The same run. What deletions (NIP-09) and requests to vanish (NIP-62) leave in Redis
 (\`src/store/tombstones.ts\`). Memory is \`used_memory\` before and after each step, read when Redis

@@ -1,4 +1,4 @@
-// A CPU profile of one `serve` under load on one route: where its time goes (issue 29 §1).
+// A CPU profile of one `serve` under load on one route: where its time goes.
 //
 //   npx tsx scripts/bench/profile-lookup.ts --route user-profile|event|graphql-profile --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline] [--warmup 3]
 //
@@ -116,7 +116,7 @@ for (const [where, count] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0
   process.stdout.write(`${((100 * count) / total).toFixed(1).padStart(5)}%  ${where}\n`);
 }
 
-// Where each request's CPU goes by concern (issue 29 §1, "what each feature costs per request"): a
+// Where each request's CPU goes by concern ("what each feature costs per request"): a
 // sample goes to the first group, from the innermost frame out, whose code it is in; so pino's
 // frames under the request log count as the request log, the socket write under a reply as the
 // socket. Measured under the profiler, which inflates the total a little.

@@ -1,4 +1,4 @@
-// `npm run bench:relations`: the relationship index (issue 26), in one run, side by side:
+// `npm run bench:relations`: the relationship index, in one run, side by side:
 // 1. import of a reaction-heavy set (a quarter notes, half reactions, a quarter replies) on each
 //    store against signature verification alone of the same events;
 // 2. what the index adds per reaction and per reply: Redis (MEMORY USAGE of the index's keys, for
@@ -7,7 +7,7 @@
 // 3. GraphQL over HTTP on loopback (the service's app in this process, sequential requests,
 //    interleaved): `stats` of 50 events in one request against one, and a page of 100 replies
 //    against a page of 10;
-// 4. zaps (issue 27): reading a receipt (every check but the provider's: the invoice decoded, the
+// 4. zaps: reading a receipt (every check but the provider's: the invoice decoded, the
 //    description hashed, the zap request's signature verified) against signature verification of
 //    the same receipts, their import into each store, and what the index adds per receipt.
 //

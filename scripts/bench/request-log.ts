@@ -1,5 +1,5 @@
 /**
- * Request-log cost, in one run, side by side (issue 18: "request logging on pino's public API,
+ * Request-log cost, in one run, side by side ("request logging on pino's public API,
  * measured against today's"): ns of CPU per request line for
  * - `hand-built`: the line the service wrote up to f17ae00, one template per line, pieces of 16 KiB;
  * - `pino`: the service's request log now (src/logger.ts createRequestLog: pino's public API into

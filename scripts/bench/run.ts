@@ -48,9 +48,9 @@ const { values: options } = parseArgs({
     // Seconds of load on each target before its first round (caches filled).
     warmup: { type: 'string', default: '2' },
     output: { type: 'string', default: 'BENCHMARKS.md' },
-    // Keys drawn by a Zipf law of this exponent instead of cycling through all (issue 29 §3: 1.1).
+    // Keys drawn by a Zipf law of this exponent instead of cycling through all (1.1).
     zipf: { type: 'string' },
-    // One Redis against a 3-master Redis Cluster instead (issue 15 §6): scripts/bench/cluster.ts.
+    // One Redis against a 3-master Redis Cluster instead: scripts/bench/cluster.ts.
     cluster: { type: 'boolean', default: false },
   },
 });
@@ -133,11 +133,11 @@ async function main() {
     );
     children.push(embeddedService);
     const embeddedUrl = `http://127.0.0.1:${embeddedPort}`;
-    // The cost of metrics and rate limits (issue 16: at most 5% on cached lookups): the same service
+    // The cost of metrics and rate limits (at most 5% on cached lookups): the same service
     // with both off, and with both on (limits high enough never to refuse: every request is counted).
     const bare = await startService(children, env, { METRICS: 'false' });
     const limited = await startService(children, env, { RATE_LIMIT: '1000000', MISS_RATE_LIMIT: '1000' });
-    // The hot cache (issue 29 §2) is on by default: the same service without it.
+    // The hot cache is on by default: the same service without it.
     const uncached = await startService(children, env, { HOT_CACHE_MB: '0' });
     const [bareUrl, limitedUrl, uncachedUrl] = [bare, limited, uncached].map((child) => child.url) as [string, string, string];
     const serviceUrl = `http://127.0.0.1:${servicePort}`;
@@ -305,9 +305,9 @@ Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes 
   answered by the index, so the figures measure the service, not public relays.
 - **service, embedded store**: the same, without \`REDIS_URL\`: the same dataset in LMDB (\`DATA_DIR\`).
   Its ratios compare it with the Redis baselines.
-- **service, HOT_CACHE_MB=0**: the service without its hot cache (issue 29 §2; on by default,
+- **service, HOT_CACHE_MB=0**: the service without its hot cache (on by default,
   64 MiB): every lookup reads Redis, as before the cache.
-- **service, METRICS=false** and **service, metrics + rate limits**: the cost of issue 16's
+- **service, METRICS=false** and **service, metrics + rate limits**: the cost of the
   features on cached lookups: both off, and both on (\`RATE_LIMIT=1000000\`, \`MISS_RATE_LIMIT=1000\`:
   every request counted in Redis, none refused). The table below the main one gives the ratio.
 - **CPU µs/req**: CPU time (user + system, all threads, from \`/proc\`) per completed request of the
@@ -344,9 +344,9 @@ function cpuCell({ cpu }: Row): string {
   return `${cpu.server.toFixed(0)} + ${cpu.redis?.toFixed(0) ?? '?'} (${cpu.load.toFixed(0)})`;
 }
 
-/** Metrics and rate limits on, against both off, per group (issue 16: at most 5% lower). */
+/** Metrics and rate limits on, against both off, per group (at most 5% lower). */
 /**
- * Issue 29's targets, one line per route: the service (every default on) against the hand-written
+ * The CPU-per-request targets, one line per route: the service (every default on) against the hand-written
  * handler. Uniform keys: /user-profile ≥ 1.0×, /event at K = 10 ≥ 1.5× (§1); Zipf: /user-profile ≥ 1.5× (§3).
  */
 function targetLines(rows: Row[]): string {
@@ -360,7 +360,7 @@ function targetLines(rows: Row[]): string {
   };
   verdict('/user-profile', '-', zipfExponent === undefined ? 1.0 : 1.5);
   if (zipfExponent === undefined) verdict('/event', '10', 1.5);
-  return lines.length > 0 ? `Issue 29's targets in this run:\n\n${lines.join('\n')}` : '';
+  return lines.length > 0 ? `Targets in this run:\n\n${lines.join('\n')}` : '';
 }
 
 function costLines(rows: Row[]): string {

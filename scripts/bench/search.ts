@@ -1,4 +1,4 @@
-// `npm run bench:search`: searchProfiles (issue 28 §2, target p99 ≤ 20 ms over 100,000 profiles), in
+// `npm run bench:search`: searchProfiles (target p99 ≤ 20 ms over 100,000 profiles), in
 // one run, side by side on both stores:
 // 1. latency of the store's search (one call, as the resolver makes it) and of the GraphQL field over
 //    HTTP on loopback, p50 and p99 over a mix of queries: one letter, two, three, whole words,

@@ -8,7 +8,7 @@ function shown(value: unknown): string {
 }
 
 /**
- * The environment variables with their defaults, for `serve --help` (issue 30 §5): generated from
+ * The environment variables with their defaults, for `serve --help`: generated from
  * the configuration's models (config/env.ts), never a list of its own. The README says what each does.
  */
 export function environmentHelp(): string {

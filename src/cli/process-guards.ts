@@ -3,7 +3,7 @@ import type { Logger } from '../logger.js';
 import { relayUrlsForLog } from '../relays/relay-url.js';
 
 /**
- * For every command (issue 18 §8): a failed store write must never stop `serve`, and `import`
+ * For every command: a failed store write must never stop `serve`, and `import`
  * must end with its own one-line report, never a library's stack.
  * - lmdb-js rejects internal promises that no caller can await when a commit fails (a full disk);
  *   the failure also reaches the caller that awaited the write, and the store says it (one line as

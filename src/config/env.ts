@@ -37,7 +37,7 @@ const booleanFlag = (name: string) =>
 /** true or false; unset or empty: `fallback`. */
 const flag = (name: string, fallback: boolean) => z.preprocess(emptyAsUnset, booleanFlag(name).default(fallback));
 
-/** What one client or connection may hold of the HTTP server (issue 18 §7). */
+/** What one client or connection may hold of the HTTP server. */
 export interface HttpLimits {
   /** The whole request (headers and body) must arrive within this (slowloris). */
   requestTimeoutMs: number;
@@ -254,7 +254,7 @@ const ZapModel = z.object({
 });
 
 const OutsideTrafficModel = z.object({
-  // true: nothing leaves the machine but store traffic, whatever RELAYS says (issue 31).
+  // true: nothing leaves the machine but store traffic, whatever RELAYS says.
   OFFLINE: flag('OFFLINE', false),
 });
 
@@ -461,7 +461,7 @@ export interface RateLimit {
   burst: number;
 }
 
-/** Per-client rate limits (issue 16 §2); each off when unset. */
+/** Per-client rate limits; each off when unset. */
 export interface RateLimitConfig {
   /** RATE_LIMIT / RATE_LIMIT_BURST: every request but the health and metrics probes. */
   requests?: RateLimit;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * What a remembered miss says about where it was looked for (issue 12 §5), kept as its mark's note:
+ * What a remembered miss says about where it was looked for, kept as its mark's note:
  * - the learned relays (an author's write relays) that answered "not found";
  * - the author whose outbox was consulted (their relay list read or looked for).
  * A later lookup that brings places not in the note (a write relay learned since, or an author the

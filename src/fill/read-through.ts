@@ -50,7 +50,7 @@ interface Misses {
 }
 
 /**
- * The one read-through path (issue 12 §6): index → marks → relays → write back. The loaders call
+ * The one read-through path: index → marks → relays → write back. The loaders call
  * `events` and `profiles` per batch; everything about relays and the negative cache is decided
  * here:
  * - a key the index holds is answered from it (a profile past PROFILE_TTL is served and refreshed
@@ -60,8 +60,8 @@ interface Misses {
  *   (coalescing.ts) and with other instances (instance-claims.ts); what verifies is stored, and the
  *   outcome is marked for every instance (found, or a miss noting where it was looked for);
  * - a remembered miss is answered "absent" without asking, unless this request brings places not
- *   yet asked: relay hints (issue 18 §3), or write relays of the author not in the miss's note
- *   (issue 12 §5). Those answers count for this request only.
+ *   yet asked: relay hints, or write relays of the author not in the miss's note
+ *  . Those answers count for this request only.
  */
 export class ReadThrough {
   private readonly search: RelaySearch;
@@ -73,15 +73,15 @@ export class ReadThrough {
   private readonly missesByClient = new ClientSlots();
   private readonly configured: ReadonlySet<string>;
   /**
-   * The relationship fill (issue 26): an event's replies, reactions, reposts and quotes, asked of
+   * The relationship fill: an event's replies, reactions, reposts and quotes, asked of
    * relays before they are read (the GraphQL context hands it to resolvers per request).
    */
   readonly relations: RelationFill;
-  /** The followers fill (issue 28 §4): the follow lists naming a pubkey, asked of relays before its followers are read. */
+  /** The followers fill: the follow lists naming a pubkey, asked of relays before its followers are read. */
   readonly followers: RelationFill;
-  /** The notes fill (issue 28 §4): what an author wrote, asked of relays when the index holds less than a page. */
+  /** The notes fill: what an author wrote, asked of relays when the index holds less than a page. */
   readonly notes: RelationFill;
-  /** The search fill (issue 28 §2): profiles a query matches, asked of SEARCH_RELAYS (NIP-50) before the index is searched. */
+  /** The search fill: profiles a query matches, asked of SEARCH_RELAYS (NIP-50) before the index is searched. */
   readonly profileSearch: RelationFill;
 
   constructor(private readonly deps: ReadThroughDependencies) {
@@ -264,7 +264,7 @@ export class ReadThrough {
     if (ask.length === 0) return [...found];
     // Keys whose lookup is under way for another request are joined, not asked again: a request
     // that only joins (ten concurrent lookups of one pubkey) costs the relays nothing, and takes
-    // no per-client slot (issue 30: 2 of 10 were 429).
+    // no per-client slot (2 of 10 were 429).
     const joinsOnly = !hinted && withNewPlaces.size === 0 && ask.every((key) => this.inflight[lookup.name].has(key));
     const fetched = await this.perClient(request, ask, (admitted) => this.fetch(lookup, admitted, misses, request, withNewPlaces), joinsOnly);
     for (const answer of fetched) metrics.lookups(lookup.name, FETCHED_OUTCOMES[answer.kind], 1);
@@ -278,7 +278,7 @@ export class ReadThrough {
   }
 
   /**
-   * Whether a remembered miss has places to look it did not have (issue 12 §5): an author whose
+   * Whether a remembered miss has places to look it did not have: an author whose
    * outbox it did not consult (an nevent names the author of an id missed bare), or write relays of
    * the author not noted as asked (a relay list learned since).
    */
@@ -297,7 +297,7 @@ export class ReadThrough {
 
   /**
    * Every lookup that goes to relays fans out to many relays: one client sending random ids must not
-   * be able to make us flood them (issue 18). At most `missesPerClient` lookups at once per client,
+   * be able to make us flood them. At most `missesPerClient` lookups at once per client,
    * and at most `maxKeysPerRequest` keys asked per request (a GraphQL request can name thousands);
    * past either, the keys are `throttled` (429 for the thing asked, absent from a profiles map).
    */
@@ -329,7 +329,7 @@ export class ReadThrough {
   /**
    * Keys no mark covers are searched for everyone (coalesced, marked); the request's own places to
    * look (its hints, and write relays a remembered miss has not asked) are asked for this request
-   * only, in parallel: their answers are stored, never marked (issue 18 §3).
+   * only, in parallel: their answers are stored, never marked.
    */
   private async fetch(
     lookup: LookupKind,

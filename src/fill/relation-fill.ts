@@ -25,7 +25,7 @@ import { RelayRequest } from './relay-request.js';
 import { warnStoreFailure } from '../store/store-failure.js';
 
 /**
- * The mark of an event's relationships asked of relays (issue 26): set for RELATIONS_TTL once a
+ * The mark of an event's relationships asked of relays: set for RELATIONS_TTL once a
  * relay answered, its note the time they were asked (unix seconds). Kept with the other marks
  * (store/mark-store.ts), so it expires as they do.
  */
@@ -39,7 +39,7 @@ export function relationsRefreshMarkKey(id: string): string {
 }
 
 /**
- * What one fill asks relays about its targets (issue 26: an event's relationships; issue 28: the
+ * What one fill asks relays about its targets (an event's relationships; the
  * follow lists naming a pubkey). The engine (RelationFill, RelationRun) is the same for both:
  * marks and their TTL (RELATIONS_TTL), claims across instances, paging with `until`, caps, the
  * deletions of what came back.
@@ -68,7 +68,7 @@ export interface FillSubject {
   };
 }
 
-/** An event's replies, reactions, reposts, quotes and zaps (issue 26). */
+/** An event's replies, reactions, reposts, quotes and zaps. */
 export const EVENT_RELATIONS: FillSubject = {
   name: 'relations',
   markKey: relationsMarkKey,
@@ -95,7 +95,7 @@ export const EVENT_RELATIONS: FillSubject = {
 };
 
 /**
- * The follow lists (kind 3) naming a pubkey (issue 28 §4): asked of INDEXER_RELAYS, which collect
+ * The follow lists (kind 3) naming a pubkey: asked of INDEXER_RELAYS, which collect
  * follow lists from across the network, and RELAYS, up to FOLLOWERS_MAX_EVENTS per pubkey.
  */
 export const FOLLOWERS: FillSubject = {
@@ -119,7 +119,7 @@ export function notesTarget(author: string, kinds: readonly number[], until: num
 }
 
 /**
- * What an author wrote (issue 28 §4, `Profile.notes`): `{"authors":[pubkey],"kinds":[…]}`, with
+ * What an author wrote (`Profile.notes`): `{"authors":[pubkey],"kinds":[…]}`, with
  * `until` for a page after a cursor, asked of RELAYS and the author's write relays (NIP-65: where
  * it publishes), NOTES_PER_FILL events per fill: for a first page once per RELATIONS_TTL, for a
  * later page when the index holds fewer than it asks (schema/loaders.ts notePages).
@@ -148,7 +148,7 @@ export const SEARCH_PER_FILL = 100;
 const SEARCH_TARGET = /^[\p{L}\p{N}][\p{L}\p{M}\p{N}]*(?: [\p{L}\p{N}][\p{L}\p{M}\p{N}]*){0,63}$/u;
 
 /**
- * Who is called what (issue 28 §2, `searchProfiles`): `{"kinds":[0],"search":"<words>"}` asked of
+ * Who is called what (`searchProfiles`): `{"kinds":[0],"search":"<words>"}` asked of
  * SEARCH_RELAYS (NIP-50), SEARCH_PER_FILL profiles per fill, once per RELATIONS_TTL per query; the
  * profiles are verified and stored, and the index ranks them with the rest.
  */
@@ -236,10 +236,10 @@ const EXTRA_DELETIONS = 64;
 const DELETIONS_PER_ID = 4;
 
 /**
- * The relationship fill (issue 26): the replies, reactions, reposts and quotes of an event are asked
+ * The relationship fill: the replies, reactions, reposts and quotes of an event are asked
  * of relays before its relationships are first read, and kept fresh while they are read. The same
  * engine, with another FillSubject, asks for the follow lists naming a pubkey and for what an author
- * wrote (issue 28: FOLLOWERS, NOTES); what follows describes events' relationships.
+ * wrote (FOLLOWERS, NOTES); what follows describes events' relationships.
  *
  * - `ensure(ids)`: an id whose relationships were not asked within RELATIONS_TTL (no mark) is
  *   filled now, and the caller waits for it within the request's relay deadline; one asked more than

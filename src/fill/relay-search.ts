@@ -101,7 +101,7 @@ export interface RelaySearchDependencies {
 }
 
 /**
- * One search of the relays for keys the index lacks, within one deadline (issue 12):
+ * One search of the relays for keys the index lacks, within one deadline:
  * 1. the configured relays (and the request's hints) are asked at once; the same REQ asks RELAYS
  *    and INDEXER_RELAYS for the relay lists (kind 10002) of authors the index has none for;
  * 2. outbox (NIP-65): the authors' write relays are asked, grouped so that each relay gets one
@@ -286,7 +286,7 @@ class SearchRun {
       })
       .then((outcome) => {
         if (!outcome.answered && this.input.configured === 'all' && query.relays.length > 0) {
-          // Offline, every background refresh ends so (issue 30 §3): a warning only where a request waited.
+          // Offline, every background refresh ends so: a warning only where a request waited.
           const level = this.input.background ? 'debug' : 'warn';
           this.deps.logger[level]({ relays: Object.fromEntries([...outcome.outcomes].map(([url, said]) => [relayUrlForLog(url), said])) }, 'no relay answered');
         }

@@ -4,7 +4,7 @@ import type { StringOutput } from '../store/json-text.js';
 import { copyWireId, wireCreatedAtOf, wireIdOf } from '../store/stored-event.js';
 
 /**
- * Validators of a REST answer (issue 16 §3): a strong ETag derived from the ids of every event in
+ * Validators of a REST answer: a strong ETag derived from the ids of every event in
  * the body, in order (an event never changes under its id, and the body is made from these events
  * alone, so the same ids mean the same bytes), and, for a single profile, Last-Modified: its
  * created_at (when that version was made), never later than now (a created_at is its author's

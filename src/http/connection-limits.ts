@@ -26,7 +26,7 @@ export function rawErrorResponse(code: ErrorCode): string {
 }
 
 /**
- * Caps on what one client holds of the server (issue 18 §7): connections in total (Node closes the
+ * Caps on what one client holds of the server: connections in total (Node closes the
  * excess at once) and per client address (the excess gets a 503 in the error shape and is closed),
  * the time a request may take to arrive, and an idle keep-alive socket's life.
  */
@@ -87,7 +87,7 @@ export function limitRequestsPerConnection(app: FastifyInstance, max: number): v
 }
 
 /**
- * Shutdown (issue 18 §7): from the moment `close()` starts, requests that reach the app (pipelined
+ * Shutdown: from the moment `close()` starts, requests that reach the app (pipelined
  * behind one in flight) get a 503 in the error shape (`shutting_down`) that closes their
  * connection, and keep-alive sockets are closed as soon as they are idle: in-flight requests
  * finish, and the server closes right after them instead of waiting for keep-alive timeouts.

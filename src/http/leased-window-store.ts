@@ -4,7 +4,7 @@ import { FixedWindows } from './fixed-windows.js';
 
 /**
  * A store for @fastify/rate-limit that keeps a fleet's fixed-window counters in Redis without a
- * round trip per request (issue 16: limits may cost at most 5% of the cached-lookup rate; the
+ * round trip per request (limits may cost at most 5% of the cached-lookup rate; the
  * plugin's own Redis store, one Lua call per request, cost 13–24% in `npm run bench`).
  *
  * An instance leases allowance from the shared counter in blocks: INCRBY the block, and what the

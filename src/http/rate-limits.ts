@@ -22,7 +22,7 @@ function window({ perSecond, burst }: RateLimit): { max: number; timeWindow: num
 }
 
 /**
- * Per-client rate limits (issue 16 §2), by @fastify/rate-limit: its fixed windows, counted in Redis
+ * Per-client rate limits, by @fastify/rate-limit: its fixed windows, counted in Redis
  * when the index is there (`<prefix>rl:…` keys that expire with their window; leased in blocks,
  * leased-window-store.ts) so that a fleet limits together, or in process on the embedded store
  * (fixed-windows.ts). Either way every check gets its own count, so a burst sent at once is let

@@ -5,7 +5,7 @@ import type { EventStore } from '../store/event-store.js';
 const PROBE_INTERVAL_MS = 1000;
 
 /**
- * A store outage said in two lines (issue 30 §4): "store unavailable since …" at the first failure
+ * A store outage said in two lines: "store unavailable since …" at the first failure
  * seen (a lookup's or /readyz's), "store back after N s" once the store answers again (a ping of
  * its own every second, or /readyz), however many requests failed meanwhile: those are logged once
  * a second per code by the failure log.

@@ -3,7 +3,7 @@ import { collectDefaultMetrics, type Metric, Registry } from 'prom-client';
 import { relayUrlForLog } from '../relays/relay-url.js';
 
 /**
- * The service's Prometheus metrics (issue 16 §1), one registry per process: `/metrics` serves it
+ * The service's Prometheus metrics, one registry per process: `/metrics` serves it
  * (http/routes/metrics.ts). Labels are bounded by construction: routes are the registered
  * patterns (anything else is `unmatched`), relays are the configured ones by URL (without query:
  * relayLabel) and every other relay is `other`, outcomes are fixed words; no id, pubkey or client
@@ -150,7 +150,7 @@ export type LookupOutcome =
  * only, any other (learned from relay lists and hints: unbounded, and chosen by strangers) as
  * `other`. A configured URL may carry an access token in its query string (or credentials): a
  * label is shown to whoever scrapes /metrics, so the query, the fragment and any userinfo are left
- * out (issue 31 finding 6).
+ * out.
  */
 export function relayLabel(url: string, learned: boolean): string {
   return learned ? 'other' : relayUrlForLog(url);

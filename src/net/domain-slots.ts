@@ -11,7 +11,7 @@ interface Waiter {
 
 /**
  * Outgoing exchanges with domains at once: at most `total`, and at most `perDomain` with one
- * domain (issue 31: 40 clients held 320 hanging connections to one domain). A "domain" is whatever
+ * domain (40 clients held 320 hanging connections to one domain). A "domain" is whatever
  * key the caller gives: the guarded fetcher gives the address it connects to (guarded-fetch.ts
  * slotKey), so that many names of one server share its cap. Past a cap an exchange
  * waits its turn, first come first served, until its deadline; the line is bounded too

@@ -20,7 +20,7 @@ const MAX_RELAYS_PER_NAME = 10;
 
 /**
  * Entries of the pubkey's `relays` list looked at, at most: reading a URL costs microseconds, and a
- * document may list 120,000 junk strings (issue 31: 780 ms of CPU per lookup).
+ * document may list 120,000 junk strings (780 ms of CPU per lookup).
  */
 const MAX_RELAY_ENTRIES_READ = 20;
 

@@ -49,7 +49,7 @@ export class Nip05Resolver {
    * Per client and name, the resolution it has under way (its admission, and how many of its
    * requests wait for it): more requests of the same name take no more of the client's cap or
    * allowance (they cost the domain nothing more), and share the first one's admission. Ten at once
-   * from one client were 429 past the eighth, or not, as their store reads interleaved (issue 30 §10).
+   * from one client were 429 past the eighth, or not, as their store reads interleaved.
    */
   private readonly byClientName = new Map<string, { admitted: Promise<void>; holders: number }>();
   /** Ends every exchange at shutdown. */

@@ -37,7 +37,7 @@ interface StoredVerification {
 }
 
 /**
- * Verification in the background (issue 14 §3): a read is answered from what the store holds, never
+ * Verification in the background: a read is answered from what the store holds, never
  * waiting for a domain; a profile whose declared identifier was never checked, or was checked more
  * than NIP05_TTL ago, is checked after the read, at most once per NIP05_TTL per pubkey and
  * identifier across every instance sharing the store (a claim mark). The check is a resolution

@@ -2,7 +2,7 @@ import type { NostrEvent } from './event.js';
 import { parseProfileMetadata } from './profile-metadata.js';
 
 /**
- * Who is called what (issue 28 §2; `Query.searchProfiles`), written once here: the stores index
+ * Who is called what (`Query.searchProfiles`), written once here: the stores index
  * these words (store/search-index.ts) and the recount derives the same from the events.
  *
  * A profile's words are those of its latest servable kind 0's `name`, `display_name` and `nip05`

@@ -1,5 +1,5 @@
 /**
- * What one event may make us do (issue 31). Anyone can sign an event of a megabyte made of a hundred
+ * What one event may make us do. Anyone can sign an event of a megabyte made of a hundred
  * thousand junk tags, mentions or JSON keys, and a relay hint makes us store it; every rule that
  * reads an event's tags or content stops at these caps, so the work a stored event can cause is
  * bounded whatever it holds. Real events stay far below them. The README lists them ("What one

@@ -4,7 +4,7 @@ import { isRelayMessage, MESSAGE_HEAD_CHARS, readMessageHead, relayMessageOf } f
 
 /**
  * Traffic that answers none of our open subscriptions, allowed per REQ we send: after this much
- * since our last REQ, the connection is closed and its relay rests (issue 31 finding 2). Room for a
+ * since our last REQ, the connection is closed and its relay rests. Room for a
  * whole answer still in flight when we close a subscription early (500 keys, their events and relay
  * lists), far below a flood: one message of the largest size (2 MiB) is already past it.
  */

@@ -47,12 +47,12 @@ export interface RelayRecord {
 const FLOODS_FORGOTTEN_AFTER_MS = 10 * 60_000;
 /**
  * A configured relay's rests are logged at info once per this period, the others at debug: offline,
- * every lookup's background refresh finds the relays down again, one more rest each (issue 30 §3).
+ * every lookup's background refresh finds the relays down again, one more rest each.
  */
 const RESTING_LOGGED_EVERY_MS = 10 * 60_000;
 
 /**
- * Learned relay health (issue 12 §4), shared by every request of the process: per relay, what it did
+ * Learned relay health, shared by every request of the process: per relay, what it did
  * when asked. A relay that fails to connect, refuses, floods, or (if learned) keeps missing deadlines rests
  * with a growing backoff and is skipped meanwhile; the outbox planner prefers relays that answer
  * and deliver. Changes of state are logged (a relay starts resting, comes back).

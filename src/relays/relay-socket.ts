@@ -20,7 +20,7 @@ export function isPublicAddress(address: string): boolean {
   const parsed = ipaddr.process(address);
   if (parsed.range() !== 'unicast') return false;
   // IPv6: only global unicast (2000::/3). ipaddr.js calls everything it has no name for "unicast",
-  // including the deprecated IPv4-compatible ::/96 (`::7f00:1` is 127.0.0.1; issue 18 §5).
+  // including the deprecated IPv4-compatible ::/96 (`::7f00:1` is 127.0.0.1).
   return parsed.kind() === 'ipv4' || (parsed as ipaddr.IPv6).match(GLOBAL_UNICAST_V6);
 }
 

@@ -5,7 +5,7 @@ import type { MarkStore } from '../store/mark-store.js';
 import { askPayEndpoint, type LnurlProviderAnswer, lnurlPayEndpoint } from './lnurl-provider.js';
 
 /**
- * The provider check of zaps (issue 27 §3), kept per recipient in the store, shared by every
+ * The provider check of zaps, kept per recipient in the store, shared by every
  * instance: the answer of the recipient's LNURL pay endpoint (the key that signs its receipts, or a
  * definite no), for the `lud16`/`lud06` value its profile names now. A read is answered from what
  * the store holds, never waiting for an endpoint: a recipient never checked, or whose profile now

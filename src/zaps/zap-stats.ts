@@ -2,7 +2,7 @@ import type { ZapGroup, ZapTotal } from '../store/zap-index.js';
 import type { ProviderVerdict } from './zap-providers.js';
 
 /**
- * The zap figures of a subject (DESIGN "Relationships", zaps row; issue 27 §1) from its recipients'
+ * The zap figures of a subject (DESIGN "Relationships", zaps row) from its recipients'
  * provider verdicts (zap-providers.ts) and what the index holds for them (store/zap-index.ts): a
  * recipient's group of receipts signed by its provider counts; while its provider has not answered,
  * its receipts, whoever signed them, are pending; a recipient whose endpoint refuses adds nothing.

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServingCli, serveCli, spawnCli } from '../support/cli.js';
 
 /**
- * GraphiQL (issue 17 §2) and the API docs (issue 16 §4) in a real browser: a headless Chromium from the system (CHROMIUM_PATH, or
+ * GraphiQL and the API docs in a real browser: a headless Chromium from the system (CHROMIUM_PATH, or
  * Debian's `chromium`), every request that is not to the loopback service blocked, against
  * `nostr-lookup serve` with the sample imported and no relays.
  */
@@ -101,7 +101,7 @@ describe('GraphiQL at /graphql, offline, in headless Chromium', () => {
   });
 });
 
-describe('API docs at /docs (issue 16 §4), offline, in headless Chromium', () => {
+describe('API docs at /docs, offline, in headless Chromium', () => {
   it('Swagger UI loads from the service alone, shows both routes, and runs a lookup against the service', async () => {
     const { page, offMachine, errors } = await offlinePage();
     await page.goto(`${served.url}/docs`);

@@ -13,10 +13,10 @@ import { freeClusterPorts, type LocalCluster, startLocalCluster } from '../suppo
 import { freePort } from '../support/redis-server.js';
 import { getJson, startTestServer, type TestServer } from '../support/test-server.js';
 
-// This file starts, and kills masters of, a Redis Cluster of its own (issue 15 §4).
+// This file starts, and kills masters of, a Redis Cluster of its own.
 const NODE_TIMEOUT_MS = 1000;
 const REDIS_TIMEOUT_MS = 1000;
-/** Recovery allowed after a master is killed: cluster-node-timeout + 5 s (issue 15's target). */
+/** Recovery allowed after a master is killed: cluster-node-timeout + 5 s (the target the cluster was built to). */
 const RECOVERY_BUDGET_MS = NODE_TIMEOUT_MS + 5000;
 
 let cluster: LocalCluster;
@@ -207,7 +207,7 @@ function load(server: TestServer, paths: readonly string[], concurrency: number)
   };
 }
 
-describe('Redis Cluster: a master killed under load (issue 15 §4)', () => {
+describe('Redis Cluster: a master killed under load', () => {
   it('errors fast while its slots are unreachable, recovers by itself within cluster-node-timeout + 5 s, and loses no acknowledged import with REDIS_WAIT_REPLICAS=1', async () => {
     const { store: serving } = await open(false);
     const { store: importing } = await open(true);

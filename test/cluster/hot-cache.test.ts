@@ -13,7 +13,7 @@ import { type LocalCluster, startLocalCluster } from '../support/redis-cluster.j
 import { timeUntil, until } from '../support/polling.js';
 import { getJson, startTestServer, type TestServer } from '../support/test-server.js';
 
-// The hot cache on a Redis Cluster (issue 29 §2): one tracked reader and subscriber per master.
+// The hot cache on a Redis Cluster: one tracked reader and subscriber per master.
 // This file starts a cluster of its own: it moves a slot and fails a master over.
 const T = 1_700_000_000;
 

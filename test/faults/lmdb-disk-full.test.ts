@@ -12,7 +12,7 @@ import { profile, signed } from '../support/events.js';
 import { startLoopbackRelay, type LoopbackRelay } from '../support/loopback-relay.js';
 import { getJson } from '../support/test-server.js';
 
-// The embedded store on a full disk (issue 18 §8): a small tmpfs, filled up. Mounting needs root,
+// The embedded store on a full disk: a small tmpfs, filled up. Mounting needs root,
 // which CI has; without it this file fails saying so (it is never skipped).
 let disk: string;
 let relay: LoopbackRelay;

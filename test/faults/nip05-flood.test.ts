@@ -8,7 +8,7 @@ import { getJson, startTestServer, type TestServer, type TestServerOptions } fro
 import { createTestStore, type TestStore } from '../support/test-store.js';
 
 /**
- * Issue 31, finding 5 (and the nostr.json half of finding 3): NIP-05 names cost outgoing HTTPS
+ * NIP-05 names cost outgoing HTTPS
  * exchanges with domains a client chooses, so they are held to what relay misses are held to. Each
  * test counts what the domain (a real HTTPS server on loopback) saw.
  */

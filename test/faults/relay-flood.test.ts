@@ -8,7 +8,7 @@ import { relayScenario } from '../support/relay-scenario.js';
 import { getJson } from '../support/test-server.js';
 
 /**
- * Issue 31 finding 2: a hinted relay that answers a REQ with EOSE and then keeps sending. Driven as
+ * A hinted relay that answers a REQ with EOSE and then keeps sending. Driven as
  * an attacker would, through the HTTP service with one nevent whose hint names the relay; the
  * service runs in this process, so process.cpuUsage() is what the flood costs it (and what the
  * flooding relay costs to run, which is small: it sends one prepared buffer again and again).
@@ -134,7 +134,7 @@ function percentile(values: number[], fraction: number): number {
   return sorted[Math.floor(sorted.length * fraction)] ?? 0;
 }
 
-describe('a hinted relay that keeps sending after it answered (issue 31 finding 2)', () => {
+describe('a hinted relay that keeps sending after it answered', () => {
   for (const flood of ['closed', 'unknown', 'notice'] as const) {
     it(`floods of 2 MB ${flood === 'notice' ? 'NOTICEs' : `EVENTs for a ${flood === 'closed' ? 'closed' : 'never opened'} subscription`} after EOSE: closed at once, the relay rests, the flood costs little CPU and cached lookups stay fast`, async () => {
       const configured = await relay();

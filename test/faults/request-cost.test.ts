@@ -14,7 +14,7 @@ import { createTestStore } from '../support/test-store.js';
 import { isDeleted } from '../../src/store/tombstones.js';
 
 /**
- * No request may cost seconds (issue 31 §1, §3, §4). Each case stores what an attacker can make us
+ * No request may cost seconds (§3, §4). Each case stores what an attacker can make us
  * store (a relay hint brings any valid event; the oversized ones stand for what an earlier version
  * stored), then sends the request the review measured, and bounds what it cost this process: CPU
  * time (process.cpuUsage) and the longest event-loop stall (monitorEventLoopDelay), with the service
@@ -90,7 +90,7 @@ function countProfileBytesRead(store: EventStore): { read: number } {
   return counted;
 }
 
-describe('GraphQL does derived work once per event, not per object or alias (issue 31 §1)', () => {
+describe('GraphQL does derived work once per event, not per object or alias', () => {
   it('a 900 KB profile of {} (stored by an earlier version) and 100 notes: events(ids:[100]) { author { name } } ×3 aliases (was 16.5 s CPU, 13.7 s blocked)', async () => {
     const { result, cpuMs, stallMs } = await authorNames('cost-fat', emptyObjects(900_000, 'fat'), 3);
     expect(result.status).toBe(200);
@@ -145,7 +145,7 @@ describe('GraphQL does derived work once per event, not per object or alias (iss
   it('REST /event of such a note: its mentions add about nothing to what sending its 900 KB costs, after the first request (was 100 ms each)', async () => {
     const note = signed('cost-rest', { content: junkMentions(1) });
     // The same bytes without a mention: what sending them costs here, measured alternately with the
-    // note's (session 26: an absolute bound of 20 ms a request failed at 20.03 on a slow day).
+    // note's (an absolute bound of 20 ms a request failed at 20.03 on a slow day).
     const plain = signed('cost-rest-plain', { content: 'q'.repeat(junkMentions(1).length) });
     const { server } = await serve([note, plain]);
     const once = (id: string) =>
@@ -181,7 +181,7 @@ describe('GraphQL does derived work once per event, not per object or alias (iss
   });
 });
 
-describe('junk relay lists are read once, and only so far (issue 31 §3)', () => {
+describe('junk relay lists are read once, and only so far', () => {
   const scenario = relayScenario();
   // 90,000 `r` tags that are not relay URLs: 1.2 MB, stored by an earlier version (today's limit is 64 KiB).
   const junkList = (author: string, count: number) =>
@@ -218,7 +218,7 @@ describe('junk relay lists are read once, and only so far (issue 31 §3)', () =>
   });
 });
 
-describe('/event reads its profiles up to the response cap, not all first (issue 31 §4)', () => {
+describe('/event reads its profiles up to the response cap, not all first', () => {
   it('100 relevant profiles at the size limit, MAX_RESPONSE_BYTES 1 MiB: the map stops at the cap and about that much is read (was every profile)', async () => {
     const profiles = Array.from({ length: 100 }, (_, n) =>
       signed(`cost-profile-${n}`, { kind: 0, content: JSON.stringify({ name: `p${n}`, about: 'x'.repeat(MAX_PROFILE_BYTES - 200) }) }),

@@ -5,7 +5,7 @@ import { startLoopbackRelay, type LoopbackRelay } from '../support/loopback-rela
 import { get, openRaw, statusesOf } from '../support/raw-http.js';
 import { createTestStore, type TestStore } from '../support/test-store.js';
 
-// SIGTERM under load, as an orchestrator sends it (issue 18 §7).
+// SIGTERM under load, as an orchestrator sends it.
 const alice = profile('shutdown-alice', { name: 'alice' });
 const slowNote = signed('shutdown-alice', { content: 'the relay takes 800 ms to send this' });
 let testStore: TestStore;

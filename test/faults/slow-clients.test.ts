@@ -8,7 +8,7 @@ const alice = profile('slow-alice', { name: 'alice' });
 const LIMITS = { ...DEFAULT_HTTP_LIMITS, requestTimeoutMs: 1000, maxConnectionsPerClient: 300, maxRequestsPerConnection: 4 };
 const context = useTestServer([alice], { http: LIMITS });
 
-describe('slow and greedy clients do not hold the service (issue 18 §7)', () => {
+describe('slow and greedy clients do not hold the service', () => {
   it('slowloris: 200 connections that never finish their headers are closed 408 within the request timeout (+1 s check); others are served meanwhile', async () => {
     const started = Date.now();
     const slow = await Promise.all(Array.from({ length: 200 }, () => openRaw(context.server.url)));

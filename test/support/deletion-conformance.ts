@@ -46,7 +46,7 @@ async function putEach(store: EventStore, events: readonly NostrEvent[]): Promis
 
 /**
  * Deletions (NIP-09) and requests to vanish (NIP-62), applied by the store whatever the order of
- * arrival (issue 13), with freshly signed events.
+ * arrival, with freshly signed events.
  */
 export function describeDeletionConformance(name: string, open: OpenStore): void {
   describe(`${name}: deletions (NIP-09) and requests to vanish (NIP-62)`, () => {

@@ -27,7 +27,7 @@ export function describeEventIndexConformance(name: string, open: OpenStore): vo
     );
 
     it(
-      'an addressable event whose d tag is longer than any store key is stored, found by id, and replaced (issue 18 §4)',
+      'an addressable event whose d tag is longer than any store key is stored, found by id, and replaced',
       withStore(async (store) => {
         const d = 'd'.repeat(4096);
         const first = signed('long-d', { kind: 30023, created_at: 1_700_000_000, tags: [['d', d]], content: 'v1' });

@@ -13,7 +13,7 @@ export type OpenStore = (options?: StoreOptions) => Promise<StoreUnderTest>;
 export interface StoreOptions {
   publicUrl?: string;
   pendingTtlSeconds?: number;
-  /** Redis only: followers per bucket log before they move (tests of the layout use 96, the size it had until session 26). */
+  /** Redis only: followers per bucket log before they move (tests of the layout use 96, the size it had before b6bd54e). */
   followBucketSize?: number;
 }
 

@@ -17,7 +17,7 @@ import { containsSecretKey } from '../../nostr/secret-keys.js';
 
 /**
  * The common GraphQL request, `POST /graphql` with a JSON object body, run on yoga's envelop
- * pipeline directly (issue 17 §4): the same parse, validation and execution, with every envelop
+ * pipeline directly: the same parse, validation and execution, with every envelop
  * plugin (graphql-armor, the parse and validation caches, cost and size limits, compiled
  * execution, error masking), and the same result handling as yoga's own hooks (the functions of
  * use-error-codes, use-redact-secret-keys and use-log-server-errors), but without yoga's Fetch API
@@ -65,7 +65,7 @@ const MAX_KEPT_KEY_LENGTH = 4096;
  * The largest body kept. A GraphQL answer is a copy (stored JSON written as escaped strings), not
  * parts of the cache's values as a REST answer is: larger ones crowded out the values themselves
  * (an event with ten profiles, 11 KB, asked in turn over 10,000 events, took the Redis commands of
- * the REST /event beside it from 0 to 0.81 per lookup: BENCHMARKS.md, session 20).
+ * the REST /event beside it from 0 to 0.81 per lookup: BENCHMARKS.md).
  */
 const MAX_KEPT_BODY_BYTES = 4096;
 

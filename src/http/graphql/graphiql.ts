@@ -1,7 +1,7 @@
 import type { GraphiQLOptions } from 'graphql-yoga';
 
 /**
- * GraphiQL served whole by the service (issue 17 §1): `@graphql-yoga/render-graphiql` inlines its
+ * GraphiQL served whole by the service: `@graphql-yoga/render-graphiql` inlines its
  * scripts, styles and editor workers into the page, so nothing is fetched from a CDN and the page
  * works offline. yoga's default page loads all of that from unpkg.com, which shows a blank
  * "Loading…" page without internet.

@@ -24,7 +24,7 @@ export interface PreparedOperationsOptions extends QueryLimitOptions {
 }
 
 /**
- * The queries an app repeats, run without yoga's envelop pipeline (issue 17 §4). A query text that
+ * The queries an app repeats, run without yoga's envelop pipeline. A query text that
  * has passed yoga's parse and validation twice (graphql-armor's limits included: they depend on the
  * document alone) is kept here, compiled; from then on a request with that text runs only what
  * depends on the request, each step the function yoga's plugins call:

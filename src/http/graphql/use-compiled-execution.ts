@@ -16,7 +16,7 @@ import type { Plugin } from 'graphql-yoga';
 import { keepJsonText } from '../fixed-operation.js';
 
 /**
- * /graphql on the compiled-execution path the REST routes use (issue 17 §4): graphql-jit turns an
+ * /graphql on the compiled-execution path the REST routes use: graphql-jit turns an
  * operation into one function, instead of graphql-js walking the document for every field of every
  * request. yoga's parse and validation caches hand back the same DocumentNode for the same query
  * text, so what is compiled is kept per document (a WeakMap: it goes when yoga's LRU drops it).

@@ -3,7 +3,7 @@ import type { Plugin } from 'graphql-yoga';
 import { ERRORS, type ErrorCode } from '../../errors.js';
 
 /**
- * Every GraphQL error leaves with a code from the one error table (issue 17 §3). Table errors carry
+ * Every GraphQL error leaves with a code from the one error table. Table errors carry
  * theirs already; what yoga and graphql-js raise is given one here, by what it is:
  * - a document that does not parse → graphql_parse_failed; one that does not validate (unknown
  *   field, bad variables) → graphql_validation_failed;

@@ -1,8 +1,8 @@
 import { type ErrorCode, ERRORS } from '../../errors.js';
 
 /**
- * The JSON Schemas (2020-12, as OpenAPI 3.1 reads them) of what the REST routes answer (issue 16
- * §4). They describe; they never validate requests (identifiers have one parser, src/nostr) nor
+ * The JSON Schemas (2020-12, as OpenAPI 3.1 reads them) of what the REST routes answer.
+ * They describe; they never validate requests (identifiers have one parser, src/nostr) nor
  * serialise answers (events go out as stored bytes): routes attach them with documentation-only
  * compilers (routes/rest-routes.ts). @fastify/swagger turns them into /openapi.json, and
  * test/openapi.test.ts checks real answers of every status against that document with Ajv.

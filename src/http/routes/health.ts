@@ -14,7 +14,7 @@ import type { StoreOutage } from '../store-outage.js';
  */
 export const healthRoutes: FastifyPluginCallback<{ store: EventStore; outage: StoreOutage }> = (app, { store, outage }, done) => {
   // A probe every few seconds through an outage: one line a second at most, no stack for a known
-  // store state (issue 30 §4); the outage itself is said once, by StoreOutage.
+  // store state; the outage itself is said once, by StoreOutage.
   const notReady = createFailureLog(undefined, outage);
   app.get('/healthz', { ...NOT_RATE_LIMITED, schema: HEALTHZ_SCHEMA, ...DOCUMENTATION_ONLY }, async (_request, reply) =>
     reply

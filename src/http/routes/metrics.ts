@@ -40,7 +40,7 @@ export interface MetricsServer {
 
 /** /metrics alone on METRICS_PORT (for `serve` and for `sync`, which has no other port). */
 export async function startMetricsServer(host: string, port: number, logger: Logger): Promise<MetricsServer> {
-  // Through logController: the top-level disableRequestLogging is deprecated (FSTDEP023, issue 30 §6).
+  // Through logController: the top-level disableRequestLogging is deprecated (FSTDEP023).
   const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }) });
   await app.register(metricsRoutes);
   await app.listen({ host, port });
