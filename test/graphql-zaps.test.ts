@@ -202,4 +202,53 @@ describe('zaps over GraphQL, with the provider checked on a real HTTPS endpoint'
       profile: { count: 2, msats: 4_000, senders: 2, pending: 0 },
     });
   });
+
+  it('a zap split read by many objects and aliases reads its senders once per request, charged by their number (found by review: 1,500 reads of 2,000 senders, 13 s of CPU)', async () => {
+    lnurl.routePath('/.well-known/lnurlp/kim', { json: payResponse(pubkeyOf('kim zapper')) });
+    lnurl.routePath('/.well-known/lnurlp/lee', { json: payResponse(pubkeyOf('lee zapper')) });
+    const note = signed('kim', { content: 'split', tags: [['zap', pubkeyOf('kim'), '', '1'], ['zap', pubkeyOf('lee'), '', '1']] });
+    const receipts = Array.from({ length: 60 }, (_, n) =>
+      zapReceipt({ sender: `fan ${n}`, recipient: n % 2 === 0 ? 'kim' : 'lee', provider: n % 2 === 0 ? 'kim zapper' : 'lee zapper', target: note.id, msats: 1_000 }),
+    );
+    const replies = Array.from({ length: 20 }, (_, n) => signed(`replier ${n}`, { content: `re ${n}`, tags: [['e', note.id, '', 'root']] }));
+    await testStore.store.putEvents([profileOf('kim', { lud16: `kim@${lnurl.domain}` }), profileOf('lee', { lud16: `lee@${lnurl.domain}` }), note, ...receipts, ...replies]);
+    const server = await serve();
+    expect(await until(() => zapsOf(server, note.id, pubkeyOf('kim')), (zaps) => zaps.event.pending === 0)).toMatchObject({ event: { count: 60, senders: 60, pending: 0 } });
+    const reads: number[] = [];
+    const relations = testStore.store.relations;
+    const original = relations.zapSenders.bind(relations);
+    relations.zapSenders = (subject, groups) => {
+      reads.push(groups.length);
+      return original(subject, groups);
+    };
+    try {
+      const aliases = Array.from({ length: 15 }, (_, n) => `a${n}: root { stats { zaps { senders } } }`).join(' ');
+      const response = await getJson(`${server.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: `query ($ids: [String!]!) { events(ids: $ids) { ${aliases} } }`, variables: { ids: replies.map((reply) => reply.id) } }),
+      });
+      expect(response.status).toBe(200);
+      const events = (response.body as { data: { events: Record<string, { stats: { zaps: { senders: number } } }>[] } }).data.events;
+      expect(events.flatMap((event) => Object.values(event).map((root) => root.stats.zaps.senders))).toEqual(Array(300).fill(60));
+      // 300 objects asked; one read of both groups.
+      expect(reads).toEqual([2]);
+      // Its senders are charged as they are read: under a GRAPHQL_MAX_COST that the query's model
+      // cost (11) passes but 60 senders (90 units) do not, it is refused as it runs.
+      const ask = async (maxCost: number) => {
+        const limited = await startTestServer(testStore.store, { nip05: { allowPrivate: true }, zaps: { timeoutMs: 500 }, graphql: { maxCost } });
+        servers.push(limited);
+        return getJson(`${limited.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query: `{ event(id: "${note.id}") { stats { zaps { senders } } } }` }),
+        });
+      };
+      const refused = await ask(50);
+      expect((refused.body as { errors?: { extensions?: { code?: string } }[] }).errors?.map((error) => error.extensions?.code)).toEqual(['query_too_costly']);
+      expect((await ask(200)).body).toEqual({ data: { event: { stats: { zaps: { senders: 60 } } } } });
+    } finally {
+      relations.zapSenders = original;
+    }
+  });
 });

@@ -55,6 +55,16 @@ export class ObjectBudget {
     }
   }
 
+  /** Work charged under a key: once per request, however many objects or aliases ask for it. */
+  private readonly chargedOnce = new Set<string>();
+
+  /** Charges `units` for the work named `key`, the first time only (a read every asker then shares). */
+  chargeOnce(key: string, units: number): void {
+    if (this.chargedOnce.has(key)) return;
+    this.chargedOnce.add(key);
+    this.charge(units);
+  }
+
   /**
    * Counts `bytes` of an event a field is computed from (tags, content, relevantPubkeys, metadata):
    * work that grows with content, which the object count cannot see (issue 31: a hundred notes of

@@ -98,7 +98,7 @@ export function operationCost(
       if (selection.kind === Kind.FIELD) {
         const field = type.getFields()[selection.name.value];
         if (!field) continue;
-        const cost = fieldCost(type.name, field.name);
+        const cost = costOfField(type.name, field);
         // A connection reads its page (`first` items, each charged `page`), selected or not; what
         // its edges select is multiplied by that page.
         const inside = cost.page !== undefined ? pageSize(field, selection) : page;
@@ -218,6 +218,14 @@ const LEAF: FieldCost = { read: LEAF_COST };
 /** A field's cost: its entry, else a scalar's. */
 export function fieldCost(type: string, field: string): FieldCost {
   return FIELD_COSTS[`${type}.${field}`] ?? LEAF;
+}
+
+/** fieldCost by the schema's field object, found once (the model runs on every request). */
+const COSTS_BY_FIELD = new WeakMap<object, FieldCost>();
+function costOfField(type: string, field: GraphQLField<unknown, unknown>): FieldCost {
+  let cost = COSTS_BY_FIELD.get(field);
+  if (cost === undefined) COSTS_BY_FIELD.set(field, (cost = fieldCost(type, field.name)));
+  return cost;
 }
 
 const LIST_ARGUMENTS = new Set(['ids', 'pubkeys']);

@@ -49,6 +49,9 @@ const ZapStatsRef = builder.objectRef<ZapStats>('ZapStats').implement({
   }),
 });
 
+/** What reading one sender of a zap split costs, in the cost model's units (a key read: about 13 µs on LMDB). */
+const ZAP_SENDER_COST = 1.5;
+
 /**
  * The figures of one subject for its recipients (an event: its author and its `zap` tags' pubkeys;
  * a pubkey: itself): their profiles and provider answers, then what the index holds for each, for
@@ -80,8 +83,13 @@ async function zapStatsOf(subject: ZapSubject, recipients: readonly string[], co
   if (asked.length === 0) return NO_ZAPS;
   const totals = await Promise.all(asked.map(({ query }) => loaders.zapTotals.load(query)));
   const { stats, counted } = zapFigures(asked.map(({ verdict }, index) => ({ verdict, total: totals[index] as ZapTotal })));
-  // A zap split: the senders of every group that counts, once each.
-  if (counted.length > 1) stats.senders = (await loaders.zapSenders(subject, counted)).size;
+  // A zap split: the senders of every group that counts, once each. Every sender of every group is
+  // read (once per request: loaders.zapSenders), so the read is charged by their number first:
+  // anyone with an LNURL provider can sign receipts from a thousand fresh keys.
+  if (counted.length > 1) {
+    budget.chargeOnce(`zap-senders:${subject}`, counted.reduce((sum, group) => sum + group.senders, 0) * ZAP_SENDER_COST);
+    stats.senders = (await loaders.zapSenders(subject, counted)).size;
+  }
   return stats;
 }
 
