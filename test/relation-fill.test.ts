@@ -6,6 +6,7 @@ import { FOLLOWERS, type FillSubject, NOTES, notesTarget, RelationFill, relation
 import { RelayRequest } from '../src/fill/relay-request.js';
 import type { NostrEvent } from '../src/nostr/event.js';
 import { createRelayPool } from '../src/relays/create-relay-pool.js';
+import type { RelayPool } from '../src/relays/relay-pool.js';
 import type { EventStore } from '../src/store/event-store.js';
 import { isDeleted } from '../src/store/tombstones.js';
 import { BOTH_STORES, type OpenedStore } from './support/both-stores.js';
@@ -95,6 +96,7 @@ interface Fill {
   fill: RelationFill;
   store: EventStore;
   config: RelayConfig;
+  pool: RelayPool;
   logs: string[];
   /** A request starting now, as a GraphQL request makes one. */
   request(): RelayRequest;
@@ -131,7 +133,7 @@ async function setUp(
     pool.close();
     await fill.settled();
   });
-  return { fill, store, config, logs: lines, request: () => new RelayRequest(config.timeoutMs, '127.0.0.1', config.outbox.maxRelays) };
+  return { fill, store, config, pool, logs: lines, request: () => new RelayRequest(config.timeoutMs, '127.0.0.1', config.outbox.maxRelays) };
 }
 
 const sorted = (values: readonly string[]) => [...values].sort();
@@ -498,6 +500,43 @@ describe.each(BOTH_STORES)('followers fill on the $name store', ({ open }) => {
     expect(indexer.requests.filter((filters) => filters[0]?.['#p']?.[0] === star)).toHaveLength(7);
     const [mark] = await store.marks.notes([FOLLOWERS.markKey(star)]);
     expect(Number(mark)).toBeGreaterThan(0);
+  }, 30_000);
+
+  it('a cut fill that the service stops, or that its own deadline cuts while a relay has more, is not marked as asked', async () => {
+    const star = pubkeyOf('ff-busy');
+    const base = await relay({ events: [] });
+    const indexer = await relay({ events: manyFans(), delayMs: 400 });
+    const { fill, store, request } = await setUp(open, { urls: [base.url], indexerUrls: [indexer.url] }, [], { subject: FOLLOWERS, fillMs: 2000 });
+    await fill.ensure([star], request());
+    // Cut by its own deadline (1.4 s of paging at 400 ms a page): marked as asked long ago.
+    await fill.settled();
+    expect((await store.relations.followCounts([star]))[0]?.followers).toBeLessThan(FANS);
+    expect(await store.marks.notes([FOLLOWERS.markKey(star)])).toEqual(['0']);
+
+    // The service stopping (its pool closed) under a cut fill: nothing is marked; the provisional
+    // mark expires with the fill's deadline, and the next start asks again.
+    const other = pubkeyOf('ff-busy-2');
+    indexer.reset(manyFans().slice(0, 1200).map((list, n) => signed(`ff-busy-2-fan-${n}`, { kind: 3, created_at: list.created_at, tags: [['p', other]] })));
+    const stopping = await setUp(open, { urls: [base.url], indexerUrls: [indexer.url] }, [], { subject: FOLLOWERS, fillMs: 2000, store });
+    await stopping.fill.ensure([other], stopping.request());
+    stopping.pool.close();
+    await stopping.fill.settled();
+    const [provisional] = await store.marks.notes([FOLLOWERS.markKey(other)]);
+    expect(Math.abs(Number(provisional) - Date.now() / 1000)).toBeLessThan(5);
+    await new Promise((resolve) => setTimeout(resolve, 3200));
+    expect(await store.marks.has([FOLLOWERS.markKey(other)])).toEqual([false]);
+  }, 30_000);
+
+  it('at most 16 cut fills go on at once in a process: the next ends where its read stopped waiting, and is not marked as asked', async () => {
+    const slow = await relay({ events: [], delayMs: 6000 });
+    const { fill, store, request } = await setUp(open, { urls: [slow.url], timeoutMs: 300 }, [], { subject: FOLLOWERS, fillMs: 8000 });
+    const targets = Array.from({ length: 17 }, (_, n) => pubkeyOf(`ff-cut-${n}`));
+    for (const target of targets) await fill.ensure([target], request());
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const notes = await store.marks.notes(targets.map(FOLLOWERS.markKey));
+    // The first 16 go on, marked as being filled (now); the seventeenth ended: asked long ago.
+    for (const note of notes.slice(0, 16)) expect(Math.abs(Number(note) - Date.now() / 1000)).toBeLessThan(10);
+    expect(notes[16]).toBe('0');
   }, 30_000);
 
   it('stops at FOLLOWERS_MAX_EVENTS lists per pubkey, paging with `until`', async () => {

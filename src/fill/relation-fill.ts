@@ -226,6 +226,13 @@ const GRACE_SHARE = 0.25;
 const MAX_BACKGROUND_FILLS = 16;
 
 /**
+ * Fills a read stopped waiting for that go on in the background, at most, per subject and process:
+ * past it one ends where its read's deadline cut it (each holds REQs and what it saw for up to
+ * FILL_DEADLINE_FACTOR × RELAY_TIMEOUT_MS; found by review: unbounded, one client could start them).
+ */
+const MAX_CUT_FILLS = 16;
+
+/**
  * Deletion requests one fill keeps, at most, beyond one per event that came back: anyone may sign a
  * deletion naming any id, so only those by the author of what they name are kept, and no more than
  * this allows (their bytes bounded as events' are).
@@ -316,13 +323,21 @@ export class RelationFill {
     }
   }
 
-  /** A fill going on in the background (a read's deadline cut it): waited for by `settled`. */
-  private readonly track = (finish: Promise<void>): void => {
+  /** A fill going on in the background (a read's deadline cut it): waited for by `settled`; refused past MAX_CUT_FILLS. */
+  private readonly track = (finish: Promise<void>): boolean => {
+    const taken = this.goingOn < MAX_CUT_FILLS;
+    if (taken) {
+      this.goingOn += 1;
+      void finish.finally(() => (this.goingOn -= 1)).catch(() => {});
+    }
     const running = finish
       .catch((error: unknown) => this.deps.logger.warn({ err: error, fill: this.subject.name }, 'relationship fill failed in the background'))
       .finally(() => this.background.delete(running));
     this.background.add(running);
+    return taken;
   };
+  /** Fills of this process going on after the read that started them stopped waiting. */
+  private goingOn = 0;
 
   /** Resolves when the fills under way in the background have ended (each within FILL_DEADLINE_FACTOR × RELAY_TIMEOUT_MS). */
   async settled(): Promise<void> {
@@ -472,6 +487,10 @@ class RelationRun {
   /** Ends paging early: a cold fill whose every id a configured relay answered gives the others a grace. */
   private readonly pagingCut = new AbortController();
   private grace: NodeJS.Timeout | undefined;
+  /** Ends paging and deletions early: the process has as many fills going on as it takes (goOn). */
+  private readonly stopped = new AbortController();
+  /** Targets whose paging the fill's own deadline (or `stopped`) cut while a relay had more: not marked as asked. */
+  private readonly incomplete = new Set<string>();
   /** The marks of a fill gone on in the background (goOn), written before its final ones. */
   private provisional: Promise<unknown> = Promise.resolve();
   /** The deletions are in: the final marks follow. */
@@ -482,7 +501,8 @@ class RelationRun {
     private readonly targets: readonly string[],
     private readonly request: RelayRequest,
     /** `cold`: a fill a read waits for (if no relay answers, it is marked briefly: see mark). */
-    private readonly options: { cold: boolean; pageLimit: number; subject: FillSubject; fillMs: number; onBackground: (finish: Promise<void>) => void },
+    /** `onBackground`: takes a fill the read stopped waiting for, or refuses it (too many going on). */
+    private readonly options: { cold: boolean; pageLimit: number; subject: FillSubject; fillMs: number; onBackground: (finish: Promise<void>) => boolean },
   ) {
     const maxEvents = options.subject.maxEvents(deps.config);
     this.pageLimit = Math.min(options.pageLimit, maxEvents);
@@ -493,16 +513,18 @@ class RelationRun {
 
   async run(): Promise<Map<string, Fetched>> {
     // Paging goes on to the fill's caps within a deadline of its own (PAGING_SHARE of it; the
-    // deletions have the rest), whoever waits for it.
-    const fillEnd = AbortSignal.timeout(this.options.fillMs);
-    const paging = this.page(AbortSignal.timeout(Math.floor(this.options.fillMs * PAGING_SHARE)));
+    // deletions have the rest), whoever waits for it; `stopped` ends it sooner (goOn).
+    const fillEnd = AbortSignal.any([this.stopped.signal, AbortSignal.timeout(this.options.fillMs)]);
+    const paging = this.page(AbortSignal.any([this.stopped.signal, AbortSignal.timeout(Math.floor(this.options.fillMs * PAGING_SHARE))]));
     const finish = paging.then(async () => {
       clearTimeout(this.grace);
       // The deletions of what came back before the marks: a target is marked once they are in.
       await this.deletions(fillEnd);
       this.finished = true;
       await this.provisional;
-      await this.mark();
+      // The pool closed under it (the service stopping): what the relays had to say is not known,
+      // so nothing is marked; a provisional mark expires, and the next start asks again.
+      if (!this.deps.pool.isClosed) await this.mark();
     });
     // The read waits for the pages PAGING_SHARE of its time (less once RELAYS answered every id: the
     // grace), then for the deletions the rest of it; what is not done by then goes on in the background.
@@ -531,7 +553,9 @@ class RelationRun {
    */
   private async goOn(finish: Promise<void>): Promise<void> {
     const { store, logger } = this.deps;
-    this.options.onBackground(finish);
+    // Past MAX_CUT_FILLS going on in the process, this one ends here: what came stands, and its
+    // targets are marked as asked long ago (mark: they are incomplete), so a later read asks again.
+    if (!this.options.onBackground(finish)) this.stopped.abort();
     // A refresh's targets keep the marks they had; once the deletions are in, the final marks are
     // on their way: none to write before them.
     if (!this.options.cold || this.finished) return;
@@ -700,7 +724,10 @@ class RelationRun {
       }
       // Stopped because every id is full: they have all a fill may take, which is an answer too.
       const outcome = result?.outcomes.get(url);
-      if (outcome !== 'eose' && !(outcome === 'stopped' && group.full.signal.aborted)) return;
+      if (outcome !== 'eose' && !(outcome === 'stopped' && group.full.signal.aborted)) {
+        this.cutShort(learned, streams, pagingEnd);
+        return;
+      }
       if (page === 0) this.answeredBy(url, learned, group.targets);
       open.forEach((stream, index) => {
         const { events, oldest } = counts[index] as { events: number; oldest: number };
@@ -710,6 +737,17 @@ class RelationRun {
         else stream.until = stream.until !== undefined && oldest >= stream.until ? oldest - 1 : oldest;
       });
     }
+    this.cutShort(learned, streams, pagingEnd);
+  }
+
+  /**
+   * Paging on a configured relay that the fill's own deadline cut while the relay had more: those
+   * targets are not marked as asked (mark). A relay that fails or floods is another matter: it
+   * answered what it could, and it rests.
+   */
+  private cutShort(learned: boolean, streams: readonly Stream[], pagingEnd: AbortSignal): void {
+    if (learned || !pagingEnd.aborted) return;
+    for (const { open, target } of streams) if (open && !this.full.has(target)) this.incomplete.add(target);
   }
 
   /**
@@ -812,15 +850,18 @@ class RelationRun {
   }
 
   /**
-   * Ids a relay answered are marked fresh for RELATIONS_TTL (noting when). A cold fill that no relay
-   * answered is marked for NEGATIVE_TTL (at most the TTL) as asked long ago: meanwhile reads answer
-   * from the index at once and try again in the background, instead of each waiting for relays
-   * that cannot answer. A background refresh that no relay answered leaves the mark it had.
+   * Ids a relay answered in full are marked fresh for RELATIONS_TTL (noting when). A cold fill that
+   * no relay answered, or whose paging its deadline cut while a relay had more (incomplete), is
+   * marked for NEGATIVE_TTL (at most the TTL) as asked long ago: meanwhile reads answer from the
+   * index at once and try again in the background, instead of each waiting for relays that cannot
+   * answer. A background refresh that no relay answered in full leaves the mark it had.
    */
   private async mark(): Promise<void> {
     const { config, store, logger } = this.deps;
-    const answered = this.targets.filter((target) => this.answered.has(target));
-    const unanswered = this.options.cold ? this.targets.filter((target) => !this.answered.has(target)) : [];
+    // Complete: a configured relay answered, and none was cut while it had more.
+    const complete = (target: string) => this.answered.has(target) && !this.incomplete.has(target);
+    const answered = this.targets.filter(complete);
+    const unanswered = this.options.cold ? this.targets.filter((target) => !complete(target)) : [];
     const now = String(nowSeconds());
     try {
       await Promise.all([

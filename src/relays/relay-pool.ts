@@ -209,6 +209,11 @@ export class RelayPool {
     return { outcomes, answered };
   }
 
+  /** Whether close() was called: what a query answers after it says nothing of the relays. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Closes every pooled connection; queries after this find no relay. */
   close(): void {
     this.closed = true;
