@@ -3,7 +3,7 @@ import { nsecEncode } from 'nostr-tools/nip19';
 import { describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../src/nostr/event.js';
 import { profile, pubkeyOf, secretKey, signed } from './support/events.js';
-import { getJson, postGraphql, useTestServer } from './support/test-server.js';
+import { getJson, postGraphql, startTestServer, useTestServer } from './support/test-server.js';
 
 // GET /thread: one request for a thread screen, by the same mechanism as /event (a fixed operation,
 // src/http/operations/thread.graphql), checked against what GraphQL answers and against the rules.
@@ -65,7 +65,7 @@ describe('GET /thread', () => {
     for (const key of expected) expect(body.profiles[key]).toEqual(profiles.find((event) => event.pubkey === key));
     expect(typeof body.next).toBe('string');
 
-    const rest = await get(`?id=${second.id}&after=${encodeURIComponent(body.next as string)}&limit=100`);
+    const rest = await get(`?id=${second.id}&after=${encodeURIComponent(body.next as string)}&limit=50`);
     expect(rest.status).toBe(200);
     const last = rest.body as Thread;
     // The 10 in one second, and the rest: each once across the pages, in order.
@@ -108,7 +108,7 @@ describe('GET /thread', () => {
       ['?id=nonsense', 400, 'invalid_id'],
       [`?id=${nsec}`, 400, 'secret_key_refused'],
       [`?id=${'f'.repeat(64)}`, 404, 'event_not_found'],
-      ...['0', '101', '-1', '1.5', 'abc', '1e2', '0x10', ' 20x'].map((limit): [string, number, string] => [`?id=${second.id}&limit=${encodeURIComponent(limit)}`, 400, 'invalid_argument']),
+      ...['0', '51', '101', '-1', '1.5', 'abc', '1e2', '0x10', ' 20x'].map((limit): [string, number, string] => [`?id=${second.id}&limit=${encodeURIComponent(limit)}`, 400, 'invalid_argument']),
       [`?id=${second.id}&limit=5&limit=6`, 400, 'repeated_parameter'],
       [`?id=${second.id}&after=not-a-cursor`, 400, 'invalid_cursor'],
       [`?id=${second.id}&after=${encodeURIComponent(nsec)}`, 400, 'invalid_cursor'],
@@ -120,6 +120,29 @@ describe('GET /thread', () => {
     }
     const post = await getJson(`${context.server.url}/thread?id=${second.id}`, { method: 'POST' });
     expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+  });
+
+  it('is costed as GraphQL is: under a lower GRAPHQL_MAX_COST a large page is query_too_costly before it runs, a small one answers', async () => {
+    const strict = await startTestServer(context.store.store, { graphql: { maxCost: 5_000 } });
+    try {
+      const large = await getJson(`${strict.url}/thread?id=${second.id}&limit=50`);
+      expect([large.status, (large.body as { error: { code: string } }).error.code]).toEqual([400, 'query_too_costly']);
+      expect((await getJson(`${strict.url}/thread?id=${second.id}&limit=5`)).status).toBe(200);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('the profiles map stops where the body, its events included, would pass MAX_RESPONSE_BYTES', async () => {
+    const small = await startTestServer(context.store.store, { graphql: { maxResponseBytes: 3_000 } });
+    try {
+      const body = (await getJson(`${small.url}/thread?id=${second.id}`)).body as Thread;
+      // The event, its parents and 20 replies are more than 3,000 bytes already: no profile fits.
+      expect(body.replies).toHaveLength(20);
+      expect(body.profiles).toEqual({});
+    } finally {
+      await small.close();
+    }
   });
 
   it('is documented in /openapi.json with its parameters', async () => {

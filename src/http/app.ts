@@ -166,7 +166,13 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
   });
   const logFailure = createFailureLog(undefined, outage);
   const answers = store.answerCache?.<KeptAnswer>();
-  void app.register(restRoutes, { schema, newContext, logFailure, limits: { maxResponseBytes: config.graphql.maxResponseBytes }, ...(answers ? { answers } : {}) });
+  void app.register(restRoutes, {
+    schema,
+    newContext,
+    logFailure,
+    limits: { maxResponseBytes: config.graphql.maxResponseBytes, maxCost: config.graphql.maxCost, lookup: config.lookup },
+    ...(answers ? { answers } : {}),
+  });
   void app.register(healthRoutes, { store, outage });
 
   const yoga = createLookupYoga({

@@ -21,15 +21,12 @@ export function optionalQueryParameter(query: unknown, name: string): string | u
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
-/** The most items a screen's page holds (as a connection's `first`, schema/paging.ts MAX_PAGE_SIZE). */
-const MAX_LIMIT = 100;
-
-/** A screen's `limit`: a whole number from 1 to 100, `fallback` when left out (else invalid_argument). */
-export function pageLimit(value: string | undefined, fallback: number): number {
+/** A screen's `limit`: a whole number from 1 to `most`, `fallback` when left out (else invalid_argument). */
+export function pageLimit(value: string | undefined, fallback: number, most: number): number {
   if (value === undefined) return fallback;
   const limit = /^[0-9]{1,3}$/.test(value) ? Number(value) : Number.NaN;
-  if (!(limit >= 1 && limit <= MAX_LIMIT)) {
-    throw new LookupError('invalid_argument', { message: `"limit" is a whole number from 1 to ${MAX_LIMIT}.` });
+  if (!(limit >= 1 && limit <= most)) {
+    throw new LookupError('invalid_argument', { message: `"limit" is a whole number from 1 to ${most}.` });
   }
   return limit;
 }

@@ -1,5 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import type { ExecutionResult, GraphQLSchema } from 'graphql';
+import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
+import type { LookupConfig } from '../../config/env.js';
+import { costRefusal } from '../graphql/use-query-limits.js';
 import { type ErrorCode, LookupError } from '../../errors.js';
 import { metrics } from '../../metrics/metrics.js';
 import type { GraphQLContext } from '../../schema/context.js';
@@ -33,6 +35,8 @@ export interface RestLookup<TResult, TVariables extends Record<string, unknown>>
   document: TypedDocumentNode<TResult, TVariables>;
   /** The operation's variables; a value out of range throws its LookupError (400). */
   variables(values: ParameterValues): TVariables;
+  /** The variables the operation's cost depends on (a page's size); absent: none, it is costed once. */
+  sizedBy?: readonly (keyof TVariables & string)[];
   /**
    * What an answer may be kept under (answer-cache.ts): the one id or pubkey it names, however
    * spelled (hex in any case, note, nevent, npub, nprofile, `nostr:`), so that spellings share one
@@ -50,6 +54,9 @@ export interface RestLookup<TResult, TVariables extends Record<string, unknown>>
 export interface RenderLimits {
   /** MAX_RESPONSE_BYTES: what a body may add to the thing asked (/event: the profiles map). */
   maxResponseBytes: number;
+  /** GRAPHQL_MAX_COST and the limits the cost model reads: a route's operation is costed as /graphql's are. */
+  maxCost?: number;
+  lookup?: LookupConfig;
 }
 
 /** A 200 kept by the answer cache: its body's parts and validators, and the lookups it stands for. */
@@ -75,6 +82,19 @@ export function restLookupHandler<TResult, TVariables extends Record<string, unk
 ): RestHandler {
   const render = (data: TResult) => lookup.render(data, limits);
   const run = prepareFixedOperation(schema, lookup.document);
+  // A route's operation is costed with its variables as /graphql's are (a screen's page size
+  // multiplies what it reads), before it runs: once per value of the variables it depends on, so
+  // a lookup by id pays nothing per request.
+  const refusals = new Map<string, LookupError | undefined>();
+  const refusal = (variables: TVariables) => {
+    if (limits.maxCost === undefined || !limits.lookup) return undefined;
+    const key = (lookup.sizedBy ?? []).map((name) => String(variables[name])).join(',');
+    if (!refusals.has(key)) {
+      const config = { maxCost: limits.maxCost, maxResponseBytes: limits.maxResponseBytes };
+      refusals.set(key, costRefusal({ schema, document: lookup.document as DocumentNode, variableValues: variables }, { limits: limits.lookup, config }));
+    }
+    return refusals.get(key);
+  };
   return async (query, newContext) => {
     let outcome: ExecutionResult<TResult> | LookupError;
     let context: GraphQLContext | undefined;
@@ -91,7 +111,10 @@ export function restLookupHandler<TResult, TVariables extends Record<string, unk
         }
       }
       context = newContext(key !== undefined ? new ReadReceipt() : undefined);
-      outcome = await run(lookup.variables(values), context);
+      const variables = lookup.variables(values);
+      const tooCostly = refusal(variables);
+      if (tooCostly) throw tooCostly;
+      outcome = await run(variables, context);
     } catch (error) {
       if (!(error instanceof LookupError)) throw error;
       outcome = error;

@@ -9,8 +9,13 @@ import { requiredValue } from './rest-lookup.js';
 type Shown = { id: StringOutput; json: StringOutput; relevantProfiles: ReadonlyArray<{ pubkey: StringOutput; event: { json: StringOutput } }> };
 type Ancestor = Shown & { parent?: Ancestor | null };
 
-/** Replies on a page when `limit` is left out. */
+/**
+ * Replies on a page when `limit` is left out, and at most: a page of 50 replies, each with up to
+ * MAX_PROFILES profiles, costs about 14,800 in the cost model (GRAPHQL_MAX_COST 20,000 by default;
+ * under a lower one, larger pages are refused as query_too_costly).
+ */
 const DEFAULT_LIMIT = 20;
+const MAX_LIMIT = 50;
 
 /**
  * GET /thread?id=…&limit=&after= → `{"event", "parents": [root … parent], "replies": [a page,
@@ -30,11 +35,12 @@ export const threadLookup: RestLookup<RestThreadQuery, RestThreadQueryVariables>
   path: '/thread',
   parameters: [
     ID_PARAMETER,
-    { name: 'limit', required: false, description: 'Replies on the page: 1 to 100 (default 20).', examples: ['20'] },
+    { name: 'limit', required: false, description: `Replies on the page: 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).`, examples: ['20'] },
     { name: 'after', required: false, description: "The `next` of the previous page, as it came (else 400 invalid_cursor)." },
   ],
   document: RestThreadDocument,
-  variables: (values) => ({ id: requiredValue(values, 'id'), first: pageLimit(values.limit, DEFAULT_LIMIT), after: values.after ?? null }),
+  variables: (values) => ({ id: requiredValue(values, 'id'), first: pageLimit(values.limit, DEFAULT_LIMIT, MAX_LIMIT), after: values.after ?? null }),
+  sizedBy: ['first'],
   answerKey: () => undefined,
   render: ({ event }, limits) => (event ? renderThread(event, limits) : null),
   notFound: 'event_not_found',
@@ -49,9 +55,10 @@ function renderThread(event: NonNullable<RestThreadQuery['event']>, { maxRespons
   parts.push('],"replies":[');
   list(parts, replies);
   parts.push('],"stats":', JSON.stringify(event.stats), ',"profiles":{');
-  // Every shown event's people, in the order the events are shown, each pubkey once.
+  // Every shown event's people, in the order the events are shown, each pubkey once, while the
+  // body (the events shown included) stays within MAX_RESPONSE_BYTES.
   const seen = new Set<string>();
-  let bytes = 0;
+  let bytes = [event, ...parents, ...replies].reduce((sum, shown) => sum + byteLengthOf(shown.json), 0);
   let separator = '';
   outer: for (const shown of [event, ...parents, ...replies]) {
     for (const { pubkey, event: profile } of shown.relevantProfiles) {
