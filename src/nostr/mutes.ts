@@ -34,6 +34,18 @@ export const NO_MUTES: Mutes = Object.freeze({ pubkeys: new Set<string>(), event
  */
 export function mutesOf(event: Pick<NostrEvent, 'kind' | 'tags'> | null | undefined): Mutes {
   if (!event || event.kind !== MUTE_LIST_KIND) return NO_MUTES;
+  let mutes = known.get(event);
+  if (!mutes) {
+    mutes = readMutes(event);
+    known.set(event, mutes);
+  }
+  return mutes;
+}
+
+/** mutesOf made already, by event: a request reads V's list for its feed, `muted` and every alias of them. */
+const known = new WeakMap<Pick<NostrEvent, 'kind' | 'tags'>, Mutes>();
+
+function readMutes(event: Pick<NostrEvent, 'kind' | 'tags'>): Mutes {
   const pubkeys = new Set<string>();
   const events = new Set<string>();
   const hashtags = new Set<string>();

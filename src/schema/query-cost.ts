@@ -15,6 +15,7 @@ import {
 } from 'graphql';
 import type { LookupConfig } from '../config/env.js';
 import { MAX_FOLLOWS } from '../nostr/follows.js';
+import { MAX_MUTE_WORDS, MAX_TAGS_READ } from '../nostr/work-caps.js';
 import { MAX_REACTION_CONTENTS } from '../store/relation-index.js';
 import { RANK_WALK_LIMIT } from '../store/search-index.js';
 import { FEED_SCAN_FACTOR, MAX_PAGE_SIZE } from './paging.js';
@@ -183,8 +184,8 @@ const PROFILE_FIELDS: Record<string, FieldCost> = {
   // per kind (schema/feed.ts: the most a follow list names, MAX_FOLLOWS), then up to
   // FEED_SCAN_FACTOR events examined per item.
   feed: { read: 2 * PAGE_READ, perKind: MAX_FOLLOWS * AUTHOR_LIST_READ, page: FEED_SCAN_FACTOR * EVENT_READ },
-  // The mute list, parsed once a request (its bytes charged by ObjectBudget).
-  muted: { read: EVENT_READ },
+  // The mute list, read, and parsed once per event (up to MAX_TAGS_READ tags: nostr/mutes.ts).
+  muted: { read: 5 * EVENT_READ },
 };
 
 /**
@@ -228,6 +229,11 @@ export const FIELD_COSTS: Readonly<Record<string, FieldCost>> = {
   'Profile.event': { read: 1 },
   ...Object.fromEntries(Object.entries(PROFILE_FIELDS).map(([name, cost]) => [`Profile.${name}`, cost])),
   ...Object.fromEntries(Object.entries(PROFILE_FIELDS).map(([name, cost]) => [`Pubkey.${name}`, cost])),
+  // Lists of strings as long as a mute list may make them (nostr/mutes.ts), each written out.
+  'MuteList.pubkeys': { read: 0, items: MAX_TAGS_READ, item: LEAF_COST },
+  'MuteList.events': { read: 0, items: MAX_TAGS_READ, item: LEAF_COST },
+  'MuteList.hashtags': { read: 0, items: MAX_TAGS_READ, item: LEAF_COST },
+  'MuteList.words': { read: 0, items: MAX_MUTE_WORDS, item: LEAF_COST },
   'Profile.zapsReceived': { read: 3 },
   'Profile.nip05Verification': { read: 1 },
   'Pubkey.profile': { read: 1 },
