@@ -228,6 +228,8 @@ describe.each(BOTH_STORES)('the home feed and mutes over GraphQL ($name)', ({ op
       // A page is full unless more than 5 × first events in a row were filtered out, or it is the last.
       const short = pages.slice(0, -1).filter((connection) => connection.edges.length < run.first);
       if (run.first >= 20) expect(short).toEqual([]);
+      // Pages of one examine five events at most: runs of filtered ones leave pages empty, which go on after them.
+      if (run.first === 1) expect(short.length, 'empty pages before the end').toBeGreaterThan(0);
     }
   });
 
