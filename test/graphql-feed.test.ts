@@ -6,6 +6,8 @@ import type { EventStore } from '../src/store/event-store.js';
 import { BOTH_STORES, type OpenedStore } from './support/both-stores.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
 import { pubkeyOf, secretKey, signed } from './support/events.js';
+import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
+import { createTestStore, type TestStore } from './support/test-store.js';
 import { collectPages, postGraphql, startTestServer, type TestServer } from './support/test-server.js';
 
 /**
@@ -311,5 +313,31 @@ describe.each(BOTH_STORES)('the feed as lists change between pages ($name)', ({ 
     expect(ids).toEqual(pastCursor);
     expect(ids.some((id) => made.get(id)?.pubkey === pk(AUTHORS[2] as string))).toBe(false);
     expect(before.some((id) => made.get(id)?.pubkey === pk(AUTHORS[2] as string))).toBe(true);
+  });
+});
+
+describe('the lists a feed reads come from relays when the index has none (Redis)', () => {
+  const world = makeWorld(99);
+  const context = {} as { relay: LoopbackRelay; store: TestStore; server: TestServer };
+  beforeAll(async () => {
+    // The relay holds V's follow and mute lists; the index only the authors' events.
+    context.relay = await startLoopbackRelay({ events: [world.followList, world.muteList] });
+    context.store = await createTestStore();
+    await context.store.store.putEvents(world.events.map((made) => made.event));
+    context.server = await startTestServer(context.store.store, { relays: { urls: [context.relay.url], outbox: { enabled: false, relaysPerPubkey: 3, maxRelays: 8 } } });
+  });
+  afterAll(async () => {
+    await context.server?.close();
+    await context.store?.cleanup();
+    await context.relay?.stop();
+  });
+
+  it('muted and feed read the kind 10000 and kind 3 as any replaceable event is read: asked of the relays, stored, applied', async () => {
+    const response = await postGraphql(context.server, `{ pubkey(pubkey: "${pk(VIEWER)}") { muted { words } } }`);
+    expect(response.body.data).toEqual({ pubkey: { muted: { words: ['coffee'] } } });
+    const { ids } = await wholeFeed(context.server, { first: 20 });
+    expect(ids).toEqual(expectedFeed({ ...world, gone: new Set() }, world.followList, world.muteList));
+    const [held] = await context.store.store.getByCoordinates([`10000:${pk(VIEWER)}:`]);
+    expect(held && 'event' in held ? held.event?.id : null).toBe(world.muteList.id);
   });
 });
