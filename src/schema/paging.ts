@@ -30,9 +30,9 @@ export function pageSizeOf(first: number | null | undefined): number {
 /**
  * A position cursor is base64url (no padding) of `<version>:<created_at>:<id>`: a version, then the
  * position of the item in its list (store/relation-index.ts: replies by created_at then id, an
- * author's notes newest first then by id, a feed as notes: schema/feed.ts). Opaque to clients: the version names the list, so that a
- * reply cursor is never read as a notes cursor, and lets the form change without old cursors being
- * misread.
+ * author's notes newest first then by id, a home feed as notes: schema/feed.ts). Opaque to
+ * clients: the version names the list, so that a reply cursor is never read as a notes cursor, and
+ * lets the form change without old cursors being misread.
  */
 const POSITION_CURSOR_VERSIONS = { replies: 'r1', notes: 'n1', feed: 'h1' } as const;
 export type PositionList = keyof typeof POSITION_CURSOR_VERSIONS;
