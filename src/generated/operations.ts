@@ -109,6 +109,19 @@ export type FollowEdge = {
   pubkey: Scalars['String']['output'];
 };
 
+/** The public entries of a pubkey's latest servable mute list (NIP-51 kind 10000), each once, in the order the list first names them; empty lists when it has none. Private (encrypted) entries cannot be read and are not here. */
+export type MuteList = {
+  __typename?: 'MuteList';
+  /** `e` tags: events hidden, with every event whose root or parent they are (64 lowercase hex). */
+  events: Array<Scalars['String']['output']>;
+  /** `t` tags, lower case: events with that hashtag are hidden. */
+  hashtags: Array<Scalars['String']['output']>;
+  /** `p` tags: authors hidden (64 lowercase hex). */
+  pubkeys: Array<Scalars['String']['output']>;
+  /** `word` tags, NFKC and lower case: events whose content holds one (NFKC, lower case) are hidden. */
+  words: Array<Scalars['String']['output']>;
+};
+
 /** What the domain of a profile's declared NIP-05 identifier says about it. */
 export type Nip05Status =
   /** The domain maps the name to another pubkey or does not know it, or the declared value is not a NIP-05 identifier. */
@@ -150,6 +163,8 @@ export type Profile = {
   displayName: Maybe<Scalars['String']['output']>;
   /** The kind-0 event itself. */
   event: Event;
+  /** The home feed of this pubkey: events of `kinds` (default 1, 6, 16; validated as `notes`' kinds, else invalid_argument) whose author is in its latest servable follow list (NIP-02), newest first, then by id; every event once across pages, an author dropped from the list gone from the next page. Kind 1 replies (a parent by NIP-10) only with `replies: true`. The pubkey's own public mutes (`muted`) always apply. A page examines at most 5 × `first` events: when more than that in a row are filtered out, the page holds fewer than `first` (even none) with `hasNextPage` true and `endCursor` after the events it passed over. `hasNextPage` says that events of the followed authors follow, not that one of them will be shown. `trusted`: the reader's web of trust, once it is available; today it filters nothing. `first`: 1 to 100 (else invalid_argument); `after`: a cursor from an earlier page of a feed (else invalid_cursor). No follow list: an empty feed. */
+  feed: EventConnection;
   /** Who follows this pubkey (authors whose latest follow list names it), by pubkey ascending. `first`: 1 to 100 (else invalid_argument); `after`: a cursor from an earlier page (else invalid_cursor). */
   followers: FollowConnection;
   /** Distinct authors whose latest servable follow list (kind 3) names this pubkey. */
@@ -162,6 +177,8 @@ export type Profile = {
   lud06: Maybe<Scalars['String']['output']>;
   /** Lightning address (NIP-57). */
   lud16: Maybe<Scalars['String']['output']>;
+  /** What this pubkey muted in public (NIP-51 kind 10000, its latest servable list): its own feed applies it. */
+  muted: MuteList;
   /** NIP-01 name. */
   name: Maybe<Scalars['String']['output']>;
   /** NIP-05 identifier, as the profile declares it: see nip05Verification. */
@@ -177,6 +194,16 @@ export type Profile = {
   website: Maybe<Scalars['String']['output']>;
   /** Zap receipts (kind 9735) whose first `p` tag is this pubkey: zaps of its events and of the profile itself. */
   zapsReceived: ZapStats;
+};
+
+
+/** The latest kind-0 event of a pubkey and its metadata. Metadata fields are null when absent, not strings, or when the content is not a JSON object. */
+export type ProfileFeedArgs = {
+  after: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  kinds?: InputMaybe<Array<Scalars['Int']['input']>>;
+  replies?: InputMaybe<Scalars['Boolean']['input']>;
+  trusted?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
 
@@ -204,6 +231,8 @@ export type ProfileNotesArgs = {
 /** A pubkey, whether or not it has a profile: its profile, follows and notes. */
 export type Pubkey = {
   __typename?: 'Pubkey';
+  /** The home feed of this pubkey: events of `kinds` (default 1, 6, 16; validated as `notes`' kinds, else invalid_argument) whose author is in its latest servable follow list (NIP-02), newest first, then by id; every event once across pages, an author dropped from the list gone from the next page. Kind 1 replies (a parent by NIP-10) only with `replies: true`. The pubkey's own public mutes (`muted`) always apply. A page examines at most 5 × `first` events: when more than that in a row are filtered out, the page holds fewer than `first` (even none) with `hasNextPage` true and `endCursor` after the events it passed over. `hasNextPage` says that events of the followed authors follow, not that one of them will be shown. `trusted`: the reader's web of trust, once it is available; today it filters nothing. `first`: 1 to 100 (else invalid_argument); `after`: a cursor from an earlier page of a feed (else invalid_cursor). No follow list: an empty feed. */
+  feed: EventConnection;
   /** Who follows this pubkey (authors whose latest follow list names it), by pubkey ascending. `first`: 1 to 100 (else invalid_argument); `after`: a cursor from an earlier page (else invalid_cursor). */
   followers: FollowConnection;
   /** Distinct authors whose latest servable follow list (kind 3) names this pubkey. */
@@ -212,12 +241,24 @@ export type Pubkey = {
   following: FollowConnection;
   /** Distinct pubkeys this pubkey's latest servable follow list (kind 3) names. */
   followingCount: Scalars['Int']['output'];
+  /** What this pubkey muted in public (NIP-51 kind 10000, its latest servable list): its own feed applies it. */
+  muted: MuteList;
   /** Events this pubkey wrote of the given kinds (default: kind 1 notes; 1 to 20 distinct kinds, none replaceable (0, 3, 10000–19999), ephemeral (20000–29999) or zap receipts (9735), else invalid_argument), newest first, then by id; an addressable kind lists its latest versions only. `first`: 1 to 100 (else invalid_argument); `after`: a cursor from an earlier page of notes (else invalid_cursor). */
   notes: EventConnection;
   /** The pubkey's latest profile, read as `profile(pubkey:)` reads it; null when none is known, or it was deleted or its author asked to vanish, and null with an error when it could not be read (relays_unavailable, rate_limited…). */
   profile: Maybe<Profile>;
   /** 64 lowercase hex. */
   pubkey: Scalars['String']['output'];
+};
+
+
+/** A pubkey, whether or not it has a profile: its profile, follows and notes. */
+export type PubkeyFeedArgs = {
+  after: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  kinds?: InputMaybe<Array<Scalars['Int']['input']>>;
+  replies?: InputMaybe<Scalars['Boolean']['input']>;
+  trusted?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
 

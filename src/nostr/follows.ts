@@ -13,6 +13,9 @@ import { MAX_TAGS_READ } from './work-caps.js';
 
 export const FOLLOW_LIST_KIND = 3;
 
+/** The most pubkeys a follow list follows (followsOf reads MAX_TAGS_READ tags): a home feed merges at most this many authors. */
+export const MAX_FOLLOWS = MAX_TAGS_READ;
+
 /**
  * The pubkeys a follow list follows: its `p` tags' values that are pubkeys (64 hex digits, read in
  * any case, kept lowercase), each once, in the order they first appear; anything else is skipped.

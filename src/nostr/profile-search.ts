@@ -36,8 +36,13 @@ function lowerCase(text: string): string {
   return text.toLowerCase().replace(/ς/g, 'σ').replace(/i\u0307/g, 'i');
 }
 
+/** NFKC, then lower case without its context: how every rule that compares words folds text (profile search, word mutes). */
+export function foldText(text: string): string {
+  return lowerCase(text.normalize('NFKC'));
+}
+
 function wordsOf(text: string): string[] {
-  return lowerCase(text.normalize('NFKC')).match(WORD) ?? [];
+  return foldText(text).match(WORD) ?? [];
 }
 
 /** At most MAX_WORD_CHARS code points (a surrogate pair is never cut). */

@@ -84,3 +84,13 @@ export const MAX_ZAP_DESCRIPTION_BYTES = 64 * 1024;
  * than a millisecond.
  */
 export const MAX_BOLT11_CHARS = 4096;
+
+/**
+ * `word` entries of a mute list (NIP-51 kind 10000) read, at most, and the longest word read (in
+ * UTF-16 units, after NFKC and lower case; a longer one is skipped, not cut: cut, it would hide more
+ * than its author asked). Every word is a substring search of each event's content where the mutes
+ * apply (a feed page reads up to FEED_SCAN_LIMIT events): 100 words over 256 KiB of content is
+ * about 2 ms at worst, real lists hold a few words of a few letters.
+ */
+export const MAX_MUTE_WORDS = 100;
+export const MAX_MUTE_WORD_CHARS = 100;

@@ -9,6 +9,7 @@ import './profile.js';
 import './zap-stats.js';
 import './follows.js';
 import './notes.js';
+import './feed.js';
 import './search.js';
 
 /**

@@ -36,6 +36,11 @@ export interface Loaders {
   zapProviderNotes: DataLoader<string, string | null>;
   /** Pages of an author's notes of some kinds (newest first); the same page asked twice is read once. */
   notePages: DataLoader<NotePageKey, ReplyPosition[], string>;
+  /**
+   * Pages of many authors' notes at once, from the index alone (schema/feed.ts merges them): one
+   * batch of store reads, not cached (a feed reads each page once).
+   */
+  timelines(pages: readonly NotePageKey[]): Promise<ReplyPosition[][]>;
   /** Followers and following counts of pubkeys (store/follow-index.ts): every count of a request is one store call. */
   followCounts: DataLoader<string, FollowCounts>;
   /** The same, once the relays were asked for the follow lists naming the pubkeys (with relays): for followersCount and followers. */
@@ -155,6 +160,7 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     },
     { cacheKeyFn: ({ author, kinds, after, first }) => `${author}:${kinds.join(',')}:${after ? `${after.createdAt}:${after.id}` : ''}:${first}` },
   );
+  const timelines = (pages: readonly NotePageKey[]) => readNotes(pages);
   const zapTotals = new DataLoader<ZapQuery, ZapTotal, string>((queries) => readBeside(() => store.relations.zapTotals(queries)), {
     cacheKeyFn: ({ subject, recipient, provider }) => `${subject}:${recipient}:${provider ?? ''}`,
   });
@@ -200,7 +206,7 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     }
     return search;
   };
-  return { events, profiles, addresses, nip05Verifications, relationStats, replyPages, notePages, zapTotals, zapProviderNotes, zapSenders, followCounts, followerCounts, followerPages, searchProfiles };
+  return { events, profiles, addresses, nip05Verifications, relationStats, replyPages, notePages, timelines, zapTotals, zapProviderNotes, zapSenders, followCounts, followerCounts, followerPages, searchProfiles };
 }
 
 /** Index-only lookups (relays off) as metrics count them; the read-through path counts its own. */

@@ -13,6 +13,12 @@ export const DEFAULT_PAGE_SIZE = 20;
 /** The most items one page may hold. */
 export const MAX_PAGE_SIZE = 100;
 
+/**
+ * A home feed page (schema/feed.ts) examines at most this many events per item asked (`first`),
+ * those it leaves out (replies, mutes) included.
+ */
+export const FEED_SCAN_FACTOR = 5;
+
 /** The page size asked for, or invalid_argument: a whole number from 1 to MAX_PAGE_SIZE (null is not one). */
 export function pageSizeOf(first: number | null | undefined): number {
   if (typeof first !== 'number' || !Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) {
@@ -24,11 +30,11 @@ export function pageSizeOf(first: number | null | undefined): number {
 /**
  * A position cursor is base64url (no padding) of `<version>:<created_at>:<id>`: a version, then the
  * position of the item in its list (store/relation-index.ts: replies by created_at then id, an
- * author's notes newest first then by id). Opaque to clients: the version names the list, so that a
- * reply cursor is never read as a notes cursor, and lets the form change without old cursors being
- * misread.
+ * author's notes newest first then by id, a home feed as notes: schema/feed.ts). Opaque to
+ * clients: the version names the list, so that a reply cursor is never read as a notes cursor, and
+ * lets the form change without old cursors being misread.
  */
-const POSITION_CURSOR_VERSIONS = { replies: 'r1', notes: 'n1' } as const;
+const POSITION_CURSOR_VERSIONS = { replies: 'r1', notes: 'n1', feed: 'h1' } as const;
 export type PositionList = keyof typeof POSITION_CURSOR_VERSIONS;
 /** A version, created_at without leading zeros (at most 2^53 - 1: 16 digits), `:`, a lowercase hex id. */
 const CURSOR_TEXT = /^([a-z][0-9]):(0|[1-9][0-9]{0,15}):([0-9a-f]{64})$/;

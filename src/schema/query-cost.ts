@@ -14,9 +14,11 @@ import {
   valueFromASTUntyped,
 } from 'graphql';
 import type { LookupConfig } from '../config/env.js';
+import { MAX_FOLLOWS } from '../nostr/follows.js';
+import { MAX_MUTE_WORDS, MAX_TAGS_READ } from '../nostr/work-caps.js';
 import { MAX_REACTION_CONTENTS } from '../store/relation-index.js';
 import { RANK_WALK_LIMIT } from '../store/search-index.js';
-import { MAX_PAGE_SIZE } from './paging.js';
+import { FEED_SCAN_FACTOR, MAX_PAGE_SIZE } from './paging.js';
 
 /**
  * The cost of a GraphQL operation, in units of about 10 µs of this service's CPU (measured on a
@@ -73,6 +75,14 @@ export function operationCost(
     return Math.min(Math.max(Math.trunc(first), 1), MAX_PAGE_SIZE);
   };
 
+  /** Distinct kinds a field's `kinds` asks for (the literal, the variable or the schema's default). */
+  const kindCount = (field: GraphQLField<unknown, unknown>, selection: FieldNode): number => {
+    const value = selection.arguments?.find((argument) => argument.name.value === 'kinds')?.value;
+    if (value) return distinctItems(value, given);
+    const fallback = field.args.find((argument) => argument.name === 'kinds')?.defaultValue;
+    return Array.isArray(fallback) ? Math.max(1, new Set(fallback).size) : 1;
+  };
+
   const itemsOf = (cost: FieldCost, field: GraphQLField<unknown, unknown>, selection: FieldNode, page: number): number => {
     switch (cost.items) {
       case undefined:
@@ -99,12 +109,13 @@ export function operationCost(
         const field = type.getFields()[selection.name.value];
         if (!field) continue;
         const cost = costOfField(type.name, field);
+        const read = cost.read + (cost.perKind ?? 0) * (cost.perKind === undefined ? 0 : kindCount(field, selection));
         // A connection reads its page (`first` items, each charged `page`), selected or not; what
         // its edges select is multiplied by that page.
         const inside = cost.page !== undefined ? pageSize(field, selection) : page;
         const inner = selection.selectionSet ? costOf(selection.selectionSet, getNamedType(field.type), visiting, inside) : 0;
-        if (cost.page !== undefined) total += cost.read + inside * cost.page + inner;
-        else total += cost.read + itemsOf(cost, field, selection, page) * ((cost.item ?? 0) + inner);
+        if (cost.page !== undefined) total += read + inside * cost.page + inner;
+        else total += read + itemsOf(cost, field, selection, page) * ((cost.item ?? 0) + inner);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const on = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : type;
         total += on ? costOf(selection.selectionSet, on, visiting, page) : 0;
@@ -139,6 +150,8 @@ export interface FieldCost {
   item?: number;
   /** For a connection: what each item of its page costs to read (`first` of them, whatever is selected). */
   page?: number;
+  /** Units per distinct kind its `kinds` asks for (a list read per kind: a feed's, per followed author). */
+  perKind?: number;
 }
 
 /** A scalar's value: resolved and written (about 1 µs). */
@@ -156,6 +169,8 @@ export const SEARCH_COST = 2 * RANK_WALK_LIMIT;
 const EVENT_READ = 2;
 /** A connection's page: its index read (the events or profiles of its items are charged per item). */
 const PAGE_READ = 4;
+/** One author's list of one kind read by a feed (a range read of a few positions: about ? µs). */
+const AUTHOR_LIST_READ = 1;
 
 const PROFILE_FIELDS: Record<string, FieldCost> = {
   // A page of pubkeys from the follow index (about 3 µs an edge); their profiles are FollowEdge.profile.
@@ -165,6 +180,12 @@ const PROFILE_FIELDS: Record<string, FieldCost> = {
   followingCount: { read: 3 },
   // A page of the author's list, then its events by id.
   notes: { read: 2 * PAGE_READ, page: EVENT_READ },
+  // Its follow and mute lists (read once a request), then a read of every followed author's list
+  // per kind (schema/feed.ts: the most a follow list names, MAX_FOLLOWS), then up to
+  // FEED_SCAN_FACTOR events examined per item.
+  feed: { read: 2 * PAGE_READ, perKind: MAX_FOLLOWS * AUTHOR_LIST_READ, page: FEED_SCAN_FACTOR * EVENT_READ },
+  // The mute list, read, and parsed once per event (up to MAX_TAGS_READ tags: nostr/mutes.ts).
+  muted: { read: 5 * EVENT_READ },
 };
 
 /**
@@ -208,6 +229,11 @@ export const FIELD_COSTS: Readonly<Record<string, FieldCost>> = {
   'Profile.event': { read: 1 },
   ...Object.fromEntries(Object.entries(PROFILE_FIELDS).map(([name, cost]) => [`Profile.${name}`, cost])),
   ...Object.fromEntries(Object.entries(PROFILE_FIELDS).map(([name, cost]) => [`Pubkey.${name}`, cost])),
+  // Lists of strings as long as a mute list may make them (nostr/mutes.ts), each written out.
+  'MuteList.pubkeys': { read: 0, items: MAX_TAGS_READ, item: LEAF_COST },
+  'MuteList.events': { read: 0, items: MAX_TAGS_READ, item: LEAF_COST },
+  'MuteList.hashtags': { read: 0, items: MAX_TAGS_READ, item: LEAF_COST },
+  'MuteList.words': { read: 0, items: MAX_MUTE_WORDS, item: LEAF_COST },
   'Profile.zapsReceived': { read: 3 },
   'Profile.nip05Verification': { read: 1 },
   'Pubkey.profile': { read: 1 },

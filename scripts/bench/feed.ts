@@ -1,0 +1,147 @@
+// `npx tsx scripts/bench/feed.ts`: the home feed (schema/feed.ts), in one run, side by side on both
+// stores: a pubkey following --authors authors who wrote --notes notes between them (kind 1, spread
+// over 30 days), and GraphQL over HTTP on loopback: a feed page of 20 (the first page, and a page
+// further on, from a cursor) against a `profile(pubkey)` read, sequential requests, interleaved,
+// median and p99 of --rounds each.
+//
+//   npx tsx scripts/bench/feed.ts --authors 1000 --notes 200000 --rounds 200
+//
+// The events are written straight into the stores (putEvents trusts its callers: no signatures
+// are made or checked; what is measured is reads). Uses a private redis-server unless REDIS_URL is set.
+import { createHash } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import type { NostrEvent } from '../../src/nostr/event.js';
+import type { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
+import type { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
+import { startTestServer } from '../../test/support/test-server.js';
+import { fixed, openStorePair, printTable } from './store-pair.js';
+
+const { values: options } = parseArgs({
+  options: {
+    authors: { type: 'string', default: '1000' },
+    notes: { type: 'string', default: '200000' },
+    rounds: { type: 'string', default: '200' },
+  },
+});
+
+const hex = (text: string) => createHash('sha256').update(text).digest('hex');
+const T = 1_700_000_000;
+const SPREAD = 30 * 86_400;
+
+function unsigned(pubkey: string, kind: number, createdAt: number, tags: string[][], content: string, salt: string): NostrEvent {
+  return { id: hex(`${pubkey} ${kind} ${createdAt} ${salt}`), pubkey, created_at: createdAt, kind, tags, content, sig: '0'.repeat(128) };
+}
+
+/** A draw from a seeded generator (mulberry32), the same on every run. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+async function fill(store: RedisEventStore | LmdbEventStore, viewer: string, authors: string[], notes: number): Promise<void> {
+  const next = random(47);
+  const batch: NostrEvent[] = [];
+  const flush = async () => {
+    await store.putEvents(batch.splice(0));
+  };
+  for (let n = 0; n < notes; n++) {
+    const author = authors[Math.floor(next() * authors.length)] as string;
+    batch.push(unsigned(author, 1, T + Math.floor(next() * SPREAD), [], `note ${n} of a thousand words or so`, String(n)));
+    if (batch.length >= 5000) await flush();
+  }
+  batch.push(
+    unsigned(viewer, 0, T, [], '{"name":"viewer","about":"reads a feed"}', 'profile'),
+    unsigned(viewer, 3, T, authors.map((author) => ['p', author]), '', 'follows'),
+  );
+  await flush();
+}
+
+interface Timing {
+  median: number;
+  p99: number;
+}
+
+async function time(store: RedisEventStore | LmdbEventStore, queries: readonly [string, string][], rounds: number): Promise<Map<string, Timing>> {
+  const server = await startTestServer(store, { graphql: { maxCost: 20_000 } });
+  try {
+    const times = new Map<string, number[]>(queries.map(([label]) => [label, []]));
+    for (let round = -10; round < rounds; round++) {
+      for (const [label, query] of queries) {
+        const started = performance.now();
+        const response = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+        const body = (await response.json()) as { errors?: unknown; data?: unknown };
+        if (response.status !== 200 || body.errors || !body.data) throw new Error(`${label}: ${response.status} ${JSON.stringify(body).slice(0, 500)}`);
+        if (round >= 0) times.get(label)?.push(performance.now() - started); // the first ten warm up
+      }
+    }
+    return new Map(
+      [...times].map(([label, all]) => {
+        const sorted = [...all].sort((a, b) => a - b);
+        return [label, { median: sorted[Math.floor(sorted.length / 2)] as number, p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] as number }];
+      }),
+    );
+  } finally {
+    await server.close();
+  }
+}
+
+async function main() {
+  const authorCount = Number(options.authors);
+  const notes = Number(options.notes);
+  const rounds = Number(options.rounds);
+  const viewer = hex('the viewer');
+  const authors = Array.from({ length: authorCount }, (_, n) => hex(`author ${n}`));
+  const stores = await openStorePair('feed0:', 'bench-feed-');
+  const rows: string[] = [];
+  try {
+    for (const [name, store] of [['Redis', stores.redis], ['LMDB', stores.lmdb]] as const) {
+      const started = performance.now();
+      await fill(store, viewer, authors, notes);
+      process.stderr.write(`${name}: ${notes} notes written in ${fixed((performance.now() - started) / 1000, 1)} s\n`);
+      // A cursor some pages in: the 200th item of the feed.
+      const deep = await fetchCursor(store, viewer);
+      const feed = (after?: string) => `{ pubkey(pubkey: "${viewer}") { feed(first: 20${after ? `, after: "${after}"` : ''}) { edges { cursor node { id kind createdAt content } } pageInfo { hasNextPage endCursor } } } }`;
+      const queries: [string, string][] = [
+        ['profile', `{ profile(pubkey: "${viewer}") { pubkey name about } }`],
+        ['feed', feed()],
+        ['feed deep', feed(deep)],
+      ];
+      const timing = await time(store, queries, rounds);
+      const profile = timing.get('profile') as Timing;
+      for (const label of ['feed', 'feed deep']) {
+        const figures = timing.get(label) as Timing;
+        rows.push(
+          `| GraphQL on ${name}: a feed page of 20${label === 'feed deep' ? ' after 200 items' : ''} of a pubkey following ${authorCount} authors over ${notes} notes, against profile(pubkey) (${rounds} rounds) | median ${fixed(figures.median, 2)} ms, p99 ${fixed(figures.p99, 2)} ms vs median ${fixed(profile.median, 2)} ms, p99 ${fixed(profile.p99, 2)} ms | ${fixed(figures.median / profile.median, 1)}× |`,
+        );
+      }
+    }
+    printTable(`npx tsx scripts/bench/feed.ts --authors ${options.authors} --notes ${options.notes} --rounds ${options.rounds}`, rows);
+  } finally {
+    await stores.close();
+  }
+}
+
+/** The endCursor after ten pages of 20. */
+async function fetchCursor(store: RedisEventStore | LmdbEventStore, viewer: string): Promise<string> {
+  const server = await startTestServer(store);
+  try {
+    let after: string | null = null;
+    for (let page = 0; page < 10; page++) {
+      const query = `{ pubkey(pubkey: "${viewer}") { feed(first: 20${after ? `, after: "${after}"` : ''}) { pageInfo { endCursor } } } }`;
+      const response = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+      const body = (await response.json()) as { data: { pubkey: { feed: { pageInfo: { endCursor: string } } } } };
+      after = body.data.pubkey.feed.pageInfo.endCursor;
+    }
+    return after as string;
+  } finally {
+    await server.close();
+  }
+}
+
+await main();

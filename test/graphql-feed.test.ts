@@ -1,0 +1,343 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nip19 } from 'nostr-tools';
+import type { NostrEvent } from '../src/nostr/event.js';
+import { encodeCursor } from '../src/schema/paging.js';
+import type { EventStore } from '../src/store/event-store.js';
+import { BOTH_STORES, type OpenedStore } from './support/both-stores.js';
+import { deletion, vanish } from './support/deletion-conformance.js';
+import { pubkeyOf, secretKey, signed } from './support/events.js';
+import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
+import { createTestStore, type TestStore } from './support/test-store.js';
+import { collectPages, postGraphql, startTestServer, type TestServer } from './support/test-server.js';
+
+/**
+ * The home feed and mutes of a pubkey over GraphQL (DESIGN "Screens": feed of V, mutes of V), on
+ * both stores and the real app: a generated world of authors, follow lists (one replacing another),
+ * notes, replies, reposts, reactions and comments, many in one second, deleted and vanished events
+ * and mute lists (one replacing another), read page by page and compared with the rules as this
+ * file reads them, from the events it generated (their parents known by construction, not parsed).
+ */
+
+const T = 1_700_000_000;
+const VIEWER = 'feed-viewer';
+const AUTHORS = Array.from({ length: 12 }, (_, index) => `feed-author-${index}`);
+const pk = (name: string) => pubkeyOf(name);
+
+/** A small seeded generator (mulberry32): the world is the same on every run and on both stores. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+interface Made {
+  event: NostrEvent;
+  /** By construction: the NIP-10/NIP-22 root and parent this event was written with. */
+  root?: string;
+  parent?: string;
+  /** A repost's target and its author. */
+  target?: NostrEvent;
+}
+
+interface World {
+  events: Made[];
+  /** Stored first, then replaced by `followList` (it drops AUTHORS[2] and adds AUTHORS[10]). */
+  oldFollowList: NostrEvent;
+  followList: NostrEvent;
+  oldMuteList: NostrEvent;
+  muteList: NostrEvent;
+  /** What the store no longer serves: deleted by their author, or covered by a request to vanish. */
+  gone: Set<string>;
+  /** The thread root V muted (its replies and reposts vanish too). */
+  mutedRoot: NostrEvent;
+  deletions: NostrEvent[];
+}
+
+const CONTENTS = ['gm', 'I like COFFEE', 'ｃｏｆｆｅｅ time', 'tea please', 'coffeehouse', 'hello nostr', 'ΚΑΦΕΣ', 'plain words'];
+
+function makeWorld(seed: number): World {
+  const next = random(seed);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+  const at = () => T + Math.floor(next() * 8); // many events share a second
+  const events: Made[] = [];
+  const notes: Made[] = [];
+  // Top-level notes first (so replies and reposts have targets), with hashtags in any case.
+  for (const author of AUTHORS) {
+    for (let index = 0; index < 6; index++) {
+      const tags = next() < 0.3 ? [['t', pick(['nostr', 'NoStr', 'NOSTR', 'bitcoin'])]] : [];
+      const made = { event: signed(author, { created_at: at(), content: `${pick(CONTENTS)} ${index}`, tags }) };
+      events.push(made);
+      notes.push(made);
+    }
+  }
+  const mutedRoot = (notes.find((made) => made.event.pubkey === pk(AUTHORS[1] as string)) as Made).event;
+  for (const author of AUTHORS) {
+    for (let index = 0; index < 10; index++) {
+      const shape = next();
+      const target = next() < 0.25 ? { event: mutedRoot } : pick(notes);
+      const id = target.event.id;
+      // Hex in tags read in any case.
+      const written = next() < 0.3 ? id.toUpperCase() : id;
+      if (shape < 0.2) {
+        events.push({ event: signed(author, { created_at: at(), content: `reply ${pick(CONTENTS)}`, tags: [['e', written, '', 'root'], ['p', target.event.pubkey]] }), root: id, parent: id });
+      } else if (shape < 0.3) {
+        // Deprecated positional form: one `e` is root and parent.
+        events.push({ event: signed(author, { created_at: at(), content: 'positional reply', tags: [['e', written]] }), root: id, parent: id });
+      } else if (shape < 0.4) {
+        // A mention only: not a reply.
+        events.push({ event: signed(author, { created_at: at(), content: `mentions ${pick(CONTENTS)}`, tags: [['e', written, '', 'mention']] }) });
+      } else if (shape < 0.55) {
+        events.push({ event: signed(author, { kind: 6, created_at: at(), content: JSON.stringify(target.event), tags: [['e', id], ['p', target.event.pubkey]] }), target: target.event });
+      } else if (shape < 0.65) {
+        events.push({ event: signed(author, { kind: 16, created_at: at(), tags: [['e', id], ['p', target.event.pubkey], ['k', '1']] }), target: target.event });
+      } else if (shape < 0.75) {
+        events.push({ event: signed(author, { kind: 7, created_at: at(), content: '+', tags: [['e', id], ['p', target.event.pubkey]] }) });
+      } else if (shape < 0.85) {
+        events.push({ event: signed(author, { kind: 1111, created_at: at(), content: 'a comment', tags: [['E', id], ['e', id], ['K', '1'], ['k', '1']] }), root: id, parent: id });
+      } else {
+        events.push({ event: signed(author, { created_at: at(), content: pick(CONTENTS), tags: [['t', pick(['Nostr', 'art'])]] }) });
+      }
+    }
+  }
+  const follows = (indexes: number[]) => indexes.map((index) => ['p', pk(AUTHORS[index] as string)]);
+  const oldFollowList = signed(VIEWER, {
+    kind: 3,
+    created_at: T - 20,
+    tags: [...follows([0, 1, 2, 3, 4, 5, 6, 7, 8]), ['p', pk(AUTHORS[9] as string).toUpperCase()], ['p', 'not-a-pubkey'], ['p', pk('nobody')]],
+  });
+  const followList = signed(VIEWER, {
+    kind: 3,
+    created_at: T - 10,
+    tags: [...follows([0, 1, 3, 4, 5, 6, 7, 8, 10]), ['p', pk(AUTHORS[9] as string).toUpperCase()], ['p', 'not-a-pubkey'], ['p', pk('nobody')]],
+  });
+  const oldMuteList = signed(VIEWER, { kind: 10_000, created_at: T - 20, tags: [['p', pk(AUTHORS[0] as string)], ['word', 'gm']] });
+  const muteList = signed(VIEWER, {
+    kind: 10_000,
+    created_at: T - 10,
+    // A private entry (NIP-51: the content, encrypted; here even in clear) is never read.
+    content: JSON.stringify([['p', pk(AUTHORS[5] as string)]]),
+    tags: [
+      ['p', pk(AUTHORS[4] as string).toUpperCase()],
+      ['p', 'zz'],
+      ['e', mutedRoot.id.toUpperCase()],
+      ['t', 'NoStr'],
+      ['word', 'Ｃｏｆｆｅｅ'],
+      ['word', ''],
+      ['word'],
+    ],
+  });
+  // Author 6 deletes two of its events; author 7 asks to vanish.
+  const ofSix = events.filter((made) => made.event.pubkey === pk(AUTHORS[6] as string)).slice(0, 2);
+  const deletions = [deletion(AUTHORS[6] as string, { ids: ofSix.map((made) => made.event.id), at: T + 50 }), vanish(AUTHORS[7] as string, T + 60)];
+  const gone = new Set([...ofSix.map((made) => made.event.id), ...events.filter((made) => made.event.pubkey === pk(AUTHORS[7] as string)).map((made) => made.event.id)]);
+  return { events, oldFollowList, followList, oldMuteList, muteList, gone, mutedRoot, deletions };
+}
+
+/** The feed as this file reads the rules: every stored event, filtered, sorted. */
+function expectedFeed(world: World, followList: NostrEvent, muteList: NostrEvent | null, { kinds = [1, 6, 16], replies = false } = {}): string[] {
+  const follows = new Set(followList.tags.filter((tag) => tag[0] === 'p' && /^[0-9a-fA-F]{64}$/.test(tag[1] ?? '')).map((tag) => (tag[1] as string).toLowerCase()));
+  const tagValues = (name: string) => (muteList?.tags ?? []).filter((tag) => tag[0] === name && typeof tag[1] === 'string' && tag[1] !== '').map((tag) => tag[1] as string);
+  const mutedPubkeys = new Set(tagValues('p').map((value) => value.toLowerCase()));
+  const mutedEvents = new Set(tagValues('e').map((value) => value.toLowerCase()));
+  const mutedTags = new Set(tagValues('t').map((value) => value.toLowerCase()));
+  const mutedWords = tagValues('word').map((value) => value.normalize('NFKC').toLowerCase());
+  const muted = (made: Made): boolean =>
+    mutedPubkeys.has(made.event.pubkey) ||
+    [made.event.id, made.root, made.parent, made.target?.id].some((id) => id !== undefined && mutedEvents.has(id)) ||
+    (made.target !== undefined && mutedPubkeys.has(made.target.pubkey)) ||
+    made.event.tags.some((tag) => tag[0] === 't' && mutedTags.has((tag[1] ?? '').toLowerCase())) ||
+    mutedWords.some((word) => made.event.content.normalize('NFKC').toLowerCase().includes(word));
+  return world.events
+    .filter((made) => !world.gone.has(made.event.id))
+    .filter((made) => kinds.includes(made.event.kind) && follows.has(made.event.pubkey))
+    .filter((made) => replies || made.event.kind !== 1 || made.parent === undefined)
+    .filter((made) => !muted(made))
+    .map((made) => made.event)
+    .sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? -1 : 1))
+    .map((event) => event.id);
+}
+
+const PAGE = `query ($pubkey: String!, $first: Int, $after: String, $kinds: [Int!], $replies: Boolean, $trusted: Boolean) {
+  pubkey(pubkey: $pubkey) { feed(first: $first, after: $after, kinds: $kinds, replies: $replies, trusted: $trusted) { edges { cursor node { id kind createdAt } } pageInfo { hasNextPage endCursor } } }
+}`;
+
+interface Connection {
+  edges: { cursor: string; node: { id: string; kind: number; createdAt: number } }[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+
+async function page(server: TestServer, variables: Record<string, unknown>, pubkey = pk(VIEWER)): Promise<Connection> {
+  const response = await postGraphql(server, PAGE, { pubkey, ...variables });
+  expect(response.body.errors, response.text).toBeUndefined();
+  return (response.body.data?.pubkey as { feed: Connection }).feed;
+}
+
+async function wholeFeed(server: TestServer, variables: Record<string, unknown>): Promise<{ ids: string[]; pages: Connection[] }> {
+  const pages = await collectPages((after) => page(server, { ...variables, after }));
+  return { ids: pages.flatMap((connection) => connection.edges.map((edge) => edge.node.id)), pages };
+}
+
+async function putEach(store: EventStore, events: readonly NostrEvent[]): Promise<void> {
+  for (const event of events) await store.putEvents([event]);
+}
+
+describe.each(BOTH_STORES)('the home feed and mutes over GraphQL ($name)', ({ open }) => {
+  const world = makeWorld(47);
+  const context = {} as { opened: OpenedStore; server: TestServer };
+  beforeAll(async () => {
+    context.opened = await open();
+    const { store } = context.opened;
+    // Shuffled by the generator's order; lists older first, so that the newer replaces them.
+    await store.putEvents(world.events.map((made) => made.event));
+    await putEach(store, [world.oldFollowList, world.followList, world.oldMuteList, world.muteList, ...world.deletions]);
+    context.server = await startTestServer(store);
+  }, 60_000);
+  afterAll(async () => {
+    await context.server?.close();
+    await context.opened?.cleanup();
+  });
+
+  it('muted: the latest list, its public tags only, hex lowercased, malformed entries skipped', async () => {
+    const response = await postGraphql(context.server, `query ($pubkey: String!) { pubkey(pubkey: $pubkey) { muted { pubkeys events hashtags words } } profile(pubkey: $pubkey) { pubkey } }`, { pubkey: pk(VIEWER) });
+    expect(response.body.errors, response.text).toBeUndefined();
+    expect((response.body.data?.pubkey as { muted: unknown }).muted).toEqual({ pubkeys: [pk(AUTHORS[4] as string)], events: [world.mutedRoot.id], hashtags: ['nostr'], words: ['coffee'] });
+    const none = await postGraphql(context.server, `{ pubkey(pubkey: "${pk(AUTHORS[3] as string)}") { muted { pubkeys events hashtags words } } }`);
+    expect((none.body.data?.pubkey as { muted: unknown }).muted).toEqual({ pubkeys: [], events: [], hashtags: [], words: [] });
+  });
+
+  it('every page size and argument: the followed authors’ events, newest first then id, each once, as the rules say', async () => {
+    const runs: { first: number; kinds?: number[]; replies?: boolean }[] = [
+      { first: 1 },
+      { first: 3 },
+      { first: 7, replies: true },
+      { first: 20 },
+      { first: 100 },
+      { first: 4, kinds: [1] },
+      { first: 9, kinds: [1, 1111, 7], replies: true },
+      { first: 5, kinds: [6, 16] },
+    ];
+    for (const run of runs) {
+      const { ids, pages } = await wholeFeed(context.server, run);
+      const expected = expectedFeed(world, world.followList, world.muteList, run);
+      expect(expected.length, JSON.stringify(run)).toBeGreaterThan(run.first === 100 ? 10 : 3);
+      expect(ids, JSON.stringify(run)).toEqual(expected);
+      for (const connection of pages) expect(connection.edges.length).toBeLessThanOrEqual(run.first);
+      // A page is full unless more than 5 × first events in a row were filtered out, or it is the last.
+      const short = pages.slice(0, -1).filter((connection) => connection.edges.length < run.first);
+      if (run.first >= 20) expect(short).toEqual([]);
+      // Pages of one examine five events at most: runs of filtered ones leave pages empty, which go on after them.
+      if (run.first === 1) expect(short.length, 'empty pages before the end').toBeGreaterThan(0);
+    }
+  });
+
+  it('`trusted` is accepted and filters nothing yet', async () => {
+    const { ids } = await wholeFeed(context.server, { first: 20, trusted: true });
+    expect(ids).toEqual(expectedFeed(world, world.followList, world.muteList));
+  });
+
+  it('a Profile has the same feed and mutes; a pubkey with no follow list an empty feed', async () => {
+    const response = await postGraphql(context.server, `{ profile(pubkey: "${pk(VIEWER)}") { feed(first: 5) { edges { node { id } } } muted { words } } }`);
+    // V has no kind 0: profile is null, as profile(pubkey:) is.
+    expect(response.body.data?.profile).toBeNull();
+    const empty = await page(context.server, { first: 5 }, pk(AUTHORS[3] as string));
+    expect(empty).toEqual({ edges: [], pageInfo: { hasNextPage: false, endCursor: null } });
+  });
+
+  it('hostile arguments: first 0/101/-1 and kinds out of rule are invalid_argument, a float is refused by validation, cursors not a feed’s invalid_cursor, an nsec secret_key_refused', async () => {
+    for (const variables of [{ first: 0 }, { first: 101 }, { first: -1 }, { kinds: [] }, { kinds: [-1] }, { kinds: [65_536] }, { kinds: [3] }, { kinds: [10_000] }, { kinds: [20_001] }, { kinds: [9735] }, { kinds: null }]) {
+      const response = await postGraphql(context.server, PAGE, { pubkey: pk(VIEWER), ...variables });
+      expect(response.body.errors?.[0]?.extensions?.code, JSON.stringify(variables)).toBe('invalid_argument');
+      expect(response.body.data?.pubkey ?? null).toBeNull();
+    }
+    const float = await postGraphql(context.server, PAGE, { pubkey: pk(VIEWER), first: 1.5 });
+    expect(float.status).toBe(400);
+    expect(float.body.data ?? null).toBeNull();
+    // Twenty-one kinds read twenty-one lists per followed author: refused before it runs.
+    const many = await postGraphql(context.server, PAGE, { pubkey: pk(VIEWER), kinds: Array.from({ length: 21 }, (_, index) => 40_000 + index) });
+    expect(many.body.errors?.[0]?.extensions?.code).toBe('query_too_costly');
+    const position = { createdAt: T + 5, id: world.mutedRoot.id };
+    for (const after of ['', 'garbage', encodeCursor(position, 'notes'), encodeCursor(position, 'replies'), `${encodeCursor(position, 'feed')}A`, Buffer.from(`h1:${T}:${'A'.repeat(64)}`).toString('base64url'), 'x'.repeat(10_000)]) {
+      const response = await postGraphql(context.server, PAGE, { pubkey: pk(VIEWER), after });
+      expect(response.body.errors?.[0]?.extensions?.code, after.slice(0, 40)).toBe('invalid_cursor');
+    }
+    // A forged but well-formed feed cursor is a position like any other: the page after it.
+    const forged = await page(context.server, { first: 100, after: encodeCursor(position, 'feed') });
+    const expected = expectedFeed(world, world.followList, world.muteList);
+    const made = new Map(world.events.map((one) => [one.event.id, one.event]));
+    expect(forged.edges.map((edge) => edge.node.id)).toEqual(
+      expected.filter((id) => {
+        const event = made.get(id) as NostrEvent;
+        return event.created_at < position.createdAt || (event.created_at === position.createdAt && id > position.id);
+      }),
+    );
+    const nsec = nip19.nsecEncode(secretKey(VIEWER));
+    const refused = await postGraphql(context.server, PAGE, { pubkey: nsec });
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('secret_key_refused');
+    expect(refused.text).not.toContain(nsec);
+  });
+});
+
+describe.each(BOTH_STORES)('the feed as lists change between pages ($name)', ({ open }) => {
+  const world = makeWorld(4711);
+  const context = {} as { opened: OpenedStore; server: TestServer };
+  beforeAll(async () => {
+    context.opened = await open();
+    await context.opened.store.putEvents(world.events.map((made) => made.event));
+    await putEach(context.opened.store, [world.oldFollowList, world.oldMuteList]);
+    context.server = await startTestServer(context.opened.store);
+  }, 60_000);
+  afterAll(async () => {
+    await context.server?.close();
+    await context.opened?.cleanup();
+  });
+
+  it('a replaced follow list drops an author from the next page on; a replaced mute list applies from the next page; a deletion and a vanish remove at once', async () => {
+    const before = expectedFeed({ ...world, gone: new Set() }, world.oldFollowList, world.oldMuteList);
+    const first = await page(context.server, { first: 10 });
+    expect(first.edges.map((edge) => edge.node.id)).toEqual(before.slice(0, 10));
+    await putEach(context.opened.store, [world.followList, world.muteList, ...world.deletions]);
+    const rest = await collectPages((after) => page(context.server, { first: 10, after: after ?? first.pageInfo.endCursor }));
+    const last = first.edges.at(-1)?.node as { id: string; createdAt: number };
+    const after = expectedFeed(world, world.followList, world.muteList);
+    const made = new Map(world.events.map((one) => [one.event.id, one.event]));
+    const pastCursor = after.filter((id) => {
+      const event = made.get(id) as NostrEvent;
+      return event.created_at < last.createdAt || (event.created_at === last.createdAt && id > last.id);
+    });
+    const ids = rest.flatMap((connection) => connection.edges.map((edge) => edge.node.id));
+    expect(ids).toEqual(pastCursor);
+    expect(ids.some((id) => made.get(id)?.pubkey === pk(AUTHORS[2] as string))).toBe(false);
+    expect(before.some((id) => made.get(id)?.pubkey === pk(AUTHORS[2] as string))).toBe(true);
+  });
+});
+
+describe('the lists a feed reads come from relays when the index has none (Redis)', () => {
+  const world = makeWorld(99);
+  const context = {} as { relay: LoopbackRelay; store: TestStore; server: TestServer };
+  beforeAll(async () => {
+    // The relay holds V's follow and mute lists; the index only the authors' events.
+    context.relay = await startLoopbackRelay({ events: [world.followList, world.muteList] });
+    context.store = await createTestStore();
+    await context.store.store.putEvents(world.events.map((made) => made.event));
+    context.server = await startTestServer(context.store.store, { relays: { urls: [context.relay.url], outbox: { enabled: false, relaysPerPubkey: 3, maxRelays: 8 } } });
+  });
+  afterAll(async () => {
+    await context.server?.close();
+    await context.store?.cleanup();
+    await context.relay?.stop();
+  });
+
+  it('muted and feed read the kind 10000 and kind 3 as any replaceable event is read: asked of the relays, stored, applied', async () => {
+    const response = await postGraphql(context.server, `{ pubkey(pubkey: "${pk(VIEWER)}") { muted { words } } }`);
+    expect(response.body.data).toEqual({ pubkey: { muted: { words: ['coffee'] } } });
+    const { ids } = await wholeFeed(context.server, { first: 20 });
+    expect(ids).toEqual(expectedFeed({ ...world, gone: new Set() }, world.followList, world.muteList));
+    const [held] = await context.store.store.getByCoordinates([`10000:${pk(VIEWER)}:`]);
+    expect(held && 'event' in held ? held.event?.id : null).toBe(world.muteList.id);
+  });
+});
