@@ -1,13 +1,13 @@
 import { RestThreadDocument, type RestThreadQuery, type RestThreadQueryVariables } from '../../generated/operations.js';
-import { byteLengthOf, type StringOutput } from '../../store/json-text.js';
+import type { StringOutput } from '../../store/json-text.js';
 import { bodyValidators } from '../conditional.js';
 import { pageLimit } from '../query-parameter.js';
 import type { RenderLimits, RestLookup } from './rest-lookup.js';
 import { ID_PARAMETER } from './event.js';
+import { nextCursor, pushEvents, pushProfiles, type Shown } from './screen-body.js';
 import { requiredValue } from './rest-lookup.js';
 
-type Shown = { id: StringOutput; json: StringOutput; relevantProfiles: ReadonlyArray<{ pubkey: StringOutput; event: { json: StringOutput } }> };
-type Ancestor = Shown & { parent?: Ancestor | null };
+type Ancestor = Shown & { id: StringOutput; parent?: Ancestor | null };
 
 /**
  * Replies on a page when `limit` is left out, and at most: a page of 50 replies, each with up to
@@ -51,40 +51,19 @@ function renderThread(event: NonNullable<RestThreadQuery['event']>, { maxRespons
   const parents = ancestors(event.parent, event.root);
   const replies = event.replies.edges.map(({ node }) => node);
   const parts: StringOutput[] = ['{"event":', event.json, ',"parents":['];
-  list(parts, parents);
+  pushEvents(parts, parents);
   parts.push('],"replies":[');
-  list(parts, replies);
+  pushEvents(parts, replies);
   parts.push('],"stats":', JSON.stringify(event.stats), ',"profiles":{');
-  // Every shown event's people, in the order the events are shown, each pubkey once, while the
-  // body (the events shown included) stays within MAX_RESPONSE_BYTES.
-  const seen = new Set<string>();
-  let bytes = [event, ...parents, ...replies].reduce((sum, shown) => sum + byteLengthOf(shown.json), 0);
-  let separator = '';
-  outer: for (const shown of [event, ...parents, ...replies]) {
-    for (const { pubkey, event: profile } of shown.relevantProfiles) {
-      const key = String(pubkey);
-      if (seen.has(key)) continue;
-      bytes += byteLengthOf(profile.json) + 70;
-      if (bytes > maxResponseBytes) break outer;
-      seen.add(key);
-      // A pubkey is 64 lowercase hex characters (read from the stored event): nothing to escape.
-      parts.push(`${separator}"${key}":`, profile.json);
-      separator = ',';
-    }
-  }
-  const { hasNextPage, endCursor } = event.replies.pageInfo;
-  parts.push('},"next":', hasNextPage && endCursor !== null ? JSON.stringify(String(endCursor)) : 'null', '}');
+  pushProfiles(parts, [event, ...parents, ...replies], maxResponseBytes);
+  parts.push('},"next":', nextCursor(event.replies.pageInfo), '}');
   return { parts, validators: bodyValidators(parts) };
 }
 
 /** The root, then the parents from the farthest up to the nearest, each once. */
-function ancestors(parent: Ancestor | null | undefined, root: Shown | null): Shown[] {
-  const chain: Shown[] = [];
+function ancestors(parent: Ancestor | null | undefined, root: (Shown & { id: StringOutput }) | null): Shown[] {
+  const chain: (Shown & { id: StringOutput })[] = [];
   for (let at = parent; at; at = at.parent) chain.unshift(at);
   if (root && !chain.some((shown) => String(shown.id) === String(root.id))) chain.unshift(root);
   return chain;
-}
-
-function list(parts: StringOutput[], events: readonly Shown[]): void {
-  events.forEach((shown, index) => parts.push(...(index > 0 ? [','] : []), shown.json));
 }
