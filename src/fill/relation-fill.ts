@@ -331,7 +331,7 @@ export class RelationFill {
       void finish.finally(() => (this.goingOn -= 1)).catch(() => {});
     }
     const running = finish
-      .catch((error: unknown) => this.deps.logger.warn({ err: error, fill: this.subject.name }, 'relationship fill failed in the background'))
+      .catch((error: unknown) => warnStoreFailure(this.deps.logger, error, 'relationship fill failed in the background', { fill: this.subject.name }))
       .finally(() => this.background.delete(running));
     this.background.add(running);
     return taken;
@@ -563,7 +563,7 @@ class RelationRun {
     const now = String(nowSeconds());
     this.provisional = store.marks
       .set(this.targets.map(this.options.subject.markKey), seconds, this.targets.map(() => now))
-      .catch((error: unknown) => logger.warn({ err: error }, 'could not record relationship fills in the store'));
+      .catch((error: unknown) => warnStoreFailure(logger, error, 'could not record relationship fills in the store'));
     await this.provisional;
   }
 
