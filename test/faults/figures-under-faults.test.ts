@@ -8,7 +8,7 @@ import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { signed } from '../support/events.js';
 import { captureLogs } from '../support/logs.js';
-import { startLoopbackRelay } from '../support/loopback-relay.js';
+import { type LoopbackRelay, startLoopbackRelay } from '../support/loopback-relay.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/redis-server.js';
 import { expectExact } from '../support/relation-conformance.js';
 
@@ -16,8 +16,15 @@ import { expectExact } from '../support/relation-conformance.js';
 // and the relay drops its connections: every event ends up stored, and the relationship figures
 // equal their rebuild (`relations check`). Before a `duplicate` put related its event again, a
 // put that Redis ran but whose reply was lost left its reactions uncounted (in 2 of 6 such runs,
-// 260 and 290 of 300). Several rounds, each on a fresh key prefix, on a Redis of this file's own.
+// 260 and 290 of 300). Each round on a fresh key prefix, on a Redis of this file's own.
+// scripts/faulted-sync.sh runs the sync scenario 10 times (FAULTED_SYNC_ROUNDS).
 
+const SYNC_ROUNDS = Number(process.env.FAULTED_SYNC_ROUNDS ?? 2);
+/** The sync scenario: 3,000 notes and 300 reactions (one per author) to one note. */
+const SYNC_NOTES = 3000;
+const SYNC_REACTIONS = 300;
+/** REDIS_TIMEOUT_MS as sync has it by default: both hangs below outlast it. */
+const SYNC_TIMEOUT_MS = 1000;
 const ROUNDS = 3;
 const NOTES = 200;
 const REACTIONS = 120;
@@ -27,6 +34,8 @@ let redis: PrivateRedis;
 let admin: ReturnType<typeof connectRedis>;
 let note: NostrEvent;
 let events: NostrEvent[];
+let syncNote: NostrEvent;
+let syncEvents: NostrEvent[];
 
 beforeAll(async () => {
   redis = await startPrivateRedis();
@@ -40,6 +49,16 @@ beforeAll(async () => {
   for (let n = 0; n < Math.max(NOTES, REACTIONS); n++) {
     if (n < NOTES) events.push(signed(`faulted-writer ${n % 40}`, { content: `note ${n}`, created_at: at + 1 + n }));
     if (n < REACTIONS) events.push(signed(`faulted-reactor ${n}`, { kind: 7, content: n % 3 ? '+' : '🤙', created_at: at + 1 + n, tags: [['e', note.id]] }));
+  }
+  syncNote = signed('synced-alice', { content: 'the synced note', created_at: at });
+  syncEvents = [syncNote];
+  for (let n = 0; n < SYNC_NOTES; n++) {
+    syncEvents.push(signed(`synced-writer ${n % 300}`, { content: `note ${n}`, created_at: at + 1 + n }));
+    // One reaction after every tenth note.
+    if (n % (SYNC_NOTES / SYNC_REACTIONS) === 9) {
+      const r = Math.floor(n / 10);
+      syncEvents.push(signed(`synced-reactor ${r}`, { kind: 7, content: r % 3 ? '+' : '🤙', created_at: at + 1 + n, tags: [['e', syncNote.id]] }));
+    }
   }
 }, 60_000);
 
@@ -87,51 +106,78 @@ async function openStore(prefix: string, lostAt = 40): Promise<{ store: RedisEve
   return { store, close: () => client.disconnect() };
 }
 
-async function allHeld(store: RedisEventStore): Promise<boolean> {
+async function allHeld(store: RedisEventStore, wanted = events): Promise<boolean> {
   try {
-    return (await store.getEvents(events.map((event) => event.id))).every((held) => held !== null && !('deleted' in held));
+    return (await store.getEvents(wanted.map((event) => event.id))).every((held) => held !== null && !('deleted' in held));
   } catch {
     return false;
   }
 }
 
-async function expectExactFigures(store: RedisEventStore): Promise<void> {
+async function expectExactFigures(store: RedisEventStore, target = note, reactions = REACTIONS): Promise<void> {
   await expectExact(store);
-  const [stats] = await store.relations.stats([note.id]);
-  expect(stats?.reactions.pubkeys).toBe(REACTIONS);
+  const [stats] = await store.relations.stats([target.id]);
+  expect(stats?.reactions.pubkeys).toBe(reactions);
+}
+
+/**
+ * The sync scenario's faults, from when publishing starts: Redis hangs 2.5 s, then every client
+ * is killed, then Redis hangs 1.5 s (both past SYNC_TIMEOUT_MS: the client gives up on what was
+ * in flight, which Redis then runs), and the relay drops every connection once in between.
+ */
+async function syncFaults(relay: LoopbackRelay): Promise<void> {
+  await sleep(400);
+  redis.signal('SIGSTOP');
+  await sleep(2500);
+  redis.signal('SIGCONT');
+  await sleep(300);
+  await relay.stop();
+  await relay.start();
+  await sleep(300);
+  await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+  await sleep(300);
+  redis.signal('SIGSTOP');
+  await sleep(1500);
+  redis.signal('SIGCONT');
 }
 
 describe('relationship figures under store faults', () => {
-  it('sync: pauses, killed connections and a relay that drops every connection leave them equal to the rebuild', async () => {
-    for (let round = 0; round < ROUNDS; round++) {
+  it(`sync: pauses, killed connections and a relay that drops every connection leave them equal to the rebuild (${SYNC_ROUNDS} rounds)`, async () => {
+    const elapsed: number[] = [];
+    for (let round = 0; round < SYNC_ROUNDS; round++) {
       const relay = await startLoopbackRelay();
-      const { store, close } = await openStore(`faults-sync-${round}:`);
+      const client = connectRedis({ url: redis.url, timeoutMs: SYNC_TIMEOUT_MS });
+      client.on('error', () => {});
+      await waitUntilReady(client, 5000);
+      const store = new RedisEventStore(client, `faults-sync-${round}:`, { timeoutMs: SYNC_TIMEOUT_MS });
       const sync = new RelaySync({ relays: [relay.url], kinds: [1, 7], store, logger: captureLogs('silent').logger });
       try {
         sync.start();
         await expect.poll(() => relay.requests.length, { timeout: 5000, interval: 20 }).toBeGreaterThan(0);
-        const faulted = storeFaults();
-        // Published over about 1.5 s, with the faults.
-        for (let start = 0; start < events.length; start += 20) {
-          relay.add(...events.slice(start, start + 20));
-          await sleep(60);
-          if (start === 200) {
-            await relay.stop();
-            await relay.start();
-          }
+        const started = Date.now();
+        const faulted = syncFaults(relay);
+        // Published over about 3 s, 110 events every 100 ms, while the faults happen.
+        for (let start = 0; start < syncEvents.length; start += 110) {
+          relay.add(...syncEvents.slice(start, start + 110));
+          await sleep(100);
         }
         await faulted;
-        await expect.poll(() => allHeld(store), { timeout: 20_000, interval: 200 }).toBe(true);
+        // Within about 10 s of the first published, most rounds; reconnecting backs off after each
+        // failed write (1 s, 2 s, 4 s...), so some take 25 s on a loaded machine.
+        await expect.poll(() => allHeld(store, syncEvents), { timeout: 45_000, interval: 250 }).toBe(true);
+        elapsed.push(Date.now() - started);
         await expect.poll(() => sync.unwritten, { timeout: 10_000, interval: 50 }).toBe(0);
         await sync.stop();
-        await expectExactFigures(store);
+        await expectExactFigures(store, syncNote, SYNC_REACTIONS);
       } finally {
+        redis.signal('SIGCONT');
         await sync.stop();
         await relay.stop();
-        close();
+        client.disconnect();
       }
     }
-  }, 120_000);
+    console.info(`faulted sync: every event held after ${elapsed.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s`);
+  }, 30_000 + SYNC_ROUNDS * 55_000);
 
   it('import: pauses and killed connections during the batches leave them equal to the rebuild', async () => {
     for (let round = 0; round < ROUNDS; round++) {

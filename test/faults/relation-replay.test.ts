@@ -55,6 +55,18 @@ describe.each(BOTH_STORES)('$name: a batch written again', ({ open }) => {
     const [stats] = await opened.store.relations.stats([note.id]);
     expect(stats?.reactions.pubkeys).toBe(2);
   });
+
+  it('deletion requests written again leave nothing of what they deleted counted', async () => {
+    const { note, related } = world('deleted-again');
+    await opened.store.putEvents([note, ...related]);
+    const requests = related.map((event) => deletion(event.pubkey, event.id));
+    await opened.store.putEvents(requests);
+    await opened.store.putEvents(requests);
+    await expectExact(opened.store);
+    const [stats] = await opened.store.relations.stats([note.id]);
+    expect(stats?.reactions.pubkeys).toBe(0);
+    expect(stats?.replies).toBe(0);
+  });
 });
 
 describe('Redis: a put whose reply was lost, then replayed', () => {
@@ -100,6 +112,26 @@ describe('Redis: a put whose reply was lost, then replayed', () => {
     await expectExact(store);
     const [after] = await store.relations.stats([note.id]);
     expect(after?.reactions.pubkeys).toBe(0);
+  });
+
+  it('removes the relations of events whose deletion ran but whose reply was lost, once the request is replayed', async () => {
+    const { note, related } = world('undeleted');
+    await store.putEvents([note, ...related]);
+    const requests = related.map((event) => deletion(event.pubkey, event.id));
+    // What the deletion's script does, without what the store does after its reply: the events
+    // are tombstones, their relations still count.
+    for (const event of related) expect((await store.client.nostrDeleteIdBuffer(`${testStore.prefix}e:${event.id}`, event.pubkey, '8', '3600'))[0].toString()).toBe('deleted');
+    expect(await store.getEvents(related.map((event) => event.id))).toEqual(related.map(() => expect.objectContaining({ deleted: true })));
+    await store.putEvents(requests);
+    await expectExact(store);
+    const [stats] = await store.relations.stats([note.id]);
+    expect(stats?.reactions.pubkeys).toBe(0);
+    expect(stats?.replies).toBe(0);
+    expect(stats?.reposts).toBe(0);
+    // Settled: written again, the requests find only tombstones, and no event's JSON is kept.
+    await store.putEvents(requests);
+    await expectExact(store);
+    for (const event of related) expect((await store.client.get(`${testStore.prefix}e:${event.id}`))?.length).toBe(65);
   });
 
   it('a removal that overtakes its addition leaves nothing counted', async () => {

@@ -141,6 +141,9 @@ return 'ok'
  * ARGV[3] its expiry in seconds (from the latest deletion naming the id).
  * Returns {pending | gone | ignored} or {deleted, the event's JSON} or {version, address}: a
  * replaceable version's marker, now a tombstone; the caller takes the version out of its slot.
+ * A deleted event's tombstone keeps its JSON after a newline until the caller has removed its
+ * relations (SETTLE_TOMBSTONE_SCRIPT): a request replayed after that reply was lost gets
+ * {deleted, JSON} again, and the relations go then (each target counts an event once, RELATE).
  */
 export const DELETE_ID_SCRIPT = `${HELPERS}
 local held = redis.call('GET', KEYS[1])
@@ -157,7 +160,11 @@ if first == 'p' then
   end
   return {'pending'}
 end
-if first == 'x' then return {'gone'} end
+if first == 'x' then
+  local settled = string.find(held, '\\n', 2, true)
+  if settled and string.sub(held, 2, 65) == ARGV[1] then return {'deleted', string.sub(held, settled + 1)} end
+  return {'gone'}
+end
 if first == '@' then
   local colon = string.find(held, ':', 2, true)
   if not colon or string.sub(held, colon + 1, colon + 64) ~= ARGV[1] then return {'ignored'} end
@@ -167,8 +174,21 @@ end
 if string.sub(held, 84, 147) ~= ARGV[1] then return {'ignored'} end
 local kind = jsonKind(held)
 if kind == '5' or kind == '62' then return {'ignored'} end
-redis.call('SET', KEYS[1], 'x' .. ARGV[1])
+redis.call('SET', KEYS[1], 'x' .. ARGV[1] .. '\\n' .. held)
 return {'deleted', held}
+`;
+
+/**
+ * A tombstone left by DELETE_ID_SCRIPT, once the deleted event's relations are removed: its JSON
+ * goes, the tombstone stays. KEYS[1] \`e:<id>\`. Returns 1 if it was still kept, else 0.
+ */
+export const SETTLE_TOMBSTONE_SCRIPT = `
+local held = redis.call('GET', KEYS[1])
+if not held or string.sub(held, 1, 1) ~= 'x' then return 0 end
+local settled = string.find(held, '\\n', 2, true)
+if not settled then return 0 end
+redis.call('SET', KEYS[1], string.sub(held, 1, settled - 1))
+return 1
 `;
 
 /**

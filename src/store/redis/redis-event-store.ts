@@ -45,6 +45,7 @@ import {
   PUT_REGULAR_SCRIPT,
   RAISE_BAR_SCRIPT,
   REPLACE_SCRIPT,
+  SETTLE_TOMBSTONE_SCRIPT,
   TOMBSTONE_SCRIPT,
   VANISH_AT_SCRIPT,
 } from './lua-scripts.js';
@@ -73,6 +74,7 @@ declare module 'ioredis' {
     nostrTombstoneBuffer(key: string, author: string): Result<Buffer, Context>;
     nostrDeleteIdBuffer(key: string, deleter: string, maxPending: string, ttlSeconds: string): Result<[Buffer, Buffer?], Context>;
     nostrVanishAt(key: string, createdAt: string): Result<number, Context>;
+    nostrSettleTombstone(key: string): Result<number, Context>;
   }
 }
 
@@ -170,6 +172,7 @@ export class RedisEventStore implements EventStore {
     client.defineCommand('nostrRaiseBar', { numberOfKeys: 1, lua: RAISE_BAR_SCRIPT });
     client.defineCommand('nostrTombstone', { numberOfKeys: 1, lua: TOMBSTONE_SCRIPT });
     client.defineCommand('nostrVanishAt', { numberOfKeys: 1, lua: VANISH_AT_SCRIPT });
+    client.defineCommand('nostrSettleTombstone', { numberOfKeys: 1, lua: SETTLE_TOMBSTONE_SCRIPT });
   }
 
   /**
@@ -425,8 +428,12 @@ export class RedisEventStore implements EventStore {
         const verdict = verdictBytes.toString();
         // `version`: the address of the deleted version; `deleted`: the deleted event.
         if (verdict === 'version' && detail) await this.unrelate(this.client.nostrBarVersion(this.keys.replaceable(detail.toString()), id));
-        // Its member of its author's list goes with its relations.
-        if (verdict === 'deleted') await this.unrelate(detail);
+        // Its member of its author's list goes with its relations; then its tombstone drops the
+        // JSON it kept for a replay in case this reply was lost (DELETE_ID_SCRIPT).
+        if (verdict === 'deleted') {
+          await this.unrelate(detail);
+          await this.client.nostrSettleTombstone(this.keys.event(id));
+        }
       }),
       ...addresses.map((address) => this.raiseBar(address, request.created_at, '', request.pubkey)),
     ]);
