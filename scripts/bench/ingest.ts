@@ -36,7 +36,7 @@ const { values: options } = parseArgs({
     notes: { type: 'string', default: '20000' },
     k: { type: 'string', default: '10' },
     'vanish-events': { type: 'string', default: '20000' },
-    output: { type: 'string', default: 'BENCHMARKS.md' },
+    output: { type: 'string', default: 'docs/benchmarks/last-run.md' },
   },
 });
 

@@ -1,5 +1,5 @@
 // `npm run bench`: the REST routes and GraphQL against a hand-written baseline and a ceiling, side by
-// side in one run, with one load generator (autocannon) and one concurrency. Writes BENCHMARKS.md.
+// side in one run, with one load generator (autocannon) and one concurrency. Writes docs/benchmarks/last-run.md (--output); BENCHMARKS.md keeps the current figures by hand.
 //
 //   npm run bench -- --k 1,10,50 --profiles 10000 --notes 20000 --duration 15 --connections 32 --rounds 3
 //
@@ -47,7 +47,7 @@ const { values: options } = parseArgs({
     rounds: { type: 'string', default: '3' },
     // Seconds of load on each target before its first round (caches filled).
     warmup: { type: 'string', default: '2' },
-    output: { type: 'string', default: 'BENCHMARKS.md' },
+    output: { type: 'string', default: 'docs/benchmarks/last-run.md' },
     // Keys drawn by a Zipf law of this exponent instead of cycling through all (1.1).
     zipf: { type: 'string' },
     // One Redis against a 3-master Redis Cluster instead: scripts/bench/cluster.ts.

@@ -8,7 +8,7 @@ import { decodeFollowerCursor, decodeFollowingCursor, encodeFollowerCursor, enco
 import { type FieldsOfPubkey, ProfileRef, PubkeyRef, toProfile } from './profile.js';
 
 /**
- * Who follows whom (NIP-02; DESIGN "Relationships", following and followers rows; issue 28): the
+ * Who follows whom (NIP-02; DESIGN "Relationships", following and followers rows): the
  * counts and both lists of a profile. Counts and followers come from the follow index
  * (store/follow-index.ts), maintained as lists arrive, are replaced or deleted; what a pubkey
  * follows is read from its latest follow list itself, in the list's order.

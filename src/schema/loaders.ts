@@ -226,7 +226,7 @@ export function loadAll<V>(loader: DataLoader<string, V>, keys: readonly string[
 
 /**
  * Events or profiles read in slices that fit in what is left of the read bound (ObjectBudget), each
- * at most `maxBytesEach` (MAX_PROFILE_BYTES for profiles, MAX_EVENT_BYTES for events). Issue 31: a
+ * at most `maxBytesEach` (MAX_PROFILE_BYTES for profiles, MAX_EVENT_BYTES for events). Found by review: a
  * hundred profiles of 900 KB were read, 90 MB, before the response cap left them out. With the
  * defaults (4 MiB) that is one read for up to 64 profiles, or 16 events of any size.
  * A slice's bytes are promised before it is read, so that the reads of every item of a list share

@@ -6,7 +6,7 @@ import { DEFAULT_PAGE_SIZE, decodeCursor, MAX_PAGE_SIZE, pageSizeOf } from './pa
 import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
 
 /**
- * What someone wrote (issue 28): an author's events of some kinds, newest first, then by id (DESIGN
+ * What someone wrote: an author's events of some kinds, newest first, then by id (DESIGN
  * "Relationships"), from the notes part of the relationship index (store/relation-index.ts), which
  * holds every servable event of its author by kind (regular and addressable kinds; an addressable
  * one while it is the latest version). Costed as `replies` is: 1 for the page and 1 per event it hands back.

@@ -67,7 +67,7 @@ export class ObjectBudget {
 
   /**
    * Counts `bytes` of an event a field is computed from (tags, content, relevantPubkeys, metadata):
-   * work that grows with content, which the object count cannot see (issue 31: a hundred notes of
+   * work that grows with content, which the object count cannot see (a hundred notes of
    * 900 KB). Fields read at fixed offsets (id, pubkey, createdAt, kind, sig, json) cost nothing here.
    */
   chargeFieldBytes(bytes: number): void {

@@ -8,7 +8,7 @@ import { MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
 import { ProfileRef, toProfile } from './profile.js';
 
 /**
- * Who is called what (issue 28 §2): profiles whose name, display name or NIP-05 address has a word
+ * Who is called what: profiles whose name, display name or NIP-05 address has a word
  * starting with each word asked (nostr/profile-search.ts), ranked by followers, from the search part
  * of the relationship index (store/search-index.ts), never a scan. Costed as a list of `first`
  * profiles plus 1 for the search (query-cost.ts).

@@ -13,7 +13,7 @@ import { EventStatsRef } from './event-stats.js';
 import { ProfileRef } from './profile.js';
 
 /**
- * Zaps (NIP-57; DESIGN "Relationships", zaps row; issue 27): `EventStats.zaps` and
+ * Zaps (NIP-57; DESIGN "Relationships", zaps row): `EventStats.zaps` and
  * `Profile.zapsReceived`, from the zap groups the index keeps (store/zap-index.ts) and the recipients'
  * provider answers (zaps/zap-providers.ts), applied as the figures are read (zaps/zap-stats.ts).
  */

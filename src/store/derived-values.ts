@@ -8,7 +8,7 @@ import { storedEventId } from './stored-event.js';
 
 /**
  * Values derived from a stored event (profile metadata, relevant pubkeys, write relays), computed
- * once per event and kept by its id, for every request and alias of this process (issue 31: a
+ * once per event and kept by its id, for every request and alias of this process (a
  * profile of 900 KB was parsed again for each `author` of a hundred notes, and each alias did it
  * again). An id names its content (NIP-01: the hash of the serialised event), and stored events were
  * verified when written, so what is derived from one never goes stale. Reading the id at its fixed

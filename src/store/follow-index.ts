@@ -1,8 +1,8 @@
 import { type FollowChanges, pubkeyBytes } from '../nostr/follows.js';
 
 /**
- * The follow part of the relationship index (DESIGN "Relationships", following and followers rows;
- * issue 28): for every pubkey followed, its followers, ordered by pubkey, and for every author of a
+ * The follow part of the relationship index (DESIGN "Relationships", following and followers rows):
+ * for every pubkey followed, its followers, ordered by pubkey, and for every author of a
  * servable follow list, how many it follows; kept by the store in the same write as the lists
  * (rules in nostr/follows.ts). What a list follows, in its own order, is read from the list itself.
  *
@@ -62,7 +62,7 @@ export class FollowWrites {
    * followKeysOf). Each follow's group is found now, as the change arrives (a store writing a batch
    * is mostly waiting for its events' writes meanwhile), not when the batch's follows are sent:
    * there it took 1.3–1.4 s of an import of 10,000 lists into Redis, the follows not yet sent and
-   * Redis idle (BENCHMARKS.md, session 27).
+   * Redis idle (BENCHMARKS.md).
    */
   change(follower: string, followed: Uint8Array, delta: number): void {
     if (followed.length === 0) return;

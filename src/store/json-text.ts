@@ -58,7 +58,7 @@ let collecting: JsonText[] | undefined;
 /**
  * `Buffer.from(JSON.stringify(value))`, byte for byte, except that every JsonText inside is written
  * as a JSON string from its stored bytes (quotedLatin1): not decoded from UTF-8 and encoded back. For
- * /graphql answers that select `json` (issue 17 §4): the escaping is that of a string literal,
+ * /graphql answers that select `json`: the escaping is that of a string literal,
  * since GraphQL's `json` is a String, where the REST routes splice the text itself (joinJson).
  */
 export function stringifyKeepingJsonText(value: unknown): Buffer {

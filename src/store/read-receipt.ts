@@ -1,5 +1,5 @@
 /**
- * What one request's reads were answered from (issue 29 §1): the hot cache's entries, in the order
+ * What one request's reads were answered from: the hot cache's entries, in the order
  * read, as long as every read was answered by them. An answer made only of such reads is true for
  * exactly as long as all of those entries are (the hot cache drops an entry when Redis says its key
  * was written, when it is evicted, and when the cache is emptied), so it can be kept and served again

@@ -1,5 +1,5 @@
 /**
- * The search part of the relationship index (issue 28 §2, `Query.searchProfiles`; the rule in
+ * The search part of the relationship index (`Query.searchProfiles`; the rule in
  * nostr/profile-search.ts), kept by the store in the same write as the profiles and the follows:
  * - per pubkey, the words of its latest servable profile, with that profile's place (created_at, id);
  * - the words in lexical order with their pubkeys: the pubkeys with a word starting with a prefix are

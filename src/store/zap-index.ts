@@ -2,7 +2,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import { isZapReceipt, readZapReceipt, type ZapReceipt } from '../nostr/zaps.js';
 
 /**
- * The zap part of the relationship index (DESIGN "Relationships", zaps row; issue 27): what the
+ * The zap part of the relationship index (DESIGN "Relationships", zaps row): what the
  * stores keep of the receipts that pass every check but the provider's (nostr/zaps.ts), in the same
  * write as the receipt, on every transition (stored, deleted, vanished), by increments that commute.
  *

@@ -203,7 +203,7 @@ export class LmdbEventStore implements EventStore {
       for (const inPhase of phases) {
         events.forEach((event, index) => {
           if (outcomes[index] !== undefined || !inPhase(event)) return;
-          // One event the store refuses is skipped, never the whole batch (issue 18 §4).
+          // One event the store refuses is skipped, never the whole batch.
           try {
             outcomes[index] = this.putEvent(event, targets[index] as DeletionTargets, deleters);
           } catch {

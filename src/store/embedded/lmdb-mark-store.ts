@@ -3,7 +3,7 @@ import type { Database } from 'lmdb';
 import type { MarkStore } from '../mark-store.js';
 import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
 
-/** A lap of the sweeper starts every second; each run looks at this many marks at most (issue 18 §4: bounded work). */
+/** A lap of the sweeper starts every second; each run looks at this many marks at most (bounded work). */
 const SWEEP_INTERVAL_MS = 1000;
 const SWEEP_BATCH = 2000;
 
@@ -17,7 +17,7 @@ export interface LmdbMarkStoreOptions {
 /**
  * Marks in LMDB: key → expiry time (ms since the epoch, as text), then a space and the note if any. Expired marks read as absent at
  * once, and a sweeper removes them even if nobody reads them again, so the directory does not grow
- * with every distinct id ever asked (issue 18 §4).
+ * with every distinct id ever asked.
  */
 export class LmdbMarkStore implements MarkStore {
   private sweeper: NodeJS.Timeout | undefined;

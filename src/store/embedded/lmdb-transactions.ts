@@ -14,7 +14,7 @@ const WRITE_FAILURE_WINDOW_MS = 30_000;
  * After a failed commit, writes fail at once for this long, doubling with each failure after it up
  * to MAX_WRITE_PAUSE_MS, until one succeeds: a full disk stays full for a while, and every failed
  * commit risks lmdb-js' native double free (kriszyp/lmdb-js#48), which corrupts the heap and can
- * take the process down later (seen in session 15: a serve on a full disk died of it mid-request).
+ * take the process down later (seen: a serve on a full disk died of it mid-request).
  */
 const FIRST_WRITE_PAUSE_MS = 500;
 const MAX_WRITE_PAUSE_MS = 30_000;

@@ -26,7 +26,7 @@
  *   with the count, added up when read; once they are many, `fs:{<pubkey64>}:<hex digits>` instead,
  *   the same split into bucket logs by the followers' first hex digits (as many digits as
  *   `fn:{<pubkey64>}` says, with the count: `<depth> <followers>`); `fg:{<pubkey64>}`: how many
- *   pubkeys its list follows. `fr`, `fk` and `fb` are the sorted sets of the same before session 22's
+ *   pubkeys its list follows. `fr`, `fk` and `fb` are the sorted sets of the same before the
  *   logs: no longer read, emptied by `relations rebuild`.
  * - `<prefix>n:{<pubkey64>}`: the author's list (author-list.ts): its notes, read BYLEX one range
  *   per kind, newest first, and the author index a request to vanish reads (every regular and

@@ -467,7 +467,7 @@ return s
  * the follower's 32 bytes, after a header of 33 bytes (a zero byte, then `<followers> <records at
  * the last fold>` in text, padded; the followers count only in the one log of depth 0). A follow is
  * a record appended, not a sorted-set insert: a ZADD into a listpack scans it, and those scans were
- * most of Redis' time in a fresh import of follow lists (BENCHMARKS.md, session 22). A follower
+ * most of Redis' time in a fresh import of follow lists (BENCHMARKS.md). A follower
  * follows while its changes add up to 1 or more; a log is folded (each follower's changes added up,
  * those at 0 dropped) once it holds twice the records it held after its last fold, and at least
  * twice FOLLOW_BUCKET_SIZE, so the records of a follower cost amortised O(1) and a log stays at most
@@ -479,7 +479,7 @@ return s
  * followers' first hex digits, which anyone can grind, and a page of a log costs the whole log, of
  * a sorted set only the page (O(log n) a follower to write, a range to read). CROWDED is four times
  * FOLLOW_BUCKET_SIZE: random pubkeys never crowd a bucket below depth 4 (a bucket splits at that
- * size on average); 4,096 ground keys of one 3-digit prefix did (session 22's review: 112 ms of
+ * size on average); 4,096 ground keys of one 3-digit prefix did (found by review: 112 ms of
  * Redis a page of 10 for 100,000 followers in one log).
  */
 const FOLLOWER_LOGS = `

@@ -352,7 +352,7 @@ export class RedisEventStore implements EventStore {
     // The replaced version's marker goes, not a tombstone written there meanwhile.
     const cleanup = outcome === 'replaced' ? this.client.nostrDeleteIf(this.keys.event(previousId), marker) : undefined;
     // Then the slot is read again. A newer version written meanwhile by another writer, whose
-    // clean-up ran before this marker landed, would leave it dangling (issue 18 §8): seeing the newer
+    // clean-up ran before this marker landed, would leave it dangling: seeing the newer
     // version, this writer removes its own marker. On one connection the three commands travel in
     // order, in one round trip; on a cluster the read waits for the marker. Only the bytes up to the
     // id are read (a follow list is 70 KB, read back whole for each list it was).

@@ -125,9 +125,9 @@ class FollowGroups {
  * Followers per bucket log, on average, before a pubkey's followers move to 16 times as many
  * (lua-scripts.ts FOLLOW; a bucket crowds past 4 times as many): a page reads whole logs, and a fold
  * reads one whole, so a log of random followers stays some 25 KB (one of followers ground to share
- * its prefix up to some 80 KB before a fold makes it a sorted set). 384, not 96 (until session 26): a fresh import
+ * its prefix up to some 80 KB before a fold makes it a sorted set). 384, not 96 (until b6bd54e): a fresh import
  * of 10,000 lists moved every pubkey it followed at 96 and again at 1,536 followers (more records
- * moved than followed), and took 46.3 s into Redis against 31.8 s at 384 (BENCHMARKS.md, session 26).
+ * moved than followed), and took 46.3 s into Redis against 31.8 s at 384 (BENCHMARKS.md).
  * Where a pubkey's followers are is kept beside them (its depth), so data written with another size
  * is read as it is, and moves at this size's thresholds from then on.
  */
