@@ -107,15 +107,20 @@ const ARGUMENTS: Record<string, string> = {
 /** A query that reaches many objects of a type (about 100), with `selection` inside each. */
 const REACH: Record<string, (selection: string) => string> = {
   Query: (selection) => {
-    const used = [selection.includes('$ids') ? '$ids: [String!]!' : '', selection.includes('$pubkeys') ? '$pubkeys: [String!]!' : ''].filter(Boolean);
+    const used = [
+      selection.includes('$ids') ? '$ids: [String!]!' : '',
+      selection.includes('$replyIds') ? '$replyIds: [String!]!' : '',
+      selection.includes('$pubkeys') ? '$pubkeys: [String!]!' : '',
+    ].filter(Boolean);
     return `query${used.length > 0 ? `(${used.join(', ')})` : ''} { ${selection} }`;
   },
   Event: (selection) => REACH.Query!(`events(ids: $ids) { ${selection} }`),
   Profile: (selection) => REACH.Query!(`profiles(pubkeys: $pubkeys) { ${selection} }`),
-  EventStats: (selection) => REACH.Event!(`root { stats { ${selection} } }`),
+  // 100 distinct events (the root's replies, with reactions of their own): each read, not a cache hit.
+  EventStats: (selection) => REACH.Query!(`events(ids: $replyIds) { stats { ${selection} } }`),
   ReactionStats: (selection) => REACH.EventStats!(`reactions { ${selection} }`),
-  // 60 contents on the root: the first 50 of each (MAX_REACTION_CONTENTS).
-  ReactionCount: (selection) => REACH.ReactionStats!(`byContent { ${selection} }`),
+  // 60 contents on the root: the first 50 of each (MAX_REACTION_CONTENTS), through each reply's root.
+  ReactionCount: (selection) => REACH.Event!(`root { stats { reactions { byContent { ${selection} } } } }`),
   ZapStats: (selection) => REACH.EventStats!(`zaps { ${selection} }`),
   EventConnection: (selection) => REACH.Event!(`parent { replies(first: 100) { ${selection} } }`),
   // The root's 100 replies.
@@ -162,6 +167,7 @@ const VARIABLES = { ids: deeper.map((event) => event.id), pubkeys: users.map((pr
 
 const variablesOf = (query: string) => ({
   ...(query.includes('$ids') ? { ids: VARIABLES.ids } : {}),
+  ...(query.includes('$replyIds') ? { replyIds: replies.map((reply) => reply.id) } : {}),
   ...(query.includes('$pubkeys') ? { pubkeys: VARIABLES.pubkeys } : {}),
 });
 
