@@ -9,6 +9,7 @@ import { pubkeyOf, secretKey, signed } from './support/events.js';
 import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
 import { collectPages, postGraphql, startTestServer, type TestServer } from './support/test-server.js';
+import { seeded } from '../scripts/bench/recall/network/random.js';
 
 /**
  * The home feed and mutes of a pubkey over GraphQL (DESIGN "Screens": feed of V, mutes of V), on
@@ -23,17 +24,6 @@ const VIEWER = 'feed-viewer';
 const AUTHORS = Array.from({ length: 12 }, (_, index) => `feed-author-${index}`);
 const pk = (name: string) => pubkeyOf(name);
 
-/** A small seeded generator (mulberry32): the world is the same on every run and on both stores. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface Made {
   event: NostrEvent;
@@ -61,7 +51,7 @@ interface World {
 const CONTENTS = ['gm', 'I like COFFEE', 'ｃｏｆｆｅｅ time', 'tea please', 'coffeehouse', 'hello nostr', 'ΚΑΦΕΣ', 'plain words'];
 
 function makeWorld(seed: number): World {
-  const next = random(seed);
+  const next = seeded(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
   const at = () => T + Math.floor(next() * 8); // many events share a second
   const events: Made[] = [];

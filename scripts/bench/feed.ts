@@ -15,6 +15,7 @@ import type { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.j
 import type { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { startTestServer } from '../../test/support/test-server.js';
 import { fixed, openStorePair, printTable } from './store-pair.js';
+import { seeded } from './recall/network/random.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -32,20 +33,9 @@ function unsigned(pubkey: string, kind: number, createdAt: number, tags: string[
   return { id: hex(`${pubkey} ${kind} ${createdAt} ${salt}`), pubkey, created_at: createdAt, kind, tags, content, sig: '0'.repeat(128) };
 }
 
-/** A draw from a seeded generator (mulberry32), the same on every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 async function fill(store: RedisEventStore | LmdbEventStore, viewer: string, authors: string[], notes: number): Promise<void> {
-  const next = random(47);
+  const next = seeded(47);
   const batch: NostrEvent[] = [];
   const flush = async () => {
     await store.putEvents(batch.splice(0));
