@@ -3,7 +3,7 @@ import type { StringOutput } from '../../store/json-text.js';
 import { bodyValidators } from '../conditional.js';
 import { pageLimit } from '../query-parameter.js';
 import { type RestLookup, requiredValue } from './rest-lookup.js';
-import { nextCursor, pushEvents, pushProfiles } from './screen-body.js';
+import { nextCursor, pageParameters, pushEvents, pushProfiles } from './screen-body.js';
 import { PUBKEY_PARAMETER } from './user-profile.js';
 
 /**
@@ -23,11 +23,7 @@ const MAX_LIMIT = 50;
  */
 export const feedLookup: RestLookup<RestFeedQuery, RestFeedQueryVariables> = {
   path: '/feed',
-  parameters: [
-    PUBKEY_PARAMETER,
-    { name: 'limit', required: false, description: `Events on the page: 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).`, examples: ['20'] },
-    { name: 'after', required: false, description: 'The `next` of the previous page, as it came (else 400 invalid_cursor).' },
-  ],
+  parameters: [PUBKEY_PARAMETER, ...pageParameters('Events', DEFAULT_LIMIT, MAX_LIMIT)],
   document: RestFeedDocument,
   variables: (values) => ({ pubkey: requiredValue(values, 'pubkey'), first: pageLimit(values.limit, DEFAULT_LIMIT, MAX_LIMIT), after: values.after ?? null }),
   sizedBy: ['first'],

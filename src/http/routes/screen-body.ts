@@ -1,4 +1,13 @@
 import { byteLengthOf, type StringOutput } from '../../store/json-text.js';
+import type { QueryParameter } from './rest-lookup.js';
+
+/** A screen's paging parameters: `limit` (1 to `most`, `fallback` when left out) of `what`, and `after`. */
+export function pageParameters(what: string, fallback: number, most: number): QueryParameter[] {
+  return [
+    { name: 'limit', required: false, description: `${what} on the page: 1 to ${most} (default ${fallback}).`, examples: [String(fallback)] },
+    { name: 'after', required: false, description: 'The `next` of the previous page, as it came (else 400 invalid_cursor).' },
+  ];
+}
 
 /** An event a screen shows, with the profiles of its relevant pubkeys (the fixed operations' selection). */
 export interface Shown {

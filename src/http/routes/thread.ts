@@ -4,7 +4,7 @@ import { bodyValidators } from '../conditional.js';
 import { pageLimit } from '../query-parameter.js';
 import type { RenderLimits, RestLookup } from './rest-lookup.js';
 import { ID_PARAMETER } from './event.js';
-import { nextCursor, pushEvents, pushProfiles, type Shown } from './screen-body.js';
+import { nextCursor, pageParameters, pushEvents, pushProfiles, type Shown } from './screen-body.js';
 import { requiredValue } from './rest-lookup.js';
 
 type Ancestor = Shown & { id: StringOutput; parent?: Ancestor | null };
@@ -33,11 +33,7 @@ const MAX_LIMIT = 50;
  */
 export const threadLookup: RestLookup<RestThreadQuery, RestThreadQueryVariables> = {
   path: '/thread',
-  parameters: [
-    ID_PARAMETER,
-    { name: 'limit', required: false, description: `Replies on the page: 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).`, examples: ['20'] },
-    { name: 'after', required: false, description: "The `next` of the previous page, as it came (else 400 invalid_cursor)." },
-  ],
+  parameters: [ID_PARAMETER, ...pageParameters('Replies', DEFAULT_LIMIT, MAX_LIMIT)],
   document: RestThreadDocument,
   variables: (values) => ({ id: requiredValue(values, 'id'), first: pageLimit(values.limit, DEFAULT_LIMIT, MAX_LIMIT), after: values.after ?? null }),
   sizedBy: ['first'],
