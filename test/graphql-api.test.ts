@@ -223,6 +223,11 @@ describe('unexpected failures are masked', () => {
         },
         replies: async () => [],
         allReplies: async () => [],
+        notifications: async () => [],
+        notificationCounts: async () => {
+          throw new TypeError(secret);
+        },
+        notificationRecipients: async function* () {},
         targets: async function* () {},
         clear: async () => {},
         zapTotals: async () => {

@@ -76,7 +76,7 @@ describe.each(STORES)('nostr-lookup relations check | rebuild ($name)', ({ open 
       // Each author's events of each listed kind are one note list.
       const noteLists = new Set(events.filter((event) => isNoteKind(event.kind)).map((event) => `${event.pubkey}:${event.kind}`)).size;
       expect(noteLists).toBe(4);
-      const clean = { differences: 0, shown: { differences: [], zapDifferences: [], followDifferences: [], noteDifferences: [], searchDifferences: [] } };
+      const clean = { differences: 0, shown: { differences: [], zapDifferences: [], followDifferences: [], noteDifferences: [], searchDifferences: [], notificationDifferences: [] } };
       expect(JSON.parse(ok.stdout)).toEqual({ action: 'check', events: 5, targets: 1, zapped: 0, follows: 0, notes: noteLists, search: 1, ...clean });
 
       await subject.lose();

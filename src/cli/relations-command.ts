@@ -35,11 +35,11 @@ export async function runRelations(action: 'rebuild' | 'check', options: Relatio
 }
 
 function differencesOf(check: RelationCheck): number {
-  return check.differences.length + check.zapDifferences.length + check.followDifferences.length + check.noteDifferences.length + check.searchDifferences.length;
+  return check.differences.length + check.zapDifferences.length + check.followDifferences.length + check.noteDifferences.length + check.searchDifferences.length + check.notificationDifferences.length;
 }
 
 function report(options: RelationsCommandOptions, action: string, check: RelationCheck): void {
-  const { events, targets, differences, zapSubjects, zapDifferences, followSubjects, followDifferences, noteLists, noteDifferences, searchSubjects, searchDifferences } = check;
+  const { events, targets, differences, zapSubjects, zapDifferences, followSubjects, followDifferences, noteLists, noteDifferences, searchSubjects, searchDifferences, notificationRecipients, notificationDifferences } = check;
   const count = differencesOf(check);
   if (options.json) {
     const shown = {
@@ -48,8 +48,9 @@ function report(options: RelationsCommandOptions, action: string, check: Relatio
       followDifferences: followDifferences.slice(0, SHOWN_DIFFERENCES),
       noteDifferences: noteDifferences.slice(0, SHOWN_DIFFERENCES),
       searchDifferences: searchDifferences.slice(0, SHOWN_DIFFERENCES),
+      notificationDifferences: notificationDifferences.slice(0, SHOWN_DIFFERENCES),
     };
-    process.stdout.write(`${JSON.stringify({ action, events, targets, zapped: zapSubjects, follows: followSubjects, notes: noteLists, search: searchSubjects, differences: count, shown })}\n`);
+    process.stdout.write(`${JSON.stringify({ action, events, targets, zapped: zapSubjects, follows: followSubjects, notes: noteLists, search: searchSubjects, notified: notificationRecipients, differences: count, shown })}\n`);
     return;
   }
   const lines = [
@@ -59,6 +60,7 @@ function report(options: RelationsCommandOptions, action: string, check: Relatio
     `follows    ${followSubjects}`,
     `notes      ${noteLists}`,
     `search     ${searchSubjects}`,
+    `notified   ${notificationRecipients}`,
     `differences ${count}`,
   ];
   for (const { target, maintained, recounted } of differences.slice(0, SHOWN_DIFFERENCES)) {
@@ -81,6 +83,10 @@ function report(options: RelationsCommandOptions, action: string, check: Relatio
   for (const { pubkey, maintained, recounted } of searchDifferences.slice(0, SHOWN_DIFFERENCES)) {
     lines.push(`  search of ${pubkey}`, `    maintained ${JSON.stringify(maintained)}`, `    recounted  ${JSON.stringify(recounted)}`);
   }
+  for (const { pubkey, maintained, recounted } of notificationDifferences.slice(0, SHOWN_DIFFERENCES)) {
+    lines.push(`  notifications of ${pubkey}: ${maintained.entries.length} kept, ${recounted.entries.length} recounted (${JSON.stringify(maintained.counts)} vs ${JSON.stringify(recounted.counts)})`);
+  }
+  if (notificationDifferences.length > SHOWN_DIFFERENCES) lines.push(`  … and ${notificationDifferences.length - SHOWN_DIFFERENCES} more recipients`);
   if (searchDifferences.length > SHOWN_DIFFERENCES) lines.push(`  … and ${searchDifferences.length - SHOWN_DIFFERENCES} more searchable pubkeys`);
   if (noteDifferences.length > SHOWN_DIFFERENCES) lines.push(`  … and ${noteDifferences.length - SHOWN_DIFFERENCES} more note lists`);
   if (followDifferences.length > SHOWN_DIFFERENCES) lines.push(`  … and ${followDifferences.length - SHOWN_DIFFERENCES} more pubkeys`);

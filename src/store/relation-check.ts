@@ -1,6 +1,9 @@
 import type { NostrEvent } from '../nostr/event.js';
 import type { EventStore } from './event-store.js';
 import { NO_RELATIONS, type RelationStats, type ReplyPosition } from './relation-index.js';
+import { NOTIFICATION_TYPES } from '../nostr/notifications.js';
+import { NO_NOTIFICATION_COUNTS, type NotificationCounts, type NotificationEntry } from './notification-index.js';
+import { recountNotifications } from './notification-recount.js';
 import { recountRelations } from './relation-recount.js';
 import type { SearchRecord } from './search-index.js';
 import { sortZapGroups, type ZapGroup, type ZapSubject, zapGroupKey } from './zap-index.js';
@@ -50,6 +53,13 @@ export interface NoteDifference {
   recounted: ReplyPosition[];
 }
 
+/** One recipient whose maintained notifications (or their counts) differ from the recount. */
+export interface NotificationDifference {
+  pubkey: string;
+  maintained: { entries: NotificationEntry[]; counts: NotificationCounts };
+  recounted: { entries: NotificationEntry[]; counts: NotificationCounts };
+}
+
 /** One pubkey whose search record (words, followers it ranks by, entries) differs from the recount. */
 export interface SearchDifference {
   pubkey: string;
@@ -75,6 +85,9 @@ export interface RelationCheck {
   /** Pubkeys with a profile or followers, compared as the search index holds them. */
   searchSubjects: number;
   searchDifferences: SearchDifference[];
+  /** Recipients of notifications compared. */
+  notificationRecipients: number;
+  notificationDifferences: NotificationDifference[];
 }
 
 /** Every servable event the store holds, in memory (the recount needs them all at once). */
@@ -175,6 +188,27 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
     (batch) => relations.searchRecords(batch),
     (pubkey) => ({ words: recount.profileWords.get(pubkey) ?? [], followers: recount.followers.get(pubkey)?.length ?? 0, indexed: true }),
   );
+  const notified = recountNotifications(events);
+  const countsOf = (entries: readonly NotificationEntry[]): NotificationCounts => {
+    const counts = { ...NO_NOTIFICATION_COUNTS };
+    for (const entry of entries) counts[entry.type] += 1;
+    return counts;
+  };
+  const notifications = await compareSubjects(
+    notified.keys(),
+    relations.notificationRecipients(),
+    (batch) =>
+      Promise.all(
+        batch.map(async (pubkey) => {
+          const [entries, counts] = await Promise.all([relations.notifications(pubkey, NOTIFICATION_TYPES, null, Number.MAX_SAFE_INTEGER), relations.notificationCounts(pubkey)]);
+          return { entries, counts };
+        }),
+      ),
+    (pubkey) => {
+      const entries = notified.get(pubkey) ?? [];
+      return { entries, counts: countsOf(entries) };
+    },
+  );
   return {
     events: events.length,
     targets: targets.compared,
@@ -187,6 +221,8 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
     noteDifferences: notes.differences.map(({ subject, ...rest }) => ({ author: subject.slice(0, 64), kind: Number(subject.slice(65)), ...rest })),
     searchSubjects: search.compared,
     searchDifferences: search.differences.map(({ subject, ...rest }) => ({ pubkey: subject, ...rest })),
+    notificationRecipients: notifications.compared,
+    notificationDifferences: notifications.differences.map(({ subject, ...rest }) => ({ pubkey: subject, ...rest })),
   };
 }
 

@@ -39,6 +39,7 @@ export async function expectExact(store: EventStore): Promise<void> {
   expect(check.followDifferences).toEqual([]);
   expect(check.noteDifferences).toEqual([]);
   expect(check.searchDifferences).toEqual([]);
+  expect(check.notificationDifferences).toEqual([]);
 }
 
 const followList = (author: string, follows: string[], at = T + 100) => signed(author, { kind: 3, tags: follows.map((name) => ['p', pubkeyOf(name)]), content: '', created_at: at });

@@ -143,6 +143,7 @@ export class LmdbEventStore implements EventStore {
       // `relations rebuild`. Opened only where it exists (`create: false`: lmdb-js answers undefined),
       // so that new directories do not hold it (lmdb-js allows 12 databases by default).
       this.readOnly ? undefined : this.root.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary', create: false } as DatabaseOptions & { name: string }) as Database<Buffer, Buffer> | undefined,
+      (id) => this.servableAuthor(id),
     );
   }
 
@@ -373,6 +374,17 @@ export class LmdbEventStore implements EventStore {
   }
 
   /** The version an address holds, or its bar; a value that is not an event we wrote counts as replaceable. */
+  /** The author of the servable event `id`, inside the write transaction (notifications: whose a target is). */
+  private servableAuthor(id: string): string | undefined {
+    const value = this.events.get(id);
+    if (value === undefined) return undefined;
+    // Wire JSON: `{"id":"<64>","pubkey":"<64>"…`.
+    if (value[0] === 0x7b) return value.toString('latin1', 74, 83) === 'pubkey":"' ? value.toString('latin1', 83, 147) : undefined;
+    if (value.toString('latin1', 0, MARKER_PREFIX.length) !== MARKER_PREFIX) return undefined;
+    const held = this.heldVersion(value.toString('utf8', MARKER_PREFIX.length));
+    return held && 'id' in held && held.id === id ? held.event?.pubkey : undefined;
+  }
+
   private heldVersion(address: string): { id: string; created_at: number; event?: NostrEvent } | { bar: SlotBar } | undefined {
     const value = this.replaceable.get(address);
     if (value === undefined) return undefined;

@@ -25,6 +25,9 @@ import {
 import { rankKey, SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '../search-index.js';
 import { msatsOfParts, msatsParts, type ZapEntry, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey, zapGroupOf } from '../zap-index.js';
 import type { LmdbFollowers } from './lmdb-followers.js';
+import type { NotificationType } from '../../nostr/notifications.js';
+import type { NotificationCounts, NotificationEntry } from '../notification-index.js';
+import { LmdbNotificationIndex, type ServableAuthorOf } from './lmdb-notification-index.js';
 import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
 
 /** Targets per batch of `targets()`. */
@@ -68,6 +71,8 @@ const rank = (count: number) => (RANK_BASE - count).toString(16).padStart(12, '0
 export class LmdbRelationIndex implements RelationIndex {
   /** While a batch of events is written (withFollowBatch): its follows, applied grouped at its end. */
   private followBatch: FollowWrites | undefined;
+  /** Notifications, kept on the same transitions (lmdb-notification-index.ts). */
+  private readonly notificationIndex: LmdbNotificationIndex;
 
   constructor(
     private readonly db: Database<string, string>,
@@ -76,7 +81,22 @@ export class LmdbRelationIndex implements RelationIndex {
     private readonly transactions: LmdbTransactions,
     /** The followers as an earlier version kept them (a 64-byte key per follow), emptied by clear(); undefined where never written. */
     private readonly legacyFollowerKeys?: Database<Buffer, Buffer>,
-  ) {}
+    authorOf: ServableAuthorOf = () => undefined,
+  ) {
+    this.notificationIndex = new LmdbNotificationIndex(db, transactions, authorOf);
+  }
+
+  notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]> {
+    return this.notificationIndex.notifications(recipient, types, after, first);
+  }
+
+  notificationCounts(recipient: string, since?: number): Promise<NotificationCounts> {
+    return this.notificationIndex.notificationCounts(recipient, since);
+  }
+
+  notificationRecipients(): AsyncIterable<string[]> {
+    return this.notificationIndex.notificationRecipients();
+  }
 
   /**
    * Adds (+1) or removes (-1) an event's relations. Runs inside the write transaction. `size`: its
@@ -109,6 +129,7 @@ export class LmdbRelationIndex implements RelationIndex {
       inTransaction(delta > 0 ? this.db.put(note, String(size ?? storedSizeOf(event))) : this.db.remove(note));
     }
     for (const entry of zapEntriesOf(event)) this.zap(entry, delta);
+    this.notificationIndex.apply(event, delta);
     if (withFollows && event.kind === FOLLOW_LIST_KIND) this.follow(event, delta);
     if (event.kind === 0) this.searchProfile(event, delta);
   }

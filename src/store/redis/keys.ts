@@ -35,6 +35,9 @@
  *   its events (lua-scripts.ts NOTE).
  *   The id is written in base64url (43 characters, never a brace): most notes have a reaction or
  *   two, and a key's name is a good part of what such a small key costs.
+ * - `<prefix>ni:{<id64>}`: the events that notify the author of event `<id>` once it is known
+ *   (inbound records), `nr:{<pubkey64>}` and `nz:{<pubkey64>}`: a recipient's notifications, each
+ *   event's reasons and the page order (store/notification-index.ts, lua-scripts.ts INBOUND, NOTIFY).
  * - `<prefix>s:{s}:w`, `:d`, `:x`, `:c` and `:k:<prefix>`: the search index (store/search-index.ts,
  *   lua-scripts.ts SEARCH_PROFILE, SEARCH_FOLLOWERS, SEARCH): each pubkey's words and the place of
  *   the profile they come from, removals ahead of their additions, the words in lexical order with
@@ -54,10 +57,12 @@ export interface RedisKeys {
   follows(pubkey: string): { followers: string; following: string; depth: string; buckets: string };
   author(pubkey: string): { list: string; tombstones: string };
   search: { words: string; removals: string; lexical: string; followers: string; ranks: string };
+  notifications(pubkey: string): { records: string; order: string };
+  inbound(id: string): string;
 }
 
 /** The first letters of the relationship index's keys (after the prefix). */
-export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fl', 'fn', 'fs', 'fg', 'fr', 'fk', 'fb', 'n', 'nd', 's'] as const;
+export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fl', 'fn', 'fs', 'fg', 'fr', 'fk', 'fb', 'n', 'nd', 's', 'ni', 'nr', 'nz'] as const;
 
 /**
  * The key type of the authors' lists among them: also the author index every stored event has (it
@@ -88,6 +93,11 @@ export function redisKeys(prefix: string): RedisKeys {
       const tag = Buffer.from(pubkey, 'hex').toString('base64url');
       return { list: `${prefix}n:{${tag}}`, tombstones: `${prefix}nd:{${tag}}` };
     },
+    notifications: (pubkey) => {
+      const tag = Buffer.from(pubkey, 'hex').toString('base64url');
+      return { records: `${prefix}nr:{${tag}}`, order: `${prefix}nz:{${tag}}` };
+    },
+    inbound: (id) => `${prefix}ni:{${Buffer.from(id, 'hex').toString('base64url')}}`,
     search: { words: `${prefix}s:{s}:w`, removals: `${prefix}s:{s}:d`, lexical: `${prefix}s:{s}:x`, followers: `${prefix}s:{s}:c`, ranks: `${prefix}s:{s}:k:` },
     zaps: (subject) => {
       const tag = Buffer.from(subject.slice(1), 'hex').toString('base64url');

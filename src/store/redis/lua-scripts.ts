@@ -1232,3 +1232,73 @@ while #out < first and offset < walk do
 end
 return out
 `;
+
+/**
+ * One event's record in one target's inbound notifications (store/notification-index.ts): KEYS[1]
+ * `ni:{<target>}`; ARGV[1] 1 (add) or -1 (take away); ARGV[2] the event's id (32 bytes); ARGV[3]
+ * the record (`<created_at> <letters> <author prefix>`). A removal leaves `-` for good, so that an
+ * addition arriving after it changes nothing; an addition sent again changes nothing either.
+ * Returns 1 when the record changed, else 0.
+ */
+export const INBOUND_SCRIPT = `
+local held = redis.call('HGET', KEYS[1], ARGV[2])
+if tonumber(ARGV[1]) > 0 then
+  if held then return 0 end
+  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+  return 1
+end
+redis.call('HSET', KEYS[1], ARGV[2], '-')
+if held and held ~= '-' then return 1 end
+return 0
+`;
+
+/**
+ * Reasons (tokens) of one event added to (ARGV[1] = 1) or taken from (-1) one recipient's
+ * notifications (store/notification-index.ts applyTokens, the same rule): KEYS[1] the recipient's
+ * records, event id (32 bytes) → its tokens, a taken one kept as a tombstone (`-<token>`); KEYS[2]
+ * its notifications in page order, `<type letter><place>` (ARGV[3], 39 bytes). ARGV[2] the event's
+ * id; ARGV[4…] the tokens. The type is the first letter of ZRQOKMF among the live tokens (DESIGN:
+ * first that fits). Returns 1.
+ */
+export const NOTIFY_SCRIPT = `
+local ORDER = 'ZRQOKMF'
+local function best(live)
+  local pick, pickRank
+  for token in pairs(live) do
+    local rank = string.find(ORDER, string.sub(token, 1, 1), 1, true)
+    if rank and (not pick or rank < pickRank or (rank == pickRank and token < pick)) then pick, pickRank = token, rank end
+  end
+  return pick
+end
+local d = tonumber(ARGV[1])
+local held = redis.call('HGET', KEYS[1], ARGV[2])
+local live, dead = {}, {}
+if held then
+  for token in string.gmatch(held, '%S+') do
+    if string.sub(token, 1, 1) == '-' then dead[string.sub(token, 2)] = true else live[token] = true end
+  end
+end
+local before = best(live)
+for index = 4, #ARGV do
+  local token = ARGV[index]
+  if d > 0 then
+    if not dead[token] then live[token] = true end
+  else
+    live[token] = nil
+    dead[token] = true
+  end
+end
+local after = best(live)
+local out = {}
+for token in pairs(live) do out[#out + 1] = token end
+for token in pairs(dead) do out[#out + 1] = '-' .. token end
+table.sort(out)
+if #out == 0 then redis.call('HDEL', KEYS[1], ARGV[2]) else redis.call('HSET', KEYS[1], ARGV[2], table.concat(out, ' ')) end
+local was = before and string.sub(before, 1, 1)
+local is = after and string.sub(after, 1, 1)
+if was ~= is then
+  if was then redis.call('ZREM', KEYS[2], was .. ARGV[3]) end
+  if is then redis.call('ZADD', KEYS[2], 0, is .. ARGV[3]) end
+end
+return 1
+`;

@@ -162,7 +162,9 @@ export class RedisEventStore implements EventStore {
     }
     this.marks = new RedisMarkStore(this.commands, this.keys);
     this.cursors = new RedisCursorStore(this.commands, this.keys);
-    this.relations = new RedisRelationIndex(client, this.commands, this.keys, keyPrefix, options.followBucketSize);
+    // Notifications read whose a target event is, as it is held now (read directly, never cached).
+    const authorsOf = async (ids: readonly string[]) => (await this.readEvents(ids)).map((held) => held?.event?.pubkey);
+    this.relations = new RedisRelationIndex(client, this.commands, this.keys, keyPrefix, authorsOf, options.followBucketSize);
     client.defineCommand('nostrReplaceEvent', { numberOfKeys: 1, lua: REPLACE_SCRIPT });
     client.defineCommand('nostrDeleteIf', { numberOfKeys: 1, lua: DELETE_IF_SCRIPT });
     client.defineCommand('nostrPutRegular', { numberOfKeys: 1, lua: PUT_REGULAR_SCRIPT });

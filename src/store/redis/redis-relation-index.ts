@@ -27,6 +27,9 @@ import { AUTHOR_LIST_KEY_TYPE, RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY
 import { ENSURE_NOTE_SCRIPT, FOLLOW_MANY_SCRIPT, FOLLOW_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
 import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
+import type { NotificationType } from '../../nostr/notifications.js';
+import type { NotificationCounts, NotificationEntry } from '../notification-index.js';
+import { type AuthorsOf, RedisNotificationIndex } from './redis-notification-index.js';
 import { escapeGlob, scanKeys } from './scan-keys.js';
 
 declare module 'ioredis' {
@@ -151,14 +154,19 @@ function zapGroupFrom(group: { recipient: string; provider: string }, value: str
  * of an event (stored, replaced, deleted, vanished), which its own scripts report exactly once.
  */
 export class RedisRelationIndex implements RelationIndex {
+  /** Notifications, kept on the same transitions (redis-notification-index.ts). */
+  readonly notificationIndex: RedisNotificationIndex;
+
   constructor(
     private readonly client: RedisClient,
     private readonly commands: RedisCommands,
     private readonly keys: RedisKeys,
     private readonly prefix: string,
+    authorsOf: AuthorsOf,
     /** Followers per bucket log before they move (FOLLOW_BUCKET_SIZE unless a test says). */
     private readonly followBucketSize = FOLLOW_BUCKET_SIZE,
   ) {
+    this.notificationIndex = new RedisNotificationIndex(client, commands, keys, prefix, authorsOf);
     client.defineCommand('nostrRelate', { numberOfKeys: 4, lua: RELATE_SCRIPT });
     client.defineCommand('nostrZap', { numberOfKeys: 2, lua: ZAP_SCRIPT });
     client.defineCommand('nostrFollow', { numberOfKeys: 2, lua: FOLLOW_SCRIPT });
@@ -190,6 +198,8 @@ export class RedisRelationIndex implements RelationIndex {
       const hex = (value: string) => Buffer.from(value, 'hex');
       return this.client.nostrZap(keys.groups, keys.senders(group), String(delta), groupBytes(group), hex(group.recipient), hex(sender), String(delta * high), String(delta * low), ledger);
     });
+    // Whom it notifies, and whom what notifies about it now notifies (redis-notification-index.ts).
+    writes.push(this.notificationIndex.relate(event, delta));
     // A profile: its words in the search index (one slot for all).
     if (event.kind === 0) {
       const { words, removals, lexical, followers, ranks } = this.keys.search;
@@ -528,6 +538,18 @@ export class RedisRelationIndex implements RelationIndex {
         await this.commands.run(() => Promise.all(keys.map((key) => this.client.unlink(key))));
       }
     }
+  }
+
+  notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]> {
+    return this.notificationIndex.notifications(recipient, types, after, first);
+  }
+
+  notificationCounts(recipient: string, since?: number): Promise<NotificationCounts> {
+    return this.notificationIndex.notificationCounts(recipient, since);
+  }
+
+  notificationRecipients(): AsyncIterable<string[]> {
+    return this.notificationIndex.notificationRecipients();
   }
 
   /** Every author's list (its author, its key), in batches: for the prune after a rebuild. */

@@ -1,0 +1,128 @@
+import type { Database } from 'lmdb';
+import type { NostrEvent } from '../../nostr/event.js';
+import { NOTIFICATION_TYPES, type NotificationType, TYPE_LETTERS, typeOfTokens } from '../../nostr/notifications.js';
+import {
+  applyTokens,
+  authorPrefixOf,
+  inboundValue,
+  NO_NOTIFICATION_COUNTS,
+  type NotificationCounts,
+  type NotificationEntry,
+  type NotificationIndex,
+  notificationReasonsOf,
+  readInboundValue,
+  tokensOfInbound,
+} from '../notification-index.js';
+import { notePlace, type ReplyPosition, replyMember, replyPositionOf } from '../relation-index.js';
+import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
+
+/** The author of a servable event by id, read inside the write transaction (undefined where none). */
+export type ServableAuthorOf = (id: string) => string | undefined;
+
+/** Recipients per batch of `notificationRecipients()`. */
+const RECIPIENTS_PAGE = 500;
+
+/**
+ * The notification index in the `relations` database (store/notification-index.ts), written inside
+ * the events' own write transaction (one writer at a time: exact without tombstone races, though
+ * the rule keeps them as Redis does, so that both stores hold the same):
+ * - `ni:<target>:<event>` → the inbound record, `-` once taken away;
+ * - `nr:<recipient>:<event>` → the event's tokens for the recipient;
+ * - `nz:<recipient>:<letter>:<replyMember of notePlace>` → '': the page order per type.
+ */
+export class LmdbNotificationIndex implements NotificationIndex {
+  constructor(
+    private readonly db: Database<string, string>,
+    private readonly transactions: LmdbTransactions,
+    private readonly authorOf: ServableAuthorOf,
+  ) {}
+
+  /** An event's transition (stored +1, gone -1), as the notifying event and as a target. Inside the write transaction. */
+  apply(event: NostrEvent, delta: 1 | -1): void {
+    const { direct, targets } = notificationReasonsOf(event);
+    for (const [recipient, tokens] of direct) this.notify(recipient, event.id, event.created_at, tokens, delta);
+    for (const [target, letters] of targets) {
+      const key = `ni:${target}:${event.id}`;
+      const held = this.db.get(key);
+      if (delta > 0 && held === undefined) inTransaction(this.db.put(key, inboundValue(event, letters)));
+      if (delta < 0) inTransaction(this.db.put(key, '-'));
+      const author = this.authorOf(target);
+      if (author !== undefined && author !== event.pubkey) this.notify(author, event.id, event.created_at, tokensOfInbound(letters, target), delta);
+    }
+    // As a target: the events already related to it.
+    const own = authorPrefixOf(event.pubkey);
+    const prefix = `ni:${event.id}:`;
+    for (const { key, value } of this.db.getRange({ start: prefix, end: `${prefix.slice(0, -1)};` })) {
+      const record = readInboundValue(value);
+      if (!record || record.authorPrefix === own) continue;
+      this.notify(event.pubkey, key.slice(prefix.length), record.createdAt, tokensOfInbound(record.letters, event.id), delta);
+    }
+  }
+
+  private notify(recipient: string, id: string, createdAt: number, tokens: readonly string[], delta: 1 | -1): void {
+    const key = `nr:${recipient}:${id}`;
+    const { record, before, after } = applyTokens(this.db.get(key), tokens, delta);
+    inTransaction(record === '' ? this.db.remove(key) : this.db.put(key, record));
+    const was = before?.[0];
+    const is = after?.[0];
+    if (was === is) return;
+    const place = replyMember(notePlace({ createdAt, id }));
+    if (was) inTransaction(this.db.remove(`nz:${recipient}:${was}:${place}`));
+    if (is) inTransaction(this.db.put(`nz:${recipient}:${is}:${place}`, ''));
+  }
+
+  notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]> {
+    return this.transactions.read(() => {
+      const places: string[] = [];
+      for (const type of types) {
+        const range = `nz:${recipient}:${TYPE_LETTERS[type]}:`;
+        const start = after ? `${range}${replyMember(notePlace(after))}` : range;
+        for (const key of this.db.getKeys({ start, end: `${range.slice(0, -1)};`, limit: first + 1 })) {
+          const place = key.slice(range.length);
+          if (after && key === start) continue;
+          places.push(place);
+          if (places.length > first * types.length) break;
+        }
+      }
+      places.sort();
+      const entries: NotificationEntry[] = [];
+      for (const place of places.slice(0, first)) {
+        const position = replyPositionOf(place);
+        const createdAt = 2 ** 53 - 1 - position.createdAt;
+        const tokens = (this.db.get(`nr:${recipient}:${position.id}`) ?? '').split(' ').filter((token) => token !== '' && !token.startsWith('-'));
+        const decided = typeOfTokens(tokens);
+        if (decided) entries.push({ id: position.id, createdAt, type: decided.type, token: decided.token });
+      }
+      return entries;
+    });
+  }
+
+  notificationCounts(recipient: string, since?: number): Promise<NotificationCounts> {
+    return this.transactions.read(() => {
+      const counts = { ...NO_NOTIFICATION_COUNTS };
+      for (const type of NOTIFICATION_TYPES) {
+        const range = `nz:${recipient}:${TYPE_LETTERS[type]}:`;
+        // Newest first: created_at >= since is every place before (since - 1)'s.
+        const end = since === undefined ? `${range.slice(0, -1)};` : `${range}${replyMember(notePlace({ createdAt: Math.max(0, since - 1), id: '' }))}`;
+        counts[type] = this.db.getKeysCount({ start: range, end });
+      }
+      return counts;
+    });
+  }
+
+  async *notificationRecipients(): AsyncIterable<string[]> {
+    let batch: string[] = [];
+    let last = '';
+    for (const key of this.db.getKeys({ start: 'nz:', end: 'nz;' })) {
+      const recipient = key.slice(3, 67);
+      if (recipient === last) continue;
+      last = recipient;
+      batch.push(recipient);
+      if (batch.length >= RECIPIENTS_PAGE) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  }
+}

@@ -1,0 +1,109 @@
+import type { NostrEvent } from '../nostr/event.js';
+import { directReasonsOf, NOTIFICATION_TYPES, type NotificationType, reasonToken, TYPE_LETTERS, targetReasonsOf, typeOfTokens } from '../nostr/notifications.js';
+import { notePlace, type ReplyPosition, replyMemberBytes } from './relation-index.js';
+
+/**
+ * The notification index (DESIGN "Screens", notifications row; the rule in nostr/notifications.ts),
+ * kept by the stores in the same writes as the relationship index, on every transition of an event
+ * (stored, replaced, deleted, vanished), whatever the order events arrive in:
+ *
+ * - per target event T, its *inbound* record: each event E that has a target reason about T, with
+ *   E's created_at, the reasons' letters and the first 8 bytes of E's author. When T is stored, its
+ *   author gets the reasons of every E already there; when T goes, they go.
+ * - per recipient V, each notifying event's *tokens* (nostr/notifications.ts reasonToken): its type
+ *   is the first that fits among the live ones. A token taken away stays as a tombstone (`-` before
+ *   it): every reason goes for good (an event deleted or vanished, a version replaced never comes
+ *   back), so an addition that arrives after its removal (two writers, any order) changes nothing,
+ *   and one sent twice (a replayed write) counts once.
+ * - per recipient V, its notifications in page order (newest first, then id) under their type's
+ *   letter: a page of some types reads one range per type, a count one range per type.
+ *
+ * Each store writes E's side (the inbound record first, then, if T is known and servable, its
+ * author's tokens) and T's side (its inbound records read after T is stored or gone): whichever of
+ * E and T comes last sees the other. Both stores share the encodings below.
+ */
+
+/** One notification as the index holds it. */
+export interface NotificationEntry {
+  id: string;
+  createdAt: number;
+  type: NotificationType;
+  /** The reason that decides the type (nostr/notifications.ts notificationTarget reads its target). */
+  token: string;
+}
+
+export type NotificationCounts = Record<NotificationType, number>;
+
+export interface NotificationIndex {
+  /**
+   * Up to `first` notifications of `recipient` of the given types after `after` (exclusive), newest
+   * first, then by id; one range read per type, never a scan.
+   */
+  notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]>;
+  /** How many of each type, of those with created_at >= since (all without). */
+  notificationCounts(recipient: string, since?: number): Promise<NotificationCounts>;
+  /** Every recipient that has a notification (for `relations check`), in batches. */
+  notificationRecipients(): AsyncIterable<string[]>;
+}
+
+/** What an event adds to recipients it names, and to its targets' inbound records. */
+export interface NotificationReasons {
+  /** recipient → tokens */
+  direct: Map<string, string[]>;
+  /** target → letters (an event may reply to and quote one target) */
+  targets: Map<string, string>;
+}
+
+export function notificationReasonsOf(event: NostrEvent): NotificationReasons {
+  const direct = new Map<string, string[]>();
+  for (const reason of directReasonsOf(event)) direct.set(reason.recipient, [reasonToken(reason)]);
+  const targets = new Map<string, string>();
+  for (const reason of targetReasonsOf(event)) targets.set(reason.target, (targets.get(reason.target) ?? '') + TYPE_LETTERS[reason.type]);
+  return { direct, targets };
+}
+
+/** The tokens one inbound record gives its target's author: a letter each, with the target's first 8 hex digits. */
+export function tokensOfInbound(letters: string, target: string): string[] {
+  return [...letters].map((letter) => letter + target.slice(0, 8));
+}
+
+/** The first 8 bytes of an author, in hex, as inbound records keep it (only to leave out the target's own author). */
+export const authorPrefixOf = (pubkey: string) => pubkey.slice(0, 16);
+
+/** An inbound record: `<created_at> <letters> <author prefix>`. */
+export function inboundValue(event: NostrEvent, letters: string): string {
+  return `${event.created_at} ${letters} ${authorPrefixOf(event.pubkey)}`;
+}
+
+export function readInboundValue(value: string): { createdAt: number; letters: string; authorPrefix: string } | undefined {
+  const [createdAt, letters, authorPrefix] = value.split(' ');
+  if (!createdAt || !letters || !authorPrefix) return undefined;
+  return { createdAt: Number(createdAt), letters, authorPrefix };
+}
+
+/**
+ * A notification's place in the page order: created_at mirrored (newest first), then the id, as
+ * 39 bytes (relation-index.ts replyMemberBytes without the size): binary order is page order.
+ */
+export function notificationPlace(position: ReplyPosition): Buffer {
+  return replyMemberBytes(notePlace({ createdAt: position.createdAt, id: position.id })).subarray(0, 39);
+}
+
+/** Applies tokens to a recipient's record of one event (`tok -tok …`): the record after, and the type before and after. */
+export function applyTokens(record: string | undefined, tokens: readonly string[], delta: 1 | -1): { record: string; before: string | undefined; after: string | undefined } {
+  const held = record ? record.split(' ') : [];
+  const live = new Set(held.filter((token) => !token.startsWith('-')));
+  const dead = new Set(held.filter((token) => token.startsWith('-')).map((token) => token.slice(1)));
+  const before = typeOfTokens(live)?.token;
+  for (const token of tokens) {
+    if (delta > 0) {
+      if (!dead.has(token)) live.add(token);
+    } else {
+      live.delete(token);
+      dead.add(token);
+    }
+  }
+  return { record: [...live, ...[...dead].map((token) => `-${token}`)].join(' '), before, after: typeOfTokens(live)?.token };
+}
+
+export const NO_NOTIFICATION_COUNTS: NotificationCounts = Object.freeze(Object.fromEntries(NOTIFICATION_TYPES.map((type) => [type, 0])) as NotificationCounts);
