@@ -153,7 +153,7 @@ function shown(event: NostrEvent, mutes: Mutes, replies: boolean): boolean {
  * `following` reads its list: through the addresses loader (with relays, asked of them when the
  * index has none), its bytes charged once a request as any value derived from an event.
  */
-async function latestLists(pubkey: string, kinds: readonly number[], context: GraphQLContext): Promise<(NostrEvent | null)[]> {
+export async function latestLists(pubkey: string, kinds: readonly number[], context: GraphQLContext): Promise<(NostrEvent | null)[]> {
   const found = await loadAvailable(
     context.loaders.addresses,
     kinds.map((kind) => `${kind}:${pubkey}:`),

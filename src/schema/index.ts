@@ -10,6 +10,7 @@ import './zap-stats.js';
 import './follows.js';
 import './notes.js';
 import './feed.js';
+import './notifications.js';
 import './search.js';
 
 /**

@@ -16,6 +16,8 @@ import type { RelationFill } from './context.js';
 import { notesTarget } from '../fill/relation-fill.js';
 import type { ObjectBudget } from './object-budget.js';
 import type { ReadReceipt } from '../store/read-receipt.js';
+import type { NotificationType } from '../nostr/notifications.js';
+import type { NotificationCounts, NotificationEntry } from '../store/notification-index.js';
 
 export interface Loaders {
   /** Events by id (DELETED where its author deleted it). */
@@ -49,6 +51,10 @@ export interface Loaders {
   followerPages: DataLoader<{ pubkey: string; after: string | null; first: number }, string[], string>;
   /** The pubkeys whose profile matches every word, best ranked first (store/search-index.ts): one read, nothing to batch. */
   searchProfiles(words: readonly string[], first: number): Promise<string[]>;
+  /** A page of a recipient's notifications (store/notification-index.ts), from the index alone: one read, nothing to batch. */
+  notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]>;
+  /** A recipient's notification counts per type (created_at >= since), from the index alone. */
+  notificationCounts(recipient: string, since: number | undefined): Promise<NotificationCounts>;
   /** The distinct senders of some zap groups of a subject (a zap split's figures; not batched: rare). */
   zapSenders(subject: ZapSubject, groups: readonly { recipient: string; provider: string }[]): Promise<Set<string>>;
 }
@@ -206,7 +212,33 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     }
     return search;
   };
-  return { events, profiles, addresses, nip05Verifications, relationStats, replyPages, notePages, timelines, zapTotals, zapProviderNotes, zapSenders, followCounts, followerCounts, followerPages, searchProfiles };
+  const notifications = (recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number) => {
+    notKept();
+    return guarded(() => store.relations.notifications(recipient, types, after, first));
+  };
+  const notificationCounts = (recipient: string, since: number | undefined) => {
+    notKept();
+    return guarded(() => store.relations.notificationCounts(recipient, since));
+  };
+  return {
+    events,
+    profiles,
+    addresses,
+    nip05Verifications,
+    relationStats,
+    replyPages,
+    notePages,
+    timelines,
+    zapTotals,
+    zapProviderNotes,
+    zapSenders,
+    followCounts,
+    followerCounts,
+    followerPages,
+    searchProfiles,
+    notifications,
+    notificationCounts,
+  };
 }
 
 /** Index-only lookups (relays off) as metrics count them; the read-through path counts its own. */

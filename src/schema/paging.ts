@@ -34,7 +34,7 @@ export function pageSizeOf(first: number | null | undefined): number {
  * clients: the version names the list, so that a reply cursor is never read as a notes cursor, and
  * lets the form change without old cursors being misread.
  */
-const POSITION_CURSOR_VERSIONS = { replies: 'r1', notes: 'n1', feed: 'h1' } as const;
+const POSITION_CURSOR_VERSIONS = { replies: 'r1', notes: 'n1', feed: 'h1', notifications: 'w1' } as const;
 export type PositionList = keyof typeof POSITION_CURSOR_VERSIONS;
 /** A version, created_at without leading zeros (at most 2^53 - 1: 16 digits), `:`, a lowercase hex id. */
 const CURSOR_TEXT = /^([a-z][0-9]):(0|[1-9][0-9]{0,15}):([0-9a-f]{64})$/;

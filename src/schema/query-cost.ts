@@ -186,6 +186,11 @@ const PROFILE_FIELDS: Record<string, FieldCost> = {
   feed: { read: 2 * PAGE_READ, perKind: MAX_FOLLOWS * AUTHOR_LIST_READ, page: FEED_SCAN_FACTOR * EVENT_READ },
   // The mute list, read, and parsed once per event (up to MAX_TAGS_READ tags: nostr/mutes.ts).
   muted: { read: 5 * EVENT_READ },
+  // The mute list, a range read per type (store/notification-index.ts), then up to
+  // FEED_SCAN_FACTOR events examined per item.
+  notifications: { read: 5 * EVENT_READ + 2 * PAGE_READ, page: FEED_SCAN_FACTOR * EVENT_READ },
+  // A range count per type.
+  notificationCounts: { read: 4 },
 };
 
 /**
@@ -221,6 +226,12 @@ export const FIELD_COSTS: Readonly<Record<string, FieldCost>> = {
   // The zap index of the event and its recipients' providers (about 60 µs).
   'EventStats.zaps': { read: 6 },
   'ReactionStats.byContent': { read: 0, items: MAX_REACTION_CONTENTS },
+  'NotificationConnection.edges': { read: 0, items: 'page' },
+  'NotificationConnection.pageInfo': { read: 0 },
+  'NotificationEdge.node': { read: 0 },
+  'Notification.event': { read: 0 },
+  // The target's id from the event's tags, then that event by id.
+  'Notification.target': { read: 1 + EVENT_READ },
   'FollowConnection.edges': { read: 0, items: 'page' },
   'FollowConnection.pageInfo': { read: 0 },
   'FollowConnection.totalCount': { read: 3 },

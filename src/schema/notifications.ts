@@ -1,0 +1,197 @@
+import { LookupError } from '../errors.js';
+import { isMuted, MUTE_LIST_KIND, type Mutes, mutesOf } from '../nostr/mutes.js';
+import { NOTIFICATION_TYPES, type NotificationType, notificationTarget } from '../nostr/notifications.js';
+import { MAX_EVENT_BYTES } from '../nostr/work-caps.js';
+import { isZapReceipt, readZapReceipt } from '../nostr/zaps.js';
+import type { StoredEvent } from '../store/event-store.js';
+import type { NotificationCounts, NotificationEntry } from '../store/notification-index.js';
+import type { ReplyPosition } from '../store/relation-index.js';
+import { isDeleted } from '../store/tombstones.js';
+import { builder } from './builder.js';
+import type { GraphQLContext } from './context.js';
+import { EventRef } from './event.js';
+import { PageInfoRef, type PageInfo } from './event-connection.js';
+import { latestLists } from './feed.js';
+import { loadWithinReadBound } from './loaders.js';
+import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, FEED_SCAN_FACTOR, MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
+import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
+
+/**
+ * A pubkey's notifications (DESIGN "Screens": notifications of V), read from the index the stores
+ * keep as events arrive (store/notification-index.ts): a page is one range read per type asked,
+ * newest first, then by id, whatever the recipient has gathered; the events are then read and the
+ * pubkey's own public mutes applied (a muted author, thread, hashtag or word; a zap by its sender),
+ * up to FEED_SCAN_FACTOR × `first` examined, as the feed does. Counts are read from the index as
+ * ranges (created_at >= since) and do not apply mutes.
+ */
+
+export interface Notification {
+  type: NotificationType;
+  token: string;
+  event: StoredEvent;
+  createdAt: number;
+}
+
+interface NotificationEdge {
+  cursor: string;
+  node: Notification;
+}
+
+interface NotificationConnection {
+  edges: NotificationEdge[];
+  pageInfo: PageInfo;
+}
+
+export const NotificationTypeRef = builder.enumType('NotificationType', {
+  description: 'Why an event notifies a pubkey; an event has one type per recipient, the first of these that fits (DESIGN "Screens").',
+  values: {
+    ZAP: { description: 'A valid zap receipt (NIP-57) whose first `p` is the pubkey.' },
+    REPLY: { description: "A kind 1 or 1111 whose parent (NIP-10, NIP-22) is the pubkey's event, whether it tags the pubkey or not." },
+    QUOTE: { description: "An event with a `q` tag naming the pubkey's event (NIP-18)." },
+    REPOST: { description: "A kind 6 or 16 whose first `e` is the pubkey's event (NIP-18)." },
+    REACTION: { description: "A kind 7 whose last `e` is the pubkey's event (NIP-25)." },
+    MENTION: { description: 'A kind 1, 1111 or 30023 with a `p` tag naming the pubkey, or a NIP-27 `nostr:npub1…`/`nprofile1…` of it in its content.' },
+    FOLLOW: { description: "The author's latest follow list names the pubkey (dated by that list)." },
+  } as const,
+});
+
+const NotificationRef = builder.objectRef<Notification>('Notification').implement({
+  description: 'One event that notifies a pubkey, with its type and the event of the pubkey it is about.',
+  fields: (t) => ({
+    type: t.field({ type: NotificationTypeRef, resolve: (notification) => notification.type }),
+    event: t.field({ type: EventRef, description: "The event that notifies (FOLLOW: the follower's follow list).", resolve: (notification) => notification.event }),
+    target: t.field({
+      type: EventRef,
+      nullable: true,
+      description: "The pubkey's own event it is about (REPLY: the parent; QUOTE, REPOST, REACTION: the event named; ZAP: the zapped event); null for MENTION, FOLLOW, a zap of the profile, and an event no longer held.",
+      resolve: async (notification, _args, { loaders }) => {
+        const id = notificationTarget(notification.event.event, notification.token);
+        if (id === undefined) return null;
+        const held = await loaders.events.load(id);
+        return held && !isDeleted(held) ? held : null;
+      },
+    }),
+    createdAt: t.field({ type: 'Timestamp', description: "The notifying event's created_at.", resolve: (notification) => notification.createdAt }),
+  }),
+});
+
+const NotificationEdgeRef = builder.objectRef<NotificationEdge>('NotificationEdge').implement({
+  description: 'One notification of a page, with its place in the list.',
+  fields: (t) => ({
+    cursor: t.exposeString('cursor', { description: 'Opaque: pass it as `after` to read the notifications after this one.' }),
+    node: t.expose('node', { type: NotificationRef }),
+  }),
+});
+
+const NotificationConnectionRef = builder.objectRef<NotificationConnection>('NotificationConnection').implement({
+  description: 'A page of notifications, newest first, then by id: each once across the pages.',
+  fields: (t) => ({
+    edges: t.expose('edges', { type: [NotificationEdgeRef] }),
+    pageInfo: t.expose('pageInfo', { type: PageInfoRef }),
+  }),
+});
+
+const NotificationCountsRef = builder.objectRef<NotificationCounts & { total: number }>('NotificationCounts').implement({
+  description: 'How many notifications of each type (mutes not applied).',
+  fields: (t) => ({
+    total: t.exposeInt('total'),
+    zap: t.exposeInt('ZAP'),
+    reply: t.exposeInt('REPLY'),
+    quote: t.exposeInt('QUOTE'),
+    repost: t.exposeInt('REPOST'),
+    reaction: t.exposeInt('REACTION'),
+    mention: t.exposeInt('MENTION'),
+    follow: t.exposeInt('FOLLOW'),
+  }),
+});
+
+/** The types asked: all when absent; an empty list is invalid_argument (it could only answer nothing). */
+function typesOf(types: readonly NotificationType[] | null | undefined): readonly NotificationType[] {
+  if (types === null || types === undefined) return NOTIFICATION_TYPES;
+  if (types.length === 0) throw new LookupError('invalid_argument');
+  return [...new Set(types)];
+}
+
+/** Whether the pubkey's mutes hide this notification: its event as the feed judges one, a zap also by its sender. */
+function hidden(notification: NotificationEntry, event: StoredEvent, mutes: Mutes): boolean {
+  if (isMuted(event.event, mutes)) return true;
+  if (notification.type !== 'ZAP' || mutes.pubkeys.size === 0) return false;
+  const receipt = readZapReceipt(event.event);
+  return isZapReceipt(receipt) && mutes.pubkeys.has(receipt.sender);
+}
+
+interface NotificationArguments {
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+  types?: readonly NotificationType[] | null | undefined;
+  since?: number | null | undefined;
+}
+
+/** A page of V's notifications (see the module comment and the field's description). */
+export async function notificationPage(pubkey: string, args: NotificationArguments, context: GraphQLContext): Promise<NotificationConnection> {
+  const size = pageSizeOf(args.first);
+  const types = typesOf(args.types);
+  const since = args.since ?? undefined;
+  let after: ReplyPosition | null = args.after === null || args.after === undefined ? null : decodeCursor(args.after, 'notifications');
+  const { loaders, budget } = context;
+  budget.charge(1);
+  const mutes = mutesOf((await latestLists(pubkey, [MUTE_LIST_KIND], context))[0]);
+  const limit = FEED_SCAN_FACTOR * size;
+  const edges: NotificationEdge[] = [];
+  let examined = 0;
+  let more = true;
+  let last: ReplyPosition | undefined;
+  while (edges.length < size && examined < limit && more) {
+    const want = Math.min(size - edges.length, limit - examined);
+    // One past what is wanted: whether more follow.
+    const read = await loaders.notifications(pubkey, types, after, want + 1);
+    const inRange = since === undefined ? read : read.filter((entry) => entry.createdAt >= since);
+    more = inRange.length > want;
+    const entries = inRange.slice(0, want);
+    if (entries.length === 0) break;
+    const found = await loadWithinReadBound(
+      loaders.events,
+      entries.map((entry) => entry.id),
+      budget,
+      MAX_EVENT_BYTES,
+    );
+    if (found.length < entries.length) throw new LookupError('response_too_large');
+    entries.forEach((entry, index) => {
+      const held = found[index];
+      if (!held || isDeleted(held) || hidden(entry, held, mutes)) return;
+      edges.push({ cursor: encodeCursor(entry, 'notifications'), node: { type: entry.type, token: entry.token, event: held, createdAt: entry.createdAt } });
+    });
+    examined += entries.length;
+    last = entries.at(-1);
+    after = last ? { createdAt: last.createdAt, id: last.id } : after;
+  }
+  budget.charge(edges.length);
+  return { edges, pageInfo: { hasNextPage: more, endCursor: last ? encodeCursor(last, 'notifications') : null } };
+}
+
+/** On Profile and on Pubkey. */
+const notificationFields: FieldsOfPubkey = (t) => ({
+  notifications: t.field({
+    type: NotificationConnectionRef,
+    description: `What happened to this pubkey (DESIGN "Screens"): events by others that zap, reply to, quote, repost or react to its events, mention it, or follow it, each once with the first type that fits (see NotificationType), newest first, then by id; kept as events arrive, whatever their order (a reply stored before its parent notifies once the parent is here), gone at once when the event or its target is deleted or vanishes. \`types\`: only these (a non-empty list; default all); \`since\`: created_at >= since. The pubkey's own public mutes always apply (as its feed's; a zap is judged by its sender). A page examines at most ${FEED_SCAN_FACTOR} × \`first\` notifications: past that many muted in a row, it holds fewer (even none) with \`hasNextPage\` true. \`trusted\`: the reader's web of trust, once it is available; today it filters nothing. \`first\`: 1 to ${MAX_PAGE_SIZE} (else invalid_argument); \`after\`: a cursor from an earlier page of notifications (else invalid_cursor).`,
+    args: {
+      first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE }),
+      after: t.arg.string(),
+      types: t.arg({ type: [NotificationTypeRef] }),
+      since: t.arg({ type: 'Timestamp' }),
+      trusted: t.arg.boolean({ defaultValue: false }),
+    },
+    resolve: (profile, args, context) => notificationPage(profile.pubkey, args, context),
+  }),
+  notificationCounts: t.field({
+    type: NotificationCountsRef,
+    description: 'How many notifications this pubkey has of each type (`since`: created_at >= since), read from the index: mutes are not applied (the list applies them). `trusted`: as on `notifications`.',
+    args: { since: t.arg({ type: 'Timestamp' }), trusted: t.arg.boolean({ defaultValue: false }) },
+    resolve: async (profile, args, { loaders }) => {
+      const counts = await loaders.notificationCounts(profile.pubkey, args.since ?? undefined);
+      return { ...counts, total: NOTIFICATION_TYPES.reduce((sum, type) => sum + counts[type], 0) };
+    },
+  }),
+});
+builder.objectFields(ProfileRef, notificationFields);
+builder.objectFields(PubkeyRef, notificationFields);
