@@ -7,7 +7,7 @@ const config: CodegenConfig = {
   documents: 'src/http/operations/*.graphql',
   generates: {
     'src/generated/operations.ts': {
-      plugins: ['typescript', 'typescript-operations', 'typed-document-node'],
+      plugins: ['typescript-operations', 'typed-document-node'],
       config: {
         useTypeImports: true,
         enumsAsTypes: true,

@@ -68,14 +68,14 @@ describe('/openapi.json', () => {
     delete broken.info;
     expect((await new Validator().validate(broken as unknown as Parameters<Validator['validate']>[0])).valid).toBe(false);
     expect(document.openapi).toBe('3.1.0');
-    for (const path of ['/user-profile', '/event', '/thread', '/feed']) {
+    for (const path of ['/user-profile', '/event', '/thread', '/feed', '/notifications']) {
       const responses = document.paths[path]?.get?.responses ?? {};
       expect(Object.keys(responses).sort()).toEqual(['200', '304', '400', '404', '405', '429', '500', '503']);
       expect(responses['200']?.headers).toHaveProperty('etag');
       expect(responses['429']?.headers).toHaveProperty('retry-after');
     }
     // No request path of ours is missing, and none is there that we do not answer.
-    expect(Object.keys(document.paths).sort()).toEqual(['/event', '/feed', '/healthz', '/metrics', '/readyz', '/thread', '/user-profile']);
+    expect(Object.keys(document.paths).sort()).toEqual(['/event', '/feed', '/healthz', '/metrics', '/notifications', '/readyz', '/thread', '/user-profile']);
   });
 
   it('lists every error code of the table that the REST routes answer, under its status', () => {
@@ -87,7 +87,7 @@ describe('/openapi.json', () => {
     expect(codes('/user-profile', 404).sort()).toEqual(['nip05_not_found', 'nip05_unresolvable', 'profile_deleted', 'profile_not_found']);
     expect(codes('/thread', 404).sort()).toEqual(['event_deleted', 'event_not_found']);
     expect(codes('/thread', 400)).toEqual(expect.arrayContaining(['invalid_argument', 'invalid_cursor', 'invalid_id']));
-    for (const path of ['/event', '/user-profile', '/thread', '/feed']) {
+    for (const path of ['/event', '/user-profile', '/thread', '/feed', '/notifications']) {
       for (const status of [400, 404, 405, 429, 500, 503]) {
         for (const code of codes(path, status)) expect(ERRORS[code as keyof typeof ERRORS].status, `${path} ${code}`).toBe(status);
       }

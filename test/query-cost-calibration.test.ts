@@ -83,6 +83,10 @@ const INSIDE: Record<string, string> = {
   PageInfo: '{ hasNextPage }',
   Nip05Verification: '{ status }',
   MuteList: '{ words }',
+  Notification: '{ type }',
+  NotificationEdge: '{ cursor }',
+  NotificationConnection: '{ pageInfo { hasNextPage } }',
+  NotificationCounts: '{ total }',
 };
 
 /** Arguments that make a field's list as long as it may be. */
@@ -102,6 +106,8 @@ const ARGUMENTS: Record<string, string> = {
   'Pubkey.notes': '(first: 100)',
   'Profile.feed': '(first: 100)',
   'Pubkey.feed': '(first: 100)',
+  'Profile.notifications': '(first: 100)',
+  'Pubkey.notifications': '(first: 100)',
 };
 
 /** A query that reaches many objects of a type (about 100), with `selection` inside each. */
@@ -131,6 +137,11 @@ const REACH: Record<string, (selection: string) => string> = {
   FollowEdge: (selection) => REACH.Query!(`profile(pubkey: "${star}") { followers(first: 100) { edges { ${selection} } } }`),
   Nip05Verification: (selection) => REACH.Profile!(`nip05Verification { ${selection} }`),
   MuteList: (selection) => REACH.Profile!(`muted { ${selection} }`),
+  NotificationConnection: (selection) => REACH.Profile!(`notifications(first: 100) { ${selection} }`),
+  NotificationCounts: (selection) => REACH.Profile!(`notificationCounts { ${selection} }`),
+  // The star's first 100 notifications (of 300: its root's replies and reactions, and 100 follow lists).
+  NotificationEdge: (selection) => REACH.Query!(`pubkey(pubkey: "${star}") { notifications(first: 100) { edges { ${selection} } } }`),
+  Notification: (selection) => REACH.NotificationEdge!(`node { ${selection} }`),
 };
 
 /**

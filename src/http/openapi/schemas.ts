@@ -267,6 +267,44 @@ export const FEED_SCHEMA = {
   },
 };
 
+export const NOTIFICATIONS_SCHEMA = {
+  operationId: 'getNotifications',
+  summary: 'A page of what happened to a pubkey: what a notifications screen draws',
+  description:
+    "Events by others that zap, reply to, quote, repost or react to the pubkey's events, mention it, or follow it (DESIGN \"Screens\"), each once with the first type that fits, newest first, then by id, the pubkey's own public mutes (NIP-51) applied, as `Pubkey.notifications` answers; `target` is the pubkey's event it is about (null for a mention, a follow, a zap of the profile). With the latest profile of every relevant pubkey of every notifying event, as /event's map. `next` is the cursor of the next page (null after the last). The fixed operation is src/http/operations/notifications.graphql.",
+  tags: ['screens'],
+  headers: CONDITIONAL_HEADERS,
+  response: {
+    200: {
+      description: 'A page of notifications.',
+      type: 'object',
+      required: ['notifications', 'profiles', 'next'],
+      additionalProperties: false,
+      properties: {
+        notifications: {
+          type: 'array',
+          description: 'Newest first (by created_at, then id).',
+          items: {
+            type: 'object',
+            required: ['type', 'event', 'target'],
+            additionalProperties: false,
+            properties: {
+              type: { type: 'string', enum: ['ZAP', 'REPLY', 'QUOTE', 'REPOST', 'REACTION', 'MENTION', 'FOLLOW'] },
+              event: { $ref: 'NostrEvent#' },
+              target: { anyOf: [{ $ref: 'NostrEvent#' }, { type: 'null' }] },
+            },
+          },
+        },
+        profiles: PROFILES_MAP,
+        next: { type: ['string', 'null'], description: 'Pass as `after` for the next page; null after the last.' },
+      },
+      headers: { ...SUCCESS_HEADERS, etag: header('Strong validator: a digest of the body. Send it back in If-None-Match.') },
+    },
+    304: notModified({ etag: SUCCESS_HEADERS.etag, 'cache-control': SUCCESS_HEADERS['cache-control'] }),
+    ...restErrors(['nip05_not_found', 'nip05_unresolvable'], 'invalid_pubkey', ['invalid_argument', 'invalid_cursor']),
+  },
+};
+
 const status = (value: string) => ({ type: 'object', required: ['status'], properties: { status: { type: 'string', const: value } } });
 
 export const HEALTHZ_SCHEMA = {
