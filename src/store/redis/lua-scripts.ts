@@ -1233,6 +1233,21 @@ end
 return out
 `;
 
+/** INBOUND's rule as a function: one record (ARGV[2], ARGV[3] as below) of one target's key. */
+const INBOUND_FUNCTION = `
+local function inbound(key, d, id, record)
+  local held = redis.call('HGET', key, id)
+  if d > 0 then
+    if held then return 0 end
+    redis.call('HSET', key, id, record)
+    return 1
+  end
+  redis.call('HSET', key, id, '-')
+  if held and held ~= '-' then return 1 end
+  return 0
+end
+`;
+
 /**
  * One event's record in one target's inbound notifications (store/notification-index.ts): KEYS[1]
  * `ni:{<target>}`; ARGV[1] 1 (add) or -1 (take away); ARGV[2] the event's id (32 bytes); ARGV[3]
@@ -1240,16 +1255,65 @@ return out
  * addition arriving after it changes nothing; an addition sent again changes nothing either.
  * Returns 1 when the record changed, else 0.
  */
-export const INBOUND_SCRIPT = `
-local held = redis.call('HGET', KEYS[1], ARGV[2])
-if tonumber(ARGV[1]) > 0 then
-  if held then return 0 end
-  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
-  return 1
+export const INBOUND_SCRIPT = `${INBOUND_FUNCTION}
+return inbound(KEYS[1], tonumber(ARGV[1]), ARGV[2], ARGV[3])
+`;
+
+/** INBOUND over many targets' keys at once (one Redis only: the keys are in many slots). ARGV: (delta, id, record) per key. */
+export const INBOUND_MANY_SCRIPT = `${INBOUND_FUNCTION}
+for i = 1, #KEYS do inbound(KEYS[i], tonumber(ARGV[3 * i - 2]), ARGV[3 * i - 1], ARGV[3 * i]) end
+return #KEYS
+`;
+
+/** Every target's inbound records (HGETALL each key; one Redis only). */
+export const INBOUND_READ_MANY_SCRIPT = `
+local out = {}
+for i = 1, #KEYS do out[i] = redis.call('HGETALL', KEYS[i]) end
+return out
+`;
+
+/** NOTIFY's rule as a function (see NOTIFY_SCRIPT): tokens from ARGV[first] to ARGV[last]. */
+const NOTIFY_FUNCTION = `
+local ORDER = 'ZRQOKMF'
+local function best(live)
+  local pick, pickRank
+  for token in pairs(live) do
+    local rank = string.find(ORDER, string.sub(token, 1, 1), 1, true)
+    if rank and (not pick or rank < pickRank or (rank == pickRank and token < pick)) then pick, pickRank = token, rank end
+  end
+  return pick
 end
-redis.call('HSET', KEYS[1], ARGV[2], '-')
-if held and held ~= '-' then return 1 end
-return 0
+local function notify(records, order, d, id, place, first, last)
+  local held = redis.call('HGET', records, id)
+  local live, dead = {}, {}
+  if held then
+    for token in string.gmatch(held, '%S+') do
+      if string.sub(token, 1, 1) == '-' then dead[string.sub(token, 2)] = true else live[token] = true end
+    end
+  end
+  local before = best(live)
+  for index = first, last do
+    local token = ARGV[index]
+    if d > 0 then
+      if not dead[token] then live[token] = true end
+    else
+      live[token] = nil
+      dead[token] = true
+    end
+  end
+  local after = best(live)
+  local out = {}
+  for token in pairs(live) do out[#out + 1] = token end
+  for token in pairs(dead) do out[#out + 1] = '-' .. token end
+  table.sort(out)
+  if #out == 0 then redis.call('HDEL', records, id) else redis.call('HSET', records, id, table.concat(out, ' ')) end
+  local was = before and string.sub(before, 1, 1)
+  local is = after and string.sub(after, 1, 1)
+  if was ~= is then
+    if was then redis.call('ZREM', order, was .. place) end
+    if is then redis.call('ZADD', order, 0, is .. place) end
+  end
+end
 `;
 
 /**
@@ -1260,45 +1324,21 @@ return 0
  * id; ARGV[4…] the tokens. The type is the first letter of ZRQOKMF among the live tokens (DESIGN:
  * first that fits). Returns 1.
  */
-export const NOTIFY_SCRIPT = `
-local ORDER = 'ZRQOKMF'
-local function best(live)
-  local pick, pickRank
-  for token in pairs(live) do
-    local rank = string.find(ORDER, string.sub(token, 1, 1), 1, true)
-    if rank and (not pick or rank < pickRank or (rank == pickRank and token < pick)) then pick, pickRank = token, rank end
-  end
-  return pick
-end
-local d = tonumber(ARGV[1])
-local held = redis.call('HGET', KEYS[1], ARGV[2])
-local live, dead = {}, {}
-if held then
-  for token in string.gmatch(held, '%S+') do
-    if string.sub(token, 1, 1) == '-' then dead[string.sub(token, 2)] = true else live[token] = true end
-  end
-end
-local before = best(live)
-for index = 4, #ARGV do
-  local token = ARGV[index]
-  if d > 0 then
-    if not dead[token] then live[token] = true end
-  else
-    live[token] = nil
-    dead[token] = true
-  end
-end
-local after = best(live)
-local out = {}
-for token in pairs(live) do out[#out + 1] = token end
-for token in pairs(dead) do out[#out + 1] = '-' .. token end
-table.sort(out)
-if #out == 0 then redis.call('HDEL', KEYS[1], ARGV[2]) else redis.call('HSET', KEYS[1], ARGV[2], table.concat(out, ' ')) end
-local was = before and string.sub(before, 1, 1)
-local is = after and string.sub(after, 1, 1)
-if was ~= is then
-  if was then redis.call('ZREM', KEYS[2], was .. ARGV[3]) end
-  if is then redis.call('ZADD', KEYS[2], 0, is .. ARGV[3]) end
-end
+export const NOTIFY_SCRIPT = `${NOTIFY_FUNCTION}
+notify(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], ARGV[3], 4, #ARGV)
 return 1
+`;
+
+/**
+ * NOTIFY for many (recipient, event) at once (one Redis only): KEYS in pairs (records, order), ARGV
+ * per pair: delta, id, place, the number of tokens, the tokens.
+ */
+export const NOTIFY_MANY_SCRIPT = `${NOTIFY_FUNCTION}
+local at = 1
+for i = 1, #KEYS / 2 do
+  local count = tonumber(ARGV[at + 3])
+  notify(KEYS[2 * i - 1], KEYS[2 * i], tonumber(ARGV[at]), ARGV[at + 1], ARGV[at + 2], at + 4, at + 3 + count)
+  at = at + 4 + count
+end
+return #KEYS / 2
 `;

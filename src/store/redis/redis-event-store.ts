@@ -320,8 +320,9 @@ export class RedisEventStore implements EventStore {
       // write that stored it may have failed before its relations were sent, or after Redis ran
       // them but before their replies came (a timeout, a connection lost): each target counts an
       // event once (lua-scripts.ts RELATE, ZAP), so a replay heals what a fault left and adds nothing else.
-      if (outcome === 'stored') await this.relations.relate(event, 1, size);
-      if (outcome === 'duplicate') await Promise.all([this.relations.relate(event, 1, size, false, undefined, false), this.ensureListed(event, size)]);
+      // The batch's notification writes are gathered and sent with its follows (flushFollows).
+      if (outcome === 'stored') await this.relations.relate(event, 1, size, true, follows);
+      if (outcome === 'duplicate') await Promise.all([this.relations.relate(event, 1, size, false, follows, false), this.ensureListed(event, size)]);
       return outcome;
     }
     // Every version of an address shares one member of the author's list (for requests to vanish).
@@ -463,7 +464,12 @@ export class RedisEventStore implements EventStore {
   /** What a request to vanish of `pubkey` at `until` removes and bars (applyVanish; finishRebuild again). */
   private async sweep(pubkey: string, until: number): Promise<void> {
     const addresses = new Set([replaceableKindAddress(PROFILE_KIND, pubkey)]);
-    const tombstone = (ids: readonly string[]) => Promise.all(ids.map((id) => this.unrelate(this.client.nostrTombstoneBuffer(this.keys.event(id), pubkey))));
+    // A page's relations go together: its notification writes are gathered and sent at once.
+    const tombstone = async (ids: readonly string[]) => {
+      const batch = new FollowWrites();
+      await Promise.all(ids.map((id) => this.unrelate(this.client.nostrTombstoneBuffer(this.keys.event(id), pubkey), batch)));
+      await this.relations.flushFollows(batch);
+    };
     const list = this.keys.author(pubkey).list;
     // Newer events stay, so the pages go on from the last member read, not from the start.
     for (let from = Buffer.from('-'); ; ) {
@@ -497,11 +503,11 @@ export class RedisEventStore implements EventStore {
    * The relations of an event a script took out of the index go too (the script hands back its
    * JSON, which only that script's caller receives: each removal is applied once).
    */
-  private async unrelate(removed: Buffer | string | undefined | Promise<Buffer | string | undefined>): Promise<void> {
+  private async unrelate(removed: Buffer | string | undefined | Promise<Buffer | string | undefined>, batch?: FollowWrites): Promise<void> {
     const held = await removed;
     const stored = held ? storedEventOf(held) : undefined;
     // The size as it was related: its JSON's (a packed value is unpacked first).
-    if (stored) await this.relations.relate(stored.event, -1, stored.json.bytes.length);
+    if (stored) await this.relations.relate(stored.event, -1, stored.json.bytes.length, true, batch);
   }
 
   async *servableEvents(): AsyncIterable<NostrEvent[]> {

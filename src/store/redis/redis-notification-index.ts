@@ -1,4 +1,4 @@
-import type { Result } from 'ioredis';
+import { Cluster, type Result } from 'ioredis';
 import type { NostrEvent } from '../../nostr/event.js';
 import { NOTIFICATION_TYPES, type NotificationType, TYPE_LETTERS, typeOfTokens } from '../../nostr/notifications.js';
 import {
@@ -15,7 +15,7 @@ import {
 } from '../notification-index.js';
 import { type ReplyPosition, replyPositionOfBytes } from '../relation-index.js';
 import type { RedisKeys } from './keys.js';
-import { INBOUND_SCRIPT, NOTIFY_SCRIPT } from './lua-scripts.js';
+import { INBOUND_MANY_SCRIPT, INBOUND_READ_MANY_SCRIPT, INBOUND_SCRIPT, NOTIFY_MANY_SCRIPT, NOTIFY_SCRIPT } from './lua-scripts.js';
 import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
 import { escapeGlob, scanKeys } from './scan-keys.js';
@@ -23,24 +23,64 @@ import { escapeGlob, scanKeys } from './scan-keys.js';
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     nostrInbound(inbound: string, delta: string, id: Buffer, record: string): Result<number, Context>;
+    nostrInboundMany(numberOfKeys: number, ...keysThenArguments: (string | Buffer)[]): Result<number, Context>;
+    nostrInboundReadManyBuffer(numberOfKeys: number, ...keys: string[]): Result<Buffer[][], Context>;
     nostrNotify(records: string, order: string, delta: string, id: Buffer, place: Buffer, ...tokens: string[]): Result<number, Context>;
+    nostrNotifyMany(numberOfKeys: number, ...keysThenArguments: (string | Buffer)[]): Result<number, Context>;
   }
 }
 
 /** After every place of a type's range: a place's first byte is at most 0x1f (created_at below 2^53). */
 const PAST_PLACES = Buffer.from([0xff]);
 
+/** Writes per INBOUND_MANY or NOTIFY_MANY call at most: a script runs alone on its node, so a long one holds it. */
+const MANY_PER_CALL = 500;
+
 /** Reads the authors of servable events by id (undefined where not held, deleted or replaced). */
 export type AuthorsOf = (ids: readonly string[]) => Promise<(string | undefined)[]>;
+
+interface NotifyWrite {
+  recipient: string;
+  id: Buffer;
+  place: Buffer;
+  tokens: string[];
+  delta: 1 | -1;
+}
+
+/**
+ * The notification writes of a batch of events, gathered while the batch is related and sent once
+ * (flush): on one Redis, a few INBOUND_MANY, INBOUND_READ_MANY and NOTIFY_MANY calls for the whole
+ * batch rather than a dozen commands per note that mentions ten people (that was most of an
+ * import's time); on a cluster, whose scripts keep to one slot, one call per key.
+ */
+export class NotificationWrites {
+  readonly direct: NotifyWrite[] = [];
+  /** Events with target reasons: their inbound records, then their targets' authors. */
+  readonly related: { event: NostrEvent; targets: Map<string, string>; id: Buffer; place: Buffer; delta: 1 | -1 }[] = [];
+  /** Every event of the batch as a target: its inbound records, read after it was stored or removed. */
+  readonly asTargets: { event: NostrEvent; delta: 1 | -1 }[] = [];
+
+  add(event: NostrEvent, delta: 1 | -1): void {
+    const { direct, targets } = notificationReasonsOf(event);
+    const id = Buffer.from(event.id, 'hex');
+    const place = notificationPlace({ createdAt: event.created_at, id: event.id });
+    for (const [recipient, tokens] of direct) this.direct.push({ recipient, id, place, tokens, delta });
+    if (targets.size > 0) this.related.push({ event, targets, id, place, delta });
+    this.asTargets.push({ event, delta });
+  }
+}
 
 /**
  * The notification index in Redis (store/notification-index.ts): an event's inbound records in its
  * targets' slots (`ni:{<id>}`), a recipient's records and page order in the recipient's slot
- * (`nr:`, `nz:`), each written by a script over one slot, so that it works unchanged on a cluster.
- * An event's side writes its inbound records before it reads whose its targets are; a target's side
- * reads its inbound records after the target is stored or gone: whichever comes last sees the other.
+ * (`nr:`, `nz:`), each written by a script over one slot on a cluster (or many slots' in one call on
+ * one Redis). An event's side writes its inbound records before it reads whose its targets are; a
+ * target's side reads its inbound records after the target is stored or gone: whichever comes last
+ * sees the other.
  */
 export class RedisNotificationIndex implements NotificationIndex {
+  private readonly many: boolean;
+
   constructor(
     private readonly client: RedisClient,
     private readonly commands: RedisCommands,
@@ -48,55 +88,94 @@ export class RedisNotificationIndex implements NotificationIndex {
     private readonly prefix: string,
     private readonly authorsOf: AuthorsOf,
   ) {
+    this.many = !(client instanceof Cluster);
     client.defineCommand('nostrInbound', { numberOfKeys: 1, lua: INBOUND_SCRIPT });
+    client.defineCommand('nostrInboundMany', { lua: INBOUND_MANY_SCRIPT });
+    client.defineCommand('nostrInboundReadMany', { lua: INBOUND_READ_MANY_SCRIPT });
     client.defineCommand('nostrNotify', { numberOfKeys: 2, lua: NOTIFY_SCRIPT });
+    client.defineCommand('nostrNotifyMany', { lua: NOTIFY_MANY_SCRIPT });
   }
 
-  /** An event's transition (stored +1, gone -1), as the notifying event and as a target. */
-  async relate(event: NostrEvent, delta: 1 | -1): Promise<void> {
-    const { direct, targets } = notificationReasonsOf(event);
-    const id = Buffer.from(event.id, 'hex');
-    const place = notificationPlace({ createdAt: event.created_at, id: event.id });
-    const writes: Promise<unknown>[] = [];
-    for (const [recipient, tokens] of direct) writes.push(this.notify(recipient, id, place, tokens, delta));
-    if (targets.size > 0) writes.push(this.notifyTargetAuthors(event, targets, id, place, delta));
-    writes.push(this.notifyAsTarget(event, delta));
-    await Promise.all(writes);
+  /** An event's transition (stored +1, gone -1), as the notifying event and as a target: gathered into `writes`, else sent now. */
+  async relate(event: NostrEvent, delta: 1 | -1, writes?: NotificationWrites): Promise<void> {
+    const batch = writes ?? new NotificationWrites();
+    batch.add(event, delta);
+    if (!writes) await this.flush(batch);
   }
 
-  private notify(recipient: string, id: Buffer, place: Buffer, tokens: readonly string[], delta: 1 | -1): Promise<number> {
-    const { records, order } = this.keys.notifications(recipient);
-    return this.client.nostrNotify(records, order, String(delta), id, place, ...tokens);
-  }
-
-  /** The event's inbound records first, then its targets' authors read: each known one gets the reasons about its event. */
-  private async notifyTargetAuthors(event: NostrEvent, targets: ReadonlyMap<string, string>, id: Buffer, place: Buffer, delta: 1 | -1): Promise<void> {
-    const ids = [...targets.keys()];
-    await Promise.all(ids.map((target) => this.client.nostrInbound(this.keys.inbound(target), String(delta), id, inboundValue(event, targets.get(target) as string))));
-    const authors = await this.authorsOf(ids);
-    await Promise.all(
-      ids.map((target, index) => {
-        const author = authors[index];
-        if (author === undefined || author === event.pubkey) return undefined;
-        return this.notify(author, id, place, tokensOfInbound(targets.get(target) as string, target), delta);
-      }),
-    );
-  }
-
-  /** The event as a target: the reasons of every event already related to it go to (or from) its author. */
-  private async notifyAsTarget(event: NostrEvent, delta: 1 | -1): Promise<void> {
-    // Field names are 32 bytes of an id: read as buffers (hgetallBuffer would make them strings).
-    const held = (await this.client.callBuffer('HGETALL', this.keys.inbound(event.id))) as Buffer[];
-    const own = authorPrefixOf(event.pubkey);
-    const writes: Promise<number>[] = [];
-    for (let index = 0; index + 1 < held.length; index += 2) {
-      const source = held[index] as Buffer;
-      const record = readInboundValue((held[index + 1] as Buffer).toString());
-      if (!record || record.authorPrefix === own || source.length !== 32) continue;
-      const sourceId = source.toString('hex');
-      writes.push(this.notify(event.pubkey, source, notificationPlace({ createdAt: record.createdAt, id: sourceId }), tokensOfInbound(record.letters, event.id), delta));
+  /** Sends a batch's writes: inbound records, then the targets' authors and the batch's own inbound records read, then the recipients'. */
+  async flush(batch: NotificationWrites): Promise<void> {
+    const inbound = batch.related.flatMap(({ event, targets, id, delta }) => [...targets].map(([target, letters]) => ({ key: this.keys.inbound(target), id, record: inboundValue(event, letters), delta })));
+    // The batch's own records are read at once (the events are stored or gone already); the
+    // targets' authors only once the batch's records about them are written.
+    const drained = this.readInbound(batch.asTargets.map(({ event }) => this.keys.inbound(event.id)));
+    drained.catch(() => {});
+    await this.sendInbound(inbound);
+    const targets = [...new Set(batch.related.flatMap(({ targets }) => [...targets.keys()]))];
+    const [authors, held] = await Promise.all([targets.length > 0 ? this.authorsOf(targets) : [], drained]);
+    const authorOf = new Map(targets.map((target, index) => [target, authors[index]]));
+    const notify: NotifyWrite[] = [...batch.direct];
+    for (const { event, targets: reasons, id, place, delta } of batch.related) {
+      for (const [target, letters] of reasons) {
+        const author = authorOf.get(target);
+        if (author !== undefined && author !== event.pubkey) notify.push({ recipient: author, id, place, tokens: tokensOfInbound(letters, target), delta });
+      }
     }
-    await Promise.all(writes);
+    batch.asTargets.forEach(({ event, delta }, index) => {
+      const fields = held[index] ?? [];
+      const own = authorPrefixOf(event.pubkey);
+      for (let at = 0; at + 1 < fields.length; at += 2) {
+        const source = fields[at] as Buffer;
+        const record = readInboundValue((fields[at + 1] as Buffer).toString());
+        if (!record || record.authorPrefix === own || source.length !== 32) continue;
+        notify.push({ recipient: event.pubkey, id: source, place: notificationPlace({ createdAt: record.createdAt, id: source.toString('hex') }), tokens: tokensOfInbound(record.letters, event.id), delta });
+      }
+    });
+    await this.sendNotify(notify);
+  }
+
+  private async sendInbound(writes: { key: string; id: Buffer; record: string; delta: 1 | -1 }[]): Promise<void> {
+    if (!this.many) {
+      await Promise.all(writes.map(({ key, id, record, delta }) => this.client.nostrInbound(key, String(delta), id, record)));
+      return;
+    }
+    const calls: Promise<number>[] = [];
+    for (let start = 0; start < writes.length; start += MANY_PER_CALL) {
+      const part = writes.slice(start, start + MANY_PER_CALL);
+      calls.push(this.client.nostrInboundMany(part.length, ...part.map(({ key }) => key), ...part.flatMap(({ id, record, delta }) => [String(delta), id, record])));
+    }
+    await Promise.all(calls);
+  }
+
+  /** Each key's fields and values, alternating (field names are 32 bytes of an id: read as buffers). */
+  private async readInbound(keys: string[]): Promise<Buffer[][]> {
+    if (keys.length === 0) return [];
+    if (!this.many) return Promise.all(keys.map((key) => this.client.callBuffer('HGETALL', key) as Promise<Buffer[]>));
+    const parts: Promise<Buffer[][]>[] = [];
+    for (let start = 0; start < keys.length; start += MANY_PER_CALL) parts.push(this.client.nostrInboundReadManyBuffer(Math.min(MANY_PER_CALL, keys.length - start), ...keys.slice(start, start + MANY_PER_CALL)));
+    return (await Promise.all(parts)).flat();
+  }
+
+  private async sendNotify(writes: NotifyWrite[]): Promise<void> {
+    if (!this.many) {
+      await Promise.all(
+        writes.map(({ recipient, id, place, tokens, delta }) => {
+          const { records, order } = this.keys.notifications(recipient);
+          return this.client.nostrNotify(records, order, String(delta), id, place, ...tokens);
+        }),
+      );
+      return;
+    }
+    const calls: Promise<number>[] = [];
+    for (let start = 0; start < writes.length; start += MANY_PER_CALL) {
+      const part = writes.slice(start, start + MANY_PER_CALL);
+      const keys = part.flatMap(({ recipient }) => {
+        const { records, order } = this.keys.notifications(recipient);
+        return [records, order];
+      });
+      calls.push(this.client.nostrNotifyMany(keys.length, ...keys, ...part.flatMap(({ id, place, tokens, delta }) => [String(delta), id, place, String(tokens.length), ...tokens])));
+    }
+    await Promise.all(calls);
   }
 
   notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]> {

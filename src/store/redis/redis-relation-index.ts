@@ -29,7 +29,7 @@ import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
 import type { NotificationType } from '../../nostr/notifications.js';
 import type { NotificationCounts, NotificationEntry } from '../notification-index.js';
-import { type AuthorsOf, RedisNotificationIndex } from './redis-notification-index.js';
+import { type AuthorsOf, NotificationWrites, RedisNotificationIndex } from './redis-notification-index.js';
 import { escapeGlob, scanKeys } from './scan-keys.js';
 
 declare module 'ioredis' {
@@ -156,6 +156,14 @@ function zapGroupFrom(group: { recipient: string; provider: string }, value: str
 export class RedisRelationIndex implements RelationIndex {
   /** Notifications, kept on the same transitions (redis-notification-index.ts). */
   readonly notificationIndex: RedisNotificationIndex;
+  /** A batch's notification writes, gathered beside its follows and sent when they are (flushFollows). */
+  private readonly batchNotifications = new WeakMap<FollowWrites, NotificationWrites>();
+
+  private notificationsOf(batch: FollowWrites): NotificationWrites {
+    let writes = this.batchNotifications.get(batch);
+    if (!writes) this.batchNotifications.set(batch, (writes = new NotificationWrites()));
+    return writes;
+  }
 
   constructor(
     private readonly client: RedisClient,
@@ -199,7 +207,7 @@ export class RedisRelationIndex implements RelationIndex {
       return this.client.nostrZap(keys.groups, keys.senders(group), String(delta), groupBytes(group), hex(group.recipient), hex(sender), String(delta * high), String(delta * low), ledger);
     });
     // Whom it notifies, and whom what notifies about it now notifies (redis-notification-index.ts).
-    writes.push(this.notificationIndex.relate(event, delta));
+    writes.push(this.notificationIndex.relate(event, delta, batch && this.notificationsOf(batch)));
     // A profile: its words in the search index (one slot for all).
     if (event.kind === 0) {
       const { words, removals, lexical, followers, ranks } = this.keys.search;
@@ -285,6 +293,11 @@ export class RedisRelationIndex implements RelationIndex {
    */
   async flushFollows(follows: FollowWrites): Promise<void> {
     const writes: Promise<unknown>[] = [];
+    const notifications = this.batchNotifications.get(follows);
+    if (notifications) {
+      this.batchNotifications.delete(follows);
+      writes.push(this.notificationIndex.flush(notifications));
+    }
     for (const [author, delta] of follows.following) writes.push(this.client.nostrFollowing(this.keys.follows(author).following, String(delta)));
     // Each followed pubkey's change in followers, for the search ranks once its scripts have run.
     const gained: Promise<[string, number]>[] = [];
