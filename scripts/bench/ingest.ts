@@ -23,7 +23,7 @@ import { Redis } from 'ioredis';
 import { type ImportSummary, importEvents } from '../../src/import/import-events.js';
 import { type NostrEvent, serializeEvent } from '../../src/nostr/event.js';
 import { verifyNostrEvent } from '../../src/nostr/verify-event.js';
-import { AUTHOR_LIST_KEY_TYPE, RELATION_KEY_TYPES, redisKeys } from '../../src/store/redis/keys.js';
+import { AUTHOR_LIST_KEY_TYPE, NOTIFICATION_KEY_TYPES, RELATION_KEY_TYPES, redisKeys } from '../../src/store/redis/keys.js';
 import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix, type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
@@ -73,6 +73,20 @@ async function meanUsage(admin: Redis, keys: readonly string[]): Promise<number>
   return usages.reduce((sum, usage) => sum + usage, 0) / usages.length;
 }
 
+
+/** How many notifications the recipients' page orders hold (ZCARD of every `nz:` key). */
+async function countNotifications(admin: Redis, pattern: string): Promise<number> {
+  let cursor = '0';
+  let count = 0;
+  do {
+    const [next, found] = await admin.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    const pipeline = admin.pipeline();
+    for (const key of found) pipeline.zcard(key);
+    for (const [, size] of (await pipeline.exec()) ?? []) count += Number(size);
+  } while (cursor !== '0');
+  return count;
+}
 
 const jsonBytesOf = (events: readonly NostrEvent[]) => events.reduce((sum, event) => sum + Buffer.byteLength(serializeEvent(event)), 0);
 const bytes = (value: number) => `${value < 0 ? '−' : ''}${Math.abs(value).toFixed(0)} bytes`;
@@ -136,6 +150,10 @@ async function main() {
     const authorIndex = await totalUsage(admin, `${prefix}n:{*`);
     let relationBytes = 0;
     for (const type of RELATION_KEY_TYPES) if (type !== AUTHOR_LIST_KEY_TYPE) relationBytes += (await totalUsage(admin, `${prefix}${type}:{*`)).bytes;
+    // The notification index's part (store/notification-index.ts): its keys, per notification kept.
+    let notificationBytes = 0;
+    for (const type of NOTIFICATION_KEY_TYPES) notificationBytes += (await totalUsage(admin, `${prefix}${type}:{*`)).bytes;
+    const notifications = await countNotifications(admin, `${prefix}nz:{*`);
 
     const verifyRate = events.length / verifySeconds;
     const importRate = events.length / importSeconds;
@@ -147,6 +165,7 @@ async function main() {
       `| Redis memory per stored event | ${memoryPerEvent.toFixed(0)} bytes | ${(memoryPerEvent / jsonPerEvent).toFixed(2)}× its ${jsonPerEvent.toFixed(0)} JSON bytes |`,
       `| of which the author's list (\`n:{<pubkey>}\`: author index and notes, MEMORY USAGE summed) | ${(authorIndex.bytes / stored).toFixed(0)} bytes | ${authorIndex.keys} sorted sets, ${(stored / authorIndex.keys).toFixed(1)} members each |`,
       `| of which the relationship index (every other key type of it, MEMORY USAGE summed) | ${(relationBytes / stored).toFixed(0)} bytes | |`,
+      `| of which notifications (\`ni\`, \`nr\`, \`nz\` keys, MEMORY USAGE summed) | ${(notificationBytes / stored).toFixed(0)} bytes | ${notifications} notifications (mentions), ${(notificationBytes / Math.max(1, notifications)).toFixed(0)} bytes each |`,
       `| Redis memory per stored event without the relationship index | ${(memoryPerEvent - relationBytes / stored).toFixed(0)} bytes | ${((memoryPerEvent - relationBytes / stored) / jsonPerEvent).toFixed(2)}× its ${jsonPerEvent.toFixed(0)} JSON bytes |`,
     ];
     process.stderr.write(`${rows.join('\n')}\n`);

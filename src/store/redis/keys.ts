@@ -64,6 +64,9 @@ export interface RedisKeys {
 /** The first letters of the relationship index's keys (after the prefix). */
 export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fl', 'fn', 'fs', 'fg', 'fr', 'fk', 'fb', 'n', 'nd', 's', 'ni', 'nr', 'nz'] as const;
 
+/** The notification index's key types among them (store/notification-index.ts). */
+export const NOTIFICATION_KEY_TYPES = ['ni', 'nr', 'nz'] as const satisfies readonly (typeof RELATION_KEY_TYPES)[number][];
+
 /**
  * The key type of the authors' lists among them: also the author index every stored event has (it
  * outlives a rebuild's clear, and the benches count it apart from the relationship index).

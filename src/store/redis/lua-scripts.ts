@@ -1283,12 +1283,21 @@ local function best(live)
   end
   return pick
 end
+local DIRECT = {'Z', 'M', 'F'}
 local function notify(records, order, d, id, place, first, last)
   local held = redis.call('HGET', records, id)
   local live, dead = {}, {}
   if held then
     for token in string.gmatch(held, '%S+') do
       if string.sub(token, 1, 1) == '-' then dead[string.sub(token, 2)] = true else live[token] = true end
+    end
+  else
+    -- No record: a direct reason alone (a mention, a follow, a zap) is kept as its place only.
+    for _, letter in ipairs(DIRECT) do
+      if redis.call('ZSCORE', order, letter .. place) then
+        live[letter] = true
+        break
+      end
     end
   end
   local before = best(live)
@@ -1306,7 +1315,11 @@ local function notify(records, order, d, id, place, first, last)
   for token in pairs(live) do out[#out + 1] = token end
   for token in pairs(dead) do out[#out + 1] = '-' .. token end
   table.sort(out)
-  if #out == 0 then redis.call('HDEL', records, id) else redis.call('HSET', records, id, table.concat(out, ' ')) end
+  if #out == 0 or (#out == 1 and string.len(out[1]) == 1 and live[out[1]]) then
+    if held then redis.call('HDEL', records, id) end
+  else
+    redis.call('HSET', records, id, table.concat(out, ' '))
+  end
   local was = before and string.sub(before, 1, 1)
   local is = after and string.sub(after, 1, 1)
   if was ~= is then
@@ -1319,8 +1332,9 @@ end
 /**
  * Reasons (tokens) of one event added to (ARGV[1] = 1) or taken from (-1) one recipient's
  * notifications (store/notification-index.ts applyTokens, the same rule): KEYS[1] the recipient's
- * records, event id (32 bytes) → its tokens, a taken one kept as a tombstone (`-<token>`); KEYS[2]
- * its notifications in page order, `<type letter><place>` (ARGV[3], 39 bytes). ARGV[2] the event's
+ * records, event id (32 bytes) → its tokens, a taken one kept as a tombstone (`-<token>`), none
+ * where the one token is a direct reason's letter (`M`, `F`, `Z`: most notifications; the page
+ * order says it); KEYS[2] its notifications in page order, `<type letter><place>` (ARGV[3], 39 bytes). ARGV[2] the event's
  * id; ARGV[4…] the tokens. The type is the first letter of ZRQOKMF among the live tokens (DESIGN:
  * first that fits). Returns 1.
  */

@@ -189,17 +189,19 @@ export class RedisNotificationIndex implements NotificationIndex {
           return this.client.zrangebylexBuffer(order, low, Buffer.concat([Buffer.from(`(${letter}`), PAST_PLACES]), 'LIMIT', 0, first);
         }),
       );
-      const places = ranges
+      const members = ranges
         .flat()
-        .map((member) => member.subarray(1))
-        .sort(Buffer.compare)
+        .sort((a, b) => Buffer.compare(a.subarray(1), b.subarray(1)))
         .slice(0, first);
-      if (places.length === 0) return [];
-      const ids = places.map((place) => place.subarray(7, 39));
+      if (members.length === 0) return [];
+      const ids = members.map((member) => member.subarray(8, 40));
       const held = await this.client.hmgetBuffer(records, ...ids);
       const entries: NotificationEntry[] = [];
-      places.forEach((place, index) => {
-        const tokens = (held[index]?.toString() ?? '').split(' ').filter((token) => token !== '' && !token.startsWith('-'));
+      members.forEach((member, index) => {
+        const place = member.subarray(1);
+        // No record: its one token is the direct reason its letter says (NOTIFY_SCRIPT).
+        const record = held[index]?.toString() ?? String.fromCharCode(member[0] as number);
+        const tokens = record.split(' ').filter((token) => token !== '' && !token.startsWith('-'));
         const decided = typeOfTokens(tokens);
         if (!decided) return;
         const position = replyPositionOfBytes(Buffer.concat([place, Buffer.alloc(4)]));
