@@ -196,3 +196,31 @@ describe.each(BOTH_STORES)('notification pages with many in one second ($name)',
     expect(await counts(context.server, T + 3)).toMatchObject({ total: 28, reaction: 20, mention: 8 });
   });
 });
+
+describe.each(BOTH_STORES)('notification counts since any time, over many days ($name)', ({ open }) => {
+  const context = {} as { opened: OpenedStore };
+  const DAY = 86_400;
+  // Mentions over ten days, three a day at its first, a middle and its last second.
+  const mentions = Array.from({ length: 30 }, (_, index) => {
+    const at = T + Math.floor(index / 3) * DAY + [0, DAY / 2, DAY - 1][index % 3]!;
+    return signed(`n-days-${index}`, { created_at: at, content: 'hi', tags: [['p', pk(V)]] });
+  });
+
+  beforeAll(async () => {
+    context.opened = await open();
+    await context.opened.store.putEvents(mentions);
+  });
+
+  afterAll(async () => {
+    await context.opened?.cleanup();
+  });
+
+  it('equal the notifications with created_at >= since, for since on and around every boundary', async () => {
+    const times = [0, 1, T - 1, ...mentions.flatMap((event) => [event.created_at - 1, event.created_at, event.created_at + 1]), T + 20 * DAY];
+    for (const since of times) {
+      const counts = await context.opened.store.relations.notificationCounts(pk(V), since);
+      expect([since, counts.MENTION]).toEqual([since, mentions.filter((event) => event.created_at >= since).length]);
+    }
+    expect((await context.opened.store.relations.notificationCounts(pk(V))).MENTION).toBe(30);
+  });
+});

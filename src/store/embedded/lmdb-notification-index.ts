@@ -19,6 +19,12 @@ import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
 /** The author of a servable event by id, read inside the write transaction (undefined where none). */
 export type ServableAuthorOf = (id: string) => string | undefined;
 
+/** Counts are kept per recipient, type and day (UTC), so that a count since any time reads one day's order at most. */
+const DAY = 86_400;
+const dayOf = (createdAt: number) => Math.floor(createdAt / DAY);
+/** A day as 12 digits: key order is day order (2^53 seconds is below 10^11 days). */
+const dayKey = (day: number) => String(Math.max(0, day)).padStart(12, '0');
+
 /** Recipients per batch of `notificationRecipients()`. */
 const RECIPIENTS_PAGE = 500;
 
@@ -28,7 +34,8 @@ const RECIPIENTS_PAGE = 500;
  * the rule keeps them as Redis does, so that both stores hold the same):
  * - `ni:<target>:<event>` → the inbound record, `-` once taken away;
  * - `nr:<recipient>:<event>` → the event's tokens for the recipient;
- * - `nz:<recipient>:<letter>:<replyMember of notePlace>` → '': the page order per type.
+ * - `nz:<recipient>:<letter>:<replyMember of notePlace>` → '': the page order per type;
+ * - `nd:<recipient>:<letter>:<day>` → how many of that type on that day (UTC): counts.
  */
 export class LmdbNotificationIndex implements NotificationIndex {
   constructor(
@@ -67,8 +74,20 @@ export class LmdbNotificationIndex implements NotificationIndex {
     const is = after?.[0];
     if (was === is) return;
     const place = replyMember(notePlace({ createdAt, id }));
-    if (was) inTransaction(this.db.remove(`nz:${recipient}:${was}:${place}`));
-    if (is) inTransaction(this.db.put(`nz:${recipient}:${is}:${place}`, ''));
+    const day = dayKey(dayOf(createdAt));
+    if (was) {
+      inTransaction(this.db.remove(`nz:${recipient}:${was}:${place}`));
+      this.count(`nd:${recipient}:${was}:${day}`, -1);
+    }
+    if (is) {
+      inTransaction(this.db.put(`nz:${recipient}:${is}:${place}`, ''));
+      this.count(`nd:${recipient}:${is}:${day}`, 1);
+    }
+  }
+
+  private count(key: string, delta: number): void {
+    const after = Number(this.db.get(key) ?? 0) + delta;
+    inTransaction(after === 0 ? this.db.remove(key) : this.db.put(key, String(after)));
   }
 
   notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]> {
@@ -97,14 +116,26 @@ export class LmdbNotificationIndex implements NotificationIndex {
     });
   }
 
-  notificationCounts(recipient: string, since?: number): Promise<NotificationCounts> {
+  notificationCounts(recipient: string, asked?: number): Promise<NotificationCounts> {
+    // Every created_at is at least 0: since 0 is all of them.
+    const since = asked !== undefined && asked > 0 ? asked : undefined;
     return this.transactions.read(() => {
       const counts = { ...NO_NOTIFICATION_COUNTS };
       for (const type of NOTIFICATION_TYPES) {
-        const range = `nz:${recipient}:${TYPE_LETTERS[type]}:`;
-        // Newest first: created_at >= since is every place before (since - 1)'s.
-        const end = since === undefined ? `${range.slice(0, -1)};` : `${range}${replyMember(notePlace({ createdAt: Math.max(0, since - 1), id: '' }))}`;
-        counts[type] = this.db.getKeysCount({ start: range, end });
+        const letter = TYPE_LETTERS[type];
+        // The days after since's, summed from their counters; since's own day, counted in the order.
+        const days = `nd:${recipient}:${letter}:`;
+        const sinceDay = since === undefined ? -1 : dayOf(since);
+        let count = 0;
+        for (const { value } of this.db.getRange({ start: `${days}${dayKey(sinceDay + 1)}`, end: `${days.slice(0, -1)};` })) count += Number(value);
+        if (since !== undefined) {
+          const range = `nz:${recipient}:${letter}:`;
+          // Newest first: since's day from its last second down to since.
+          const start = `${range}${replyMember(notePlace({ createdAt: (sinceDay + 1) * DAY - 1, id: '' }))}`;
+          const end = `${range}${replyMember(notePlace({ createdAt: Math.max(0, since - 1), id: '' }))}`;
+          count += this.db.getKeysCount({ start, end });
+        }
+        counts[type] = count;
       }
       return counts;
     });
