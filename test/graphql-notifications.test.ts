@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { nip19 } from 'nostr-tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../src/nostr/event.js';
@@ -7,6 +8,7 @@ import { deletion, vanish } from './support/deletion-conformance.js';
 import { pubkeyOf, secretKey, signed } from './support/events.js';
 import { collectPages, postGraphql, startTestServer, type TestServer } from './support/test-server.js';
 import { zapReceipt } from './support/zaps.js';
+import { zapProviderMarkKey } from '../src/zaps/zap-providers.js';
 
 /**
  * Notifications over GraphQL (DESIGN "Screens": notifications of V), on both stores and the real
@@ -71,6 +73,11 @@ describe.each(BOTH_STORES)('notifications over GraphQL ($name)', ({ open }) => {
   const oldFollows = signed('n-follow', { kind: 3, created_at: T + 5, content: '', tags: [['p', pk(V)]] });
   const follows = signed('n-follow', { kind: 3, created_at: T + 13, content: '', tags: [['p', pk('someone')], ['p', pk(V)]] });
   const zap = zapReceipt({ sender: 'n-zapper', recipient: V, provider: 'n-wallet', target: note2.id, at: T + 12 });
+  // Signed by anyone but V's provider: passes every check but that one, so it is never shown.
+  const forged = zapReceipt({ sender: 'n-forger', recipient: V, provider: 'n-not-the-wallet', target: note2.id, at: T + 12 });
+  // V's profile names its lightning address, whose provider (as last checked) signs with n-wallet's key.
+  const vProfile = signed(V, { kind: 0, created_at: T, content: JSON.stringify({ name: 'v', lud16: 'v@wallet.example' }) });
+  const providerNote = `${createHash('sha256').update('lud16:v@wallet.example').digest('hex').slice(0, 16)} ${Math.floor(Date.now() / 1000)} k ${pk('n-wallet')}`;
   const lateReply = signed('n-late', { created_at: T + 11, content: 'reply before its parent', tags: [['e', lateParent.id, '', 'root']] });
   const ownReaction = signed(V, { kind: 7, created_at: T + 21, content: '+', tags: [['e', note1.id]] });
   const vanisher = signed('n-vanisher', { kind: 7, created_at: T + 10, content: '🤙', tags: [['e', note1.id]] });
@@ -90,8 +97,9 @@ describe.each(BOTH_STORES)('notifications over GraphQL ($name)', ({ open }) => {
     // The reply first, alone: its parent is not known, so it notifies nobody yet.
     await store.putEvents([lateReply]);
     expect(await rows(context.server)).toEqual([]);
-    await store.putEvents([note1, note2, other, oldFollows]);
-    await store.putEvents([replyNoP, replyWithP, quote, repost, reaction, mention, mentionOfOther, follows, zap, ownReaction, vanisher]);
+    await store.putEvents([note1, note2, other, oldFollows, vProfile]);
+    await store.marks.set([zapProviderMarkKey(pk(V))], 3600, [providerNote]);
+    await store.putEvents([replyNoP, replyWithP, quote, repost, reaction, mention, mentionOfOther, follows, zap, forged, ownReaction, vanisher]);
     await store.putEvents([lateParent]);
     expect(await rows(context.server)).toEqual([
       { type: 'REPLY', event: replyNoP.id, target: note1.id },
@@ -107,7 +115,8 @@ describe.each(BOTH_STORES)('notifications over GraphQL ($name)', ({ open }) => {
       { type: 'REPLY', event: lateReply.id, target: lateParent.id },
       { type: 'REACTION', event: vanisher.id, target: note1.id },
     ]);
-    expect(await counts(context.server)).toEqual({ total: 11, zap: 1, reply: 3, quote: 1, repost: 1, reaction: 2, mention: 2, follow: 1 });
+    // Counts are the index's: the forged receipt counts there (every check but the provider's).
+    expect(await counts(context.server)).toEqual({ total: 12, zap: 2, reply: 3, quote: 1, repost: 1, reaction: 2, mention: 2, follow: 1 });
     expect(await counts(context.server, T + 16)).toEqual({ total: 5, zap: 0, reply: 2, quote: 1, repost: 1, reaction: 1, mention: 0, follow: 0 });
     // Types and since narrow it.
     expect((await rows(context.server, { types: ['REPLY', 'ZAP'] })).map((row) => row.event)).toEqual([replyNoP.id, replyWithP.id, zap.id, lateReply.id]);
@@ -130,7 +139,7 @@ describe.each(BOTH_STORES)('notifications over GraphQL ($name)', ({ open }) => {
       { type: 'ZAP', event: zap.id, target: note2.id },
       { type: 'REPLY', event: lateReply.id, target: lateParent.id },
     ]);
-    expect(await counts(context.server)).toEqual({ total: 8, zap: 1, reply: 1, quote: 1, repost: 0, reaction: 1, mention: 3, follow: 1 });
+    expect(await counts(context.server)).toEqual({ total: 9, zap: 2, reply: 1, quote: 1, repost: 0, reaction: 1, mention: 3, follow: 1 });
     // A notifier deleting its own event: gone too.
     await store.putEvents([deletion('n-quote', { ids: [quote.id], at: T + 32 })]);
     expect((await rows(context.server)).map((row) => row.event)).not.toContain(quote.id);
@@ -143,7 +152,7 @@ describe.each(BOTH_STORES)('notifications over GraphQL ($name)', ({ open }) => {
     await store.putEvents([mutes]);
     expect((await rows(context.server)).map((row) => row.event)).toEqual([reaction.id, mentionOfOther.id, follows.id, lateReply.id]);
     // Counts are the index's, mutes not applied.
-    expect((await counts(context.server)).total).toBe(7);
+    expect((await counts(context.server)).total).toBe(8);
   });
 
   it('hostile arguments: a clear error, nothing read', async () => {

@@ -18,7 +18,7 @@ export type NotificationType =
   | 'REPLY'
   /** A kind 6 or 16 whose first `e` is the pubkey's event (NIP-18). */
   | 'REPOST'
-  /** A valid zap receipt (NIP-57) whose first `p` is the pubkey. */
+  /** A valid zap receipt (NIP-57) whose first `p` is the pubkey: a page shows it once it is signed by the pubkey's own LNURL provider (as `stats.zaps` counts it); `notificationCounts.zap` counts every receipt that passes the other checks. */
   | 'ZAP';
 
 export type RestEventQueryVariables = Exact<{

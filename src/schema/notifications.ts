@@ -12,6 +12,7 @@ import type { GraphQLContext } from './context.js';
 import { EventRef } from './event.js';
 import { PageInfoRef, type PageInfo } from './event-connection.js';
 import { latestLists } from './feed.js';
+import { providerVerdicts } from './zap-stats.js';
 import { loadWithinReadBound } from './loaders.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, FEED_SCAN_FACTOR, MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
 import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
@@ -21,8 +22,9 @@ import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
  * keep as events arrive (store/notification-index.ts): a page is one range read per type asked,
  * newest first, then by id, whatever the recipient has gathered; the events are then read and the
  * pubkey's own public mutes applied (a muted author, thread, hashtag or word; a zap by its sender),
- * up to FEED_SCAN_FACTOR × `first` examined, as the feed does. Counts are read from the index as
- * ranges (created_at >= since) and do not apply mutes.
+ * up to FEED_SCAN_FACTOR × `first` examined, as the feed does; a zap shows once its receipt is
+ * signed by the pubkey's own provider (as `stats.zaps` counts it). Counts are read from the index as
+ * ranges (created_at >= since) and apply neither mutes nor the provider check.
  */
 
 export interface Notification {
@@ -45,7 +47,7 @@ interface NotificationConnection {
 export const NotificationTypeRef = builder.enumType('NotificationType', {
   description: 'Why an event notifies a pubkey; an event has one type per recipient, the first of these that fits (DESIGN "Screens").',
   values: {
-    ZAP: { description: 'A valid zap receipt (NIP-57) whose first `p` is the pubkey.' },
+    ZAP: { description: "A valid zap receipt (NIP-57) whose first `p` is the pubkey: a page shows it once it is signed by the pubkey's own LNURL provider (as `stats.zaps` counts it); `notificationCounts.zap` counts every receipt that passes the other checks." },
     REPLY: { description: "A kind 1 or 1111 whose parent (NIP-10, NIP-22) is the pubkey's event, whether it tags the pubkey or not." },
     QUOTE: { description: "An event with a `q` tag naming the pubkey's event (NIP-18)." },
     REPOST: { description: "A kind 6 or 16 whose first `e` is the pubkey's event (NIP-18)." },
@@ -112,12 +114,22 @@ function typesOf(types: readonly NotificationType[] | null | undefined): readonl
   return [...new Set(types)];
 }
 
-/** Whether the pubkey's mutes hide this notification: its event as the feed judges one, a zap also by its sender. */
-function hidden(notification: NotificationEntry, event: StoredEvent, mutes: Mutes): boolean {
+/**
+ * Whether a notification is left out of the page: its event muted as the feed judges one; a zap
+ * also by its sender, and unless its receipt is signed by the pubkey's own LNURL provider as last
+ * checked (DESIGN: a valid receipt; `provider` undefined: not known yet, so none is shown).
+ */
+function hidden(notification: NotificationEntry, event: StoredEvent, mutes: Mutes, provider: string | undefined): boolean {
   if (isMuted(event.event, mutes)) return true;
-  if (notification.type !== 'ZAP' || mutes.pubkeys.size === 0) return false;
+  if (notification.type !== 'ZAP') return false;
   const receipt = readZapReceipt(event.event);
-  return isZapReceipt(receipt) && mutes.pubkeys.has(receipt.sender);
+  return !isZapReceipt(receipt) || receipt.provider !== provider || mutes.pubkeys.has(receipt.sender);
+}
+
+/** The pubkey's LNURL provider's signing key as last checked (zaps/zap-providers.ts), or undefined. */
+async function zapProviderOf(pubkey: string, context: GraphQLContext): Promise<string | undefined> {
+  const [verdict] = await providerVerdicts([pubkey], context);
+  return verdict !== undefined && verdict !== 'pending' && 'provider' in verdict ? verdict.provider : undefined;
 }
 
 interface NotificationArguments {
@@ -141,6 +153,7 @@ export async function notificationPage(pubkey: string, args: NotificationArgumen
   let examined = 0;
   let more = true;
   let last: ReplyPosition | undefined;
+  let provider: string | undefined | null = null;
   while (edges.length < size && examined < limit && more) {
     const want = Math.min(size - edges.length, limit - examined);
     // One past what is wanted: whether more follow.
@@ -156,9 +169,11 @@ export async function notificationPage(pubkey: string, args: NotificationArgumen
       MAX_EVENT_BYTES,
     );
     if (found.length < entries.length) throw new LookupError('response_too_large');
+    // Zaps on the page: the pubkey's provider is read once a request.
+    if (provider === null && entries.some((entry) => entry.type === 'ZAP')) provider = await zapProviderOf(pubkey, context);
     entries.forEach((entry, index) => {
       const held = found[index];
-      if (!held || isDeleted(held) || hidden(entry, held, mutes)) return;
+      if (!held || isDeleted(held) || hidden(entry, held, mutes, provider ?? undefined)) return;
       edges.push({ cursor: encodeCursor(entry, 'notifications'), node: { type: entry.type, token: entry.token, event: held, createdAt: entry.createdAt } });
     });
     examined += entries.length;

@@ -58,7 +58,11 @@ const ZAP_SENDER_COST = 1.5;
  * its provider's group only. Nothing else is read: receipts naming other recipients, or signed by
  * anyone but a recipient's provider, cost a read nothing, however many there are.
  */
-async function zapStatsOf(subject: ZapSubject, recipients: readonly string[], context: GraphQLContext): Promise<ZapStats> {
+/**
+ * Each recipient's provider answer (zaps/zap-providers.ts): from its profile (its LNURL) and the
+ * answer held; with the service's providers, a missing or stale one is asked in the background.
+ */
+export async function providerVerdicts(recipients: readonly string[], context: GraphQLContext): Promise<ProviderVerdict[]> {
   const { loaders, zaps, budget } = context;
   // A recipient's profile and provider answer are read: charged as an object each.
   budget.charge(recipients.length);
@@ -66,7 +70,7 @@ async function zapStatsOf(subject: ZapSubject, recipients: readonly string[], co
     Promise.allSettled(recipients.map((recipient) => loaders.profiles.load(recipient))),
     Promise.all(recipients.map((recipient) => loaders.zapProviderNotes.load(recipient))),
   ]);
-  const verdicts = recipients.map((recipient, index): ProviderVerdict => {
+  return recipients.map((recipient, index): ProviderVerdict => {
     const profile = profiles[index] as PromiseSettledResult<Held>;
     // A profile that could not be read (relays unavailable): its provider is unknown for now.
     if (profile.status === 'rejected') return 'pending';
@@ -75,6 +79,11 @@ async function zapStatsOf(subject: ZapSubject, recipients: readonly string[], co
     const note = notes[index] ?? null;
     return zaps ? zaps.verdict(recipient, metadata, note) : readVerdict(metadata, note, Number.POSITIVE_INFINITY).verdict;
   });
+}
+
+async function zapStatsOf(subject: ZapSubject, recipients: readonly string[], context: GraphQLContext): Promise<ZapStats> {
+  const { loaders, budget } = context;
+  const verdicts = await providerVerdicts(recipients, context);
   const asked = recipients.flatMap((recipient, index) => {
     const verdict = verdicts[index] as ProviderVerdict;
     if (verdict !== 'pending' && !('provider' in verdict)) return [];
