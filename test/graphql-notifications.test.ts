@@ -6,7 +6,9 @@ import { checkRelations } from '../src/store/relation-check.js';
 import { BOTH_STORES, type OpenedStore } from './support/both-stores.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
 import { pubkeyOf, secretKey, signed } from './support/events.js';
+import { type LoopbackRelay, startLoopbackRelay } from './support/loopback-relay.js';
 import { collectPages, postGraphql, startTestServer, type TestServer } from './support/test-server.js';
+import { createTestStore, type TestStore } from './support/test-store.js';
 import { zapReceipt } from './support/zaps.js';
 import { zapProviderMarkKey } from '../src/zaps/zap-providers.js';
 
@@ -231,5 +233,42 @@ describe.each(BOTH_STORES)('notification counts since any time, over many days (
       expect([since, counts.MENTION]).toEqual([since, mentions.filter((event) => event.created_at >= since).length]);
     }
     expect((await context.opened.store.relations.notificationCounts(pk(V))).MENTION).toBe(30);
+  });
+});
+
+describe('notifications with relays: what names the pubkey, and what relates to its recent events', () => {
+  const context = {} as { relay: LoopbackRelay; store: TestStore; server: TestServer };
+  const note = signed(V, { created_at: T, content: 'in the index' });
+  // On the relay only: a mention, a reaction that tags V, and a reply that does not (found by `#e` of V's note).
+  const onRelay = [
+    signed('nr-mention', { created_at: T + 3, content: 'hi', tags: [['p', pk(V)]] }),
+    signed('nr-react', { kind: 7, created_at: T + 2, content: '+', tags: [['e', note.id], ['p', pk(V)]] }),
+    signed('nr-reply', { created_at: T + 1, content: 'no p tag', tags: [['e', note.id, '', 'root']] }),
+  ];
+  beforeAll(async () => {
+    context.relay = await startLoopbackRelay({ events: [note, ...onRelay] });
+    context.store = await createTestStore();
+    await context.store.store.putEvents([note]);
+    context.server = await startTestServer(context.store.store, { relays: { urls: [context.relay.url], outbox: { enabled: false, relaysPerPubkey: 3, maxRelays: 8 } } });
+  });
+  afterAll(async () => {
+    await context.server?.close();
+    await context.store?.cleanup();
+    await context.relay?.stop();
+  });
+
+  it('a first page asks the relays for `#p` of the pubkey and the relationships of its recent events, once per RELATIONS_TTL', async () => {
+    expect(await rows(context.server)).toEqual([
+      { type: 'MENTION', event: onRelay[0]!.id, target: null },
+      { type: 'REACTION', event: onRelay[1]!.id, target: note.id },
+      { type: 'REPLY', event: onRelay[2]!.id, target: note.id },
+    ]);
+    const asked = context.relay.requests.flat();
+    expect(asked).toContainEqual({ '#p': [pk(V)], kinds: [1, 3, 6, 7, 16, 1111, 9735, 30023], limit: 500 });
+    expect(asked.some((filter) => filter['#e']?.includes(note.id))).toBe(true);
+    const before = context.relay.requests.length;
+    await rows(context.server);
+    expect(context.relay.requests.length).toBe(before);
+    expect((await checkRelations(context.store.store)).notificationDifferences).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@ import { isLowerHex64 } from '../nostr/identifiers.js';
 import { isEphemeralKind, supersedes } from '../nostr/kinds.js';
 import { FOLLOW_LIST_KIND } from '../nostr/follows.js';
 import { COMMENT_KIND, RELATION_KINDS } from '../nostr/relationships.js';
+import { ZAP_RECEIPT_KIND } from '../nostr/zaps.js';
 import { readRelaysOf, RELAY_LIST_KIND, writeRelaysOf } from '../nostr/relay-list.js';
 import type { RelayPool } from '../relays/relay-pool.js';
 import { relayUrlForLog } from '../relays/relay-url.js';
@@ -138,6 +139,34 @@ export const NOTES: FillSubject = {
   authorRelays: {
     authorsOf: async (targets) => new Map(targets.map((target) => [target, target.slice(0, 64)])),
     relaysOf: writeRelaysOf,
+  },
+};
+
+/**
+ * The kinds that may notify a pubkey by naming it in a `p` tag (nostr/notifications.ts): notes,
+ * comments and articles (mentions, and replies that tag it), follow lists, reposts, reactions, zap
+ * receipts.
+ */
+export const NOTIFYING_KINDS = [1, 3, 6, 7, 16, COMMENT_KIND, ZAP_RECEIPT_KIND, 30023];
+
+/**
+ * What names a pubkey (`Pubkey.notifications`): `{"#p":[pubkey],"kinds":NOTIFYING_KINDS}`, asked of
+ * RELAYS and the pubkey's read (inbox) relays (NIP-65: where others write to it), up to
+ * RELATIONS_MAX_EVENTS per fill, once per RELATIONS_TTL. Replies and reactions that do not tag the
+ * pubkey are found through its recent events' relationships (EVENT_RELATIONS), which the
+ * notifications loader asks for beside this (schema/loaders.ts).
+ */
+export const NOTIFICATIONS: FillSubject = {
+  name: 'notifications',
+  markKey: (pubkey) => `notifications:${pubkey}`,
+  refreshMarkKey: (pubkey) => `notifications-refresh:${pubkey}`,
+  filters: (pubkey) => [{ '#p': [pubkey], kinds: NOTIFYING_KINDS }],
+  maxEvents: (config) => config.relations.maxEvents,
+  relays: (config) => config.urls,
+  isTarget: isLowerHex64,
+  authorRelays: {
+    authorsOf: async (targets) => new Map(targets.map((target) => [target, target])),
+    relaysOf: readRelaysOf,
   },
 };
 

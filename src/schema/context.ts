@@ -98,7 +98,9 @@ export function createContext({ store, limits, fill, client = '', maxObjects, ma
   const notes = relationFillFor(fill.notes, relays.request);
   // And a search, of SEARCH_RELAYS when there are any (SEARCH).
   const search = relationFillFor(fill.profileSearch, relays.request);
-  return { loaders: createLoaders(store, relays, { relations, followers, notes, search }, reads), relays, ...shared, relationFill: relations };
+  // And what names a pubkey, for its notifications (NOTIFICATIONS).
+  const notifications = relationFillFor(fill.notifications, relays.request);
+  return { loaders: createLoaders(store, relays, { relations, followers, notes, search, notifications }, reads), relays, ...shared, relationFill: relations };
 }
 
 /**

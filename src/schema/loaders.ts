@@ -78,11 +78,16 @@ export interface ReplyPageKey {
  * part of the index is read: an event's relationships (a test may hand this one in without relays),
  * and with relays the follow lists naming a pubkey, an author's notes and a search's profiles.
  */
+/** A notifications fill asks for the relationships of the pubkey's most recent events of these kinds, this many. */
+const RECENT_EVENT_KINDS = [1, 1111, 30023];
+const RECENT_EVENTS_FILLED = 10;
+
 export interface RelationFills {
   relations?: RelationFill;
   followers?: RelationFill;
   notes?: RelationFill;
   search?: RelationFill;
+  notifications?: RelationFill;
 }
 
 /** Relay fill for one request: the shared read-through path and this request's deadline, hints and authors. */
@@ -96,7 +101,7 @@ export interface RequestFill {
  * or, without relays, one store read.
  */
 export function createLoaders(store: EventStore, relays?: RequestFill, fills: RelationFills = {}, reads?: ReadReceipt): Loaders {
-  const { relations: relationFill, followers: followersFill, notes: notesFill, search: searchFill } = fills;
+  const { relations: relationFill, followers: followersFill, notes: notesFill, search: searchFill, notifications: notificationsFill } = fills;
   const profiles = new DataLoader<string, Held>(
     (pubkeys): Promise<ReadAnswer[]> =>
       relays ? relays.fill.profiles(pubkeys, relays.request) : counted('profile', guarded(() => store.getProfiles(pubkeys, reads)), reads),
@@ -212,8 +217,24 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     }
     return search;
   };
-  const notifications = (recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number) => {
+  // With relays, a first page asks them first (once per request and pubkey): what names the
+  // pubkey (NOTIFICATIONS), and the relationships of its most recent events (EVENT_RELATIONS), so
+  // that a reply that does not tag it is found too. A fill's failure leaves the index's answer.
+  const notificationFills = new Map<string, Promise<void>>();
+  const fillNotifications = (recipient: string) => {
+    let filled = notificationFills.get(recipient);
+    if (!filled) {
+      filled = (async () => {
+        const recent = relationFill ? guarded(() => store.relations.notes(recipient, RECENT_EVENT_KINDS, null, RECENT_EVENTS_FILLED)) : Promise.resolve([]);
+        await Promise.all([notificationsFill?.ensure([recipient]), recent.then((positions) => relationFill?.ensure(positions.map(({ id }) => id)))]);
+      })();
+      notificationFills.set(recipient, filled);
+    }
+    return filled;
+  };
+  const notifications = async (recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number) => {
     notKept();
+    if (after === null && (notificationsFill || relationFill)) await fillNotifications(recipient);
     return guarded(() => store.relations.notifications(recipient, types, after, first));
   };
   const notificationCounts = (recipient: string, since: number | undefined) => {
