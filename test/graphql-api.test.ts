@@ -224,6 +224,7 @@ describe('unexpected failures are masked', () => {
         replies: async () => [],
         allReplies: async () => [],
         notifications: async () => [],
+        timelines: async () => [],
         notificationCounts: async () => {
           throw new TypeError(secret);
         },

@@ -171,7 +171,7 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     },
     { cacheKeyFn: ({ author, kinds, after, first }) => `${author}:${kinds.join(',')}:${after ? `${after.createdAt}:${after.id}` : ''}:${first}` },
   );
-  const timelines = (pages: readonly NotePageKey[]) => readNotes(pages);
+  const timelines = (pages: readonly NotePageKey[]) => readBeside(() => store.relations.timelines(pages));
   const zapTotals = new DataLoader<ZapQuery, ZapTotal, string>((queries) => readBeside(() => store.relations.zapTotals(queries)), {
     cacheKeyFn: ({ subject, recipient, provider }) => `${subject}:${recipient}:${provider ?? ''}`,
   });

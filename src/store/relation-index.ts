@@ -56,6 +56,14 @@ export interface ReplyPosition {
   bytes?: number;
 }
 
+/** A page of an author's notes of some kinds (`timelines`). */
+export interface NotePage {
+  author: string;
+  kinds: readonly number[];
+  after: ReplyPosition | null;
+  first: number;
+}
+
 /** One author's list of one kind (`notes`), as `relations check` walks them. */
 export interface NoteFeed {
   author: string;
@@ -75,6 +83,11 @@ export interface RelationIndex extends ZapIndex, FollowIndex, SearchIndex, Notif
    * by id (DESIGN "Relationships"): one round trip whatever the kinds.
    */
   notes(author: string, kinds: readonly number[], after: ReplyPosition | null, first: number): Promise<ReplyPosition[]>;
+  /**
+   * `notes` for many authors at once (a home feed's merge, schema/feed.ts): each page's answer, in
+   * the order asked, in as few round trips as the store can.
+   */
+  timelines(pages: readonly NotePage[]): Promise<ReplyPosition[][]>;
   /** Every (author, kind) list that holds an event (for `relations check`), in batches. */
   noteFeeds(): AsyncIterable<NoteFeed[]>;
   /** Every target that has anything in the index (for `relations check`), in batches. */

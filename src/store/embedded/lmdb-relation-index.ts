@@ -12,6 +12,7 @@ import {
   compareNotes,
   MAX_REACTION_CONTENTS,
   type NoteFeed,
+  type NotePage,
   notePlace,
   type RelationIndex,
   type RelationStats,
@@ -378,21 +379,27 @@ export class LmdbRelationIndex implements RelationIndex {
   }
 
   notes(author: string, kinds: readonly number[], after: ReplyPosition | null, first: number): Promise<ReplyPosition[]> {
-    return this.transactions.read(() => {
-      // The first `first` of each kind's list, merged: the first `first` of them all.
-      const found: ReplyPosition[] = [];
-      for (const kind of kinds) {
-        const prefix = `n:${author}:${kind}:`;
-        const start = after ? `${prefix}${replyMember(notePlace(after))}` : prefix;
-        let taken = 0;
-        for (const { key, value } of this.db.getRange({ start, end: `n:${author}:${kind};` })) {
-          if (key === start && after) continue; // `after` is exclusive
-          found.push({ ...notePlace(replyPositionOf(key.slice(prefix.length))), bytes: Number(value) });
-          if (++taken >= first) break;
-        }
+    return this.transactions.read(() => this.readNotes({ author, kinds, after, first }));
+  }
+
+  timelines(pages: readonly NotePage[]): Promise<ReplyPosition[][]> {
+    return this.transactions.read(() => pages.map((page) => this.readNotes(page)));
+  }
+
+  /** The first `first` of each kind's list, merged: the first `first` of them all. */
+  private readNotes({ author, kinds, after, first }: NotePage): ReplyPosition[] {
+    const found: ReplyPosition[] = [];
+    for (const kind of kinds) {
+      const prefix = `n:${author}:${kind}:`;
+      const start = after ? `${prefix}${replyMember(notePlace(after))}` : prefix;
+      let taken = 0;
+      for (const { key, value } of this.db.getRange({ start, end: `n:${author}:${kind};` })) {
+        if (key === start && after) continue; // `after` is exclusive
+        found.push({ ...notePlace(replyPositionOf(key.slice(prefix.length))), bytes: Number(value) });
+        if (++taken >= first) break;
       }
-      return found.sort(compareNotes).slice(0, first);
-    });
+    }
+    return found.sort(compareNotes).slice(0, first);
   }
 
   async *noteFeeds(): AsyncIterable<NoteFeed[]> {

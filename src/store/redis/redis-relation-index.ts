@@ -11,6 +11,7 @@ import {
   compareNotes,
   MAX_REACTION_CONTENTS,
   type NoteFeed,
+  type NotePage,
   notePlace,
   type RelationIndex,
   type RelationStats,
@@ -24,7 +25,7 @@ import { SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '../search-i
 import { msatsOfParts, msatsParts, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey } from '../zap-index.js';
 import { EVENTS_END, eventMember, isListedKind, kindRange } from './author-list.js';
 import { AUTHOR_LIST_KEY_TYPE, RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY_TYPES } from './keys.js';
-import { ENSURE_NOTE_SCRIPT, FOLLOW_MANY_SCRIPT, FOLLOW_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
+import { ENSURE_NOTE_SCRIPT, FOLLOW_MANY_SCRIPT, FOLLOW_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, TIMELINES_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
 import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
 import type { NotificationType } from '../../nostr/notifications.js';
@@ -56,6 +57,7 @@ declare module 'ioredis' {
     nostrZap(groups: string, senders: string, delta: string, group: Buffer, recipient: Buffer, sender: Buffer, high: string, low: string, ledger: Buffer): Result<number | null, Context>;
     nostrSearchProfile(words: string, removals: string, lexical: string, followers: string, ranks: string, pubkey: Buffer, delta: string, createdAt: string, id: string, profileWords: string): Result<number, Context>;
     nostrSearchFollowers(words: string, followers: string, ranks: string, records: Buffer): Result<number, Context>;
+    nostrTimelinesBuffer(numberOfKeys: number, ...keysThenArguments: (string | Buffer)[]): Result<Buffer[][], Context>;
     nostrSearchBuffer(words: string, lexical: string, followers: string, ranks: string, first: string, limit: string, walk: string, ...asked: string[]): Result<Buffer[], Context>;
   }
 }
@@ -69,6 +71,9 @@ export const LEDGER_ID_BYTES = 12;
 
 /** An event's entry in its targets' ledgers. */
 const ledgerOf = (event: NostrEvent) => Buffer.from(event.id.slice(0, 2 * LEDGER_ID_BYTES), 'hex');
+
+/** Authors' lists per TIMELINES call, at most (a feed reads up to 2,000: a few calls). */
+const TIMELINES_PER_CALL = 500;
 
 /** Follower changes per FOLLOW call, at most: a script runs alone on its node, so a long one holds it. */
 const FOLLOW_PAIRS = 500;
@@ -187,6 +192,7 @@ export class RedisRelationIndex implements RelationIndex {
     client.defineCommand('nostrSearchProfile', { numberOfKeys: 4, lua: SEARCH_PROFILE_SCRIPT });
     client.defineCommand('nostrSearchFollowers', { numberOfKeys: 2, lua: SEARCH_FOLLOWERS_SCRIPT });
     client.defineCommand('nostrSearch', { numberOfKeys: 3, lua: SEARCH_SCRIPT });
+    client.defineCommand('nostrTimelines', { lua: TIMELINES_SCRIPT });
   }
 
   /**
@@ -511,6 +517,42 @@ export class RedisRelationIndex implements RelationIndex {
         .map((member) => notePlace(replyPositionOfBytes(member.subarray(2))))
         .sort(compareNotes)
         .slice(0, first);
+    });
+  }
+
+  timelines(pages: readonly NotePage[]): Promise<ReplyPosition[][]> {
+    // A cluster's scripts keep to one slot: a page each, sent together.
+    if (this.client instanceof Cluster) return Promise.all(pages.map(({ author, kinds, after, first }) => this.notes(author, kinds, after, first)));
+    return this.commands.read(async () => {
+      const found: Buffer[][] = [];
+      // Pages of one `first` in one call, TIMELINES_PER_CALL at most (a script holds its node).
+      const byFirst = new Map<number, number[]>();
+      pages.forEach(({ first }, index) => byFirst.set(first, [...(byFirst.get(first) ?? []), index]));
+      const calls: Promise<void>[] = [];
+      for (const [first, indexes] of byFirst) {
+        for (let start = 0; start < indexes.length; start += TIMELINES_PER_CALL) {
+          const part = indexes.slice(start, start + TIMELINES_PER_CALL);
+          const keys = part.map((index) => this.keys.author((pages[index] as NotePage).author).list);
+          const args = part.flatMap((index) => {
+            const { kinds, after } = pages[index] as NotePage;
+            return [String(kinds.length), ...kinds.flatMap((kind) => kindRange(kind, after))];
+          });
+          calls.push(
+            this.client.nostrTimelinesBuffer(keys.length, ...keys, String(first), ...args).then((lists) => {
+              part.forEach((index, at) => {
+                found[index] = lists[at] ?? [];
+              });
+            }),
+          );
+        }
+      }
+      await Promise.all(calls);
+      return pages.map(({ first }, index) =>
+        (found[index] ?? [])
+          .map((member) => notePlace(replyPositionOfBytes(member.subarray(2))))
+          .sort(compareNotes)
+          .slice(0, first),
+      );
     });
   }
 
