@@ -14,7 +14,7 @@ import type { NostrEvent } from '../../src/nostr/event.js';
 import type { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
 import type { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { startTestServer } from '../../test/support/test-server.js';
-import { fixed, openStorePair, printTable } from './store-pair.js';
+import { fixed, openStorePair, printTable, type Timing, timeRequests } from './store-pair.js';
 import { seeded } from './recall/network/random.js';
 
 const { values: options } = parseArgs({
@@ -52,35 +52,6 @@ async function fill(store: RedisEventStore | LmdbEventStore, viewer: string, aut
   await flush();
 }
 
-interface Timing {
-  median: number;
-  p99: number;
-}
-
-async function time(store: RedisEventStore | LmdbEventStore, queries: readonly [string, string][], rounds: number): Promise<Map<string, Timing>> {
-  const server = await startTestServer(store, { graphql: { maxCost: 20_000 } });
-  try {
-    const times = new Map<string, number[]>(queries.map(([label]) => [label, []]));
-    for (let round = -10; round < rounds; round++) {
-      for (const [label, query] of queries) {
-        const started = performance.now();
-        const response = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
-        const body = (await response.json()) as { errors?: unknown; data?: unknown };
-        if (response.status !== 200 || body.errors || !body.data) throw new Error(`${label}: ${response.status} ${JSON.stringify(body).slice(0, 500)}`);
-        if (round >= 0) times.get(label)?.push(performance.now() - started); // the first ten warm up
-      }
-    }
-    return new Map(
-      [...times].map(([label, all]) => {
-        const sorted = [...all].sort((a, b) => a - b);
-        return [label, { median: sorted[Math.floor(sorted.length / 2)] as number, p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] as number }];
-      }),
-    );
-  } finally {
-    await server.close();
-  }
-}
-
 async function main() {
   const authorCount = Number(options.authors);
   const notes = Number(options.notes);
@@ -97,12 +68,15 @@ async function main() {
       // A cursor some pages in: the 200th item of the feed.
       const deep = await fetchCursor(store, viewer);
       const feed = (after?: string) => `{ pubkey(pubkey: "${viewer}") { feed(first: 20${after ? `, after: "${after}"` : ''}) { edges { cursor node { id kind createdAt content } } pageInfo { hasNextPage endCursor } } } }`;
-      const queries: [string, string][] = [
-        ['profile', `{ profile(pubkey: "${viewer}") { pubkey name about } }`],
-        ['feed', feed()],
-        ['feed deep', feed(deep)],
-      ];
-      const timing = await time(store, queries, rounds);
+      const timing = await timeRequests(
+        store,
+        [
+          ['profile', { query: `{ profile(pubkey: "${viewer}") { pubkey name about } }` }],
+          ['feed', { query: feed() }],
+          ['feed deep', { query: feed(deep) }],
+        ],
+        rounds,
+      );
       const profile = timing.get('profile') as Timing;
       for (const label of ['feed', 'feed deep']) {
         const figures = timing.get(label) as Timing;

@@ -16,8 +16,7 @@ import type { NostrEvent } from '../../src/nostr/event.js';
 import type { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
 import { NOTIFICATION_KEY_TYPES, redisKeys } from '../../src/store/redis/keys.js';
 import type { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
-import { startTestServer } from '../../test/support/test-server.js';
-import { fixed, openStorePair, printTable } from './store-pair.js';
+import { fixed, openStorePair, printTable, type TimedRequest, type Timing, timeRequests } from './store-pair.js';
 import { totalUsage } from './redis-memory.js';
 
 const { values: options } = parseArgs({
@@ -54,38 +53,6 @@ async function fill(store: RedisEventStore | LmdbEventStore, recipient: string, 
   await store.putEvents(batch.splice(0));
 }
 
-interface Timing {
-  median: number;
-  p99: number;
-}
-
-/** Each request's median and p99 over `rounds`, interleaved: [label, GraphQL query or REST path]. */
-async function time(store: RedisEventStore | LmdbEventStore, requests: readonly [string, string][], rounds: number): Promise<Map<string, Timing>> {
-  const server = await startTestServer(store, { graphql: { maxCost: 20_000 } });
-  try {
-    const times = new Map<string, number[]>(requests.map(([label]) => [label, []]));
-    for (let round = -10; round < rounds; round++) {
-      for (const [label, request] of requests) {
-        const started = performance.now();
-        const response = request.startsWith('/')
-          ? await fetch(`${server.url}${request}`)
-          : await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: request.split('|')[0], variables: JSON.parse(request.split('|')[1] ?? '{}') }) });
-        const text = await response.text();
-        if (response.status !== 200 || text.includes('"errors"')) throw new Error(`${label}: ${response.status} ${text.slice(0, 500)}`);
-        if (round >= 0) times.get(label)?.push(performance.now() - started); // the first ten warm up
-      }
-    }
-    return new Map(
-      [...times].map(([label, all]) => {
-        const sorted = [...all].sort((a, b) => a - b);
-        return [label, { median: sorted[Math.floor(sorted.length / 2)] as number, p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] as number }];
-      }),
-    );
-  } finally {
-    await server.close();
-  }
-}
-
 async function main() {
   const count = Number(options.notifications);
   const rounds = Number(options.rounds);
@@ -100,19 +67,19 @@ async function main() {
       await fill(store, big, count, 'big');
       await fill(store, small, 10, 'small');
       process.stderr.write(`${name}: ${count + 10} notifications written in ${fixed((performance.now() - started) / 1000, 1)} s\n`);
-      const requests: [string, string][] = [['profile', `{ profile(pubkey: "${big}") { pubkey name about } }`]];
+      const requests: [string, TimedRequest][] = [['profile', { query: `{ profile(pubkey: "${big}") { pubkey name about } }` }]];
       for (const [who, pubkey] of [
         [`${count}`, big],
         ['10', small],
       ] as const) {
         requests.push(
-          [`page ${who}`, `{ pubkey(pubkey: "${pubkey}") { notifications(first: 20) { edges { cursor node { type createdAt event { id kind content } target { id } } } pageInfo { hasNextPage endCursor } } } }`],
-          [`counts ${who}`, `{ pubkey(pubkey: "${pubkey}") { notificationCounts { total zap reply quote repost reaction mention follow } } }`],
-          [`REST ${who}`, `/notifications?pubkey=${pubkey}&limit=20`],
-          [`operation ${who}`, `${operation}|${JSON.stringify({ pubkey, first: 20 })}`],
+          [`page ${who}`, { query: `{ pubkey(pubkey: "${pubkey}") { notifications(first: 20) { edges { cursor node { type createdAt event { id kind content } target { id } } } pageInfo { hasNextPage endCursor } } } }` }],
+          [`counts ${who}`, { query: `{ pubkey(pubkey: "${pubkey}") { notificationCounts { total zap reply quote repost reaction mention follow } } }` }],
+          [`REST ${who}`, { path: `/notifications?pubkey=${pubkey}&limit=20` }],
+          [`operation ${who}`, { query: operation, variables: { pubkey, first: 20 } }],
         );
       }
-      const timing = await time(store, requests, rounds);
+      const timing = await timeRequests(store, requests, rounds);
       const profile = timing.get('profile') as Timing;
       const against = (label: string, base: Timing, what: string) => {
         const figures = timing.get(label) as Timing;

@@ -88,6 +88,46 @@ export async function medianGraphqlTimes(store: RedisEventStore | LmdbEventStore
   }
 }
 
+export interface Timing {
+  median: number;
+  p99: number;
+}
+
+/** A request of `timeRequests`: a GraphQL query (with its variables), or a GET path. */
+export type TimedRequest = { query: string; variables?: Record<string, unknown> } | { path: string };
+
+/**
+ * Each request's median and p99 over `rounds` rounds (after ten that warm up), the requests
+ * interleaved within a round, sequential, to the service's app on a loopback port over `store`. A
+ * request that fails, or a GraphQL answer with errors, stops the run.
+ */
+export async function timeRequests(store: RedisEventStore | LmdbEventStore, requests: readonly [label: string, request: TimedRequest][], rounds: number): Promise<Map<string, Timing>> {
+  const server = await startTestServer(store, { graphql: { maxCost: 20_000 } });
+  try {
+    const times = new Map<string, number[]>(requests.map(([label]) => [label, []]));
+    for (let round = -10; round < rounds; round++) {
+      for (const [label, request] of requests) {
+        const started = performance.now();
+        const response =
+          'path' in request
+            ? await fetch(`${server.url}${request.path}`)
+            : await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
+        const text = await response.text();
+        if (response.status !== 200 || ('query' in request && (JSON.parse(text) as { errors?: unknown }).errors)) throw new Error(`${label}: ${response.status} ${text.slice(0, 500)}`);
+        if (round >= 0) times.get(label)?.push(performance.now() - started);
+      }
+    }
+    return new Map(
+      [...times].map(([label, all]) => {
+        const sorted = [...all].sort((a, b) => a - b);
+        return [label, { median: sorted[Math.floor(sorted.length / 2)] as number, p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] as number }];
+      }),
+    );
+  } finally {
+    await server.close();
+  }
+}
+
 /** The rows on stderr as they are, and the command with its table on stdout (for BENCHMARKS.md). */
 export function printTable(command: string, rows: readonly string[]): void {
   process.stderr.write(`${rows.join('\n')}\n`);
