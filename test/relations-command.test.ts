@@ -77,12 +77,14 @@ describe.each(STORES)('nostr-lookup relations check | rebuild ($name)', ({ open 
       const noteLists = new Set(events.filter((event) => isNoteKind(event.kind)).map((event) => `${event.pubkey}:${event.kind}`)).size;
       expect(noteLists).toBe(4);
       const clean = { differences: 0, shown: { differences: [], zapDifferences: [], followDifferences: [], noteDifferences: [], searchDifferences: [], notificationDifferences: [] } };
-      expect(JSON.parse(ok.stdout)).toEqual({ action: 'check', events: 5, targets: 1, zapped: 0, follows: 0, notes: noteLists, search: 1, ...clean });
+      expect(JSON.parse(ok.stdout)).toEqual({ action: 'check', events: 5, targets: 1, zapped: 0, follows: 0, notes: noteLists, search: 1, notified: 1, ...clean });
 
       await subject.lose();
       const lost = await run(['check'], subject.env);
       expect(lost.code).toBe(2);
-      expect(lost.stdout).toContain(`differences ${1 + noteLists + 1}\n`);
+      expect(lost.stdout).toContain(`differences ${1 + noteLists + 1 + 1}\n`);
+      // Alice's notifications: the reaction, the reply and the repost.
+      expect(lost.stdout).toContain(`  notifications of ${pubkeyOf('alice')}: 0 kept, 3 recounted (`);
       expect(lost.stdout).toContain(`  search of ${pubkeyOf('alice')}\n    maintained {"words":[],"followers":0,"indexed":true}\n    recounted  {"words":["alice","liddell"],"followers":0,"indexed":true}\n`);
       expect(lost.stdout).toContain(`  notes of ${target.pubkey} kind ${target.kind}\n    maintained 0 events\n    recounted  1 events\n`);
       expect(lost.stdout).toContain(`  ${target.id}\n`);
@@ -90,7 +92,7 @@ describe.each(STORES)('nostr-lookup relations check | rebuild ($name)', ({ open 
 
       const rebuilt = await run(['rebuild', '--json'], subject.env);
       expect(rebuilt).toMatchObject({ code: 0, stderr: '' });
-      expect(JSON.parse(rebuilt.stdout)).toEqual({ action: 'rebuild', events: 5, targets: 1, zapped: 0, follows: 0, notes: noteLists, search: 1, ...clean });
+      expect(JSON.parse(rebuilt.stdout)).toEqual({ action: 'rebuild', events: 5, targets: 1, zapped: 0, follows: 0, notes: noteLists, search: 1, notified: 1, ...clean });
       expect((await subject.store.relations.stats([target.id]))[0]).toEqual(before);
     } finally {
       await subject.cleanup();

@@ -83,12 +83,20 @@ export function directReasonsOf(event: NostrEvent): DirectReason[] {
   return [...reasons.values()];
 }
 
+/**
+ * Quoted events an event notifies about, at most: the first of its `q` tags. A recipient's record
+ * of one event holds a reason per quoted event of its own, rewritten at each change: without a cap,
+ * a note quoting 2,000 of someone's events would make each change rewrite 2,000 of them.
+ */
+export const MAX_QUOTES_NOTIFIED = 8;
+
 /** The reasons about target events (nostr/relationships.ts edges): whose they are is for the store to know. */
 export function targetReasonsOf(event: NostrEvent): TargetReason[] {
   const reasons: TargetReason[] = [];
+  let quotes = 0;
   for (const edge of relationEdgesOf(event)) {
     if (edge.reply && REPLY_KINDS.has(event.kind)) reasons.push({ type: 'REPLY', target: edge.target });
-    if (edge.quote) reasons.push({ type: 'QUOTE', target: edge.target });
+    if (edge.quote && quotes++ < MAX_QUOTES_NOTIFIED) reasons.push({ type: 'QUOTE', target: edge.target });
     if (edge.repost) reasons.push({ type: 'REPOST', target: edge.target });
     if (edge.reaction !== undefined) reasons.push({ type: 'REACTION', target: edge.target });
   }
