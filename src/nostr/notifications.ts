@@ -84,7 +84,7 @@ export function directReasonsOf(event: NostrEvent): DirectReason[] {
 }
 
 /**
- * Quoted events an event notifies about, at most: the first of its `q` tags. A recipient's record
+ * Quoted events an event notifies about, at most: those of its first 8 `q` tags. A recipient's record
  * of one event holds a reason per quoted event of its own, rewritten at each change: without a cap,
  * a note quoting 2,000 of someone's events would make each change rewrite 2,000 of them.
  */

@@ -227,7 +227,9 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
       filled = (async () => {
         const recent = relationFill ? guarded(() => store.relations.notes(recipient, RECENT_EVENT_KINDS, null, RECENT_EVENTS_FILLED)) : Promise.resolve([]);
         await Promise.all([notificationsFill?.ensure([recipient]), recent.then((positions) => relationFill?.ensure(positions.map(({ id }) => id)))]);
-      })();
+      })().catch(() => {
+        // The index's answer stands (the read that follows says if the store fails).
+      });
       notificationFills.set(recipient, filled);
     }
     return filled;

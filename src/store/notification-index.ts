@@ -75,10 +75,22 @@ export function inboundValue(event: NostrEvent, letters: string): string {
   return `${event.created_at} ${letters} ${authorPrefixOf(event.pubkey)}`;
 }
 
-export function readInboundValue(value: string): { createdAt: number; letters: string; authorPrefix: string } | undefined {
-  const [createdAt, letters, authorPrefix] = value.split(' ');
+/**
+ * An inbound record, or a removed one (`-` before it): a removal keeps what the record said, so
+ * that a target removed while the event is removed too (two writers, either order) still takes the
+ * reasons back (the target's side sends a removal for every record, removed or not; tombstones
+ * make the second removal a no-op). A target's addition reads the live records only.
+ */
+export function readInboundValue(value: string): { createdAt: number; letters: string; authorPrefix: string; removed: boolean } | undefined {
+  const removed = value.startsWith('-');
+  const [createdAt, letters, authorPrefix] = (removed ? value.slice(1) : value).split(' ');
   if (!createdAt || !letters || !authorPrefix) return undefined;
-  return { createdAt: Number(createdAt), letters, authorPrefix };
+  return { createdAt: Number(createdAt), letters, authorPrefix, removed };
+}
+
+/** Whether a target's transition (delta) sends the reasons of this inbound record. */
+export function drains(record: { removed: boolean }, delta: 1 | -1): boolean {
+  return delta < 0 || !record.removed;
 }
 
 /**

@@ -4,6 +4,7 @@ import { NOTIFICATION_TYPES, type NotificationType, TYPE_LETTERS, typeOfTokens }
 import {
   applyTokens,
   authorPrefixOf,
+  drains,
   inboundValue,
   NO_NOTIFICATION_COUNTS,
   type NotificationCounts,
@@ -32,7 +33,7 @@ const RECIPIENTS_PAGE = 500;
  * The notification index in the `relations` database (store/notification-index.ts), written inside
  * the events' own write transaction (one writer at a time: exact without tombstone races, though
  * the rule keeps them as Redis does, so that both stores hold the same):
- * - `ni:<target>:<event>` → the inbound record, `-` once taken away;
+ * - `ni:<target>:<event>` → the inbound record, `-<record>` once taken away;
  * - `nr:<recipient>:<event>` → the event's tokens for the recipient;
  * - `nz:<recipient>:<letter>:<replyMember of notePlace>` → '': the page order per type;
  * - `nd:<recipient>:<letter>:<day>` → how many of that type on that day (UTC): counts.
@@ -52,7 +53,7 @@ export class LmdbNotificationIndex implements NotificationIndex {
       const key = `ni:${target}:${event.id}`;
       const held = this.db.get(key);
       if (delta > 0 && held === undefined) inTransaction(this.db.put(key, inboundValue(event, letters)));
-      if (delta < 0) inTransaction(this.db.put(key, '-'));
+      if (delta < 0) inTransaction(this.db.put(key, `-${inboundValue(event, letters)}`));
       const author = this.authorOf(target);
       if (author !== undefined && author !== event.pubkey) this.notify(author, event.id, event.created_at, tokensOfInbound(letters, target), delta);
     }
@@ -61,7 +62,7 @@ export class LmdbNotificationIndex implements NotificationIndex {
     const prefix = `ni:${event.id}:`;
     for (const { key, value } of this.db.getRange({ start: prefix, end: `${prefix.slice(0, -1)};` })) {
       const record = readInboundValue(value);
-      if (!record || record.authorPrefix === own) continue;
+      if (!record || !drains(record, delta) || record.authorPrefix === own) continue;
       this.notify(event.pubkey, key.slice(prefix.length), record.createdAt, tokensOfInbound(record.letters, event.id), delta);
     }
   }

@@ -1242,8 +1242,8 @@ local function inbound(key, d, id, record)
     redis.call('HSET', key, id, record)
     return 1
   end
-  redis.call('HSET', key, id, '-')
-  if held and held ~= '-' then return 1 end
+  redis.call('HSET', key, id, '-' .. record)
+  if held and string.sub(held, 1, 1) ~= '-' then return 1 end
   return 0
 end
 `;
@@ -1251,8 +1251,9 @@ end
 /**
  * One event's record in one target's inbound notifications (store/notification-index.ts): KEYS[1]
  * `ni:{<target>}`; ARGV[1] 1 (add) or -1 (take away); ARGV[2] the event's id (32 bytes); ARGV[3]
- * the record (`<created_at> <letters> <author prefix>`). A removal leaves `-` for good, so that an
- * addition arriving after it changes nothing; an addition sent again changes nothing either.
+ * the record (`<created_at> <letters> <author prefix>`). A removal leaves `-<record>` for good, so
+ * that an addition arriving after it changes nothing, and the target's own removal still takes its
+ * reasons back (notification-index.ts readInboundValue); an addition sent again changes nothing either.
  * Returns 1 when the record changed, else 0.
  */
 export const INBOUND_SCRIPT = `${INBOUND_FUNCTION}

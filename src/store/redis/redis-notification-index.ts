@@ -3,6 +3,7 @@ import type { NostrEvent } from '../../nostr/event.js';
 import { NOTIFICATION_TYPES, type NotificationType, TYPE_LETTERS, typeOfTokens } from '../../nostr/notifications.js';
 import {
   authorPrefixOf,
+  drains,
   inboundValue,
   NO_NOTIFICATION_COUNTS,
   type NotificationCounts,
@@ -127,7 +128,7 @@ export class RedisNotificationIndex implements NotificationIndex {
       for (let at = 0; at + 1 < fields.length; at += 2) {
         const source = fields[at] as Buffer;
         const record = readInboundValue((fields[at + 1] as Buffer).toString());
-        if (!record || record.authorPrefix === own || source.length !== 32) continue;
+        if (!record || !drains(record, delta) || record.authorPrefix === own || source.length !== 32) continue;
         notify.push({ recipient: event.pubkey, id: source, place: notificationPlace({ createdAt: record.createdAt, id: source.toString('hex') }), tokens: tokensOfInbound(record.letters, event.id), delta });
       }
     });
@@ -215,7 +216,8 @@ export class RedisNotificationIndex implements NotificationIndex {
     return this.commands.run(async () => {
       const { order } = this.keys.notifications(recipient);
       // created_at >= since: places before (since - 1)'s, whose first 7 bytes are its mirrored time.
-      const bound = since === undefined ? PAST_PLACES : notificationPlace({ createdAt: Math.max(0, since - 1), id: '00'.repeat(32) }).subarray(0, 7);
+      // Every created_at is at least 0: since 0 (or none) is all of them.
+      const bound = since === undefined || since <= 0 ? PAST_PLACES : notificationPlace({ createdAt: since - 1, id: '00'.repeat(32) }).subarray(0, 7);
       const counts = await Promise.all(
         NOTIFICATION_TYPES.map((type) => this.client.zlexcount(order, Buffer.from(`[${TYPE_LETTERS[type]}`), Buffer.concat([Buffer.from(`(${TYPE_LETTERS[type]}`), bound]))),
       );
