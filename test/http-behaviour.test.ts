@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { profile, pubkeyOf } from './support/events.js';
 import { getJson, useTestServer } from './support/test-server.js';
+import { HOME_ROUTES } from '../src/http/routes/home.js';
+import { PACKAGE_VERSION } from '../src/version.js';
 
 const alice = profile('alice', { name: 'alice' });
 
@@ -65,7 +67,15 @@ describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
     expect(response.headers.get('access-control-allow-headers')).toBe('*');
   });
 
-  it.each(['/', '/events', '/event/', '/user-profile/x', '/EVENT', '/graphql/x', '/%2e%2e/etc/passwd'])(
+  it('GET / says where to go: the service, its version and its routes', async () => {
+    const response = await getJson(`${context.server.url}/`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(response.body).toEqual({ service: 'nostr-lookup', version: PACKAGE_VERSION, routes: HOME_ROUTES });
+    expect(Object.keys(HOME_ROUTES)).toEqual(expect.arrayContaining(['/graphql', '/docs', '/notifications?pubkey=…']));
+  });
+
+  it.each(['/index.html', '/events', '/event/', '/user-profile/x', '/EVENT', '/graphql/x', '/%2e%2e/etc/passwd'])(
     'unknown path %s is 404 JSON',
     async (path) => {
       const response = await getJson(`${context.server.url}${path}`);

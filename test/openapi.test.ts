@@ -75,7 +75,7 @@ describe('/openapi.json', () => {
       expect(responses['429']?.headers).toHaveProperty('retry-after');
     }
     // No request path of ours is missing, and none is there that we do not answer.
-    expect(Object.keys(document.paths).sort()).toEqual(['/event', '/feed', '/healthz', '/metrics', '/notifications', '/readyz', '/thread', '/user-profile']);
+    expect(Object.keys(document.paths).sort()).toEqual(['/', '/event', '/feed', '/healthz', '/metrics', '/notifications', '/readyz', '/thread', '/user-profile']);
   });
 
   it('lists every error code of the table that the REST routes answer, under its status', () => {

@@ -37,6 +37,7 @@ import { sendError } from './reply.js';
 import { registerRequestLog } from './request-log.js';
 import { errorResponse } from './rest-response.js';
 import { registerDocs } from './routes/docs.js';
+import { homeRoute } from './routes/home.js';
 import { healthRoutes } from './routes/health.js';
 import { StoreOutage } from './store-outage.js';
 import { PACKAGE_VERSION } from '../version.js';
@@ -174,6 +175,7 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
     ...(answers ? { answers } : {}),
   });
   void app.register(healthRoutes, { store, outage });
+  void app.register(homeRoute);
 
   const yoga = createLookupYoga({
     schema,

@@ -307,6 +307,19 @@ export const NOTIFICATIONS_SCHEMA = {
 
 const status = (value: string) => ({ type: 'object', required: ['status'], properties: { status: { type: 'string', const: value } } });
 
+export const HOME_SCHEMA = {
+  summary: 'Where to start: the routes this service answers, one line on each',
+  tags: ['operations'],
+  response: {
+    200: {
+      description: 'The service, its version, and its routes.',
+      type: 'object',
+      required: ['service', 'version', 'routes'],
+      properties: { service: { type: 'string', const: 'nostr-lookup' }, version: { type: 'string' }, routes: { type: 'object', additionalProperties: { type: 'string' } } },
+    },
+  },
+};
+
 export const HEALTHZ_SCHEMA = {
   summary: 'Liveness: 200 while the process serves',
   tags: ['operations'],
