@@ -161,6 +161,16 @@ function sameAmount(value: string | undefined, msats: string): boolean {
  */
 export function readZapReceipt(receipt: NostrEvent): ZapReading {
   if (receipt.kind !== ZAP_RECEIPT_KIND) return invalid('not_a_receipt');
+  // Read once per event object: the zap index, the notification index and a page's zap check all
+  // ask, and a reading checks the request's signature (events are not changed once made).
+  let reading = readings.get(receipt);
+  if (reading === undefined) readings.set(receipt, (reading = readReceipt(receipt)));
+  return reading;
+}
+
+const readings = new WeakMap<NostrEvent, ZapReading>();
+
+function readReceipt(receipt: NostrEvent): ZapReading {
   const tags = tagsRead(receipt.tags);
   const recipient = hex64Value(firstTag(tags, 'p'));
   if (recipient === undefined) return invalid('no_recipient');
