@@ -235,17 +235,4 @@ export class RedisNotificationIndex implements NotificationIndex {
       yield keys.map((key) => Buffer.from(key.slice(start, -1), 'base64url').toString('hex'));
     }
   }
-
-  /** For `relations check`: every notification of a recipient. */
-  async allNotifications(recipient: string): Promise<NotificationEntry[]> {
-    const all: NotificationEntry[] = [];
-    let after: ReplyPosition | null = null;
-    for (;;) {
-      const page = await this.notifications(recipient, NOTIFICATION_TYPES, after, 1000);
-      all.push(...page);
-      const last = page[page.length - 1];
-      if (page.length < 1000 || !last) return all;
-      after = { createdAt: last.createdAt, id: last.id };
-    }
-  }
 }
