@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NOTIFICATION_TYPES } from '../src/nostr/notifications.js';
 import { redisKeys } from '../src/store/redis/keys.js';
+import { checkRelations } from '../src/store/relation-check.js';
 import { RedisCommands } from '../src/store/redis/redis-commands.js';
 import { RedisNotificationIndex } from '../src/store/redis/redis-notification-index.js';
+import { deletion } from './support/deletion-conformance.js';
 import { pubkeyOf, signed } from './support/events.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
 
@@ -56,5 +58,47 @@ describe('Redis notifications under two writers', () => {
     await notifications.relate(other, 1);
     held = false;
     expect((await notifications.notificationCounts(pubkeyOf('race-v'))).REACTION).toBe(1);
+  });
+});
+
+describe('an addition replayed after the removal (Redis)', () => {
+  // Writer A stores a note's reply and reaction; writer B deletes them; writer A (or a third that
+  // put them again and got `duplicate`) sends their additions after B's removals. An event once
+  // removed never comes back, so the late additions must count nothing anywhere: the figures, the
+  // reply list, the author's list and the notifications (lua-scripts.ts RELATE, ZAP, NOTE).
+  it('a deleted reply and reaction, related again after their deletion, count nowhere', async () => {
+    const subject = await createTestStore();
+    try {
+      const { store } = subject;
+      const note = signed('replay-v', { created_at: T, content: 'note' });
+      const reply = signed('replay-fan', { created_at: T + 1, content: 'reply', tags: [['e', note.id, '', 'root'], ['p', note.pubkey]] });
+      const like = signed('replay-fan', { kind: 7, created_at: T + 2, content: '+', tags: [['e', note.id], ['p', note.pubkey]] });
+      await store.putEvents([note, reply, like]);
+      expect((await store.relations.stats([note.id]))[0]).toMatchObject({ replies: 1, reactions: { likes: 1 } });
+      await store.putEvents([deletion('replay-fan', { ids: [reply.id, like.id] })]);
+      await store.relations.relate(reply, 1);
+      await store.relations.relate(like, 1);
+      expect((await store.relations.stats([note.id]))[0]).toMatchObject({ replies: 0, threadReplies: 0, reactions: { likes: 0, pubkeys: 0 } });
+      expect(await store.relations.allReplies(note.id)).toEqual([]);
+      expect(Object.values(await store.relations.notificationCounts(note.pubkey)).reduce((sum, count) => sum + count, 0)).toBe(0);
+      expect((await checkRelations(store)).differences).toEqual([]);
+    } finally {
+      await subject.cleanup();
+    }
+  });
+
+  it("an event removed before its target arrives, then added by a writer that saw the target, notifies no one", async () => {
+    // Writer B removes the reaction while the target is not stored yet (it tells no recipient);
+    // the target arrives; writer A, which stored the reaction before B removed it, then finds the
+    // target and adds the notification. The target's arrival leaves a removal with its author for
+    // the removed record (notification-index.ts drainDelta), so A's addition comes too late.
+    let held = false;
+    const notifications = index(`${opened.prefix}race3:`, () => held);
+    await notifications.relate(reaction, -1);
+    held = true;
+    await notifications.relate(target, 1);
+    await notifications.relate(reaction, 1);
+    expect(await notifications.notifications(pubkeyOf('race-v'), NOTIFICATION_TYPES, null, 10)).toEqual([]);
+    expect((await notifications.notificationCounts(pubkeyOf('race-v'))).REACTION).toBe(0);
   });
 });

@@ -79,7 +79,7 @@ export function inboundValue(event: NostrEvent, letters: string): string {
  * An inbound record, or a removed one (`-` before it): a removal keeps what the record said, so
  * that a target removed while the event is removed too (two writers, either order) still takes the
  * reasons back (the target's side sends a removal for every record, removed or not; tombstones
- * make the second removal a no-op). A target's addition reads the live records only.
+ * make the second removal a no-op). See drainDelta for a target's addition.
  */
 export function readInboundValue(value: string): { createdAt: number; letters: string; authorPrefix: string; removed: boolean } | undefined {
   const removed = value.startsWith('-');
@@ -88,9 +88,16 @@ export function readInboundValue(value: string): { createdAt: number; letters: s
   return { createdAt: Number(createdAt), letters, authorPrefix, removed };
 }
 
-/** Whether a target's transition (delta) sends the reasons of this inbound record. */
-export function drains(record: { removed: boolean }, delta: 1 | -1): boolean {
-  return delta < 0 || !record.removed;
+/**
+ * What a target's transition (delta) sends for one inbound record: its reasons with the target's
+ * delta for a live record, and a removal for a removed one whatever the target did. The removal on
+ * the target's addition closes a race between two writers: the event's writer removes it while the
+ * target is not stored yet (so it tells no recipient), and another writer, which stored the event
+ * and then saw the target, adds the notification after that. A removal leaves a tombstone with the
+ * recipient, so the late addition changes nothing, in either order.
+ */
+export function drainDelta(record: { removed: boolean }, delta: 1 | -1): 1 | -1 {
+  return record.removed ? -1 : delta;
 }
 
 /**

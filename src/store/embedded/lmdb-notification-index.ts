@@ -4,7 +4,7 @@ import { NOTIFICATION_TYPES, type NotificationType, TYPE_LETTERS, typeOfTokens }
 import {
   applyTokens,
   authorPrefixOf,
-  drains,
+  drainDelta,
   inboundValue,
   NO_NOTIFICATION_COUNTS,
   type NotificationCounts,
@@ -62,8 +62,8 @@ export class LmdbNotificationIndex implements NotificationIndex {
     const prefix = `ni:${event.id}:`;
     for (const { key, value } of this.db.getRange({ start: prefix, end: `${prefix.slice(0, -1)};` })) {
       const record = readInboundValue(value);
-      if (!record || !drains(record, delta) || record.authorPrefix === own) continue;
-      this.notify(event.pubkey, key.slice(prefix.length), record.createdAt, tokensOfInbound(record.letters, event.id), delta);
+      if (!record || record.authorPrefix === own) continue;
+      this.notify(event.pubkey, key.slice(prefix.length), record.createdAt, tokensOfInbound(record.letters, event.id), drainDelta(record, delta));
     }
   }
 

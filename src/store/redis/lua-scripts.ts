@@ -277,10 +277,13 @@ return 1
  * Applied at most once per (event, target), whatever is sent again: a put whose reply was lost and
  * is replayed relates its event again (redis-event-store.ts), a command that timed out may still
  * run. A reply's member in the list says it was added; any other edge keeps its id's first bytes in
- * the hash while it counts (\`1\`). A removal that overtakes its addition changes nothing and leaves
- * a tombstone (the reply's member in KEYS[3], \`-\` in the hash) that the addition takes instead of
- * counting. Once every relation to a target is gone, nothing of it is left. Returns 1 when the call
- * changed the figures, else 0.
+ * the hash while it counts (\`1\`). A removal leaves a tombstone for good (the reply's member in
+ * KEYS[3], \`-\` in the hash), and no addition counts past it: an event once removed (deleted,
+ * replaced, vanished) never comes back, but an addition may still be on its way, from the writer that
+ * stored it or from another's replay of a \`duplicate\` put, in either order with the removal.
+ * (Tombstones were once taken by the addition they overtook; a replay arriving after both then
+ * counted a deleted reaction.) A removed relation costs its tombstone, some 30 bytes, until
+ * \`relations rebuild\`. Returns 1 when the call changed the figures, else 0.
  */
 export const RELATE_SCRIPT = `
 local d = tonumber(ARGV[1])
@@ -334,23 +337,20 @@ end
 if has('R') then
   local member = ARGV[4]
   if d > 0 then
-    if redis.call('SREM', KEYS[3], member) == 1 or redis.call('ZADD', KEYS[2], 0, member) == 0 then return 0 end
-  elseif redis.call('ZREM', KEYS[2], member) == 0 then
+    if redis.call('SISMEMBER', KEYS[3], member) == 1 or redis.call('ZADD', KEYS[2], 0, member) == 0 then return 0 end
+  else
     redis.call('SADD', KEYS[3], member)
-    return 0
+    if redis.call('ZREM', KEYS[2], member) == 0 then return 0 end
   end
   tally('r', d)
 else
   local held = hget(ARGV[6])
   if d > 0 then
-    if held == '-' then redis.call('HDEL', T, ARGV[6]) end
     if held then return 0 end
     redis.call('HSET', T, ARGV[6], '1')
-  elseif held == '1' then
-    redis.call('HDEL', T, ARGV[6])
   else
     redis.call('HSET', T, ARGV[6], '-')
-    return 0
+    if held ~= '1' then return 0 end
   end
 end
 if has('T') then tally('t', d) end
@@ -429,14 +429,11 @@ local d = tonumber(ARGV[1])
 local g = ARGV[2]
 local seen = redis.call('HGET', KEYS[1], ARGV[7])
 if d > 0 then
-  if seen == '-' then redis.call('HDEL', KEYS[1], ARGV[7]) end
   if seen then return false end
   redis.call('HSET', KEYS[1], ARGV[7], '1')
-elseif seen == '1' then
-  redis.call('HDEL', KEYS[1], ARGV[7])
 else
   redis.call('HSET', KEYS[1], ARGV[7], '-')
-  return false
+  if seen ~= '1' then return false end
 end
 local s = redis.call('HINCRBY', KEYS[2], ARGV[4], d)
 if s == 0 then redis.call('HDEL', KEYS[2], ARGV[4]) end
@@ -1017,15 +1014,15 @@ return after
 
 /**
  * An event added to (ARGV[1] 1) or taken from (-1) its author's notes of its kind: KEYS[1] `n`, the
- * list, KEYS[2] `nd`, its tombstones; ARGV[2] its member. As a reply in RELATE: two writers may
- * apply an event's removal before its addition, so a removal that finds nothing leaves a tombstone
- * that the addition takes instead of adding.
+ * list, KEYS[2] `nd`, its tombstones; ARGV[2] its member. As a reply in RELATE: a removal leaves a
+ * tombstone for good, and no addition (late, or another writer's replay) lists the member past it.
  */
 export const NOTE_SCRIPT = `
 if tonumber(ARGV[1]) > 0 then
-  if redis.call('SREM', KEYS[2], ARGV[2]) == 0 then redis.call('ZADD', KEYS[1], 0, ARGV[2]) end
-elseif redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then
+  if redis.call('SISMEMBER', KEYS[2], ARGV[2]) == 0 then redis.call('ZADD', KEYS[1], 0, ARGV[2]) end
+else
   redis.call('SADD', KEYS[2], ARGV[2])
+  redis.call('ZREM', KEYS[1], ARGV[2])
 end
 return 1
 `;
@@ -1033,7 +1030,7 @@ return 1
 /**
  * An event's member of its author's list written again where it is missing (a `duplicate` put: the
  * writer that stored the event may have stopped before it listed it): KEYS[1] `n`, KEYS[2] `nd`,
- * ARGV[1] the member. Not when a removal waits for it in `nd` (the event went first). Returns 1 when
+ * ARGV[1] the member. Not when `nd` holds its removal (the event went). Returns 1 when
  * it added the member.
  */
 export const ENSURE_NOTE_SCRIPT = `

@@ -3,7 +3,7 @@ import type { NostrEvent } from '../../nostr/event.js';
 import { NOTIFICATION_TYPES, type NotificationType, TYPE_LETTERS, typeOfTokens } from '../../nostr/notifications.js';
 import {
   authorPrefixOf,
-  drains,
+  drainDelta,
   inboundValue,
   NO_NOTIFICATION_COUNTS,
   type NotificationCounts,
@@ -128,8 +128,9 @@ export class RedisNotificationIndex implements NotificationIndex {
       for (let at = 0; at + 1 < fields.length; at += 2) {
         const source = fields[at] as Buffer;
         const record = readInboundValue((fields[at + 1] as Buffer).toString());
-        if (!record || !drains(record, delta) || record.authorPrefix === own || source.length !== 32) continue;
-        notify.push({ recipient: event.pubkey, id: source, place: notificationPlace({ createdAt: record.createdAt, id: source.toString('hex') }), tokens: tokensOfInbound(record.letters, event.id), delta });
+        if (!record || record.authorPrefix === own || source.length !== 32) continue;
+        const place = notificationPlace({ createdAt: record.createdAt, id: source.toString('hex') });
+        notify.push({ recipient: event.pubkey, id: source, place, tokens: tokensOfInbound(record.letters, event.id), delta: drainDelta(record, delta) });
       }
     });
     await this.sendNotify(notify);
