@@ -49,7 +49,7 @@ describe('npm run relay:dev', () => {
     }
   });
 
-  it('the README documents --port', () => {
-    expect(readFileSync('README.md', 'utf8')).toContain('npm run relay:dev -- FILE [--port PORT]');
+  it('the docs document --port', () => {
+    expect(readFileSync('docs/development.md', 'utf8')).toContain('npm run relay:dev -- FILE [--port PORT]');
   });
 });

@@ -378,7 +378,7 @@ describe.each(BOTH_STORES)('Threads and reactions over GraphQL, $name store', ({
   }, 120_000);
 });
 
-describe('the README\'s "Threads and reactions" examples, over sample/events.jsonl', () => {
+describe('the "Threads and reactions" examples of docs/relationships.md, over sample/events.jsonl', () => {
   const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-threads-'));
   const store = new LmdbEventStore(dir);
   let server: TestServer;
@@ -392,8 +392,8 @@ describe('the README\'s "Threads and reactions" examples, over sample/events.jso
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('answers each request of the section exactly as the README shows', async () => {
-    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  it('answers each request of the section exactly as the docs show', async () => {
+    const readme = readFileSync(new URL('../docs/relationships.md', import.meta.url), 'utf8');
     const section = readme.slice(readme.indexOf('## Threads and reactions'), readme.indexOf('## Follows'));
     const lines = section.split('\n');
     const examples = lines.flatMap((line, index) => {

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -8,25 +8,28 @@ import { serveCli, type ServingCli } from './support/cli.js';
 import { freePort } from './support/redis-server.js';
 
 /**
- * The README's shown commands and outputs, run: every `$ ` line of its ```sh blocks
- * is run as written (ports, /tmp and `npx nostr-lookup` aside: adapted()) in the README's order,
- * from a service on an empty embedded store, without network; what it prints must be what the
- * README shows below it. A change that alters an output fails here until the README is updated.
- * In the README's outputs, `…` stands for any text (an output shortened) and `^C` for a Ctrl-C;
+ * The shown commands and outputs of the README and of docs/, run: every `$ ` line of their ```sh
+ * blocks is run as written (ports, /tmp and `npx nostr-lookup` aside: adapted()), the README's
+ * first (its walkthrough imports the sample), then each manual page in the order of DOCS, from a
+ * service on an empty embedded store, without network; what it prints must be what the page shows
+ * below it. A change that alters an output fails here until the page is updated.
+ * In the outputs, `…` stands for any text (an output shortened) and `^C` for a Ctrl-C;
  * request ids and dates are masked on both sides; npm's banner is left out. A command ending in
  * `# in another terminal`, and the relay, stay running (in process groups of their own).
  */
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const DOCS = ['README.md', ...['api', 'relationships', 'screens', 'filling', 'configuration', 'operations', 'stores', 'how-it-works', 'development'].map((name) => `docs/${name}.md`)];
 
 interface Example {
-  /** 1-based line of the `$ ` line in the README. */
+  /** The page it is on. */
+  file: string;
+  /** 1-based line of the `$ ` line in its page. */
   line: number;
   command: string;
   expected: string[];
 }
 
 /** The `$ ` lines of every ```sh block, each with the lines it shows as output. */
-function examples(text: string): Example[] {
+function examples(file: string, text: string): Example[] {
   const found: Example[] = [];
   let inBlock = false;
   let current: Example | undefined;
@@ -45,7 +48,7 @@ function examples(text: string): Example[] {
     if (!inBlock) continue;
     if (line.startsWith('$ ')) {
       end();
-      current = { line: index + 1, command: line.slice(2), expected: [] };
+      current = { file, line: index + 1, command: line.slice(2), expected: [] };
     } else {
       current?.expected.push(line);
     }
@@ -115,7 +118,7 @@ function outputLines(stdout: string): string[] {
 
 function differs(example: Example, expected: string[], actual: string[]): string | undefined {
   const same = actual.length === expected.length && expected.every((line, index) => pattern(line).test(masked(actual[index] ?? '')));
-  return same ? undefined : `README.md:${example.line}: $ ${example.command}\n--- README shows:\n${expected.join('\n')}\n--- it prints:\n${actual.join('\n')}`;
+  return same ? undefined : `${example.file}:${example.line}: $ ${example.command}\n--- it shows:\n${expected.join('\n')}\n--- it prints:\n${actual.join('\n')}`;
 }
 
 async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -161,14 +164,22 @@ async function runExample(example: Example, port: string): Promise<string | unde
   return differs(example, expected.filter((line) => line !== '^C'), outputLines(stdout));
 }
 
-describe("the README's examples", () => {
-  const all = examples(readme);
+describe('the examples of the README and docs/', () => {
+  const all = DOCS.flatMap((file) => examples(file, readFileSync(new URL(`../${file}`, import.meta.url), 'utf8')));
 
   it('are found: the walkthrough, GraphQL, threads, the relay without network, sync', () => {
     expect(all.length).toBeGreaterThanOrEqual(15);
+    expect(all.filter((example) => example.file === 'README.md').length).toBeGreaterThanOrEqual(6);
   });
 
-  // In the README's order: the import comes first, as in the walkthrough.
+  it('cover every page of docs/ that has a ```sh block (a page missing from DOCS would never run)', () => {
+    const pages = readdirSync(new URL('../docs', import.meta.url)).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+    for (const page of pages) {
+      if (readFileSync(new URL(`../${page}`, import.meta.url), 'utf8').includes('```sh')) expect(DOCS).toContain(page);
+    }
+  });
+
+  // In DOCS's order: the import comes first, as in the walkthrough.
   it('print what the README shows', async () => {
     const port = new URL(served.url).port;
     const differences: string[] = [];

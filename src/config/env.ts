@@ -151,7 +151,7 @@ const LookupModel = z.object({
 
 /**
  * Base relays: large general-purpose relays, asked for everything on a miss. The reasoning, with
- * sources, is in the README ("Which relays, and why"): relay.damus.io shut down in July 2026 and
+ * sources, is in docs/filling.md ("Which relays, and why"): relay.damus.io shut down in July 2026 and
  * purplepag.es only holds profiles and lists, so it moved to the indexers.
  */
 export const DEFAULT_RELAYS = ['wss://nos.lol/', 'wss://relay.primal.net/', 'wss://nostr.mom/'];

@@ -4,7 +4,7 @@ import { type ErrorCode, errorBody, ERRORS, graphqlErrorBody } from '../errors.j
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
- * The cache policy, in one place (README, "HTTP caching"): a success may be cached for a minute (a
+ * The cache policy, in one place (docs/api.md, "HTTP caching"): a success may be cached for a minute (a
  * profile can change; an event cannot, but its profiles map can) and revalidated with its ETag; a
  * 404 only very briefly (the event may arrive at a relay); failures not at all.
  */

@@ -2,7 +2,7 @@
  * What one event may make us do. Anyone can sign an event of a megabyte made of a hundred
  * thousand junk tags, mentions or JSON keys, and a relay hint makes us store it; every rule that
  * reads an event's tags or content stops at these caps, so the work a stored event can cause is
- * bounded whatever it holds. Real events stay far below them. The README lists them ("What one
+ * bounded whatever it holds. Real events stay far below them. docs/configuration.md lists them ("What one
  * request may cost").
  */
 

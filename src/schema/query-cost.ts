@@ -38,7 +38,7 @@ import { FEED_SCAN_FACTOR, MAX_PAGE_SIZE } from './paging.js';
  * its parse. The sizes it cannot know (content, tags) are bounded as the request runs (ObjectBudget).
  *
  * A thread view (an event, its parent and root, 20 replies with their authors and stats) costs
- * 497, a profile page (a profile, its counts, 20 notes with stats) 455: see the README.
+ * 497, a profile page (a profile, its counts, 20 notes with stats) 455: see docs/configuration.md.
  */
 export function operationCost(
   schema: GraphQLSchema,

@@ -38,7 +38,7 @@ export function redactedRedisUrl(url: string): string {
  * The shortest deadline of a command sent by a bulk CLI command (`import`, `relations`), whatever
  * REDIS_TIMEOUT_MS says. A batch's commands are pipelined: the last waits in Redis for all before it
  * (a batch of 500 follow lists is seconds of Redis work), and a command given up on still runs
- * there, leaving figures the batch's retry cannot mend (README, "A write interrupted"). At 1 s,
+ * there, leaving figures the batch's retry cannot mend (docs/relationships.md, "A write interrupted"). At 1 s,
  * importing 600 follow lists of 1,000 follows timed out and left 2,537 figures wrong. The price: a
  * Redis that hangs with its connection open is noticed after this long, not after
  * REDIS_TIMEOUT_MS. `sync` keeps REDIS_TIMEOUT_MS: it has no backpressure (what relays send while

@@ -11,7 +11,7 @@ import { ERRORS, type ErrorCode } from '../../errors.js';
  *   invalid_graphql_request;
  * - a field error that is not ours (masked "Unexpected error.") → internal_error.
  * graphql-armor's limits are tagged where they are raised (armorRejection below). Statuses: see
- * tagError, and the README ("GraphQL errors and statuses").
+ * tagError, and docs/api.md ("GraphQL errors and statuses").
  */
 export function useErrorCodes(): Plugin {
   return {

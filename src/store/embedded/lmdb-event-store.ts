@@ -147,7 +147,7 @@ export class LmdbEventStore implements EventStore {
     );
   }
 
-  // Reads are not tracked here (`reads` spoiled): LMDB reads are in-process already (README, "Hot cache").
+  // Reads are not tracked here (`reads` spoiled): LMDB reads are in-process already (docs/stores.md, "The hot cache").
   async getEvents(ids: readonly string[], reads?: ReadReceipt): Promise<Held[]> {
     reads?.spoil();
     const values = await this.read(() => readNow(this.events, ids));
