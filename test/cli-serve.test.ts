@@ -267,12 +267,13 @@ describe('nostr-lookup serve', () => {
     }
   });
 
-  it('serve --help lists every configuration variable with its default, read from the models', async () => {
+  it('serve --help lists every configuration variable with its default, read from the models, and a word on what it does', async () => {
     const help = spawnCli(['serve', '--help'], {});
     expect(await help.exited).toBe(0);
-    const listed = new Map(
-      [...help.stdout().matchAll(/^ {2}([A-Z][A-Z0-9_]+) +(\S.*)$/gm)].map((match) => [match[1], match[2]] as const),
-    );
+    // `  NAME (default: …)`, then what it does on lines of their own, indented further.
+    const entries = [...help.stdout().matchAll(/^ {2}([A-Z][A-Z0-9_]+) \(default: (.*)\)\n((?: {6}\S.*\n?)+)/gm)];
+    for (const [, name, , does] of entries) expect(does?.trim().length, name).toBeGreaterThan(5);
+    const listed = new Map(entries.map((match) => [match[1], match[2]] as const));
     // Every variable of the models, as the README test finds them in the source.
     const source = readFileSync('src/config/env.ts', 'utf8');
     const variables = [...source.matchAll(/^\s{2}([A-Z][A-Z0-9_]+):/gm)].map((match) => match[1]);
@@ -281,10 +282,10 @@ describe('nostr-lookup serve', () => {
       PORT: '8080',
       HOST: '127.0.0.1',
       DATA_DIR: './data',
-      REDIS_URL: '(unset)',
+      REDIS_URL: 'unset',
       RELAYS: DEFAULT_RELAYS.join(','),
       OUTBOX: 'true',
-      RATE_LIMIT_BURST: '(unset)',
+      RATE_LIMIT_BURST: 'RATE_LIMIT rounded up',
       SYNC_KINDS: DEFAULT_SYNC_KINDS.join(','),
     });
   });

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { withConfigurationTable } from '../src/cli/environment-help.js';
 import { ERRORS } from '../src/errors.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -22,6 +23,10 @@ describe('README', () => {
     const firstScreen = readme.split('\n').slice(0, 45).join('\n');
     for (const variable of ['PORT', 'HOST', 'DATA_DIR', 'REDIS_URL', 'RELAYS']) expect(firstScreen).toMatch(new RegExp(`\\|\\s*\`${variable}\`\\s*\\|`));
     expect(firstScreen).toContain('serve --help');
+  });
+
+  it('docs/configuration.md has the table the configuration makes (npm run docs:config)', () => {
+    expect(configuration).toBe(withConfigurationTable(configuration));
   });
 
   it('docs/configuration.md documents every configuration variable', () => {

@@ -56,7 +56,7 @@ function sinceTime(value: string): number {
 const program = new Command()
   .name('nostr-lookup')
   .version(PACKAGE_VERSION, '-V, --version', 'print the version and exit')
-  .description('Nostr event and profile lookup service. Configuration: environment variables (`nostr-lookup serve --help` lists them; README).');
+  .description('Nostr event and profile lookup service. Configuration: environment variables (`nostr-lookup serve --help` lists them; docs/configuration.md).');
 
 program
   .command('serve')

@@ -325,14 +325,19 @@ const MODELS = [
   MetricsModel,
 ];
 
+type ShapeKeys<Model> = Model extends { shape: infer Shape } ? keyof Shape : never;
+/** The name of every environment variable the models read. */
+export type VariableName = ShapeKeys<(typeof MODELS)[number]> & string;
+
 /**
  * Every variable with its default: what its model makes of it unset (undefined: none). Read from
- * the models themselves, so that `serve --help` can never disagree with loadConfig.
+ * the models themselves, so that `serve --help` and docs/configuration.md can never disagree with
+ * loadConfig.
  */
-export function variableDefaults(): { name: string; value: unknown }[] {
+export function variableDefaults(): { name: VariableName; value: unknown }[] {
   return MODELS.flatMap((model) => {
     const parsed: Record<string, unknown> = model.parse({});
-    return Object.keys(model.shape).map((name) => ({ name, value: parsed[name] }));
+    return Object.keys(model.shape).map((name) => ({ name: name as VariableName, value: parsed[name] }));
   });
 }
 
