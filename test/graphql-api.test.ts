@@ -223,6 +223,7 @@ describe('unexpected failures are masked', () => {
         },
         replies: async () => [],
         allReplies: async () => [],
+        eventCounts: async () => new Map(),
         notifications: async () => [],
         timelines: async () => [],
         notificationCounts: async () => {
@@ -263,6 +264,7 @@ describe('unexpected failures are masked', () => {
         throw new TypeError(secret);
       },
       ping: async () => {},
+      storedBytes: async () => 0,
       close: async () => {},
     };
     const broken = await startTestServer(failing);

@@ -67,12 +67,34 @@ describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
     expect(response.headers.get('access-control-allow-headers')).toBe('*');
   });
 
-  it('GET / says where to go: the service, its version and its routes', async () => {
-    const response = await getJson(`${context.server.url}/`);
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(response.body).toEqual({ service: 'nostr-lookup', version: PACKAGE_VERSION, routes: HOME_ROUTES });
+  it('GET / says where to go (JSON unless the client prefers HTML): the service, its version, its routes and how full the index is', async () => {
+    for (const accept of [undefined, '*/*', 'application/json', 'text/html;q=0.5, application/json']) {
+      const response = await getJson(`${context.server.url}/`, accept ? { headers: { accept } } : {});
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(response.headers.get('vary')).toContain('accept');
+      expect(response.body).toEqual({
+        service: 'nostr-lookup',
+        version: PACKAGE_VERSION,
+        routes: HOME_ROUTES,
+        index: { events: 1, kinds: { 0: 1 }, profiles: 1, followLists: 0, storedBytes: expect.any(Number) as number },
+      });
+    }
     expect(Object.keys(HOME_ROUTES)).toEqual(expect.arrayContaining(['/graphql', '/docs', '/notifications?pubkey=…']));
+  });
+
+  it('GET / is a page for a browser: what the index holds, the routes as links, nothing it did not write', async () => {
+    const response = await fetch(`${context.server.url}/`, { headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    const page = await response.text();
+    expect(page).toMatch(/^<!doctype html>/);
+    expect(page).toContain('The index holds <strong>1</strong> events, <strong>1</strong> profiles and <strong>0</strong> follow lists');
+    expect(page).toContain('<a href="/graphql"><code>/graphql</code></a>');
+    expect(page).toContain('<code>/event?id=…</code>: an event with the profiles of its people');
+    // Self-contained: no script, no stylesheet or image from anywhere.
+    expect(page).not.toMatch(/<script|<link|<img|https?:\/\//);
   });
 
   it.each(['/index.html', '/events', '/event/', '/user-profile/x', '/EVENT', '/graphql/x', '/%2e%2e/etc/passwd'])(
@@ -149,5 +171,16 @@ describe('malformed paths', () => {
     const { error } = response.body as { error: { status: number; code: string } };
     expect(error.status).toBe(response.status);
     expect([400, 404]).toContain(response.status);
+  });
+});
+
+describe('GET / with LANDING=false', () => {
+  const quiet = useTestServer([], { landing: false });
+
+  it('is a 404 as any unknown path, and the other routes answer', async () => {
+    const response = await getJson(`${quiet.server.url}/`, { headers: { accept: 'text/html' } });
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({ error: { status: 404, code: 'route_not_found', message: 'There is no such route.' } });
+    expect((await fetch(`${quiet.server.url}/healthz`)).status).toBe(200);
   });
 });

@@ -9,7 +9,9 @@ import { serveCli } from './support/cli.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { captureLogs } from './support/logs.js';
 import { relayScenario } from './support/relay-scenario.js';
-import { getJson, useTestServer } from './support/test-server.js';
+import { deletion } from './support/deletion-conformance.js';
+import { getJson, startTestServer, useTestServer } from './support/test-server.js';
+import { createTestStore } from './support/test-store.js';
 
 /**
  * Prometheus metrics: /metrics parsed by a parser we did not write
@@ -158,6 +160,27 @@ describe('GET /metrics', () => {
     await fetch(`${url}/user-profile?pubkey=${alice.pubkey}`);
     expect(await (await fetch(`${url}/metrics`)).text()).toBe(first);
     scrapedAt.set(url, Date.now());
+  });
+
+  it('says how full the index is: servable events by kind, and the store\'s bytes (kept counters, read when scraped)', async () => {
+    // The process's latest app is the one whose index /metrics reports (`serve` has one): made here.
+    const store = await createTestStore();
+    const server = await startTestServer(store.store);
+    try {
+      await store.store.putEvents([alice, note]);
+      const families = await scrape(server.url);
+      expect(value(families, 'nostr_lookup_index_events', { kind: '0' })).toBe(1);
+      expect(value(families, 'nostr_lookup_index_events', { kind: '1' })).toBe(1);
+      expect(families.find((family) => family.name === 'nostr_lookup_index_events')?.type).toBe('GAUGE');
+      expect(value(families, 'nostr_lookup_index_stored_bytes', {})).toBeGreaterThan(0);
+      await store.store.putEvents([signed('metrics-carol', { content: 'a second note', created_at: 1_700_000_500 }), deletion('metrics-alice', { ids: [note.id] })]);
+      const after = await scrape(server.url);
+      expect(value(after, 'nostr_lookup_index_events', { kind: '1' })).toBe(1);
+      expect(value(after, 'nostr_lookup_index_events', { kind: '5' })).toBe(1);
+    } finally {
+      await server.close();
+      await store.cleanup();
+    }
   });
 
   it('METRICS=false: /metrics is not served (404 route_not_found)', async () => {

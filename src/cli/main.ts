@@ -7,6 +7,7 @@ import { environmentHelp } from './environment-help.js';
 import { guardProcess } from './process-guards.js';
 import { runImport } from './import-command.js';
 import { runRelations } from './relations-command.js';
+import { runStats } from './stats-command.js';
 import { runSync } from './sync-command.js';
 import { PACKAGE_VERSION } from '../version.js';
 
@@ -108,6 +109,17 @@ program
     );
     guardProcess(logger);
     process.exitCode = await runImport(file, options, config, logger);
+  });
+
+program
+  .command('stats')
+  .description('how full the index is: servable events by kind, profiles, follow lists, the store\'s size (kept counters: cheap, safe beside a running service)')
+  .option('--json', 'print the summary as JSON', false)
+  .action(async (options: { json: boolean }) => {
+    const config = configOrExit();
+    const logger = createLogger({ level: config.log.level === 'info' ? 'warn' : config.log.level }, process.stderr);
+    guardProcess(logger);
+    process.exitCode = await runStats(options, config, logger);
   });
 
 const relations = program

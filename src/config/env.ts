@@ -67,6 +67,7 @@ const HttpModel = z.object({
   MAX_CONNECTIONS: integer('MAX_CONNECTIONS', 1, 1_000_000, DEFAULT_HTTP_LIMITS.maxConnections),
   MAX_CONNECTIONS_PER_CLIENT: integer('MAX_CONNECTIONS_PER_CLIENT', 0, 1_000_000, DEFAULT_HTTP_LIMITS.maxConnectionsPerClient),
   MAX_REQUESTS_PER_CONNECTION: integer('MAX_REQUESTS_PER_CONNECTION', 1, 10_000, DEFAULT_HTTP_LIMITS.maxRequestsPerConnection),
+  LANDING: flag('LANDING', true),
 });
 
 const StoreModel = z.object({
@@ -345,6 +346,8 @@ export interface HttpConfig {
   port: number;
   host: string;
   limits: HttpLimits;
+  /** LANDING: GET / says what the service is and holds (false: 404, as any unknown path). */
+  landing?: boolean;
 }
 /** What a single Redis and a Redis Cluster share. */
 export interface RedisConfig {
@@ -577,6 +580,7 @@ export function loadConfig(env: Env = process.env): Config {
     http: {
       port: http.PORT,
       host: http.HOST,
+      landing: http.LANDING,
       limits: {
         requestTimeoutMs: http.HTTP_REQUEST_TIMEOUT_MS,
         idleTimeoutMs: http.HTTP_IDLE_TIMEOUT_MS,

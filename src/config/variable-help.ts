@@ -60,5 +60,6 @@ export const VARIABLE_HELP: Record<VariableName, { does: string; unset?: string 
   MISS_RATE_LIMIT_BURST: { does: "as `RATE_LIMIT_BURST`, for `MISS_RATE_LIMIT`", unset: "`MISS_RATE_LIMIT` rounded up" },
   TRUST_PROXY: { does: "whether `X-Forwarded-For` names the client: `true` (any proxy), a number of proxy hops, or comma-separated proxy addresses/CIDRs (Fastify's `trustProxy`). Leave `false` unless a proxy you run sets it: a client could claim any address" },
   METRICS: { does: "`false` turns Prometheus metrics off: no `/metrics`, no per-request counting" },
+  LANDING: { does: '`GET /` answers a page for a browser (what this is, its routes, how many events and profiles the index holds) and JSON for a client; `false` answers 404 there, as any unknown path' },
   METRICS_PORT: { does: "serve `/metrics` on this port (on `HOST`) instead of the service's; the only way `sync`, which has no other port, exports its counters" },
 };

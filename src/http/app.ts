@@ -38,10 +38,12 @@ import { registerRequestLog } from './request-log.js';
 import { errorResponse } from './rest-response.js';
 import { registerDocs } from './routes/docs.js';
 import { homeRoute } from './routes/home.js';
+import { summarizeIndex } from '../store/index-summary.js';
 import { healthRoutes } from './routes/health.js';
 import { StoreOutage } from './store-outage.js';
 import { PACKAGE_VERSION } from '../version.js';
 import { metricsRoutes, registerRequestMetrics } from './routes/metrics.js';
+import { metrics } from '../metrics/metrics.js';
 import { REST_ALLOW, REST_LOOKUPS, restRoutes, sendRest } from './routes/rest-routes.js';
 import type { KeptAnswer } from './routes/rest-lookup.js';
 import type { ReadReceipt } from '../store/read-receipt.js';
@@ -50,7 +52,7 @@ export interface AppDependencies {
   store: EventStore;
   /** Fetch on miss from relays; without it the index alone answers (RELAYS empty). */
   fill?: ReadThrough;
-  config: Pick<Config, 'lookup' | 'graphql'> & { http?: { limits: HttpLimits }; metrics?: MetricsConfig; rateLimits?: RateLimitConfig };
+  config: Pick<Config, 'lookup' | 'graphql'> & { http?: { limits: HttpLimits; landing?: boolean }; metrics?: MetricsConfig; rateLimits?: RateLimitConfig };
   logger: Logger;
   /** NIP-05 names as input and verification; without it, names answer nip05_unresolvable. */
   nip05?: Nip05;
@@ -78,6 +80,8 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
 /** The HTTP service: the two REST lookups, /graphql, health probes, JSON errors for everything else. */
 export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDependencies): FastifyInstance {
   const limits = config.http?.limits ?? DEFAULT_HTTP_LIMITS;
+  // How full the index is, for /metrics (read from kept counters when scraped).
+  if (config.metrics?.enabled !== false) metrics.followIndex(() => summarizeIndex(store));
   const app = Fastify({
     // Timeouts and caps: limitConnections (connection-limits.ts) sets them on the server; here only
     // what Node takes at creation (how often requestTimeout is checked) and the idle socket's life.
@@ -175,7 +179,7 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
     ...(answers ? { answers } : {}),
   });
   void app.register(healthRoutes, { store, outage });
-  void app.register(homeRoute);
+  if (config.http?.landing !== false) void app.register(homeRoute, { store });
 
   const yoga = createLookupYoga({
     schema,

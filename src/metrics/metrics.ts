@@ -1,3 +1,4 @@
+import type { IndexSummary } from '../store/index-summary.js';
 import type { CountedLookup, ReadReceipt } from '../store/read-receipt.js';
 import { collectDefaultMetrics, type Metric, Registry } from 'prom-client';
 import { relayUrlForLog } from '../relays/relay-url.js';
@@ -30,14 +31,14 @@ interface MetricValue {
   value: number;
 }
 
-/** A metric prom-client formats from what `read` returns at scrape time. */
-function scraped(name: string, help: string, type: 'counter' | 'histogram' | 'gauge', read: () => MetricValue[]): void {
+/** A metric prom-client formats from what `read` returns (or resolves to) at scrape time. */
+function scraped(name: string, help: string, type: 'counter' | 'histogram' | 'gauge', read: () => MetricValue[] | Promise<MetricValue[]>): void {
   registry.registerMetric({
     name,
     help,
     type,
     aggregator: 'sum',
-    get: () => ({ name, help, type, aggregator: 'sum', values: read() }),
+    get: async () => ({ name, help, type, aggregator: 'sum', values: await read() }),
     reset: () => {},
   } as unknown as Metric);
 }
@@ -123,6 +124,23 @@ scraped(`${PREFIX}hot_cache_invalidations_total`, 'Keys Redis said were written 
 scraped(`${PREFIX}hot_cache_answers_served_total`, 'Answers (REST, and prepared GraphQL queries) served as kept, made only of hot cache entries that still hold (store/answer-cache.ts): no lookup run, no cache read.', 'counter', () =>
   hotCache ? [{ labels: {}, value: hotCache.stats.answers }] : [],
 );
+/** How full the index is (store/index-summary.ts), read from the store's kept counters at scrape time. */
+let indexSummary: (() => Promise<IndexSummary>) | undefined;
+/** One read per scrape, shared by the gauges below (they are collected together). */
+let summaryRead: Promise<IndexSummary | undefined> | undefined;
+function readSummary(): Promise<IndexSummary | undefined> {
+  summaryRead ??= (indexSummary?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setImmediate(() => (summaryRead = undefined)));
+  return summaryRead;
+}
+scraped(`${PREFIX}index_events`, 'Servable events the index holds, by kind (counters kept as events are stored, replaced and removed; none while the store does not answer).', 'gauge', async () => {
+  const summary = await readSummary();
+  return summary ? Object.entries(summary.kinds).map(([kind, value]) => ({ labels: { kind }, value })) : [];
+});
+scraped(`${PREFIX}index_stored_bytes`, "Bytes the store takes: the embedded store's data file, or Redis's used_memory summed over its masters.", 'gauge', async () => {
+  const summary = await readSummary();
+  return summary ? [{ labels: {}, value: summary.storedBytes }] : [];
+});
+
 scraped(`${PREFIX}hot_cache_bytes`, 'Bytes the hot cache holds (as it measures them: values, and kept answers\' bookkeeping); 0 while it is off.', 'gauge', () => (hotCache ? [{ labels: {}, value: hotCache.active ? hotCache.size : 0 }] : []));
 
 export type LookupOutcome =
@@ -211,6 +229,10 @@ export const metrics = {
   /** The hot cache of `serve` in this process: exported as nostr_lookup_hot_cache_*. */
   followHotCache(cache: typeof hotCache): void {
     hotCache = cache;
+  },
+  /** The index `serve` answers from: exported as nostr_lookup_index_* (read at scrape time). */
+  followIndex(read: () => Promise<IndexSummary>): void {
+    indexSummary = read;
   },
   /** `sync` in this process: its counts are exported as nostr_lookup_sync_events_total. */
   followSync<T extends { readonly [K in keyof T]: number }>(counts: T): void {

@@ -110,6 +110,11 @@ export interface EventStore extends EventIndex, RelationMaintenance {
   answerCache?<T>(): AnswerCache<T> | undefined;
   /** Resolves while the store answers; rejects otherwise. */
   ping(): Promise<void>;
+  /**
+   * Bytes the store takes: the embedded store's data file on disk (its blocks), Redis's used_memory
+   * (summed over a cluster's masters; the whole server's, whatever else it holds).
+   */
+  storedBytes(): Promise<number>;
   /** True while writes fail and reads still answer (the embedded store on a full or read-only disk). */
   writesFailing(): boolean;
   close(): Promise<void>;

@@ -88,6 +88,8 @@ export interface RelationCheck {
   /** Recipients of notifications compared. */
   notificationRecipients: number;
   notificationDifferences: NotificationDifference[];
+  /** Kinds whose kept count of servable events (eventCounts) differs from the events read. */
+  kindDifferences: { kind: number; maintained: number; recounted: number }[];
 }
 
 /** Every servable event the store holds, in memory (the recount needs them all at once). */
@@ -209,6 +211,12 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
       return { entries, counts: countsOf(entries) };
     },
   );
+  const byKind = new Map<number, number>();
+  for (const event of events) byKind.set(event.kind, (byKind.get(event.kind) ?? 0) + 1);
+  const kept = await relations.eventCounts();
+  const kindDifferences = [...new Set([...byKind.keys(), ...kept.keys()])]
+    .sort((a, b) => a - b)
+    .flatMap((kind) => ((kept.get(kind) ?? 0) === (byKind.get(kind) ?? 0) ? [] : [{ kind, maintained: kept.get(kind) ?? 0, recounted: byKind.get(kind) ?? 0 }]));
   return {
     events: events.length,
     targets: targets.compared,
@@ -223,6 +231,7 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
     searchDifferences: search.differences.map(({ subject, ...rest }) => ({ pubkey: subject, ...rest })),
     notificationRecipients: notifications.compared,
     notificationDifferences: notifications.differences.map(({ subject, ...rest }) => ({ pubkey: subject, ...rest })),
+    kindDifferences,
   };
 }
 

@@ -94,6 +94,11 @@ export interface RelationIndex extends ZapIndex, FollowIndex, SearchIndex, Notif
   targets(): AsyncIterable<string[]>;
   /** Empties the index (`relations rebuild`, before it relates every servable event again). */
   clear(): Promise<void>;
+  /**
+   * Servable events held, by kind: counters kept on every transition (stored, replaced, removed),
+   * so that `stats`, `/metrics` and `GET /` read a few numbers, never a scan.
+   */
+  eventCounts(): Promise<Map<number, number>>;
 }
 
 /**

@@ -40,6 +40,7 @@ export async function expectExact(store: EventStore): Promise<void> {
   expect(check.noteDifferences).toEqual([]);
   expect(check.searchDifferences).toEqual([]);
   expect(check.notificationDifferences).toEqual([]);
+  expect(check.kindDifferences).toEqual([]);
 }
 
 const followList = (author: string, follows: string[], at = T + 100) => signed(author, { kind: 3, tags: follows.map((name) => ['p', pubkeyOf(name)]), content: '', created_at: at });

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
-import type { Config, HttpLimits, MetricsConfig, Nip05Config, RateLimitConfig, RelayConfig } from '../../src/config/env.js';
+import { type Config, DEFAULT_HTTP_LIMITS, type HttpLimits, type MetricsConfig, type Nip05Config, type RateLimitConfig, type RelayConfig } from '../../src/config/env.js';
 import { ReadThrough } from '../../src/fill/read-through.js';
 import { buildApp } from '../../src/http/app.js';
 import { createGuardedFetcher, type HostLookup } from '../../src/net/guarded-fetch.js';
@@ -36,6 +36,8 @@ export interface TestServerOptions {
   metrics?: MetricsConfig;
   /** RATE_LIMIT, MISS_RATE_LIMIT, TRUST_PROXY: off when absent. */
   rateLimits?: RateLimitConfig;
+  /** LANDING: GET / answered (as `serve` has it) unless false. */
+  landing?: boolean;
   /** Zap provider checks, as `serve` sets them up; the defaults below when absent. Their fetcher is NIP-05's (`nip05` sets it). */
   zaps?: Partial<ZapProviderConfig>;
   /** Names the guarded fetcher resolves (to loopback, say) instead of asking DNS: `hosts(...)` makes one. */
@@ -106,7 +108,7 @@ export async function startTestServer(
     config: {
       lookup: { maxProfiles: 100, maxListLength: 100, ...options.lookup },
       graphql: { graphiql: false, maxCost: 20_000, maxResponseBytes: 8 * 1024 * 1024, ...options.graphql },
-      ...(options.http ? { http: { limits: options.http } } : {}),
+      ...(options.http || options.landing !== undefined ? { http: { limits: options.http ?? DEFAULT_HTTP_LIMITS, ...(options.landing !== undefined ? { landing: options.landing } : {}) } } : {}),
       ...(options.metrics ? { metrics: options.metrics } : {}),
       ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
     },

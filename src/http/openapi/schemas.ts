@@ -308,14 +308,29 @@ export const NOTIFICATIONS_SCHEMA = {
 const status = (value: string) => ({ type: 'object', required: ['status'], properties: { status: { type: 'string', const: value } } });
 
 export const HOME_SCHEMA = {
-  summary: 'Where to start: the routes this service answers, one line on each',
+  summary: 'Where to start: what the index holds and the routes this service answers, one line on each (an HTML page for a browser; LANDING=false: 404)',
   tags: ['operations'],
   response: {
     200: {
-      description: 'The service, its version, and its routes.',
+      description: 'The service, its version, its routes, and how full its index is (null while the store does not answer). A client whose Accept prefers text/html gets the same as a page.',
       type: 'object',
-      required: ['service', 'version', 'routes'],
-      properties: { service: { type: 'string', const: 'nostr-lookup' }, version: { type: 'string' }, routes: { type: 'object', additionalProperties: { type: 'string' } } },
+      required: ['service', 'version', 'routes', 'index'],
+      properties: {
+        service: { type: 'string', const: 'nostr-lookup' },
+        version: { type: 'string' },
+        routes: { type: 'object', additionalProperties: { type: 'string' } },
+        index: {
+          type: ['object', 'null'],
+          required: ['events', 'kinds', 'profiles', 'followLists', 'storedBytes'],
+          properties: {
+            events: { type: 'integer', description: 'Servable events held.' },
+            kinds: { type: 'object', additionalProperties: { type: 'integer' }, description: 'Of them, by kind.' },
+            profiles: { type: 'integer', description: 'Pubkeys with a profile (kind 0).' },
+            followLists: { type: 'integer', description: 'Pubkeys with a follow list (kind 3).' },
+            storedBytes: { type: 'integer', description: "The store's size: the embedded store's data file, or Redis's used_memory." },
+          },
+        },
+      },
     },
   },
 };

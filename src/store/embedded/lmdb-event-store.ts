@@ -1,5 +1,7 @@
 import type { ReadReceipt } from '../read-receipt.js';
 import { mkdirSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { type Database, type DatabaseOptions, open, type RootDatabase } from 'lmdb';
 import {
   DELETION_KIND,
@@ -433,6 +435,12 @@ export class LmdbEventStore implements EventStore {
 
   writesFailing(): boolean {
     return this.transactions.writesFailing();
+  }
+
+  async storedBytes(): Promise<number> {
+    // Blocks, not the size: the file is sparse where LMDB has not written yet.
+    const { blocks } = await stat(join(this.dataDir, 'data.mdb'));
+    return blocks * 512;
   }
 
   async close(): Promise<void> {

@@ -104,6 +104,7 @@ export class LmdbRelationIndex implements RelationIndex {
    * stored JSON's bytes, where the caller has them (else serialised again for a reply).
    */
   apply(event: NostrEvent, delta: 1 | -1, size?: number, withFollows = true): void {
+    this.add(`ck:${event.kind}`, delta);
     for (const edge of relationEdgesOf(event)) {
       const { target } = edge;
       if (edge.reply) {
@@ -508,6 +509,14 @@ export class LmdbRelationIndex implements RelationIndex {
       }
     }
     if (batch.length > 0) yield batch;
+  }
+
+  eventCounts(): Promise<Map<number, number>> {
+    return this.transactions.read(() => {
+      const counts = new Map<number, number>();
+      for (const { key, value } of this.db.getRange({ start: 'ck:', end: 'ck;' })) counts.set(Number((key as string).slice(3)), Number(value));
+      return counts;
+    });
   }
 
   async clear(): Promise<void> {

@@ -44,6 +44,8 @@
  *   their pubkeys, every followed pubkey's followers, and per prefix of 1 and of 3 characters of a word
  *   its pubkeys in rank order. One hash slot (`{s}`), so that one script answers a query: on a cluster that
  *   slot's node takes every search and every batch of follows (BENCHMARKS.md, hot keys).
+ * - `<prefix>ck:{k}`: servable events by kind, kind → count (relation-index.ts eventCounts), one
+ *   HINCRBY per kind a batch changed.
  */
 export interface RedisKeys {
   event(id: string): string;
@@ -59,10 +61,12 @@ export interface RedisKeys {
   search: { words: string; removals: string; lexical: string; followers: string; ranks: string };
   notifications(pubkey: string): { records: string; order: string };
   inbound(id: string): string;
+  /** Servable events by kind (a hash, kind → count; relation-index.ts eventCounts). */
+  eventCounts: string;
 }
 
 /** The first letters of the relationship index's keys (after the prefix). */
-export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fl', 'fn', 'fs', 'fg', 'fr', 'fk', 'fb', 'n', 'nd', 's', 'ni', 'nr', 'nz'] as const;
+export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fl', 'fn', 'fs', 'fg', 'fr', 'fk', 'fb', 'n', 'nd', 's', 'ni', 'nr', 'nz', 'ck'] as const;
 
 /** The notification index's key types among them (store/notification-index.ts). */
 export const NOTIFICATION_KEY_TYPES = ['ni', 'nr', 'nz'] as const satisfies readonly (typeof RELATION_KEY_TYPES)[number][];
@@ -101,6 +105,7 @@ export function redisKeys(prefix: string): RedisKeys {
       return { records: `${prefix}nr:{${tag}}`, order: `${prefix}nz:{${tag}}` };
     },
     inbound: (id) => `${prefix}ni:{${Buffer.from(id, 'hex').toString('base64url')}}`,
+    eventCounts: `${prefix}ck:{k}`,
     search: { words: `${prefix}s:{s}:w`, removals: `${prefix}s:{s}:d`, lexical: `${prefix}s:{s}:x`, followers: `${prefix}s:{s}:c`, ranks: `${prefix}s:{s}:k:` },
     zaps: (subject) => {
       const tag = Buffer.from(subject.slice(1), 'hex').toString('base64url');

@@ -72,7 +72,7 @@ declare module 'ioredis' {
     nostrRaiseBar(key: string, createdAt: string, id: string): Result<string, Context>;
     /** Replies as bytes: a removed regular event may be packed (store/packed-event.ts). */
     nostrTombstoneBuffer(key: string, author: string): Result<Buffer, Context>;
-    nostrDeleteIdBuffer(key: string, deleter: string, maxPending: string, ttlSeconds: string): Result<[Buffer, Buffer?], Context>;
+    nostrDeleteIdBuffer(key: string, deleter: string, maxPending: string, ttlSeconds: string): Result<[Buffer, Buffer?, Buffer?], Context>;
     nostrVanishAt(key: string, createdAt: string): Result<number, Context>;
     nostrSettleTombstone(key: string): Result<number, Context>;
   }
@@ -422,7 +422,7 @@ export class RedisEventStore implements EventStore {
   private async applyDeletion(request: NostrEvent, { ids, addresses }: DeletionTargets): Promise<void> {
     await Promise.all([
       ...ids.map(async (id) => {
-        const [verdictBytes, detail] = await this.client.nostrDeleteIdBuffer(
+        const [verdictBytes, detail, again] = await this.client.nostrDeleteIdBuffer(
           this.keys.event(id),
           request.pubkey,
           String(MAX_PENDING_DELETERS),
@@ -434,7 +434,7 @@ export class RedisEventStore implements EventStore {
         // Its member of its author's list goes with its relations; then its tombstone drops the
         // JSON it kept for a replay in case this reply was lost (DELETE_ID_SCRIPT).
         if (verdict === 'deleted') {
-          await this.unrelate(detail);
+          await this.unrelate(detail, undefined, again === undefined);
           await this.client.nostrSettleTombstone(this.keys.event(id));
         }
       }),
@@ -503,11 +503,12 @@ export class RedisEventStore implements EventStore {
    * The relations of an event a script took out of the index go too (the script hands back its
    * JSON, which only that script's caller receives: each removal is applied once).
    */
-  private async unrelate(removed: Buffer | string | undefined | Promise<Buffer | string | undefined>, batch?: FollowWrites): Promise<void> {
+  private async unrelate(removed: Buffer | string | undefined | Promise<Buffer | string | undefined>, batch?: FollowWrites, counts = true): Promise<void> {
     const held = await removed;
     const stored = held ? storedEventOf(held) : undefined;
-    // The size as it was related: its JSON's (a packed value is unpacked first).
-    if (stored) await this.relations.relate(stored.event, -1, stored.json.bytes.length, true, batch);
+    // The size as it was related: its JSON's (a packed value is unpacked first). `counts` false: a
+    // removal replayed, already taken from the events held by kind.
+    if (stored) await this.relations.relate(stored.event, -1, stored.json.bytes.length, true, batch, true, counts);
   }
 
   async *servableEvents(): AsyncIterable<NostrEvent[]> {
@@ -593,6 +594,13 @@ export class RedisEventStore implements EventStore {
     if (short !== -1) {
       throw new Error(`WAIT: ${counts[short]} of ${this.waitReplicas} replicas confirmed the batch within ${waitMs} ms`);
     }
+  }
+
+  async storedBytes(): Promise<number> {
+    const { client } = this;
+    const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+    const infos = await this.command(() => Promise.all(nodes.map((node) => node.info('memory'))));
+    return infos.reduce((sum, info) => sum + Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? 0), 0);
   }
 
   /** Redis fails reads and writes together: ping() tells. */

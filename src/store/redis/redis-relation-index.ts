@@ -163,6 +163,8 @@ export class RedisRelationIndex implements RelationIndex {
   readonly notificationIndex: RedisNotificationIndex;
   /** A batch's notification writes, gathered beside its follows and sent when they are (flushFollows). */
   private readonly batchNotifications = new WeakMap<FollowWrites, NotificationWrites>();
+  /** A batch's changes of the events held by kind, sent with its follows (flushFollows). */
+  private readonly batchKinds = new WeakMap<FollowWrites, Map<number, number>>();
 
   private notificationsOf(batch: FollowWrites): NotificationWrites {
     let writes = this.batchNotifications.get(batch);
@@ -200,8 +202,9 @@ export class RedisRelationIndex implements RelationIndex {
    * `size`: its stored JSON's bytes, where the caller has them (else serialised again for a reply).
    * Each target counts an event once (RELATE, ZAP), so a relate sent again changes nothing.
    * `listed` false: not its member of its author's list (a `duplicate` put checks that apart).
+   * `counts` false: not a transition of the events held by kind (eventCounts): a replay.
    */
-  async relate(event: NostrEvent, delta: 1 | -1, size?: number, withFollows = true, batch?: FollowWrites, listed = true): Promise<void> {
+  async relate(event: NostrEvent, delta: 1 | -1, size?: number, withFollows = true, batch?: FollowWrites, listed = true, counts = listed): Promise<void> {
     const edges = relationEdgesOf(event);
     const ledger = ledgerOf(event);
     // Scripts of other slots than the targets': a zap receipt's, one per subject (its target, its
@@ -214,6 +217,15 @@ export class RedisRelationIndex implements RelationIndex {
     });
     // Whom it notifies, and whom what notifies about it now notifies (redis-notification-index.ts).
     writes.push(this.notificationIndex.relate(event, delta, batch && this.notificationsOf(batch)));
+    // The events held of its kind: a transition only (a `duplicate` put's replay, a deletion's, are not).
+    if (counts) {
+      if (!batch) writes.push(this.client.hincrby(this.keys.eventCounts, String(event.kind), delta));
+      else {
+        let kinds = this.batchKinds.get(batch);
+        if (!kinds) this.batchKinds.set(batch, (kinds = new Map()));
+        kinds.set(event.kind, (kinds.get(event.kind) ?? 0) + delta);
+      }
+    }
     // A profile: its words in the search index (one slot for all).
     if (event.kind === 0) {
       const { words, removals, lexical, followers, ranks } = this.keys.search;
@@ -305,6 +317,11 @@ export class RedisRelationIndex implements RelationIndex {
       writes.push(this.notificationIndex.flush(notifications));
     }
     for (const [author, delta] of follows.following) writes.push(this.client.nostrFollowing(this.keys.follows(author).following, String(delta)));
+    const kinds = this.batchKinds.get(follows);
+    if (kinds) {
+      this.batchKinds.delete(follows);
+      for (const [kind, delta] of kinds) if (delta !== 0) writes.push(this.client.hincrby(this.keys.eventCounts, String(kind), delta));
+    }
     // Each followed pubkey's change in followers, for the search ranks once its scripts have run.
     const gained: Promise<[string, number]>[] = [];
     const partsSent: Promise<number>[] = [];
@@ -593,6 +610,13 @@ export class RedisRelationIndex implements RelationIndex {
         await this.commands.run(() => Promise.all(keys.map((key) => this.client.unlink(key))));
       }
     }
+  }
+
+  eventCounts(): Promise<Map<number, number>> {
+    return this.commands.run(async () => {
+      const held = await this.client.hgetall(this.keys.eventCounts);
+      return new Map(Object.entries(held).flatMap(([kind, count]) => (Number(count) === 0 ? [] : [[Number(kind), Number(count)] as const])));
+    });
   }
 
   notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]> {
