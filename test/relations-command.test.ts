@@ -76,13 +76,16 @@ describe.each(STORES)('nostr-lookup relations check | rebuild ($name)', ({ open 
       // Each author's events of each listed kind are one note list.
       const noteLists = new Set(events.filter((event) => isNoteKind(event.kind)).map((event) => `${event.pubkey}:${event.kind}`)).size;
       expect(noteLists).toBe(4);
-      const clean = { differences: 0, shown: { differences: [], zapDifferences: [], followDifferences: [], noteDifferences: [], searchDifferences: [], notificationDifferences: [] } };
+      const clean = { differences: 0, shown: { differences: [], zapDifferences: [], followDifferences: [], noteDifferences: [], searchDifferences: [], notificationDifferences: [], kindDifferences: [] } };
       expect(JSON.parse(ok.stdout)).toEqual({ action: 'check', events: 5, targets: 1, zapped: 0, follows: 0, notes: noteLists, search: 1, notified: 1, ...clean });
 
       await subject.lose();
       const lost = await run(['check'], subject.env);
       expect(lost.code).toBe(2);
-      expect(lost.stdout).toContain(`differences ${1 + noteLists + 1 + 1}\n`);
+      // The counts of events by kind go with the index: one difference per kind held.
+      const kinds = new Set(events.map((event) => event.kind));
+      expect(lost.stdout).toContain(`differences ${1 + noteLists + 1 + 1 + kinds.size}\n`);
+      expect(lost.stdout).toContain(`  events of kind ${target.kind}: 0 counted, ${events.filter((event) => event.kind === target.kind).length} held\n`);
       // Alice's notifications: the reaction, the reply and the repost.
       expect(lost.stdout).toContain(`  notifications of ${pubkeyOf('alice')}: 0 kept, 3 recounted (`);
       expect(lost.stdout).toContain(`  search of ${pubkeyOf('alice')}\n    maintained {"words":[],"followers":0,"indexed":true}\n    recounted  {"words":["alice","liddell"],"followers":0,"indexed":true}\n`);
