@@ -174,4 +174,27 @@ describe('follows over GraphQL', () => {
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('query_too_costly');
     expect(refused.body.data ?? null).toBeNull();
   });
+
+  it('from an event whose author has no profile, Event.authorPubkey leads to the author: follows, notes, and a null profile', async () => {
+    const [first] = seed.filter((event) => event.content === 'first');
+    const response = await graphql(
+      context.server,
+      `{ event(id: "${first?.id}") { author { name } authorPubkey { pubkey profile { name } followingCount followersCount notes(first: 5) { edges { node { content } } } } } }`,
+    );
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      data: {
+        event: {
+          author: null,
+          authorPubkey: {
+            pubkey: pubkeyOf('followed 0'),
+            profile: null,
+            followingCount: 2,
+            followersCount: 1,
+            notes: { edges: [{ node: { content: 'second' } }, { node: { content: 'first' } }] },
+          },
+        },
+      },
+    });
+  });
 });

@@ -6,6 +6,7 @@ import './event-stats.js';
 import './event-connection.js';
 import './event-relations.js';
 import './profile.js';
+import './event-author.js';
 import './zap-stats.js';
 import './follows.js';
 import './notes.js';
