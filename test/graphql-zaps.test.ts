@@ -74,6 +74,33 @@ describe('zaps over GraphQL, with the provider checked on a real HTTPS endpoint'
     await testStore.cleanup();
   });
 
+  it('receipts that cannot count say so, and why: an author without a profile, a profile without an LNURL, a provider that does not allow Nostr', async () => {
+    lnurl.routePath('/.well-known/lnurlp/carol', { json: { ...payResponse(pubkeyOf('zapper')), allowsNostr: false } });
+    const note = signed('nobody', { content: 'no profile here', tags: [['zap', pubkeyOf('bare'), '', '1'], ['zap', pubkeyOf('carol'), '', '1']] });
+    await testStore.store.putEvents([
+      note,
+      profileOf('bare', {}),
+      profileOf('carol', { lud16: `carol@${lnurl.domain}` }),
+      zapReceipt({ sender: 'bob', recipient: 'nobody', provider: 'zapper', target: note.id, msats: 1_000 }),
+      zapReceipt({ sender: 'bob', recipient: 'bare', provider: 'zapper', target: note.id, msats: 2_000 }),
+      zapReceipt({ sender: 'dave', recipient: 'carol', provider: 'zapper', target: note.id, msats: 3_000 }),
+    ]);
+    const server = await serve();
+    const query = `{ event(id: "${note.id}") { stats { zaps { count pending unverifiable unverifiableBecause } } } }`;
+    const read = async () => {
+      const response = await getJson(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+      return (response.body as { data: { event: { stats: { zaps: { count: number; pending: number; unverifiable: number; unverifiableBecause: string[] } } } } }).data.event.stats.zaps;
+    };
+    // Carol's provider is asked in the background: pending first, then refused.
+    expect(await read()).toEqual({ count: 0, pending: 1, unverifiable: 2, unverifiableBecause: ['no profile', 'no lud16 or lud06'] });
+    let zaps = await read();
+    for (let attempt = 0; zaps.pending > 0 && attempt < 100; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      zaps = await read();
+    }
+    expect(zaps).toEqual({ count: 0, pending: 0, unverifiable: 3, unverifiableBecause: ['no profile', 'no lud16 or lud06', 'allowsNostr is not true'] });
+  });
+
   it('pending until the provider answers, then counted: forged receipts never; a second instance uses the answer without asking', async () => {
     const path = '/.well-known/lnurlp/alice';
     lnurl.routePath(path, { json: payResponse(pubkeyOf('zapper')) });

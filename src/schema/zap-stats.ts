@@ -44,7 +44,14 @@ const ZapStatsRef = builder.objectRef<ZapStats>('ZapStats').implement({
     senders: t.exposeInt('senders', { description: 'Distinct zap-request authors among the valid receipts.' }),
     pending: t.exposeInt('pending', {
       description:
-        "Receipts that pass every check but the provider's, which has not answered yet (checked in the background after a read): they move to the other figures when it answers, or leave this one when it refuses.",
+        "Receipts that pass every check but the provider's, which has not answered yet (checked in the background after a read): they move to the other figures when it answers, or to `unverifiable` when it refuses.",
+    }),
+    unverifiable: t.exposeInt('unverifiable', {
+      description:
+        "Receipts that cannot count as things stand, whoever signed them: their recipient's provider cannot be checked (no profile known, no lud16 or lud06, an LNURL endpoint that refused or does not allow Nostr). They count once the recipient's profile names a provider that signed them.",
+    }),
+    unverifiableBecause: t.exposeStringList('unverifiableBecause', {
+      description: 'Why `unverifiable` is not 0: each reason once, in the recipients\' order (the check\'s own words, e.g. `no profile`, `no lud16 or lud06`, `allowsNostr is not true`).',
     }),
   }),
 });
@@ -84,10 +91,10 @@ export async function providerVerdicts(recipients: readonly string[], context: G
 async function zapStatsOf(subject: ZapSubject, recipients: readonly string[], context: GraphQLContext): Promise<ZapStats> {
   const { loaders, budget } = context;
   const verdicts = await providerVerdicts(recipients, context);
-  const asked = recipients.flatMap((recipient, index) => {
+  // A refused recipient's receipts are counted, not read group by group: they say why nothing counts.
+  const asked = recipients.map((recipient, index) => {
     const verdict = verdicts[index] as ProviderVerdict;
-    if (verdict !== 'pending' && !('provider' in verdict)) return [];
-    return [{ verdict, query: { subject, recipient, ...(verdict === 'pending' ? {} : { provider: verdict.provider }) } }];
+    return { verdict, query: { subject, recipient, ...(verdict !== 'pending' && 'provider' in verdict ? { provider: verdict.provider } : {}) } };
   });
   if (asked.length === 0) return NO_ZAPS;
   const totals = await Promise.all(asked.map(({ query }) => loaders.zapTotals.load(query)));

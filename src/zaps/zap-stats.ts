@@ -16,9 +16,13 @@ export interface ZapStats {
   senders: number;
   /** Receipts that pass every check but the provider's, which has not answered yet. */
   pending: number;
+  /** Receipts of recipients whose provider cannot be checked as things stand (no profile, no LNURL, a refusal): they never count until that changes. */
+  unverifiable: number;
+  /** Why, once per reason, in the recipients' order (the provider check's own words: `no profile`, `no lud16 or lud06`, …). */
+  unverifiableBecause: string[];
 }
 
-export const NO_ZAPS: ZapStats = Object.freeze({ count: 0, msats: 0, senders: 0, pending: 0 });
+export const NO_ZAPS: ZapStats = Object.freeze({ count: 0, msats: 0, senders: 0, pending: 0, unverifiable: 0, unverifiableBecause: [] });
 
 /**
  * The most recipients an event's zaps are read for: its author and the pubkeys its `zap` tags name
@@ -28,12 +32,16 @@ export const MAX_ZAP_RECIPIENTS = 8;
 
 /** The figures, and the groups that count (when more than one does, the caller reads the union of their senders). */
 export function zapFigures(read: readonly { verdict: ProviderVerdict; total: ZapTotal }[]): { stats: ZapStats; counted: ZapGroup[] } {
-  const stats = { ...NO_ZAPS };
+  const stats = { ...NO_ZAPS, unverifiableBecause: [] as string[] };
   const counted: ZapGroup[] = [];
   let msats = 0n;
   for (const { verdict, total } of read) {
     if (verdict === 'pending') stats.pending += total.receipts;
-    else if ('provider' in verdict && total.group && total.group.provider === verdict.provider) {
+    else if ('refused' in verdict) {
+      if (total.receipts === 0) continue;
+      stats.unverifiable += total.receipts;
+      if (!stats.unverifiableBecause.includes(verdict.refused)) stats.unverifiableBecause.push(verdict.refused);
+    } else if (total.group && total.group.provider === verdict.provider) {
       counted.push(total.group);
       stats.count += total.group.count;
       msats += BigInt(total.group.msats);
