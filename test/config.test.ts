@@ -20,7 +20,7 @@ describe('configuration from the environment', () => {
       offline: false,
       rateLimits: { trustProxy: false },
       metrics: { enabled: true },
-      http: { port: 8080, host: '127.0.0.1', limits: DEFAULT_HTTP_LIMITS },
+      http: { port: 8080, host: '127.0.0.1', landing: true, limits: DEFAULT_HTTP_LIMITS },
       store: { kind: 'embedded', dataDir: resolve('data') },
       log: { level: 'info' },
       lookup: { maxProfiles: 100, maxListLength: 100 },
@@ -101,6 +101,7 @@ describe('configuration from the environment', () => {
         OFFLINE: 'false',
         METRICS: 'true',
         METRICS_PORT: '9100',
+        LANDING: 'false',
         RATE_LIMIT: '20',
         RATE_LIMIT_BURST: '100',
         MISS_RATE_LIMIT: '0.5',
@@ -113,6 +114,7 @@ describe('configuration from the environment', () => {
       http: {
         port: 9000,
         host: '0.0.0.0',
+        landing: false,
         limits: {
           requestTimeoutMs: 2000,
           idleTimeoutMs: 1000,
@@ -316,6 +318,12 @@ describe('configuration from the environment', () => {
     for (const hostile of ['yes', 'TRUE', 'off', ' true', 'true; rm -rf /']) expect(problems({ OFFLINE: hostile }), hostile).toEqual(['OFFLINE must be true or false']);
     // Bad relay URLs are still refused: the setting must be right for when OFFLINE is turned off again.
     expect(problems({ OFFLINE: 'true', RELAYS: 'https://relay.example' })).toEqual(['RELAYS: entry 1 is not a ws:// or wss:// URL with a host and no credentials']);
+  });
+
+  it('LANDING: on unless false; anything else is refused by name', () => {
+    expect(loadConfig({ LANDING: '0' }).http.landing).toBe(false);
+    expect(loadConfig({ LANDING: '' }).http.landing).toBe(true);
+    for (const hostile of ['off', 'no', '<script>', 'true false']) expect(problems({ LANDING: hostile }), hostile).toEqual(['LANDING must be true or false']);
   });
 
   it('METRICS and METRICS_PORT: off, a port of their own, and what cannot be', () => {

@@ -1,3 +1,5 @@
+import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { npubEncode, nsecEncode } from 'nostr-tools/nip19';
 import { describe, expect, it } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
@@ -195,6 +197,47 @@ describe('GraphQL API', () => {
     }
     const off = await fetch(`${context.server.url}/graphql`, html);
     expect(await off.text()).not.toContain('<html');
+  });
+
+  it('GraphiQL goes compressed (brotli under 2 MB, else gzip) and is revalidated by its ETag: a reload is a 304 with no body', async () => {
+    const withGraphiql = await startTestServer(context.store.store, { graphql: { graphiql: true } });
+    /** The raw answer, bytes as sent (fetch would decompress them). */
+    const get = (headers: Record<string, string>) =>
+      new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        httpGet(`${withGraphiql.url}/graphql`, { headers: { accept: 'text/html', ...headers } }, (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
+        }).on('error', reject);
+      });
+    try {
+      const plain = await get({});
+      expect(plain.status).toBe(200);
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(plain.body.length).toBeGreaterThan(5_000_000);
+      const gzip = await get({ 'accept-encoding': 'gzip, deflate' });
+      expect(gzip.headers['content-encoding']).toBe('gzip');
+      expect(gunzipSync(gzip.body).equals(plain.body)).toBe(true);
+      expect(gzip.body.length).toBeLessThan(2_600_000);
+      // Brotli once it is made (in the background): gzip until then.
+      let browser = await get({ 'accept-encoding': 'gzip, deflate, br' });
+      for (let attempt = 0; browser.headers['content-encoding'] !== 'br' && attempt < 100; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        browser = await get({ 'accept-encoding': 'gzip, deflate, br' });
+      }
+      expect(browser.headers['content-encoding']).toBe('br');
+      expect(browser.body.length).toBeLessThan(2_000_000);
+      expect(brotliDecompressSync(browser.body).equals(plain.body)).toBe(true);
+      expect(browser.headers.vary).toBe('accept, accept-encoding');
+      expect(browser.headers['cache-control']).toBe('no-cache');
+      const etag = browser.headers.etag as string;
+      expect(etag).toMatch(/^"graphiql-[0-9a-f]{32}"$/);
+      const reload = await get({ 'accept-encoding': 'gzip, deflate, br', 'if-none-match': etag });
+      expect(reload.status).toBe(304);
+      expect(reload.body.length).toBe(0);
+    } finally {
+      await withGraphiql.close();
+    }
   });
 });
 

@@ -73,3 +73,16 @@ describe('GET /graphql from a browser while GraphiQL is off', () => {
     expect(await response.json()).toEqual({ errors: [{ message: ERRORS.not_acceptable.message, extensions: { code: 'not_acceptable' } }] });
   });
 });
+
+describe('a misspelled field', () => {
+  const development = useTestServer([], { graphql: { graphiql: true } });
+
+  it('is answered with a suggestion where GraphiQL is on (development), and without one where it is off', async () => {
+    const ask = async (url: string) => {
+      const response = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ profile(pubkey: "x") { nmae } }' }) });
+      return ((await response.json()) as { errors: { message: string }[] }).errors[0]?.message;
+    };
+    expect(await ask(development.server.url)).toBe('Cannot query field "nmae" on type "Profile". Did you mean "name"?');
+    expect(await ask(context.server.url)).toBe('Cannot query field "nmae" on type "Profile". [Suggestion hidden]');
+  });
+});

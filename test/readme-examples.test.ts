@@ -9,7 +9,7 @@ import { freePort } from './support/redis-server.js';
 
 /**
  * The shown commands and outputs of the README and of docs/, run: every `$ ` line of their ```sh
- * blocks is run as written (ports, /tmp and `npx nostr-lookup` aside: adapted()), the README's
+ * blocks is run as written (ports, /tmp and `bin/nostr-lookup` aside: adapted()), the README's
  * first (its walkthrough imports the sample), then each manual page in the order of DOCS, from a
  * service on an empty embedded store, without network; what it prints must be what the page shows
  * below it. A change that alters an output fails here until the page is updated.
@@ -99,14 +99,14 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): voi
 
 /**
  * A command as it runs here: on this test's ports and directories (8080: the service's, 7777: the
- * relay's, /tmp/…: under the test's directory), and `npx nostr-lookup` from the sources.
+ * relay's, /tmp/…: under the test's directory), and `bin/nostr-lookup` from the sources.
  */
 function adapted(text: string, port: string): string {
   return text
     .replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)
     .replaceAll('127.0.0.1:7777', `127.0.0.1:${relayPort}`)
     .replace(/(?<=[=" ])\/tmp\//g, `${dataDir}/`)
-    .replace(/^((?:\S+=\S* )*)npx nostr-lookup /, '$1node --import tsx src/cli/main.ts ')
+    .replace(/^((?:\S+=\S* )*)bin\/nostr-lookup /, '$1node --import tsx src/cli/main.ts ')
     .replace(/^npm run relay:dev -- (.*)$/, `npm run relay:dev -- $1 --port ${relayPort}`);
 }
 

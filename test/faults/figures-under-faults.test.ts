@@ -117,7 +117,9 @@ async function allHeld(store: RedisEventStore, wanted = events): Promise<boolean
 }
 
 async function expectExactFigures(store: RedisEventStore, target = note, reactions = REACTIONS): Promise<void> {
-  await expectExact(store);
+  // The counts of events by kind are left out: a fault between a write and its relations leaves
+  // them off until `relations rebuild` (docs/operations.md).
+  await expectExact(store, { kinds: false });
   const [stats] = await store.relations.stats([target.id]);
   expect(stats?.reactions.pubkeys).toBe(reactions);
 }

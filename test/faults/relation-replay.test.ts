@@ -16,6 +16,14 @@ import { zapReceipt } from '../support/zaps.js';
 
 const T = 1_700_000_000;
 
+/**
+ * The counts of events by kind are kept by the store's writes, not by the scripts these tests run
+ * twice or whose replies they drop: a fault between an event's write and its relations leaves them
+ * off until `relations rebuild` (docs/operations.md). A `duplicate` put heals them where it finds
+ * the event missing from its author's list (the first test).
+ */
+const NO_KIND_COUNTS = { kinds: false };
+
 /** A deletion request (NIP-09) of one event, signed as its author (`world` signs by name). */
 const deletion = (pubkey: string, id: string) => signed(NAME_BY_PUBKEY.get(pubkey) as string, { kind: 5, created_at: T + 100, tags: [['e', id]] });
 const NAME_BY_PUBKEY = new Map<string, string>();
@@ -103,13 +111,13 @@ describe('Redis: a put whose reply was lost, then replayed', () => {
       await store.relations.relate(event, 1);
     }
     await store.putEvents(related);
-    await expectExact(store);
+    await expectExact(store, NO_KIND_COUNTS);
     const [stats] = await store.relations.stats([note.id]);
     expect(stats?.reactions.pubkeys).toBe(2);
     expect(stats?.reposts).toBe(1);
     // Deleted by their authors: nothing is left counted (a reaction counted twice would be).
     await store.putEvents(related.map((event) => deletion(event.pubkey, event.id)));
-    await expectExact(store);
+    await expectExact(store, NO_KIND_COUNTS);
     const [after] = await store.relations.stats([note.id]);
     expect(after?.reactions.pubkeys).toBe(0);
   });
@@ -123,14 +131,14 @@ describe('Redis: a put whose reply was lost, then replayed', () => {
     for (const event of related) expect((await store.client.nostrDeleteIdBuffer(`${testStore.prefix}e:${event.id}`, event.pubkey, '8', '3600'))[0].toString()).toBe('deleted');
     expect(await store.getEvents(related.map((event) => event.id))).toEqual(related.map(() => expect.objectContaining({ deleted: true })));
     await store.putEvents(requests);
-    await expectExact(store);
+    await expectExact(store, NO_KIND_COUNTS);
     const [stats] = await store.relations.stats([note.id]);
     expect(stats?.reactions.pubkeys).toBe(0);
     expect(stats?.replies).toBe(0);
     expect(stats?.reposts).toBe(0);
     // Settled: written again, the requests find only tombstones, and no event's JSON is kept.
     await store.putEvents(requests);
-    await expectExact(store);
+    await expectExact(store, NO_KIND_COUNTS);
     for (const event of related) expect((await store.client.get(`${testStore.prefix}e:${event.id}`))?.length).toBe(65);
   });
 
@@ -184,6 +192,6 @@ describe('Redis: a command in flight when the connection drops', () => {
     await store.putEvents([quote]);
     const [stats] = await store.relations.stats([note.id]);
     expect(stats?.quotes).toBe(1);
-    await expectExact(store);
+    await expectExact(store, NO_KIND_COUNTS);
   });
 });

@@ -32,7 +32,11 @@ async function replyIds(store: EventStore, id: string): Promise<string[]> {
 }
 
 /** The maintained figures equal the recount from the servable events. */
-export async function expectExact(store: EventStore): Promise<void> {
+/**
+ * `kinds` false: the counts of events by kind are left out, where a fault cut a write between an
+ * event and its relations in a way a replay cannot tell (docs/operations.md: `relations rebuild`).
+ */
+export async function expectExact(store: EventStore, { kinds = true }: { kinds?: boolean } = {}): Promise<void> {
   const check = await checkRelations(store);
   expect(check.differences).toEqual([]);
   expect(check.zapDifferences).toEqual([]);
@@ -40,7 +44,7 @@ export async function expectExact(store: EventStore): Promise<void> {
   expect(check.noteDifferences).toEqual([]);
   expect(check.searchDifferences).toEqual([]);
   expect(check.notificationDifferences).toEqual([]);
-  expect(check.kindDifferences).toEqual([]);
+  if (kinds) expect(check.kindDifferences).toEqual([]);
 }
 
 const followList = (author: string, follows: string[], at = T + 100) => signed(author, { kind: 3, tags: follows.map((name) => ['p', pubkeyOf(name)]), content: '', created_at: at });

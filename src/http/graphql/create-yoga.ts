@@ -59,7 +59,7 @@ function safeJson(value: unknown): string {
 /**
  * GraphQL over HTTP at /graphql (GET and POST). Unexpected errors are masked (yoga's default);
  * table errors (errors.ts) reach clients with `extensions.code`. graphql-armor bounds depth, aliases,
- * directives, tokens and cost, and hides field suggestions.
+ * directives, tokens and cost, and hides field suggestions unless GraphiQL is on.
  */
 export function createLookupYoga({ schema, config, limits, logger, logFailure, createContext }: YogaOptions): LookupYoga {
   return createYoga({
@@ -80,6 +80,9 @@ export function createLookupYoga({ schema, config, limits, logger, logFailure, c
         maxAliases: { n: 15, onReject: [armorRejection('too_many_aliases')] },
         maxTokens: { n: 2000, onReject: [armorRejection('too_many_tokens')] },
         maxDirectives: { n: 50, onReject: [armorRejection('too_many_directives')] },
+        // "Did you mean …?" helps whoever explores the schema: shown where GraphiQL is (development),
+        // hidden in production, where they would map the schema for a stranger.
+        blockFieldSuggestion: { enabled: !config.graphiql },
         // Cost is ours (use-query-limits.ts): armor's does not multiply by list sizes.
         costLimit: { enabled: false },
       }),

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../errors.js';
 import { sendError } from '../reply.js';
 import type { LookupYoga } from './create-yoga.js';
+import { graphiqlAnswer } from './graphiql.js';
 import type { DirectGraphql } from './direct-execution.js';
 
 /**
@@ -65,6 +66,14 @@ export function registerGraphqlRoute(app: FastifyInstance, yoga: LookupYoga, dir
           response = await yoga.fetch(`http://localhost${request.raw.url}`, { method: 'POST', headers: headersOf(request), body: new Uint8Array(body) }, { req: request, reply });
         } else {
           response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
+        }
+        // GraphiQL's page (9 MB): sent compressed and revalidated by its ETag (graphiql.ts).
+        if (response.status === 200 && response.headers.get('content-type')?.startsWith('text/html')) {
+          const answer = await graphiqlAnswer(request.headers as { 'accept-encoding'?: string; 'if-none-match'?: string });
+          if (answer) {
+            await response.body?.cancel();
+            return reply.status(answer.status).headers(answer.headers).send(answer.body);
+          }
         }
         const empty = response.status >= 400 && response.body === null ? EMPTY_ANSWERS[response.status] : undefined;
         if (empty) return sendGraphqlError(reply, empty);

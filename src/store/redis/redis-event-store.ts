@@ -382,6 +382,9 @@ export class RedisEventStore implements EventStore {
    */
   private async ensureListed(event: NostrEvent, size: number): Promise<void> {
     if (!(await this.relations.ensureListed(event, size))) return;
+    // Missing from the list: the write that stored it never related it, so it never counted it
+    // among the events held by kind either (a removal since counted it out all the same).
+    await this.relations.countKind(event.kind, 1);
     const [held] = await this.readEvents([event.id]);
     if (servedId(held) !== event.id) await this.relations.unlist(event, size);
   }

@@ -281,6 +281,11 @@ export class RedisRelationIndex implements RelationIndex {
     return (await this.client.nostrEnsureNote(list, tombstones, this.listMember(event, size))) === 1;
   }
 
+  /** A change of the events held of one kind, sent now (eventCounts; a `duplicate` put's heal). */
+  async countKind(kind: number, delta: number): Promise<void> {
+    await this.client.hincrby(this.keys.eventCounts, String(kind), delta);
+  }
+
   async unlist(event: NostrEvent, size: number): Promise<void> {
     await this.client.zrem(this.keys.author(event.pubkey).list, this.listMember(event, size));
   }
