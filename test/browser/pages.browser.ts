@@ -119,3 +119,22 @@ describe('API docs at /docs, offline, in headless Chromium', () => {
     await page.close();
   });
 });
+
+describe('the landing page at /, offline, in headless Chromium', () => {
+  it('says what the index holds and links to GraphiQL and the docs, with nothing fetched from elsewhere (a screenshot is kept)', async () => {
+    const { page, offMachine, errors } = await offlinePage();
+    await page.goto(`${served.url}/`);
+    expect(await page.title()).toBe('nostr-lookup');
+    // The sample: 358 servable events (four profiles were replaced), 58 profiles.
+    expect((await page.locator('#held').textContent())?.replace(/\s+/g, ' ')).toMatch(/^The index holds 358 events, 58 profiles and 0 follow lists \(\d+\.\d MB\)\.$/);
+    expect(await page.locator('a[href="/graphql"]').count()).toBeGreaterThan(0);
+    expect(await page.locator('a[href="/docs"]').count()).toBeGreaterThan(0);
+    const screenshot = join(dataDir, 'landing.png');
+    const png = await page.screenshot({ path: screenshot, fullPage: true });
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    expect(png.length).toBeGreaterThan(5_000);
+    expect(offMachine).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
