@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +28,14 @@ describe('nostr-lookup stats', () => {
     expect(await stats.exited).toBe(0);
     expect(stats.stdout().split('\n').slice(0, 6)).toEqual(['events       358', '  kind 0            58  profiles', '  kind 1           283  notes', '  kind 6            17  reposts', 'profiles     58', 'follow lists 0']);
     expect(stats.stdout()).toMatch(/^store {8}\d+\.\d MB$/m);
+  });
+
+  it('exits 1 without making a store where DATA_DIR names none (a mistyped path is not an empty index)', async () => {
+    const missing = join(dataDir, 'no-such-store');
+    const stats = spawnCli(['stats'], { DATA_DIR: missing, REDIS_URL: '', REDIS_CLUSTER_NODES: '' });
+    expect(await stats.exited).toBe(1);
+    expect(stats.stderr()).toContain(`nostr-lookup stats: no store in ${missing} (DATA_DIR)`);
+    expect(existsSync(missing)).toBe(false);
   });
 
   it('exits 1 with one line when the store cannot be reached', async () => {

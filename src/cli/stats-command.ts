@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Config } from '../config/env.js';
 import type { Logger } from '../logger.js';
 import { type IndexSummary, summarizeIndex } from '../store/index-summary.js';
@@ -20,13 +21,13 @@ const KIND_NAMES: Readonly<Record<string, string>> = {
 
 /** The summary as `stats` prints it: one line per figure, one per kind held. */
 export function summaryLines(summary: IndexSummary): string[] {
-  const megabytes = (summary.storedBytes / 1_000_000).toFixed(1);
+  const megabytes = summary.storedBytes === null ? 'unknown' : `${(summary.storedBytes / 1_000_000).toFixed(1)}`;
   return [
     `events       ${summary.events}`,
     ...Object.entries(summary.kinds).map(([kind, count]) => `  kind ${kind.padEnd(6)} ${String(count).padStart(8)}${KIND_NAMES[kind] ? `  ${KIND_NAMES[kind]}` : ''}`),
     `profiles     ${summary.profiles}`,
     `follow lists ${summary.followLists}`,
-    `store        ${megabytes} MB`,
+    `store        ${megabytes}${summary.storedBytes === null ? '' : ' MB'}`,
   ];
 }
 
@@ -36,6 +37,11 @@ export function summaryLines(summary: IndexSummary): string[] {
  * safe beside a running service. Exit 0, or 1 when the store cannot be read.
  */
 export async function runStats(options: { json: boolean }, config: Config, logger: Logger): Promise<number> {
+  // Opening the embedded store makes its directory: a mistyped DATA_DIR would read as an empty index.
+  if (config.store.kind === 'embedded' && !existsSync(config.store.dataDir)) {
+    process.stderr.write(`nostr-lookup stats: no store in ${config.store.dataDir} (DATA_DIR)\n`);
+    return 1;
+  }
   const store = await openCommandStore('stats', config, logger);
   if (!store) return 1;
   try {

@@ -138,7 +138,7 @@ scraped(`${PREFIX}index_events`, 'Servable events the index holds, by kind (coun
 });
 scraped(`${PREFIX}index_stored_bytes`, "Bytes the store takes: the embedded store's data file, or Redis's used_memory summed over its masters.", 'gauge', async () => {
   const summary = await readSummary();
-  return summary ? [{ labels: {}, value: summary.storedBytes }] : [];
+  return summary && summary.storedBytes !== null ? [{ labels: {}, value: summary.storedBytes }] : [];
 });
 
 scraped(`${PREFIX}hot_cache_bytes`, 'Bytes the hot cache holds (as it measures them: values, and kept answers\' bookkeeping); 0 while it is off.', 'gauge', () => (hotCache ? [{ labels: {}, value: hotCache.active ? hotCache.size : 0 }] : []));

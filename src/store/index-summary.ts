@@ -12,8 +12,8 @@ export interface IndexSummary {
   profiles: number;
   /** Pubkeys with a follow list (their latest kind 3). */
   followLists: number;
-  /** What the store takes (EventStore.storedBytes). */
-  storedBytes: number;
+  /** What the store takes (EventStore.storedBytes); null where the store would not say (a Redis that refuses INFO). */
+  storedBytes: number | null;
 }
 
 /**
@@ -22,7 +22,7 @@ export interface IndexSummary {
  * compares them with the events), and the store's size.
  */
 export async function summarizeIndex(store: EventStore): Promise<IndexSummary> {
-  const [counts, storedBytes] = await Promise.all([store.relations.eventCounts(), store.storedBytes()]);
+  const [counts, storedBytes] = await Promise.all([store.relations.eventCounts(), store.storedBytes().catch(() => null)]);
   const kinds = [...counts].filter(([, count]) => count !== 0).sort(([a], [b]) => a - b);
   return {
     events: kinds.reduce((sum, [, count]) => sum + count, 0),

@@ -239,11 +239,20 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
 export async function rebuildRelations(store: EventStore, onBatch?: (events: number) => void): Promise<number> {
   await store.relations.clear();
   let count = 0;
+  // The events held by kind, each event once: a Redis SCAN may hand a key over twice.
+  const seen = new Set<string>();
+  const byKind = new Map<number, number>();
   for await (const batch of store.servableEvents()) {
     await store.relateStored(batch);
+    for (const event of batch) {
+      if (seen.has(event.id)) continue;
+      seen.add(event.id);
+      byKind.set(event.kind, (byKind.get(event.kind) ?? 0) + 1);
+    }
     count += batch.length;
     onBatch?.(count);
   }
   await store.finishRebuild();
+  await store.relations.setEventCounts(byKind);
   return count;
 }

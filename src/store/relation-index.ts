@@ -99,6 +99,8 @@ export interface RelationIndex extends ZapIndex, FollowIndex, SearchIndex, Notif
    * so that `stats`, `/metrics` and `GET /` read a few numbers, never a scan.
    */
   eventCounts(): Promise<Map<number, number>>;
+  /** Sets them (`relations rebuild`, from the distinct servable events it read). */
+  setEventCounts(counts: ReadonlyMap<number, number>): Promise<void>;
 }
 
 /**

@@ -19,8 +19,8 @@ const T = 1_700_000_000;
 /**
  * The counts of events by kind are kept by the store's writes, not by the scripts these tests run
  * twice or whose replies they drop: a fault between an event's write and its relations leaves them
- * off until `relations rebuild` (docs/operations.md). A `duplicate` put heals them where it finds
- * the event missing from its author's list (the first test).
+ * off until `relations rebuild` (docs/operations.md), except a deletion's: it counts when its
+ * tombstone settles, once, on the replay too (the third test).
  */
 const NO_KIND_COUNTS = { kinds: false };
 
@@ -95,7 +95,7 @@ describe('Redis: a put whose reply was lost, then replayed', () => {
     // The put ran; its reply was lost (a timeout, a connection killed), so nothing was related.
     for (const event of related) expect(await putScriptOnly(event)).toBe('stored');
     expect(await store.putEvents(related)).toEqual(related.map(() => 'duplicate'));
-    await expectExact(store);
+    await expectExact(store, NO_KIND_COUNTS);
     const [stats] = await store.relations.stats([note.id]);
     expect(stats?.reactions.pubkeys).toBe(2);
     expect(stats?.replies).toBe(1);
@@ -151,6 +151,27 @@ describe('Redis: a put whose reply was lost, then replayed', () => {
     expect(stats?.reactions.pubkeys).toBe(0);
     expect(stats?.replies).toBe(0);
     expect(stats?.reposts).toBe(0);
+  });
+});
+
+describe('Redis: the events held by kind, after a deletion whose reply was lost', () => {
+  it('count it out once: on the replay, which settles its tombstone, and not again when a second writer replays it too', async () => {
+    const testStore = await createTestStore();
+    try {
+      const store = testStore.store as RedisEventStore;
+      const { note, related } = world('counted-out');
+      await store.putEvents([note, ...related]);
+      await expectExact(store);
+      const requests = related.map((event) => deletion(event.pubkey, event.id));
+      // The deletion's script ran; its reply was lost: nothing was counted out yet.
+      for (const event of related) await store.client.nostrDeleteIdBuffer(`${testStore.prefix}e:${event.id}`, event.pubkey, '8', '3600');
+      // Replayed by two writers at once: each finds the JSON kept, one settles each tombstone.
+      await Promise.all([store.putEvents(requests), store.putEvents(requests)]);
+      await expectExact(store);
+      expect((await store.relations.eventCounts()).get(7)).toBeUndefined();
+    } finally {
+      await testStore.cleanup();
+    }
   });
 });
 

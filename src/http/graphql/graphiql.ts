@@ -114,13 +114,16 @@ export function encodedPage(html: string): EncodedPage {
 export async function graphiqlAnswer(headers: { 'accept-encoding'?: string; 'if-none-match'?: string }): Promise<{ status: 200 | 304; headers: Record<string, string>; body?: Buffer } | undefined> {
   const page = latest;
   if (!page) return undefined;
-  const common = { etag: page.etag, 'cache-control': 'no-cache', vary: 'accept, accept-encoding' };
-  if (headers['if-none-match']?.split(',').some((tag) => tag.trim() === page.etag)) return { status: 304, headers: common };
   // Ties go to the smaller (negotiator's `preferred`, which its types omit): a browser's
   // "gzip, deflate, br" gets brotli.
   const negotiator = new Negotiator({ headers }) as Negotiator & { encodings(available: string[], options: { preferred: string[] }): string[] };
   const accepted = negotiator.encodings(ENCODINGS, { preferred: ENCODINGS });
-  const encoding = accepted.find((name) => name !== 'br' || page.brReady !== undefined);
+  const encoding = accepted.find((name) => name !== 'br' || page.brReady !== undefined) ?? 'identity';
+  // An ETag per encoding: each is a representation of its own (a shared cache must not answer a
+  // gzip-only client's revalidation with brotli bytes).
+  const etag = `${page.etag.slice(0, -1)}-${encoding}"`;
+  const common = { etag, 'cache-control': 'no-cache', vary: 'accept, accept-encoding' };
+  if (headers['if-none-match']?.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')) return { status: 304, headers: common };
   const body = encoding === 'br' ? (page.brReady as Buffer) : encoding === 'gzip' ? await page.gzip : page.identity;
   return {
     status: 200,

@@ -327,7 +327,7 @@ export const HOME_SCHEMA = {
             kinds: { type: 'object', additionalProperties: { type: 'integer' }, description: 'Of them, by kind.' },
             profiles: { type: 'integer', description: 'Pubkeys with a profile (kind 0).' },
             followLists: { type: 'integer', description: 'Pubkeys with a follow list (kind 3).' },
-            storedBytes: { type: 'integer', description: "The store's size: the embedded store's data file, or Redis's used_memory." },
+            storedBytes: { type: ['integer', 'null'], description: "The store's size: the embedded store's data file, or Redis's used_memory (null where Redis refuses INFO)." },
           },
         },
       },

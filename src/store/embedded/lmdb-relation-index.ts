@@ -519,6 +519,13 @@ export class LmdbRelationIndex implements RelationIndex {
     });
   }
 
+  async setEventCounts(counts: ReadonlyMap<number, number>): Promise<void> {
+    await this.transactions.write(() => {
+      for (const key of this.db.getKeys({ start: 'ck:', end: 'ck;' })) inTransaction(this.db.remove(key));
+      for (const [kind, count] of counts) if (count !== 0) inTransaction(this.db.put(`ck:${kind}`, String(count)));
+    });
+  }
+
   async clear(): Promise<void> {
     await this.transactions.write(() => {
       for (const key of this.db.getKeys()) inTransaction(this.db.remove(key));

@@ -143,8 +143,8 @@ return 'ok'
  * replaceable version's marker, now a tombstone; the caller takes the version out of its slot.
  * A deleted event's tombstone keeps its JSON after a newline until the caller has removed its
  * relations (SETTLE_TOMBSTONE_SCRIPT): a request replayed after that reply was lost (or sent by a
- * second writer meanwhile) gets {deleted, JSON, again}, and the relations go then (each target
- * counts an event once, RELATE); `again` says the event was already counted out of the kinds.
+ * second writer meanwhile) gets {deleted, JSON} again, and the relations go then (each target
+ * counts an event once, RELATE); the settle, once, counts it out of the events held by kind.
  */
 export const DELETE_ID_SCRIPT = `${HELPERS}
 local held = redis.call('GET', KEYS[1])
@@ -163,7 +163,7 @@ if first == 'p' then
 end
 if first == 'x' then
   local settled = string.find(held, '\\n', 2, true)
-  if settled and string.sub(held, 2, 65) == ARGV[1] then return {'deleted', string.sub(held, settled + 1), 'again'} end
+  if settled and string.sub(held, 2, 65) == ARGV[1] then return {'deleted', string.sub(held, settled + 1)} end
   return {'gone'}
 end
 if first == '@' then

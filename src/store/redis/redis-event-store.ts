@@ -72,7 +72,7 @@ declare module 'ioredis' {
     nostrRaiseBar(key: string, createdAt: string, id: string): Result<string, Context>;
     /** Replies as bytes: a removed regular event may be packed (store/packed-event.ts). */
     nostrTombstoneBuffer(key: string, author: string): Result<Buffer, Context>;
-    nostrDeleteIdBuffer(key: string, deleter: string, maxPending: string, ttlSeconds: string): Result<[Buffer, Buffer?, Buffer?], Context>;
+    nostrDeleteIdBuffer(key: string, deleter: string, maxPending: string, ttlSeconds: string): Result<[Buffer, Buffer?], Context>;
     nostrVanishAt(key: string, createdAt: string): Result<number, Context>;
     nostrSettleTombstone(key: string): Result<number, Context>;
   }
@@ -382,9 +382,6 @@ export class RedisEventStore implements EventStore {
    */
   private async ensureListed(event: NostrEvent, size: number): Promise<void> {
     if (!(await this.relations.ensureListed(event, size))) return;
-    // Missing from the list: the write that stored it never related it, so it never counted it
-    // among the events held by kind either (a removal since counted it out all the same).
-    await this.relations.countKind(event.kind, 1);
     const [held] = await this.readEvents([event.id]);
     if (servedId(held) !== event.id) await this.relations.unlist(event, size);
   }
@@ -425,7 +422,7 @@ export class RedisEventStore implements EventStore {
   private async applyDeletion(request: NostrEvent, { ids, addresses }: DeletionTargets): Promise<void> {
     await Promise.all([
       ...ids.map(async (id) => {
-        const [verdictBytes, detail, again] = await this.client.nostrDeleteIdBuffer(
+        const [verdictBytes, detail] = await this.client.nostrDeleteIdBuffer(
           this.keys.event(id),
           request.pubkey,
           String(MAX_PENDING_DELETERS),
@@ -436,9 +433,12 @@ export class RedisEventStore implements EventStore {
         if (verdict === 'version' && detail) await this.unrelate(this.client.nostrBarVersion(this.keys.replaceable(detail.toString()), id));
         // Its member of its author's list goes with its relations; then its tombstone drops the
         // JSON it kept for a replay in case this reply was lost (DELETE_ID_SCRIPT).
+        // It leaves the events held by kind when its tombstone settles: that happens once, whichever
+        // writer gets there, and not before the relations went (a replay after a lost reply does it).
         if (verdict === 'deleted') {
-          await this.unrelate(detail, undefined, again === undefined);
-          await this.client.nostrSettleTombstone(this.keys.event(id));
+          await this.unrelate(detail, undefined, false);
+          const kind = detail && storedEventOf(detail)?.event.kind;
+          if ((await this.client.nostrSettleTombstone(this.keys.event(id))) === 1 && kind !== undefined) await this.relations.countKind(kind, -1);
         }
       }),
       ...addresses.map((address) => this.raiseBar(address, request.created_at, '', request.pubkey)),
@@ -533,7 +533,8 @@ export class RedisEventStore implements EventStore {
         const address = replaceableAddress(event);
         return address === undefined ? [] : [this.client.zadd(this.keys.author(event.pubkey).list, 0, addressMember(address, event.pubkey))];
       });
-      const related = await Promise.allSettled([...events.map((event) => this.relations.relate(event, 1, undefined, true, follows)), ...addressed]);
+      // Not counted by kind: a SCAN may hand an event over twice; the rebuild sets the counts at its end.
+      const related = await Promise.allSettled([...events.map((event) => this.relations.relate(event, 1, undefined, true, follows, true, false)), ...addressed]);
       await this.relations.flushFollows(follows);
       for (const result of related) if (result.status === 'rejected') throw result.reason;
     });

@@ -281,9 +281,16 @@ export class RedisRelationIndex implements RelationIndex {
     return (await this.client.nostrEnsureNote(list, tombstones, this.listMember(event, size))) === 1;
   }
 
-  /** A change of the events held of one kind, sent now (eventCounts; a `duplicate` put's heal). */
+  /** A change of the events held of one kind, sent now (eventCounts: a deletion's settled tombstone). */
   async countKind(kind: number, delta: number): Promise<void> {
     await this.client.hincrby(this.keys.eventCounts, String(kind), delta);
+  }
+
+  async setEventCounts(counts: ReadonlyMap<number, number>): Promise<void> {
+    await this.commands.run(async () => {
+      await this.client.unlink(this.keys.eventCounts);
+      if (counts.size > 0) await this.client.hset(this.keys.eventCounts, Object.fromEntries([...counts].map(([kind, count]) => [String(kind), String(count)])));
+    });
   }
 
   async unlist(event: NostrEvent, size: number): Promise<void> {
