@@ -55,8 +55,8 @@ export async function runImport(
   const bar = process.stdout.isTTY
     ? new SingleBar({
         format: input.size
-          ? 'importing [{bar}] {percentage}% | {read} events, {stored} stored'
-          : 'importing {read} events, {stored} stored',
+          ? 'importing [{bar}] {percentage}% | {read} events, {stored} stored, {replaced} replaced'
+          : 'importing {read} events, {stored} stored, {replaced} replaced',
         hideCursor: true,
       })
     : undefined;
@@ -64,9 +64,10 @@ export async function runImport(
   input.stream.on('data', (chunk: Buffer | string) => {
     bytesRead += chunk.length;
   });
-  bar?.start(input.size ?? 0, 0, { read: 0, stored: 0 });
+  bar?.start(input.size ?? 0, 0, { read: 0, stored: 0, replaced: 0 });
+  // The summary's own words and figures (stored and replaced apart), so the two never disagree.
   const onProgress = (summary: Readonly<ImportSummary>) =>
-    bar?.update(bytesRead, { read: summary.read, stored: summary.stored + summary.replaced });
+    bar?.update(bytesRead, { read: summary.read, stored: summary.stored, replaced: summary.replaced });
 
   const onRetry = (attempt: number, waitMs: number, error: unknown) =>
     process.stderr.write(

@@ -60,9 +60,12 @@ interface Line {
 
 /** What the service logged, but the request lines. */
 function logged(output: string): Line[] {
+  // LMDB itself prints `Write error: … position …, size …` to stderr with no newline (mdb.c), so a
+  // log line may follow it on the same line of the combined output: read from the line's JSON.
   return output
     .split('\n')
-    .filter((line) => line.startsWith('{'))
+    .map((line) => line.slice(Math.max(0, line.indexOf('{"level"'))))
+    .filter((line) => line.startsWith('{"level"'))
     .map((line) => JSON.parse(line) as Line)
     .filter((line) => line.msg !== 'request');
 }
