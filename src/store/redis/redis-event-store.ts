@@ -509,8 +509,8 @@ export class RedisEventStore implements EventStore {
   private async unrelate(removed: Buffer | string | undefined | Promise<Buffer | string | undefined>, batch?: FollowWrites, counts = true): Promise<void> {
     const held = await removed;
     const stored = held ? storedEventOf(held) : undefined;
-    // The size as it was related: its JSON's (a packed value is unpacked first). `counts` false: a
-    // removal replayed, already taken from the events held by kind.
+    // The size as it was related: its JSON's (a packed value is unpacked first). `counts` false: the
+    // caller counts it out of the events held by kind itself (a deletion, when its tombstone settles).
     if (stored) await this.relations.relate(stored.event, -1, stored.json.bytes.length, true, batch, true, counts);
   }
 
