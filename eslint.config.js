@@ -18,6 +18,14 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/**/*.ts'],
+    rules: {
+      // Node 20 drops an AbortSignal.timeout inside AbortSignal.any at a garbage collection: the
+      // deadline never fires (see timeoutSignal in src/abortable.ts).
+      'no-restricted-properties': ['error', { object: 'AbortSignal', property: 'timeout', message: 'Use timeoutSignal from src/abortable.ts (Node 20 can drop a timeout signal inside AbortSignal.any).' }],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { parserOptions: { projectService: false, project: null }, globals: { process: 'readonly', Buffer: 'readonly', URL: 'readonly' } },

@@ -17,7 +17,7 @@ import { isOversized } from '../store/derived-values.js';
 import type { EventStore } from '../store/event-store.js';
 import { relayListMarkKey } from '../store/mark-store.js';
 import { isDeleted } from '../store/tombstones.js';
-import { untilAborted } from '../abortable.js';
+import { timeoutSignal, untilAborted } from '../abortable.js';
 import { InFlightLookups } from './coalescing.js';
 import { ABSENT, type Fetched, UNAVAILABLE } from './fetched.js';
 import { acrossInstances } from './instance-claims.js';
@@ -543,8 +543,8 @@ class RelationRun {
   async run(): Promise<Map<string, Fetched>> {
     // Paging goes on to the fill's caps within a deadline of its own (PAGING_SHARE of it; the
     // deletions have the rest), whoever waits for it; `stopped` ends it sooner (goOn).
-    const fillEnd = AbortSignal.any([this.stopped.signal, AbortSignal.timeout(this.options.fillMs)]);
-    const paging = this.page(AbortSignal.any([this.stopped.signal, AbortSignal.timeout(Math.floor(this.options.fillMs * PAGING_SHARE))]));
+    const fillEnd = AbortSignal.any([this.stopped.signal, timeoutSignal(this.options.fillMs)]);
+    const paging = this.page(AbortSignal.any([this.stopped.signal, timeoutSignal(Math.floor(this.options.fillMs * PAGING_SHARE))]));
     const finish = paging.then(async () => {
       clearTimeout(this.grace);
       // The deletions of what came back before the marks: a target is marked once they are in.
@@ -557,7 +557,7 @@ class RelationRun {
     });
     // The read waits for the pages PAGING_SHARE of its time (less once RELAYS answered every id: the
     // grace), then for the deletions the rest of it; what is not done by then goes on in the background.
-    const waitEnd = AbortSignal.any([this.request.querySignal, this.pagingCut.signal, AbortSignal.timeout(Math.floor(this.request.queryMsLeft() * PAGING_SHARE))]);
+    const waitEnd = AbortSignal.any([this.request.querySignal, this.pagingCut.signal, timeoutSignal(Math.floor(this.request.queryMsLeft() * PAGING_SHARE))]);
     const inTime =
       (await untilAborted(paging.then(() => true), waitEnd, false)) && (await untilAborted(finish.then(() => true), this.request.querySignal, false));
     if (!inTime) await this.goOn(finish);
@@ -652,7 +652,7 @@ class RelationRun {
   private async discover(authors: Map<string, string[]>, pagingEnd: AbortSignal): Promise<void> {
     const { pool, config } = this.deps;
     const relays = [...new Set([...config.urls, ...config.indexerUrls])];
-    const cutoff = AbortSignal.any([pagingEnd, AbortSignal.timeout(Math.floor(this.request.queryMsLeft() * DISCOVERY_SHARE))]);
+    const cutoff = AbortSignal.any([pagingEnd, timeoutSignal(Math.floor(this.request.queryMsLeft() * DISCOVERY_SHARE))]);
     const newest = new Map<string, NostrEvent>();
     // A relay holds one list per author; a few more (older versions) are tolerated, not a flood.
     const most = 4 * authors.size + 16;

@@ -1,6 +1,7 @@
 import type { ReadReceipt } from '../store/read-receipt.js';
 import { clientKey } from '../client-key.js';
 import { parseRelayUrl } from '../relays/relay-url.js';
+import { timeoutSignal } from '../abortable.js';
 
 /**
  * MISS_RATE_LIMIT for one client (http/rate-limits.ts): takes `keys` keys about to be asked of
@@ -55,13 +56,13 @@ export class RelayRequest {
 
   /** Aborts at the request's deadline, RELAY_TIMEOUT_MS after it started. */
   get signal(): AbortSignal {
-    this.#signal ??= AbortSignal.timeout(this.remaining(this.timeoutMs));
+    this.#signal ??= timeoutSignal(this.remaining(this.timeoutMs));
     return this.#signal;
   }
 
   /** Aborts a little before the deadline, so that what arrived can still be stored and returned. */
   get querySignal(): AbortSignal {
-    this.#querySignal ??= AbortSignal.timeout(this.remaining(this.timeoutMs - Math.min(100, this.timeoutMs / 10)));
+    this.#querySignal ??= timeoutSignal(this.remaining(this.timeoutMs - Math.min(100, this.timeoutMs / 10)));
     return this.#querySignal;
   }
 

@@ -10,6 +10,7 @@ import type { MissLimit } from '../fill/relay-request.js';
 import type { GuardedFetcher } from '../net/guarded-fetch.js';
 import { answeredByDomain, type Deadline, fetchNostrJson, type NostrJsonAnswer } from './fetch-nostr-json.js';
 import { warnStoreFailure } from '../store/store-failure.js';
+import { timeoutSignal } from '../abortable.js';
 
 /** A domain's answer about a name, and when it was given (seconds since the epoch). */
 export interface Nip05Resolution {
@@ -139,7 +140,7 @@ export class Nip05Resolver {
   private async askOnce(name: Nip05Name, background: boolean): Promise<Nip05Resolution> {
     const { config, marks, logger } = this.deps;
     const endsAt = performance.now() + config.timeoutMs;
-    const deadline = AbortSignal.any([AbortSignal.timeout(config.timeoutMs), this.closing.signal]);
+    const deadline = AbortSignal.any([timeoutSignal(config.timeoutMs), this.closing.signal]);
     const settled = await acrossInstances(
       [name.identifier],
       nip05NameMarkKey,

@@ -3,7 +3,7 @@ import type { AbstractRelay, Subscription } from 'nostr-tools/abstract-relay';
 import { setMaxListeners } from 'node:events';
 import WebSocket from 'ws';
 import type { Filter } from 'nostr-tools/filter';
-import { untilAborted } from '../abortable.js';
+import { timeoutSignal, untilAborted } from '../abortable.js';
 import { sleep } from '../backoff.js';
 import type { Logger } from '../logger.js';
 import type { NostrEvent } from '../nostr/event.js';
@@ -423,7 +423,7 @@ export class RelayPool {
     try {
       const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
       socket.terminate();
-      await untilAborted(closed, AbortSignal.timeout(1000), undefined);
+      await untilAborted(closed, timeoutSignal(1000), undefined);
       // The relay learns of the close a moment later than we do: counted from its side, a room
       // reused at once would be one connection over the cap for that moment.
       await sleep(CLOSE_SETTLE_MS);
@@ -500,7 +500,7 @@ export class RelayPool {
         () => true,
         () => false,
       );
-      attempt = untilAborted(connecting, AbortSignal.timeout(this.connectTimeoutMs), null).then((connected) => {
+      attempt = untilAborted(connecting, timeoutSignal(this.connectTimeoutMs), null).then((connected) => {
         this.dialling.delete(relay);
         if (connected === null && !relay.connected) relay.close();
         if (!connected && !this.closed) this.health.outcome(url, 'failed', learned);

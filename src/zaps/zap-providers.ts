@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js';
 import type { GuardedFetcher } from '../net/guarded-fetch.js';
 import type { MarkStore } from '../store/mark-store.js';
 import { askPayEndpoint, type LnurlProviderAnswer, lnurlPayEndpoint } from './lnurl-provider.js';
+import { timeoutSignal } from '../abortable.js';
 
 /**
  * The provider check of zaps, kept per recipient in the store, shared by every
@@ -126,7 +127,7 @@ export class ZapProviders {
     const { marks, config } = this.deps;
     const [mine] = await marks.claim([claimKey(pubkey, endpoint)], CLAIM_SECONDS);
     if (!mine) return;
-    const timeout = AbortSignal.timeout(config.timeoutMs);
+    const timeout = timeoutSignal(config.timeoutMs);
     // endsAt is on performance.now()'s clock, as Deadline says.
     const deadline = { signal: AbortSignal.any([timeout, this.shutdown.signal]), endsAt: performance.now() + config.timeoutMs };
     const answer: LnurlProviderAnswer = await askPayEndpoint(this.deps.fetcher, url, deadline, true);

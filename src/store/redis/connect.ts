@@ -1,5 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { untilAborted } from '../../abortable.js';
+import { timeoutSignal, untilAborted } from '../../abortable.js';
 import type { ClusterSeeds } from '../../config/redis-cluster-nodes.js';
 import { StoreUnavailableError } from '../event-store.js';
 import type { TrackedPair } from './hot-cache.js';
@@ -118,7 +118,7 @@ export async function waitUntilReady(client: RedisClient, timeoutMs: number): Pr
     if (client.status === 'ready') resolve(true);
     else client.once('ready', onReady);
   });
-  const deadline = AbortSignal.timeout(timeoutMs);
+  const deadline = timeoutSignal(timeoutMs);
   const inTime = await untilAborted(ready, deadline, false);
   client.off('ready', onReady);
   if (!inTime) throw new StoreUnavailableError();
