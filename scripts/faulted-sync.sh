@@ -1,5 +1,5 @@
 #!/bin/sh
-# The faulted sync scenario of test/faults/figures-under-faults.test.ts, 10 rounds in a row (each
+# The faulted sync scenario of test/faults/figures-under-faults.test.ts (npm test runs 2 rounds), 10 rounds in a row (each
 # on a fresh key prefix, on a private Redis): every round must end with the maintained
 # relationship figures equal to their rebuild. About 20 s a round on a 2-core machine.
 set -e
