@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 
 // `npm run test:cluster`: the store conformance suite, the HTTP contract suites, the commands
 // (serve, import, sync as child processes), the shared rate-limit counters, the HTTP fuzz suite,
-// the relationship index's GraphQL (zaps, follows, notes and search included), the screens (feed, notifications, thread; GraphQL and GET routes), commands and attacks, the followers' model check, and the cluster's own tests (failover,
+// the relationship index's GraphQL (zaps, follows, notes and search included), the screens (feed, notifications, thread; GraphQL and GET routes), the web of trust, commands and attacks, the followers' model check, and the cluster's own tests (failover,
 // configuration) on a Redis Cluster: REDIS_CLUSTER_NODES if set, else
 // a local 3-master, 3-replica cluster the global setup starts from redis-server. Same module
 // resolution as vitest.config.ts.
@@ -43,6 +43,7 @@ export default defineConfig({
       'test/graphql-feed.test.ts',
       'test/rest-feed.test.ts',
       'test/rest-thread.test.ts',
+      'test/web-of-trust.test.ts',
     ],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,

@@ -23,7 +23,7 @@ describe('configuration from the environment', () => {
       http: { port: 8080, host: '127.0.0.1', landing: true, limits: DEFAULT_HTTP_LIMITS },
       store: { kind: 'embedded', dataDir: resolve('data') },
       log: { level: 'info' },
-      lookup: { maxProfiles: 100, maxListLength: 100 },
+      lookup: { maxProfiles: 100, maxListLength: 100, trustSeeds: [] },
       relays: {
         urls: DEFAULT_RELAYS,
         timeoutMs: 3000,
@@ -106,6 +106,7 @@ describe('configuration from the environment', () => {
         RATE_LIMIT_BURST: '100',
         MISS_RATE_LIMIT: '0.5',
         TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
+        TRUST_SEEDS: ` ${'AB'.repeat(32)}, npub1zuuajd7u3sx8xu92yav9jwxpr839cs0kc3q6t56vd5u9q033xmhsk6c2uc,${'ab'.repeat(32)},`,
       }),
     ).toEqual({
       offline: false,
@@ -125,7 +126,7 @@ describe('configuration from the environment', () => {
       },
       store: { kind: 'redis', url: 'rediss://:pw@cache.internal:6380/2', keyPrefix: '{nostr}:', timeoutMs: 250, waitReplicas: 1, hotCacheMb: 128, packEvents: false },
       log: { level: 'debug' },
-      lookup: { maxProfiles: 20, maxListLength: 10 },
+      lookup: { maxProfiles: 20, maxListLength: 10, trustSeeds: ['ab'.repeat(32), '1739d937dc8c0c7370aa27585938c119e25c41f6c441a5d34c6d38503e3136ef'] },
       relays: {
         urls: ['wss://relay.example.com/', 'ws://127.0.0.1:7777/'],
         timeoutMs: 1500,
@@ -272,6 +273,17 @@ describe('configuration from the environment', () => {
   it('SYNC_KINDS defaults to profiles, notes, reposts, reactions, comments and what deletes them, sorted', () => {
     expect(loadConfig({}).relays.syncKinds).toEqual([0, 1, 5, 6, 7, 16, 62, 1111, 9735]);
     expect(loadConfig({ SYNC_KINDS: ' ' }).relays.syncKinds).toEqual([0, 1, 5, 6, 7, 16, 62, 1111, 9735]);
+  });
+
+  it('TRUST_SEEDS: pubkeys (hex or npub), at most 16 distinct; anything else refused by position, a secret key never echoed', () => {
+    const nsec = 'nsec1vl029mgpspedva04g90vltkh6fvh240zqtv9k0t9af8935ke9laqsnlfe5';
+    expect(problems({ TRUST_SEEDS: `${'ab'.repeat(32)},${nsec}` })).toEqual(['TRUST_SEEDS: entry 2 is not a pubkey (64 hex digits or npub1…)']);
+    expect(problems({ TRUST_SEEDS: `${nsec}` }).join(' ')).not.toContain(nsec.slice(5, 20));
+    for (const hostile of ['x', 'ab'.repeat(31), `${'ab'.repeat(32)}0`, 'note1zuuajd7u3sx8xu92yav9jwxpr839cs0kc3q6t56vd5u9q033xmhsk6c2uc', '\u0000']) {
+      expect(problems({ TRUST_SEEDS: hostile }), hostile).toEqual(['TRUST_SEEDS: entry 1 is not a pubkey (64 hex digits or npub1…)']);
+    }
+    const seventeen = Array.from({ length: 17 }, (_, n) => n.toString(16).padStart(64, '0')).join(',');
+    expect(problems({ TRUST_SEEDS: seventeen })).toEqual(['TRUST_SEEDS: at most 16 pubkeys']);
   });
 
   it('refuses bad NIP-05 timings', () => {

@@ -270,6 +270,7 @@ describe('unexpected failures are masked', () => {
         replies: async () => [],
         allReplies: async () => [],
         eventCounts: async () => new Map(),
+        listChanges: async () => ({ cursor: '0', pubkeys: [] }),
         setEventCounts: async () => {},
         notifications: async () => [],
         timelines: async () => [],

@@ -109,6 +109,8 @@ const ARGUMENTS: Record<string, string> = {
   'Pubkey.feed': '(first: 100)',
   'Profile.notifications': '(first: 100)',
   'Pubkey.notifications': '(first: 100)',
+  'Profile.trusts': `(pubkey: "${star}")`,
+  'Pubkey.trusts': `(pubkey: "${star}")`,
 };
 
 /** A query that reaches many objects of a type (about 100), with `selection` inside each. */
@@ -146,13 +148,17 @@ const REACH: Record<string, (selection: string) => string> = {
 };
 
 /**
- * A home feed reads every followed author's list per kind: reached on the one reader that follows
+ * A home feed reads every followed author's list per kind, and a web of trust is one a request:
+ * reached on the one reader that follows
  * MAX_FOLLOWS, once (one feed of the default kinds is 6,000 list reads; REPEAT of them at once
  * outwait the test store's command timeout on a busy machine).
  */
 const ONE_OBJECT: Record<string, (selection: string) => string> = {
   'Profile.feed': (selection) => REACH.Query!(`profile(pubkey: "${reader}") { ${selection} }`),
   'Pubkey.feed': (selection) => REACH.Query!(`pubkey(pubkey: "${reader}") { ${selection} }`),
+  // One web a request: the reader's (2,000 follows, 100 of whom follow 101).
+  'Profile.trusts': (selection) => REACH.Query!(`profile(pubkey: "${reader}") { ${selection} }`),
+  'Pubkey.trusts': (selection) => REACH.Query!(`pubkey(pubkey: "${reader}") { ${selection} }`),
 };
 
 /** Pubkey objects come one per `pubkey(pubkey:)`: fifteen aliases of it, the most the API allows. */

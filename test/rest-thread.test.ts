@@ -148,7 +148,7 @@ describe('GET /thread', () => {
   it('is documented in /openapi.json with its parameters', async () => {
     const document = (await getJson(`${context.server.url}/openapi.json`)).body as { paths: Record<string, { get: { parameters: { name: string; in: string; required?: boolean }[] } }> };
     const query = document.paths['/thread']?.get.parameters.filter((parameter) => parameter.in === 'query');
-    expect(query?.map(({ name, required }) => [name, required ?? false])).toEqual([['id', true], ['limit', false], ['after', false]]);
+    expect(query?.map(({ name, required }) => [name, required ?? false])).toEqual([['id', true], ['limit', false], ['after', false], ['viewer', false]]);
   });
 });
 

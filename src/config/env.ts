@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseRelayUrl } from '../relays/relay-url.js';
+import { parsePubkey } from '../nostr/identifiers.js';
 import type { ZapProviderConfig } from '../zaps/zap-providers.js';
 import { type ClusterSeeds, parseClusterNodes } from './redis-cluster-nodes.js';
 
@@ -145,9 +146,40 @@ const LogModel = z.object({
   ),
 });
 
+/** The most TRUST_SEEDS: each seed's web is read from its follows' lists. */
+export const MAX_TRUST_SEEDS = 16;
+
+/**
+ * Pubkeys (hex or npub, comma-separated) whose webs of trust, united, filter every read that names
+ * no viewer (DESIGN "Screens", with `viewer: V`). A secret key is refused by position, never echoed.
+ */
+const pubkeyList = (name: string) =>
+  z
+    .string()
+    .optional()
+    .transform((value, context) => {
+      const pubkeys: string[] = [];
+      for (const [index, item] of (value ?? '').split(',').entries()) {
+        if (item.trim() === '') continue;
+        try {
+          pubkeys.push(parsePubkey(item.trim()).pubkey);
+        } catch {
+          context.addIssue({ code: 'custom', message: `${name}: entry ${index + 1} is not a pubkey (64 hex digits or npub1…)` });
+          return z.NEVER;
+        }
+      }
+      const distinct = [...new Set(pubkeys)];
+      if (distinct.length > MAX_TRUST_SEEDS) {
+        context.addIssue({ code: 'custom', message: `${name}: at most ${MAX_TRUST_SEEDS} pubkeys` });
+        return z.NEVER;
+      }
+      return distinct;
+    });
+
 const LookupModel = z.object({
   MAX_PROFILES: integer('MAX_PROFILES', 1, 1000, 100),
   MAX_LIST_LENGTH: integer('MAX_LIST_LENGTH', 1, 1000, 100),
+  TRUST_SEEDS: pubkeyList('TRUST_SEEDS'),
 });
 
 /**
@@ -379,6 +411,8 @@ export interface LookupConfig {
   maxProfiles: number;
   /** Cap on the number of identifiers one GraphQL list field accepts. */
   maxListLength: number;
+  /** TRUST_SEEDS: whose webs of trust, united, filter reads that name no viewer (empty: none do). */
+  trustSeeds?: readonly string[];
 }
 export interface RelayConfig {
   /** Relays asked on a miss and followed by `sync`; empty turns relay traffic off. Trusted (loopback too). */
@@ -594,7 +628,7 @@ export function loadConfig(env: Env = process.env): Config {
       ...(store.PUBLIC_URL ? { publicUrl: store.PUBLIC_URL } : {}),
     },
     log: { level: log.LOG_LEVEL },
-    lookup: { maxProfiles: lookup.MAX_PROFILES, maxListLength: lookup.MAX_LIST_LENGTH },
+    lookup: { maxProfiles: lookup.MAX_PROFILES, maxListLength: lookup.MAX_LIST_LENGTH, trustSeeds: lookup.TRUST_SEEDS },
     relays: {
       urls: offline ? [] : relays.RELAYS,
       timeoutMs: relays.RELAY_TIMEOUT_MS,

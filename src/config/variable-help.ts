@@ -22,6 +22,7 @@ export const VARIABLE_HELP: Record<VariableName, { does: string; unset?: string 
   LOG_LEVEL: { does: "`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`" },
   MAX_PROFILES: { does: "cap on the relevant pubkeys of an event (the size of the profiles map)" },
   MAX_LIST_LENGTH: { does: "cap on the ids/pubkeys of one GraphQL list argument" },
+  TRUST_SEEDS: { does: "pubkeys (hex or npub, comma-separated, at most 16) whose webs of trust, united, filter every read that names no `viewer` ([Web of trust](screens.md#web-of-trust))", unset: "no filter without a `viewer`" },
   NODE_ENV: { does: "`production` turns GraphiQL off" },
   GRAPHIQL: { does: "`true`/`false` to force GraphiQL on or off", unset: "on, unless `NODE_ENV=production`" },
   RELAYS: { does: "comma-separated `ws://`/`wss://` relays asked on a miss and followed by `sync`; **empty turns relay traffic off** (indexers, search relays, outbox and hints included), not NIP-05 (see `OFFLINE`)" },

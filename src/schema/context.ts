@@ -9,6 +9,7 @@ import { isDeleted } from '../store/tombstones.js';
 import { createLoaders, type Loaders, type RequestFill } from './loaders.js';
 import { ObjectBudget } from './object-budget.js';
 import type { ReadReceipt } from '../store/read-receipt.js';
+import type { ReaderFilter } from './trust.js';
 
 /**
  * The relationship fill (fill/relation-fill.ts, when relays are configured): asks relays what they
@@ -25,6 +26,10 @@ export interface RelationFill {
 /** What every resolver gets. Built once per request, so loaders batch and cache within one request only. */
 export interface GraphQLContext {
   loaders: Loaders;
+  /** The store the loaders read (what a request shares with others beyond them: webs of trust, schema/trust.ts). */
+  store: EventStore;
+  /** Readers' filters made by this request (schema/trust.ts), by readers. */
+  readerFilters: Map<string, Promise<ReaderFilter>>;
   limits: LookupConfig;
   /** Objects handed back so far, bounded by GRAPHQL_MAX_COST while the request runs. */
   budget: ObjectBudget;
@@ -76,6 +81,8 @@ export interface ContextDependencies {
 export function createContext({ store, limits, fill, client = '', maxObjects, maxResponseBytes, nip05, missLimit, relationFill, zaps, reads }: ContextDependencies): GraphQLContext {
   const budget = new ObjectBudget(maxObjects, maxResponseBytes);
   const shared = {
+    store,
+    readerFilters: new Map<string, Promise<ReaderFilter>>(),
     limits,
     budget,
     deleted: new Set<string>(),

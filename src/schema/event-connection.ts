@@ -7,7 +7,7 @@ import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { EventRef } from './event.js';
 import { loadWithinReadBound } from './loaders.js';
-import { encodeCursor, type PositionList } from './paging.js';
+import { encodeCursor, FEED_SCAN_FACTOR, type PositionList } from './paging.js';
 
 /**
  * A page of events as a Relay-style connection (DESIGN "Relationships"), built by hand rather than
@@ -85,4 +85,50 @@ export async function eventPage(positions: readonly ReplyPosition[], size: numbe
   budget.charge(edges.length);
   const last = page[page.length - 1];
   return { edges, pageInfo: { hasNextPage: positions.length > size, endCursor: last ? encodeCursor(last, list) : null } };
+}
+
+/**
+ * A page of a position list of which only some events are shown (a reader's web of trust and mutes:
+ * schema/trust.ts): positions are read a page at a time after the cursor and their events filtered
+ * by `shows`, until `size` are shown or FEED_SCAN_FACTOR × `size` were examined, as a feed page is
+ * (a page may then be short, even empty, with `hasNextPage` true and `endCursor` past what it
+ * examined). `read(after, first)`: up to `first` positions after `after`.
+ */
+export async function filteredEventPage(
+  read: (after: ReplyPosition | null, first: number) => Promise<ReplyPosition[]>,
+  from: ReplyPosition | null,
+  size: number,
+  list: PositionList,
+  shows: (event: StoredEvent) => boolean,
+  context: GraphQLContext,
+): Promise<EventConnection> {
+  const { loaders, budget } = context;
+  const limit = FEED_SCAN_FACTOR * size;
+  const edges: EventEdge[] = [];
+  let examined = 0;
+  let last = from;
+  let more = true;
+  while (edges.length < size && examined < limit && more) {
+    const want = Math.min(size - edges.length, limit - examined);
+    const positions = await read(last, want + 1);
+    more = positions.length > want;
+    const page = positions.slice(0, want);
+    if (page.length === 0) break;
+    const found = await loadWithinReadBound(
+      loaders.events,
+      page.map((position) => position.id),
+      budget,
+      MAX_EVENT_BYTES,
+      page.map((position) => position.bytes),
+    );
+    if (found.length < page.length) throw new LookupError('response_too_large');
+    page.forEach((position, index) => {
+      const held = found[index];
+      if (held && !isDeleted(held) && shows(held)) edges.push({ cursor: encodeCursor(position, list), node: held });
+    });
+    examined += page.length;
+    last = page.at(-1) ?? last;
+  }
+  budget.charge(edges.length);
+  return { edges, pageInfo: { hasNextPage: more, endCursor: last && last !== from ? encodeCursor(last, list) : null } };
 }

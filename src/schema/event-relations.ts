@@ -7,10 +7,11 @@ import { isDeleted } from '../store/tombstones.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { EventRef } from './event.js';
-import { type EventConnection, EventConnectionRef, eventPage } from './event-connection.js';
+import { type EventConnection, EventConnectionRef, eventPage, filteredEventPage } from './event-connection.js';
+import { readerFilter } from './trust.js';
 import { EventStatsRef } from './event-stats.js';
 import { loadAvailable } from './loaders.js';
-import { DEFAULT_PAGE_SIZE, decodeCursor, MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
+import { DEFAULT_PAGE_SIZE, decodeCursor, FEED_SCAN_FACTOR, MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
 
 /**
  * The fields of an event that come from other events (DESIGN "Relationships"): where it sits in a
@@ -34,12 +35,13 @@ builder.objectFields(EventRef, (t) => ({
   }),
   replies: t.field({
     type: EventConnectionRef,
-    description: `Direct replies (kind 1 and kind 1111 events whose parent is this one), oldest first (by created_at, then id). \`first\`: 1 to ${MAX_PAGE_SIZE} (else invalid_argument); \`after\`: a cursor from an earlier page (else invalid_cursor).`,
+    description: `Direct replies (kind 1 and kind 1111 events whose parent is this one), oldest first (by created_at, then id). \`first\`: 1 to ${MAX_PAGE_SIZE} (else invalid_argument); \`after\`: a cursor from an earlier page (else invalid_cursor). \`viewer\` (any form \`pubkey(...)\` takes; else TRUST_SEEDS where the operator set them): only replies by authors in the viewer's web of trust, none it muted; a page then examines at most ${FEED_SCAN_FACTOR} × \`first\` replies and may be short (as a feed's).`,
     args: {
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE }),
       after: t.arg.string(),
+      viewer: t.arg.string(),
     },
-    resolve: (stored, { first, after }, context) => repliesPage(stored, first, after, context),
+    resolve: (stored, { first, after, viewer }, context) => repliesPage(stored, first, after, viewer, context),
   }),
   stats: t.field({
     type: EventStatsRef,
@@ -85,12 +87,21 @@ function noteThreadHints(stored: StoredEvent, id: string, { relays }: GraphQLCon
   }
 }
 
-/** One page of direct replies: `first` + 1 positions read, then the page's events (eventPage). */
-async function repliesPage(stored: StoredEvent, first: number | null | undefined, after: string | null | undefined, context: GraphQLContext): Promise<EventConnection> {
+/** One page of direct replies: `first` + 1 positions read, then the page's events (eventPage); with a reader, filtered (filteredEventPage). */
+async function repliesPage(
+  stored: StoredEvent,
+  first: number | null | undefined,
+  after: string | null | undefined,
+  viewer: string | null | undefined,
+  context: GraphQLContext,
+): Promise<EventConnection> {
   const size = pageSizeOf(first);
   const from = after === null || after === undefined ? null : decodeCursor(after);
   const { loaders, budget } = context;
   budget.charge(1);
-  const positions = await loaders.replyPages.load({ id: storedEventId(stored), after: from, first: size + 1 });
+  const id = storedEventId(stored);
+  const reader = await readerFilter(context, viewer);
+  if (reader) return filteredEventPage((position, count) => loaders.replyPages.load({ id, after: position, first: count }), from, size, 'replies', (held) => reader.shows(held.event), context);
+  const positions = await loaders.replyPages.load({ id, after: from, first: size + 1 });
   return eventPage(positions, size, 'replies', context);
 }

@@ -13,6 +13,7 @@ import './notes.js';
 import './feed.js';
 import './notifications.js';
 import './search.js';
+import './trust.js';
 
 /**
  * Pothos gives exposed fields (`t.expose*`: a property of the parent, nothing else) graphql-js'

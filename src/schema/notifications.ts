@@ -16,6 +16,8 @@ import { providerVerdicts } from './zap-stats.js';
 import { loadWithinReadBound } from './loaders.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, FEED_SCAN_FACTOR, MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
 import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
+import { ownFilter } from './trust.js';
+import type { TrustWeb } from '../nostr/web-of-trust.js';
 
 /**
  * A pubkey's notifications (DESIGN "Screens": notifications of V), read from the index the stores
@@ -119,13 +121,13 @@ function typesOf(types: readonly NotificationType[] | null | undefined): readonl
  * also by its sender, and unless its receipt is signed by the pubkey's own LNURL provider as last
  * checked (DESIGN: a valid receipt; `provider` undefined: not known yet, so none is shown).
  */
-function hidden(notification: NotificationEntry, event: StoredEvent, mutes: Mutes, provider: string | undefined): boolean {
+function hidden(notification: NotificationEntry, event: StoredEvent, mutes: Mutes, provider: string | undefined, web: TrustWeb | undefined): boolean {
   if (isMuted(event.event, mutes)) return true;
-  if (notification.type !== 'ZAP') return false;
+  if (notification.type !== 'ZAP') return web !== undefined && !web.has(event.event.pubkey);
   // Its signer first: a receipt anyone forged is left out without a parse of its invoice.
   if (provider === undefined || event.event.pubkey !== provider) return true;
   const receipt = readZapReceipt(event.event);
-  return !isZapReceipt(receipt) || receipt.provider !== provider || mutes.pubkeys.has(receipt.sender);
+  return !isZapReceipt(receipt) || receipt.provider !== provider || mutes.pubkeys.has(receipt.sender) || (web !== undefined && !web.has(receipt.sender));
 }
 
 /** The pubkey's LNURL provider's signing key as last checked (zaps/zap-providers.ts), or undefined. */
@@ -139,6 +141,7 @@ interface NotificationArguments {
   after?: string | null | undefined;
   types?: readonly NotificationType[] | null | undefined;
   since?: number | null | undefined;
+  trusted?: boolean | null | undefined;
 }
 
 /** A page of V's notifications (see the module comment and the field's description). */
@@ -150,6 +153,8 @@ export async function notificationPage(pubkey: string, args: NotificationArgumen
   const { loaders, budget } = context;
   budget.charge(1);
   const mutes = mutesOf((await latestLists(pubkey, [MUTE_LIST_KIND], context))[0]);
+  // `trusted`: only by authors (a zap: senders) in the pubkey's own web of trust (schema/trust.ts).
+  const web = args.trusted === true ? (await ownFilter(context, pubkey)).web : undefined;
   const limit = FEED_SCAN_FACTOR * size;
   const edges: NotificationEdge[] = [];
   let examined = 0;
@@ -183,7 +188,7 @@ export async function notificationPage(pubkey: string, args: NotificationArgumen
       examined += 1;
       last = { createdAt: entry.createdAt, id: entry.id };
       const held = found[index];
-      if (!held || isDeleted(held) || hidden(entry, held, mutes, provider ?? undefined)) continue;
+      if (!held || isDeleted(held) || hidden(entry, held, mutes, provider ?? undefined, web)) continue;
       edges.push({ cursor: encodeCursor(entry, 'notifications'), node: { type: entry.type, token: entry.token, event: held, createdAt: entry.createdAt } });
     }
     after = last ?? after;
@@ -208,7 +213,7 @@ const notificationFields: FieldsOfPubkey = (t) => ({
   }),
   notificationCounts: t.field({
     type: NotificationCountsRef,
-    description: 'How many notifications this pubkey has of each type (`since`: created_at >= since), read from the index: mutes are not applied (the list applies them). `trusted`: as on `notifications`.',
+    description: 'How many notifications this pubkey has of each type (`since`: created_at >= since), read from the index: mutes are not applied (the list applies them), and neither is `trusted` yet: the counts are kept for every notifying author.',
     args: { since: t.arg({ type: 'Timestamp' }), trusted: t.arg.boolean({ defaultValue: false }) },
     resolve: async (profile, args, { loaders }) => {
       const counts = await loaders.notificationCounts(profile.pubkey, args.since ?? undefined);

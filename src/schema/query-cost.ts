@@ -100,6 +100,20 @@ export function operationCost(
     }
   };
 
+  /** Whether a field reads a web of trust: a `viewer` given (or TRUST_SEEDS set, where it takes one), `trusted` not false. */
+  const readsWeb = (field: GraphQLField<unknown, unknown>, selection: FieldNode): boolean => {
+    const valueOf = (name: string): unknown => {
+      const value = selection.arguments?.find((argument) => argument.name.value === name)?.value;
+      if (value === undefined) return undefined;
+      return value.kind === Kind.VARIABLE ? given[value.name.value] : valueFromASTUntyped(value);
+    };
+    if (field.args.some((argument) => argument.name === 'viewer')) {
+      const viewer = valueOf('viewer');
+      return (viewer !== undefined && viewer !== null) || (limits.trustSeeds?.length ?? 0) > 0;
+    }
+    return field.args.some((argument) => argument.name === 'trusted') && field.name === 'notifications' && valueOf('trusted') === true;
+  };
+
   /** `page`: the size of the page of the connection this selection is inside (its edges' number). */
   const costOf = (selectionSet: SelectionSetNode, type: GraphQLNamedType, visiting: Set<string>, page: number): number => {
     if (!isObjectType(type)) return 0;
@@ -109,12 +123,15 @@ export function operationCost(
         const field = type.getFields()[selection.name.value];
         if (!field) continue;
         const cost = costOfField(type.name, field);
-        const read = cost.read + (cost.perKind ?? 0) * (cost.perKind === undefined ? 0 : kindCount(field, selection));
+        // A reader's web of trust (`viewer`, `trusted: true`, or TRUST_SEEDS where the field takes a
+        // viewer): its web, and a filtered page examines up to FEED_SCAN_FACTOR times its items.
+        const filtered = readsWeb(field, selection);
+        const read = cost.read + (cost.perKind ?? 0) * (cost.perKind === undefined ? 0 : kindCount(field, selection)) + (filtered ? TRUST_WEB_COST : 0);
         // A connection reads its page (`first` items, each charged `page`), selected or not; what
         // its edges select is multiplied by that page.
         const inside = cost.page !== undefined ? pageSize(field, selection) : page;
         const inner = selection.selectionSet ? costOf(selection.selectionSet, getNamedType(field.type), visiting, inside) : 0;
-        if (cost.page !== undefined) total += read + inside * cost.page + inner;
+        if (cost.page !== undefined) total += read + inside * cost.page * (filtered && field.name === 'replies' ? FEED_SCAN_FACTOR : 1) + inner;
         else total += read + itemsOf(cost, field, selection, page) * ((cost.item ?? 0) + inner);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const on = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : type;
@@ -164,6 +181,13 @@ export const LEAF_COST = 0.1;
  * Redis for one request).
  */
 export const SEARCH_COST = 2 * RANK_WALK_LIMIT;
+
+/**
+ * A reader's web of trust (store/trust-webs.ts): held and shared by every request once built, so
+ * charged as its lists read (the reader's two) and a share of a build; a cold build (up to 1,000
+ * lists of hop 1) is bounded apart: one web per request, two builds at once per process.
+ */
+export const TRUST_WEB_COST = 100;
 
 /** Reading one event by id (a store read, parsed; about 20 µs). */
 const EVENT_READ = 2;
@@ -250,6 +274,9 @@ export const FIELD_COSTS: Readonly<Record<string, FieldCost>> = {
   'Profile.zapsReceived': { read: 3 },
   'Profile.nip05Verification': { read: 1 },
   'Pubkey.profile': { read: 1 },
+  // Its web (TRUST_WEB_COST), then a membership test.
+  'Profile.trusts': { read: TRUST_WEB_COST },
+  'Pubkey.trusts': { read: TRUST_WEB_COST },
 };
 
 const LEAF: FieldCost = { read: LEAF_COST };

@@ -1,6 +1,7 @@
 import { type NostrEvent, wireByteLength, wireFormOf } from '../nostr/event.js';
 import { hasContentEntry, type RelationEdge } from '../nostr/relationships.js';
 import type { FollowIndex } from './follow-index.js';
+import type { ListChangeLog } from './list-changes.js';
 import type { NotificationIndex } from './notification-index.js';
 import type { SearchIndex } from './search-index.js';
 import type { ZapIndex } from './zap-index.js';
@@ -71,7 +72,7 @@ export interface NoteFeed {
 }
 
 /** The index; its zap part is described in zap-index.ts, its follow part in follow-index.ts, its search part in search-index.ts. */
-export interface RelationIndex extends ZapIndex, FollowIndex, SearchIndex, NotificationIndex {
+export interface RelationIndex extends ZapIndex, FollowIndex, SearchIndex, NotificationIndex, ListChangeLog {
   /** The figures of each target id, in the order asked (zeros where nothing relates). One round trip. */
   stats(ids: readonly string[]): Promise<RelationStats[]>;
   /** Up to `first` direct replies of `id` after `after` (exclusive), oldest first. */

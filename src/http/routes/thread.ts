@@ -15,6 +15,13 @@ type Ancestor = Shown & { id: StringOutput; parent?: Ancestor | null };
  * under a lower one, larger pages are refused as query_too_costly).
  */
 const DEFAULT_LIMIT = 20;
+
+/** Whose web of trust filters the replies (schema/trust.ts). */
+const VIEWER_PARAMETER = {
+  name: 'viewer',
+  required: false,
+  description: "A pubkey as /user-profile takes it: only replies by authors in its web of trust (itself, whom it follows, whom they follow), none it muted; a page may then be short. Without it, TRUST_SEEDS where the operator set them.",
+};
 const MAX_LIMIT = 50;
 
 /**
@@ -25,7 +32,8 @@ const MAX_LIMIT = 50;
  *   NIP-22), as far as four events up from the event (the operation's depth): deeper threads show
  *   the root and the four nearest; an event not held (or deleted) ends the walk up.
  * - `replies`: the event's direct replies (kind 1 and 1111) oldest first, `limit` (1–100, 20) a
- *   page; `next` is the cursor to pass as `after` for the next page, null after the last.
+ *   page; `next` is the cursor to pass as `after` for the next page, null after the last. With
+ *   `viewer`, only replies by authors in its web of trust, none it muted (Event.replies(viewer:)).
  * - `stats`: as `Event.stats` (DESIGN "Relationships").
  * - `profiles`: the latest kind-0 of every relevant pubkey of every event shown (author first), as
  *   /event's map: absent where none is known, stopping before MAX_RESPONSE_BYTES.
@@ -33,9 +41,9 @@ const MAX_LIMIT = 50;
  */
 export const threadLookup: RestLookup<RestThreadQuery, RestThreadQueryVariables> = {
   path: '/thread',
-  parameters: [ID_PARAMETER, ...pageParameters('Replies', DEFAULT_LIMIT, MAX_LIMIT)],
+  parameters: [ID_PARAMETER, ...pageParameters('Replies', DEFAULT_LIMIT, MAX_LIMIT), VIEWER_PARAMETER],
   document: RestThreadDocument,
-  variables: (values) => ({ id: requiredValue(values, 'id'), first: pageLimit(values.limit, DEFAULT_LIMIT, MAX_LIMIT), after: values.after ?? null }),
+  variables: (values) => ({ id: requiredValue(values, 'id'), first: pageLimit(values.limit, DEFAULT_LIMIT, MAX_LIMIT), after: values.after ?? null, viewer: values.viewer ?? null }),
   sizedBy: ['first'],
   answerKey: () => undefined,
   render: ({ event }, limits) => (event ? renderThread(event, limits) : null),

@@ -1,4 +1,5 @@
 import type { Database } from 'lmdb';
+import { LIST_CHANGES_KEPT, type ListChanges, LOGGED_LIST_KINDS } from '../list-changes.js';
 import type { NostrEvent } from '../../nostr/event.js';
 import { FOLLOW_LIST_KIND, type FollowChanges, followChanges, followKeysOf } from '../../nostr/follows.js';
 import { matchesQuery, profileWords, rankedPrefixes, rankedPrefixOf } from '../../nostr/profile-search.js';
@@ -30,6 +31,10 @@ import type { NotificationType } from '../../nostr/notifications.js';
 import type { NotificationCounts, NotificationEntry } from '../notification-index.js';
 import { LmdbNotificationIndex, type ServableAuthorOf } from './lmdb-notification-index.js';
 import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
+
+/** The head of the log of list changes, and its entries' keys (logListChange). */
+const LIST_CHANGES_HEAD = 'lc';
+const listChangeKey = (number: number) => `lc:${String(number).padStart(16, '0')}`;
 
 /** Targets per batch of `targets()`. */
 const TARGETS_PAGE = 500;
@@ -134,6 +139,35 @@ export class LmdbRelationIndex implements RelationIndex {
     this.notificationIndex.apply(event, delta);
     if (withFollows && event.kind === FOLLOW_LIST_KIND) this.follow(event, delta);
     if (event.kind === 0) this.searchProfile(event, delta);
+    if (LOGGED_LIST_KINDS.has(event.kind)) this.logListChange(event.pubkey);
+  }
+
+  /**
+   * A follow or mute list changed (store/list-changes.ts): `lc` → the last entry's number, and
+   * `lc:<number, 16 digits>` → the author, the last LIST_CHANGES_KEPT. Kept by `clear` (a rebuild
+   * changes no list): a cursor is a number, and one ahead of the log is not one of its own.
+   */
+  private logListChange(pubkey: string): void {
+    const next = this.lastListChange() + 1;
+    inTransaction(this.db.put(LIST_CHANGES_HEAD, String(next)));
+    inTransaction(this.db.put(listChangeKey(next), pubkey));
+    if (next > LIST_CHANGES_KEPT) inTransaction(this.db.remove(listChangeKey(next - LIST_CHANGES_KEPT)));
+  }
+
+  private lastListChange(): number {
+    return Number(this.db.get(LIST_CHANGES_HEAD) ?? 0);
+  }
+
+  listChanges(after: string | null): Promise<ListChanges> {
+    return this.transactions.read(() => {
+      const last = this.lastListChange();
+      const cursor = String(last);
+      if (after === null) return { cursor, pubkeys: [] };
+      const from = /^\d{1,16}$/.test(after) ? Number(after) : Number.NaN;
+      if (!Number.isSafeInteger(from) || from > last || last - from >= LIST_CHANGES_KEPT) return { cursor, all: true };
+      const pubkeys = [...this.db.getRange({ start: listChangeKey(from + 1), end: `${listChangeKey(last)}\u0000` })].map(({ value }) => value);
+      return { cursor, pubkeys };
+    });
   }
 
   /** A profile added to or taken from the search index (a removal only of the profile it holds). */
@@ -528,7 +562,8 @@ export class LmdbRelationIndex implements RelationIndex {
 
   async clear(): Promise<void> {
     await this.transactions.write(() => {
-      for (const key of this.db.getKeys()) inTransaction(this.db.remove(key));
+      // All but the log of list changes (logListChange).
+      for (const key of this.db.getKeys()) if (key !== LIST_CHANGES_HEAD && !key.startsWith('lc:')) inTransaction(this.db.remove(key));
       (this.followerLogs as LmdbFollowers).clear();
       const legacy = this.legacyFollowerKeys;
       if (legacy) for (const key of legacy.getKeys()) inTransaction(legacy.remove(key));

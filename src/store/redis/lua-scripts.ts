@@ -1377,3 +1377,21 @@ for i = 1, #KEYS do
 end
 return out
 `;
+
+/**
+ * Whose lists changed (store/list-changes.ts): KEYS[1] the stream; ARGV[1] a cursor (the id of the
+ * last entry read, or 0-0 before any), ARGV[2] the most entries to return. Returns 1 and nothing when
+ * the cursor cannot be read from, else 0 and the entries after it. Trimming takes the oldest
+ * entries first, so while the cursor's own entry is held every later one is; 0-0 is good while the
+ * stream is shorter than what trimming keeps (it was never trimmed). A stream deleted and made
+ * again holds none of the old ids.
+ */
+export const LIST_CHANGES_SCRIPT = `
+local after = ARGV[1]
+if after ~= '0-0' then
+  if #redis.call('XRANGE', KEYS[1], after, after) == 0 then return {1, {}} end
+elseif redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[2]) then
+  return {1, {}}
+end
+return {0, redis.call('XRANGE', KEYS[1], '(' .. after, '+', 'COUNT', ARGV[2])}
+`;

@@ -25,7 +25,8 @@ import { SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '../search-i
 import { msatsOfParts, msatsParts, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey } from '../zap-index.js';
 import { EVENTS_END, eventMember, isListedKind, kindRange } from './author-list.js';
 import { AUTHOR_LIST_KEY_TYPE, RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY_TYPES } from './keys.js';
-import { ENSURE_NOTE_SCRIPT, FOLLOW_MANY_SCRIPT, FOLLOW_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, TIMELINES_SCRIPT, ZAP_SCRIPT } from './lua-scripts.js';
+import { ENSURE_NOTE_SCRIPT, FOLLOW_MANY_SCRIPT, FOLLOW_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, TIMELINES_SCRIPT, ZAP_SCRIPT, LIST_CHANGES_SCRIPT } from './lua-scripts.js';
+import { LIST_CHANGES_KEPT, type ListChanges, LOGGED_LIST_KINDS } from '../list-changes.js';
 import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
 import type { NotificationType } from '../../nostr/notifications.js';
@@ -57,6 +58,7 @@ declare module 'ioredis' {
     nostrZap(groups: string, senders: string, delta: string, group: Buffer, recipient: Buffer, sender: Buffer, high: string, low: string, ledger: Buffer): Result<number | null, Context>;
     nostrSearchProfile(words: string, removals: string, lexical: string, followers: string, ranks: string, pubkey: Buffer, delta: string, createdAt: string, id: string, profileWords: string): Result<number, Context>;
     nostrSearchFollowers(words: string, followers: string, ranks: string, records: Buffer): Result<number, Context>;
+    nostrListChanges(key: string, after: string, count: string): Result<[number, [string, string[]][]], Context>;
     nostrTimelinesBuffer(numberOfKeys: number, ...keysThenArguments: (string | Buffer)[]): Result<Buffer[][], Context>;
     nostrSearchBuffer(words: string, lexical: string, followers: string, ranks: string, first: string, limit: string, walk: string, ...asked: string[]): Result<Buffer[], Context>;
   }
@@ -147,6 +149,9 @@ const SEARCH_FOLLOWER_RECORDS = 2000;
 /** A zap group's 64 bytes (recipient, signer) as kept in Redis fields. */
 const groupBytes = (group: { recipient: string; provider: string }) => Buffer.from(zapGroupKey(group), 'hex');
 
+/** A stream entry's id: milliseconds, a dash, a sequence number. */
+const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
+
 /** A group's figures from its field's value (`<receipts> <high> <low> <senders>`). */
 function zapGroupFrom(group: { recipient: string; provider: string }, value: string): ZapGroup {
   const [count = 0, high = 0, low = 0, senders = 0] = value.split(' ').map(Number);
@@ -195,6 +200,7 @@ export class RedisRelationIndex implements RelationIndex {
     client.defineCommand('nostrSearchFollowers', { numberOfKeys: 2, lua: SEARCH_FOLLOWERS_SCRIPT });
     client.defineCommand('nostrSearch', { numberOfKeys: 3, lua: SEARCH_SCRIPT });
     client.defineCommand('nostrTimelines', { lua: TIMELINES_SCRIPT });
+    client.defineCommand('nostrListChanges', { numberOfKeys: 1, lua: LIST_CHANGES_SCRIPT });
   }
 
   /**
@@ -217,6 +223,10 @@ export class RedisRelationIndex implements RelationIndex {
     });
     // Whom it notifies, and whom what notifies about it now notifies (redis-notification-index.ts).
     writes.push(this.notificationIndex.relate(event, delta, batch && this.notificationsOf(batch)));
+    // A follow or mute list: webs of trust made with it are dropped by their next read (list-changes.ts).
+    if (LOGGED_LIST_KINDS.has(event.kind)) {
+      writes.push(this.client.xadd(this.keys.listChanges, 'MAXLEN', '~', String(LIST_CHANGES_KEPT), '*', 'p', event.pubkey));
+    }
     // The events held of its kind: a transition only (a `duplicate` put's replay, a deletion's, are not).
     if (counts) {
       if (!batch) writes.push(this.client.hincrby(this.keys.eventCounts, String(event.kind), delta));
@@ -615,13 +625,32 @@ export class RedisRelationIndex implements RelationIndex {
    */
   async clear(): Promise<void> {
     for (const type of RELATION_KEY_TYPES) {
-      if (type === AUTHOR_LIST_KEY_TYPE) continue;
+      // The log of list changes outlives a rebuild too: no list changes by it (list-changes.ts).
+      if (type === AUTHOR_LIST_KEY_TYPE || type === 'lc') continue;
       // `y:{…}:<group>` ends past its brace: the pattern leaves the end open.
       for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}${type}:{*`)) {
         // One key per command: on a cluster the keys sit in different slots.
         await this.commands.run(() => Promise.all(keys.map((key) => this.client.unlink(key))));
       }
     }
+  }
+
+  /** The stream's entries after `after` (exclusive), at most LIST_CHANGES_KEPT, and its first entry's id. */
+  listChanges(after: string | null): Promise<ListChanges> {
+    return this.commands.read(async () => {
+      const key = this.keys.listChanges;
+      if (after === null) {
+        const [last] = (await this.client.xrevrange(key, '+', '-', 'COUNT', 1)) as [string, string[]][];
+        return { cursor: last?.[0] ?? '0-0', pubkeys: [] };
+      }
+      if (!STREAM_ID.test(after)) return { cursor: '0-0', all: true };
+      const [unreadable, entries] = (await this.client.nostrListChanges(key, after, String(LIST_CHANGES_KEPT))) as [number, [string, string[]][]];
+      // Not a cursor of this log (trimmed past, made again, never its own), or too far behind:
+      // anything may have changed; the next read starts from the log's end.
+      if (unreadable === 1 || entries.length >= LIST_CHANGES_KEPT) return { cursor: (await this.listChanges(null)).cursor, all: true };
+      const cursor = entries.at(-1)?.[0] ?? after;
+      return { cursor, pubkeys: entries.map(([, fields]) => fields[1] ?? '') };
+    });
   }
 
   eventCounts(): Promise<Map<number, number>> {

@@ -1,0 +1,180 @@
+import type { NostrEvent } from '../nostr/event.js';
+import { FOLLOW_LIST_KIND, followsOf } from '../nostr/follows.js';
+import type { Mutes } from '../nostr/mutes.js';
+import { TrustWeb } from '../nostr/web-of-trust.js';
+import type { EventStore } from './event-store.js';
+import { isDeleted } from './tombstones.js';
+
+/**
+ * Webs of trust held in memory (nostr/web-of-trust.ts), one per reader (or set of TRUST_SEEDS),
+ * shared by every request of the process. A web is built once from the index: the readers' own
+ * lists (read by the request, through its loaders: with relays, asked of them when the index has
+ * none) and the follow lists of their hop 1, read from the index in batches. It is kept true:
+ * - the readers' lists are part of its key (their ids), so a reader's new follow or mute list is a
+ *   new web at its next read;
+ * - the store's log of list changes (store/list-changes.ts) is read at most every POLL_MS, before a
+ *   web is used: a web whose hop 1 changed its follow list is dropped, and built again by its next
+ *   read. A build that such a change overtakes answers its own request and is not kept.
+ * Bounded by MAX_WEB_BYTES (least recently used first); at most MAX_BUILDS build at once.
+ * Building does not charge a request's cost (a web of 200,000 members is read from up to 1,000
+ * lists once, then shared); a request names at most one reader (schema/trust.ts).
+ */
+
+/** How often the log of list changes is read, at most: a change is seen by reads this long after it. */
+export const POLL_MS = 250;
+
+/** Bytes of members held for all webs (8 a member): the least recently used go past it. */
+export const MAX_WEB_BYTES = 64 * 1024 * 1024;
+
+/** Hop-1 follow lists read per store call while a web is built. */
+const HOP_BATCH = 250;
+
+/** Builds going on at once; others wait their turn (a build reads up to 1,000 lists of 500 follows). */
+const MAX_BUILDS = 2;
+
+/** The lists of the readers a web is asked for, as the request read them. */
+export interface ReaderLists {
+  readers: readonly string[];
+  followLists: readonly (NostrEvent | null)[];
+  muteLists: readonly (NostrEvent | null)[];
+  /** mutesOf each mute list (the request's, so that it is parsed once a request). */
+  mutes: readonly (Mutes | null)[];
+}
+
+interface Held {
+  web: Promise<TrustWeb>;
+  /** The readers and their hop 1: a change of one of their follow lists drops the web. */
+  dependsOn: ReadonlySet<string>;
+  bytes: number;
+}
+
+export class TrustWebs {
+  /** By key (readers and their lists' ids), least recently used first. */
+  private readonly held = new Map<string, Held>();
+  private heldBytes = 0;
+  private cursor: string | null = null;
+  private polledAt = -Infinity;
+  private polling: Promise<void> | undefined;
+  private building = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly options: { pollMs?: number; maxBytes?: number } = {},
+  ) {}
+
+  /** Webs held now, and the bytes of their members (for tests and the bench). */
+  get stats(): { webs: number; bytes: number } {
+    return { webs: this.held.size, bytes: this.heldBytes };
+  }
+
+  /** The web of these readers: held, else built from the index. */
+  async web(lists: ReaderLists): Promise<TrustWeb> {
+    await this.fresh();
+    const key = keyOf(lists);
+    const found = this.held.get(key);
+    if (found) {
+      this.held.delete(key);
+      this.held.set(key, found);
+      return found.web;
+    }
+    const hopOne = [...new Set(lists.followLists.flatMap((list) => (list ? followsOf(list) : [])))];
+    const entry: Held = { web: this.build(lists, hopOne), dependsOn: new Set([...lists.readers, ...hopOne]), bytes: 0 };
+    this.held.set(key, entry);
+    try {
+      const web = await entry.web;
+      // Still held (no change dropped it meanwhile): its bytes count from now on.
+      if (this.held.get(key) === entry) {
+        entry.bytes = web.bytes;
+        this.heldBytes += web.bytes;
+        this.evict();
+      }
+      return web;
+    } catch (error) {
+      if (this.held.get(key) === entry) this.held.delete(key);
+      throw error;
+    }
+  }
+
+  /** Reads the log of list changes if it was last read POLL_MS ago or more, and drops the webs it concerns. */
+  private async fresh(): Promise<void> {
+    if (Date.now() - this.polledAt < (this.options.pollMs ?? POLL_MS)) return;
+    this.polling ??= this.poll().finally(() => {
+      this.polling = undefined;
+    });
+    await this.polling;
+  }
+
+  private async poll(): Promise<void> {
+    const startedAt = Date.now();
+    try {
+      const changes = await this.store.relations.listChanges(this.cursor);
+      const first = this.cursor === null;
+      this.cursor = changes.cursor;
+      // Before the first read of the log, nothing was built from it: nothing to drop but what is
+      // held (nothing, but for a store that failed: below).
+      if ('all' in changes || first) this.dropAll();
+      else if (changes.pubkeys.length > 0) this.drop(new Set(changes.pubkeys));
+      this.polledAt = startedAt;
+    } catch (error) {
+      // Unknown whether anything changed: nothing held is trusted, and the log is read from now on.
+      this.dropAll();
+      this.cursor = null;
+      throw error;
+    }
+  }
+
+  private drop(pubkeys: ReadonlySet<string>): void {
+    for (const [key, entry] of this.held) {
+      for (const pubkey of pubkeys) {
+        if (entry.dependsOn.has(pubkey)) {
+          this.remove(key, entry);
+          break;
+        }
+      }
+    }
+  }
+
+  private dropAll(): void {
+    for (const [key, entry] of this.held) this.remove(key, entry);
+  }
+
+  private remove(key: string, entry: Held): void {
+    this.held.delete(key);
+    this.heldBytes -= entry.bytes;
+  }
+
+  private evict(): void {
+    const max = this.options.maxBytes ?? MAX_WEB_BYTES;
+    for (const [key, entry] of this.held) {
+      if (this.heldBytes <= max) return;
+      this.remove(key, entry);
+    }
+  }
+
+  private async build(lists: ReaderLists, hopOne: readonly string[]): Promise<TrustWeb> {
+    await this.turn();
+    try {
+      const hopLists: (NostrEvent | null)[] = [];
+      for (let at = 0; at < hopOne.length; at += HOP_BATCH) {
+        const found = await this.store.getReplaceable(FOLLOW_LIST_KIND, hopOne.slice(at, at + HOP_BATCH));
+        for (const held of found) hopLists.push(held && !isDeleted(held) ? held.event : null);
+      }
+      return TrustWeb.of({ readers: lists.readers, followLists: lists.followLists, muteLists: lists.mutes, hopLists });
+    } finally {
+      this.building--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  /** Waits for a build's turn (MAX_BUILDS at once). */
+  private async turn(): Promise<void> {
+    if (this.building >= MAX_BUILDS) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.building++;
+  }
+}
+
+/** A web's key: its readers, and the ids of the lists it was built from (a new list: a new key). */
+function keyOf({ readers, followLists, muteLists }: ReaderLists): string {
+  return [...readers, ...followLists.map((list) => list?.id ?? '-'), ...muteLists.map((list) => list?.id ?? '-')].join(' ');
+}

@@ -1,0 +1,293 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nip19 } from 'nostr-tools';
+import type { NostrEvent } from '../src/nostr/event.js';
+import { mutesOf } from '../src/nostr/mutes.js';
+import { MEMBER_BYTES, TrustWeb } from '../src/nostr/web-of-trust.js';
+import type { EventStore } from '../src/store/event-store.js';
+import { BOTH_STORES } from './support/both-stores.js';
+import { pubkeyOf, secretKey, signed } from './support/events.js';
+import { postGraphql, startTestServer, type TestServer } from './support/test-server.js';
+
+/**
+ * The reader's web of trust (DESIGN "Screens": web of trust of V, mutes of V, with `viewer: V`):
+ * the rule against an independent reading of it, the log of list changes on both stores, and the
+ * filtered fields over GraphQL on the real app (replies, searchProfiles, trusts, notifications),
+ * kept true as lists change, with TRUST_SEEDS, and refusing hostile viewers.
+ */
+
+const T = 1_700_000_000;
+const pk = pubkeyOf;
+const followList = (author: string, follows: string[], at = T) => signed(author, { kind: 3, created_at: at, content: '', tags: follows.map((name) => ['p', pk(name)]) });
+const muteList = (author: string, tags: string[][], at = T) => signed(author, { kind: 10_000, created_at: at, content: 'encrypted private entries, ignored', tags });
+
+describe('the rule (nostr/web-of-trust.ts) against an independent reading', () => {
+  const universe = Array.from({ length: 24 }, (_, index) => pk(`wot-universe-${index}`));
+  const name = fc.integer({ min: 0, max: universe.length - 1 });
+
+  it('holds V, hop 1 and hop 2, minus what the readers muted, for any lists; 8 bytes a member', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(name, { minLength: 1, maxLength: 3 }),
+        fc.array(fc.array(name, { maxLength: 8 }), { minLength: 24, maxLength: 24 }),
+        fc.array(fc.boolean(), { minLength: 24, maxLength: 24 }),
+        fc.array(name, { maxLength: 4 }),
+        (readerIndexes, follows, hasList, mutedIndexes) => {
+          const readers = readerIndexes.map((index) => universe[index] as string);
+          const listOf = (index: number) =>
+            hasList[index] ? { kind: 3, tags: (follows[index] as number[]).map((other) => ['p', index % 5 === 0 ? (universe[other] as string).toUpperCase() : (universe[other] as string)]) } : null;
+          // Mutes of the first reader only: the others mute nothing.
+          const mutes = mutesOf({ kind: 10_000, tags: mutedIndexes.map((index) => ['p', universe[index] as string]) });
+          const hopOne = new Set(readers);
+          for (const reader of readerIndexes) for (const other of hasList[reader] ? (follows[reader] as number[]) : []) hopOne.add(universe[other] as string);
+          const expected = new Set(hopOne);
+          for (const member of hopOne) {
+            const index = universe.indexOf(member);
+            for (const other of hasList[index] ? (follows[index] as number[]) : []) expected.add(universe[other] as string);
+          }
+          for (const index of mutedIndexes) expected.delete(universe[index] as string);
+          const web = TrustWeb.of({
+            readers,
+            followLists: readerIndexes.map((index) => listOf(index) as NostrEvent | null),
+            muteLists: readers.map((_, index) => (index === 0 ? mutes : null)),
+            hopLists: [...hopOne].filter((member) => !readers.includes(member)).map((member) => listOf(universe.indexOf(member)) as NostrEvent | null),
+          });
+          for (const pubkey of universe) expect(web.has(pubkey)).toBe(expected.has(pubkey));
+          expect(web.size).toBe(expected.size);
+          expect(web.bytes).toBe(MEMBER_BYTES * expected.size);
+        },
+      ),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 200) },
+    );
+  });
+
+  it('answers false for anything that is not a pubkey, and reads hex in any case', () => {
+    const member = universe[0] as string;
+    const web = TrustWeb.of({ readers: [member], followLists: [null], muteLists: [null], hopLists: [] });
+    expect(web.has(member)).toBe(true);
+    expect(web.has(member.toUpperCase())).toBe(true);
+    for (const hostile of ['', member.slice(0, 16), `${member.slice(0, 63)}g`, `${member.slice(0, 63)}\u0130`, `${member}00`, 'z'.repeat(64)]) expect(web.has(hostile)).toBe(false);
+  });
+});
+
+describe.each(BOTH_STORES)('the log of list changes on the $name store', ({ open }) => {
+  let store: EventStore;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => {
+    ({ store, cleanup } = await open());
+  });
+  afterAll(() => cleanup());
+
+  it('names the author of every follow or mute list stored, replaced or deleted after the cursor, and nothing else', async () => {
+    const start = await store.relations.listChanges(null);
+    expect(start).toEqual({ cursor: expect.any(String), pubkeys: [] });
+    await store.putEvents([followList('log-a', ['log-b']), signed('log-b', { content: 'a note' }), muteList('log-c', [['p', pk('log-a')]])]);
+    const first = await store.relations.listChanges(start.cursor);
+    expect('pubkeys' in first && [...new Set(first.pubkeys)].sort()).toEqual([pk('log-a'), pk('log-c')].sort());
+    // Nothing since: nothing named, the cursor where it was.
+    expect(await store.relations.listChanges(first.cursor)).toEqual({ cursor: first.cursor, pubkeys: [] });
+    const replacement = followList('log-a', ['log-c'], T + 1);
+    await store.putEvents([replacement]);
+    const second = await store.relations.listChanges(first.cursor);
+    expect('pubkeys' in second && [...new Set(second.pubkeys)]).toEqual([pk('log-a')]);
+    await store.putEvents([signed('log-a', { kind: 5, created_at: T + 2, tags: [['e', replacement.id]] })]);
+    const third = await store.relations.listChanges(second.cursor);
+    expect('pubkeys' in third && [...new Set(third.pubkeys)]).toEqual([pk('log-a')]);
+  });
+
+  it('outlives a rebuild\'s clear (no list changes by it), and answers `all` to a cursor not its own', async () => {
+    const before = await store.relations.listChanges(null);
+    await store.relations.clear();
+    await store.putEvents([followList('log-after-clear', ['log-b'], T + 5)]);
+    const after = await store.relations.listChanges(before.cursor);
+    expect('pubkeys' in after && after.pubkeys).toEqual([pk('log-after-clear')]);
+    for (const hostile of ['', 'x', '9999999999999-0', '99999999999999', 'zz:1', '-1', '1e400', '0-0-0', `${'9'.repeat(30)}-0`]) {
+      expect(await store.relations.listChanges(hostile), hostile).toMatchObject({ all: true });
+    }
+  });
+});
+
+/**
+ * The world: V follows A, B and M, and mutes M, the word "spam" and the hashtag #muted; A follows
+ * C, B follows D, M follows E (hop 2 through a muted pubkey is still hop 2: the rule removes only
+ * muted pubkeys). X and Y are a ring following each other and V. N is A's note; everyone replies.
+ */
+const V = 'wot-v';
+const [A, B, C, D, E, M, X, Y] = ['wot-a', 'wot-b', 'wot-c', 'wot-d', 'wot-e', 'wot-m', 'wot-x', 'wot-y'];
+const note = signed(A, { created_at: T, content: 'the note' });
+const vNote = signed(V, { created_at: T, content: 'V wrote this' });
+const reply = (author: string, at: number, content = `reply by ${author}`, tags: string[][] = []) =>
+  signed(author, { created_at: at, content, tags: [['e', note.id, '', 'root'], ['p', pk(A)], ...tags] });
+const replies = {
+  a: reply(A, T + 1),
+  c: reply(C, T + 2),
+  cSpam: reply(C, T + 3, 'buy SPAM now'),
+  d: reply(D, T + 4),
+  dTagged: reply(D, T + 5, 'tagged', [['t', 'MUTED']]),
+  e: reply(E, T + 6),
+  m: reply(M, T + 7),
+  x: reply(X, T + 8),
+  y: reply(Y, T + 9),
+};
+const profile = (author: string) => signed(author, { kind: 0, created_at: T, content: JSON.stringify({ name: `wotname ${author}` }) });
+
+function world(): NostrEvent[] {
+  return [
+    followList(V, [A, B, M]),
+    muteList(V, [['p', pk(M)], ['word', 'Spam'], ['t', 'muted']]),
+    followList(A, [C]),
+    followList(B, [D]),
+    followList(M, [E]),
+    followList(X, [Y, V]),
+    followList(Y, [X, V]),
+    note,
+    vNote,
+    ...Object.values(replies),
+    ...[A, C, D, E, M, X, Y].map(profile),
+    // Replies to V's note: notifications.
+    signed(C, { created_at: T + 10, content: 'to V from C', tags: [['e', vNote.id, '', 'root'], ['p', pk(V)]] }),
+    signed(X, { created_at: T + 11, content: 'to V from X', tags: [['e', vNote.id, '', 'root'], ['p', pk(V)]] }),
+  ];
+}
+
+const REPLIES = `query ($id: String!, $viewer: String) { event(id: $id) { replies(first: 20, viewer: $viewer) { edges { node { id } } pageInfo { hasNextPage } } } }`;
+
+async function replyIds(server: TestServer, viewer?: string): Promise<string[]> {
+  const { status, body } = await postGraphql(server, REPLIES, { id: note.id, ...(viewer === undefined ? {} : { viewer }) });
+  expect(status).toBe(200);
+  expect(body.errors).toBeUndefined();
+  return (body.data?.event as { replies: { edges: { node: { id: string } }[] } }).replies.edges.map((edge) => edge.node.id);
+}
+
+describe.each(BOTH_STORES)('a viewer\'s web over GraphQL on the $name store', ({ open }) => {
+  let store: EventStore;
+  let server: TestServer;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => {
+    ({ store, cleanup } = await open());
+    for (const event of world()) await store.putEvents([event]);
+    server = await startTestServer(store);
+  });
+  afterAll(async () => {
+    await server.close();
+    await cleanup();
+  });
+
+  it('replies(viewer:) lists only authors in the web, none muted (author, word, hashtag); without a viewer, all', async () => {
+    expect(await replyIds(server, pk(V))).toEqual([replies.a.id, replies.c.id, replies.d.id, replies.e.id]);
+    // Any pubkey form.
+    expect(await replyIds(server, nip19.npubEncode(pk(V)))).toEqual([replies.a.id, replies.c.id, replies.d.id, replies.e.id]);
+    expect(await replyIds(server)).toEqual(Object.values(replies).map((event) => event.id));
+    // A reader without a follow list trusts only itself.
+    expect(await replyIds(server, pk('wot-nobody'))).toEqual([]);
+    expect(await replyIds(server, pk(C))).toEqual([replies.c.id, replies.cSpam.id]);
+  });
+
+  it('a page of few shown examines 5 × first and says more follow', async () => {
+    const { body } = await postGraphql(server, `query ($id: String!, $viewer: String) { event(id: $id) { replies(first: 1, viewer: $viewer) { edges { node { id } } pageInfo { hasNextPage endCursor } } } }`, {
+      id: note.id,
+      viewer: pk(X),
+    });
+    // X trusts X, Y, V and what V and Y follow: its first shown reply is A's, the first of all.
+    const page = (body.data?.event as { replies: { edges: { node: { id: string } }[]; pageInfo: { hasNextPage: boolean } } }).replies;
+    expect(page.edges.map((edge) => edge.node.id)).toEqual([replies.a.id]);
+    expect(page.pageInfo.hasNextPage).toBe(true);
+  });
+
+  it('trusts(pubkey:) and searchProfiles(viewer:) answer by the same web', async () => {
+    const { body } = await postGraphql(
+      server,
+      `query ($v: String!) { pubkey(pubkey: $v) { c: trusts(pubkey: "${pk(C)}") e: trusts(pubkey: "${nip19.npubEncode(pk(E))}") m: trusts(pubkey: "${pk(M)}") x: trusts(pubkey: "${pk(X)}") self: trusts(pubkey: $v) } }`,
+      { v: pk(V) },
+    );
+    expect(body).toEqual({ data: { pubkey: { c: true, e: true, m: false, x: false, self: true } } });
+    const search = await postGraphql(server, `query ($viewer: String) { searchProfiles(query: "wotname", first: 20, viewer: $viewer) { pubkey } }`, { viewer: pk(V) });
+    expect(search.status).toBe(200);
+    expect((search.body.data?.searchProfiles as { pubkey: string }[]).map((found) => found.pubkey).sort()).toEqual([A, C, D, E].map(pk).sort());
+  });
+
+  it('notifications(trusted: true) are those by authors in the pubkey\'s own web', async () => {
+    const query = `query ($v: String!, $trusted: Boolean) { pubkey(pubkey: $v) { notifications(trusted: $trusted) { edges { node { type event { content } } } } } }`;
+    const all = await postGraphql(server, query, { v: pk(V), trusted: false });
+    const trusted = await postGraphql(server, query, { v: pk(V), trusted: true });
+    const contents = (body: typeof all.body) => (body.data?.pubkey as { notifications: { edges: { node: { event: { content: string } } }[] } }).notifications.edges.map((edge) => edge.node.event.content);
+    expect(contents(all.body)).toContain('to V from X');
+    expect(contents(trusted.body)).toContain('to V from C');
+    expect(contents(trusted.body)).not.toContain('to V from X');
+  });
+
+  it('a new follow list of the viewer or of its hop 1, or a new mute list, is seen within 1 s', async () => {
+    expect(await replyIds(server, pk(V))).not.toContain(replies.x.id);
+    // B now follows X: X's reply is in V's web by the next read within a second.
+    await store.putEvents([followList(B, [D, X], T + 100)]);
+    const seen = async (id: string, wanted: boolean) => {
+      const started = Date.now();
+      while ((await replyIds(server, pk(V))).includes(id) !== wanted) {
+        expect(Date.now() - started).toBeLessThan(1000);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    await seen(replies.x.id, true);
+    // V unmutes M (a new mute list) and follows Y (a new follow list): the next read sees both.
+    await store.putEvents([muteList(V, [['word', 'spam']], T + 100), followList(V, [A, B, M, Y], T + 101)]);
+    expect(await replyIds(server, pk(V))).toEqual([replies.a.id, replies.c.id, replies.d.id, replies.dTagged.id, replies.e.id, replies.m.id, replies.x.id, replies.y.id]);
+    // B's list deleted: D leaves the web (X stays: Y follows it).
+    const bList = followList(B, [D, X], T + 100);
+    await store.putEvents([signed(B, { kind: 5, created_at: T + 102, tags: [['e', bList.id]] })]);
+    await seen(replies.d.id, false);
+  });
+
+  it('GET /thread?viewer= shows the same replies, and refuses a viewer that is not a pubkey with 400', async () => {
+    const response = await fetch(`${server.url}/thread?id=${note.id}&viewer=${nip19.npubEncode(pk(V))}`);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { replies: { id: string }[] };
+    // As replies(viewer:) reads them now (the lists changed above): fewer than all.
+    const shown = body.replies.map((reply) => reply.id);
+    expect(shown).toEqual(await replyIds(server, pk(V)));
+    expect(shown).not.toContain(replies.cSpam.id);
+    expect(shown.length).toBeLessThan(Object.keys(replies).length);
+    const refused = await fetch(`${server.url}/thread?id=${note.id}&viewer=nope`);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('invalid_pubkey');
+  });
+
+  it('refuses hostile viewers with the error `pubkey(...)` gives, and a second web in one request', async () => {
+    const cases: [unknown, string][] = [
+      ['nope', 'invalid_pubkey'],
+      ['', 'invalid_pubkey'],
+      [nip19.nsecEncode(secretKey(V)), 'secret_key_refused'],
+      ['x'.repeat(10_000), 'invalid_pubkey'],
+      ['bob@unresolvable.invalid', 'nip05_unresolvable'],
+    ];
+    for (const [viewer, code] of cases) {
+      const { status, body } = await postGraphql(server, REPLIES, { id: note.id, viewer });
+      expect(status, String(viewer).slice(0, 40)).toBe(200);
+      expect(body.errors?.[0]?.extensions?.code, String(viewer).slice(0, 40)).toBe(code);
+    }
+    const two = await postGraphql(server, `query { event(id: "${note.id}") { a: replies(viewer: "${pk(V)}") { edges { cursor } } b: replies(viewer: "${pk(X)}") { edges { cursor } } } }`);
+    expect(two.body.errors?.map((error) => error.extensions?.code)).toEqual(['invalid_argument']);
+    // One viewer named twice is one web.
+    const same = await postGraphql(server, `query { event(id: "${note.id}") { a: replies(viewer: "${pk(V)}") { edges { cursor } } b: replies(viewer: "${nip19.npubEncode(pk(V))}") { edges { cursor } } } }`);
+    expect(same.body.errors).toBeUndefined();
+  });
+});
+
+describe('TRUST_SEEDS', () => {
+  let server: TestServer;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => {
+    const opened = await (BOTH_STORES[0] as (typeof BOTH_STORES)[number]).open();
+    cleanup = opened.cleanup;
+    for (const event of world()) await opened.store.putEvents([event]);
+    server = await startTestServer(opened.store, { lookup: { trustSeeds: [pk(V)] } });
+  });
+  afterAll(async () => {
+    await server.close();
+    await cleanup();
+  });
+
+  it('a read without a viewer reads as the seeds would; a viewer still names its own web', async () => {
+    expect(await replyIds(server)).toEqual([replies.a.id, replies.c.id, replies.d.id, replies.e.id]);
+    expect(await replyIds(server, pk(C))).toEqual([replies.c.id, replies.cSpam.id]);
+  });
+});
