@@ -88,6 +88,7 @@ export const ERRORS = {
     message: 'Too many requests from this client (RATE_LIMIT), or too many that had to ask relays or NIP-05 domains (MISS_RATE_LIMIT). Retry after the seconds in Retry-After.',
   },
   shutting_down: { status: 503, message: 'The service is restarting. Try again shortly.' },
+  webs_busy: { status: 503, message: 'Too many webs of trust are being built at once (a viewer seen for the first time). Try again shortly.' },
   profile_not_found: { status: 404, message: 'No profile (kind 0 event) is known for this pubkey.' },
   event_not_found: { status: 404, message: 'No event with this id is known.' },
   profile_deleted: {

@@ -6,6 +6,8 @@ import { mutesOf } from '../src/nostr/mutes.js';
 import { MEMBER_BYTES, TrustWeb } from '../src/nostr/web-of-trust.js';
 import type { EventStore } from '../src/store/event-store.js';
 import { BOTH_STORES } from './support/both-stores.js';
+import { MAX_WAITING_BUILDS, TrustWebs } from '../src/store/trust-webs.js';
+import { LookupError } from '../src/errors.js';
 import { pubkeyOf, secretKey, signed } from './support/events.js';
 import { postGraphql, startTestServer, type TestServer } from './support/test-server.js';
 
@@ -67,6 +69,36 @@ describe('the rule (nostr/web-of-trust.ts) against an independent reading', () =
     expect(web.has(member)).toBe(true);
     expect(web.has(member.toUpperCase())).toBe(true);
     for (const hostile of ['', member.slice(0, 16), `${member.slice(0, 63)}g`, `${member.slice(0, 63)}\u0130`, `${member}00`, 'z'.repeat(64)]) expect(web.has(hostile)).toBe(false);
+  });
+});
+
+describe('webs held (store/trust-webs.ts)', () => {
+  it('builds two at once, queues 16 more, and refuses the next reader with webs_busy; a refused build is not held', async () => {
+    let release!: () => void;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    let reads = 0;
+    const store = {
+      relations: { listChanges: async () => ({ cursor: '0', pubkeys: [] }) },
+      getReplaceable: async (_kind: number, pubkeys: readonly string[]) => {
+        reads++;
+        await blocked;
+        return pubkeys.map(() => null);
+      },
+    } as unknown as EventStore;
+    const webs = new TrustWebs(store);
+    const readerOf = (n: number) => {
+      const reader = pk(`busy-reader-${n}`);
+      // Each follows one pubkey: a build reads one list.
+      return { readers: [reader], followLists: [followList(`busy-reader-${n}`, [`busy-followed-${n}`])], muteLists: [null], mutes: [null] };
+    };
+    const pending = Array.from({ length: 2 + MAX_WAITING_BUILDS }, (_, n) => webs.web(readerOf(n)));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(reads).toBe(2);
+    await expect(webs.web(readerOf(99))).rejects.toSatisfy((error) => error instanceof LookupError && error.code === 'webs_busy');
+    release();
+    const built = await Promise.all(pending);
+    expect(built.map((web) => web.size)).toEqual(Array.from({ length: 2 + MAX_WAITING_BUILDS }, () => 2));
+    expect(webs.stats).toEqual({ webs: 2 + MAX_WAITING_BUILDS, bytes: (2 + MAX_WAITING_BUILDS) * 2 * MEMBER_BYTES });
   });
 });
 

@@ -1,3 +1,4 @@
+import { LookupError } from '../errors.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { FOLLOW_LIST_KIND, followsOf } from '../nostr/follows.js';
 import type { Mutes } from '../nostr/mutes.js';
@@ -15,7 +16,8 @@ import { isDeleted } from './tombstones.js';
  * - the store's log of list changes (store/list-changes.ts) is read at most every POLL_MS, before a
  *   web is used: a web whose hop 1 changed its follow list is dropped, and built again by its next
  *   read. A build that such a change overtakes answers its own request and is not kept.
- * Bounded by MAX_WEB_BYTES (least recently used first); at most MAX_BUILDS build at once.
+ * Bounded by MAX_WEB_BYTES (least recently used first); at most MAX_BUILDS build at once and
+ * MAX_WAITING_BUILDS wait (past them a new reader is refused, webs_busy).
  * Building does not charge a request's cost (a web of 200,000 members is read from up to 1,000
  * lists once, then shared); a request names at most one reader (schema/trust.ts).
  */
@@ -31,6 +33,9 @@ const HOP_BATCH = 250;
 
 /** Builds going on at once; others wait their turn (a build reads up to 1,000 lists of 500 follows). */
 const MAX_BUILDS = 2;
+
+/** Builds waiting their turn, at most: past it, a new viewer is refused (webs_busy) rather than queued without end. */
+export const MAX_WAITING_BUILDS = 16;
 
 /** The lists of the readers a web is asked for, as the request read them. */
 export interface ReaderLists {
@@ -167,9 +172,12 @@ export class TrustWebs {
     }
   }
 
-  /** Waits for a build's turn (MAX_BUILDS at once). */
+  /** Waits for a build's turn (MAX_BUILDS at once, MAX_WAITING_BUILDS waiting). */
   private async turn(): Promise<void> {
-    if (this.building >= MAX_BUILDS) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    if (this.building >= MAX_BUILDS) {
+      if (this.waiting.length >= MAX_WAITING_BUILDS) throw new LookupError('webs_busy');
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
     this.building++;
   }
 }
