@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import type { NostrEvent } from './event.js';
 import { followKeysOf } from './follows.js';
 import { isHex64 } from './identifiers.js';
@@ -10,40 +11,52 @@ import { type Mutes, NO_MUTES } from './mutes.js';
  * any of them muted. A reader without a follow list trusts only itself.
  *
  * Held compactly: hop 2 of someone following 1,000 accounts is of the order of 200,000 pubkeys, so
- * a web keeps each member as the first 8 bytes of its pubkey (pubkeys are hashes: uniform), sorted,
- * and answers membership by binary search. Two pubkeys sharing their first 8 bytes are one member:
- * an honest key collides with one of 200,000 members about once in 10^14; a key made to pass
- * would take about 2^64 / members tries of key generation.
+ * a web keeps each member as 8 bytes, sorted, and answers membership by binary search. The 8 bytes
+ * are two 8-byte windows of the pubkey, at offsets drawn when the process starts, XORed: an honest
+ * key collides with one of 200,000 members about once in 10^14, and a key ground to pass would have
+ * to match a member in windows the grinder does not know (a fixed prefix could be ground against in
+ * about 2^64 / members tries: found by review).
  */
 
-/** Bytes of a pubkey a web keeps per member. */
+/** Bytes a web keeps per member. */
 export const MEMBER_BYTES = 8;
+
+/** The two windows' offsets in a pubkey's 32 bytes, distinct, drawn once per process. */
+const [FIRST_WINDOW, SECOND_WINDOW] = (() => {
+  const first = randomInt(0, 32 - MEMBER_BYTES + 1);
+  let second = randomInt(0, 32 - MEMBER_BYTES);
+  if (second >= first) second++;
+  return [first, second];
+})();
+
+/** A pubkey's member value, written at `at` in `into`: its two windows XORed. */
+function writeMember(key: Uint8Array, keyAt: number, into: Buffer, at: number): void {
+  for (let index = 0; index < MEMBER_BYTES; index++) into[at + index] = (key[keyAt + FIRST_WINDOW + index] as number) ^ (key[keyAt + SECOND_WINDOW + index] as number);
+}
 
 /** What a web is built from: per reader its latest servable follow and mute lists, and the follow lists of its hop 1. */
 export interface WebLists {
   readers: readonly string[];
   /** Each reader's follow list (null: none), in the order of `readers`. */
-  followLists: readonly (NostrEvent | null)[];
-  /** Each reader's mute list (null: none), in the order of `readers`. */
+  followLists: readonly (Pick<NostrEvent, 'kind' | 'tags'> | null)[];
+  /** Each reader's mutes (null: none), in the order of `readers`. */
   muteLists: readonly (Mutes | null)[];
   /** The follow lists of hop 1 (the pubkeys the readers' lists name), any order; null where none. */
-  hopLists: readonly (NostrEvent | null)[];
+  hopLists: readonly (Pick<NostrEvent, 'kind' | 'tags'> | null)[];
 }
 
 export class TrustWeb {
-  /** Scratch space for a probe's 8 bytes (one thread: one probe at a time). */
-  private static readonly probe = Buffer.alloc(MEMBER_BYTES);
+  /** Scratch space for a probe's 32 bytes and its member value (one thread: one probe at a time). */
+  private static readonly probe = Buffer.alloc(32 + MEMBER_BYTES);
 
-  private constructor(
-    /** Members' first 8 bytes read as little-endian integers, sorted ascending, each once. */
+  constructor(
+    /** Members' values read as little-endian integers, sorted ascending, each once. */
     private readonly members: BigUint64Array,
     /** The readers' mutes, united: what filtering by this web also hides. */
     readonly mutes: Mutes,
-    /** Hop 1 (with the readers): whose follow list changing changes the web. */
-    readonly dependsOn: ReadonlySet<string>,
   ) {}
 
-  /** How many members (distinct 8-byte prefixes). */
+  /** How many members (distinct values). */
   get size(): number {
     return this.members.length;
   }
@@ -55,8 +68,10 @@ export class TrustWeb {
 
   /** Whether `pubkey` (64 hex, any case) is in the web; false for anything that is not a pubkey. */
   has(pubkey: string): boolean {
-    if (pubkey.length !== 64 || TrustWeb.probe.write(pubkey.slice(0, 2 * MEMBER_BYTES), 0, 'hex') !== MEMBER_BYTES || !isHex64(pubkey)) return false;
-    const wanted = TrustWeb.probe.readBigUInt64LE(0);
+    const { probe } = TrustWeb;
+    if (pubkey.length !== 64 || !isHex64(pubkey) || probe.write(pubkey, 0, 'hex') !== 32) return false;
+    writeMember(probe, 0, probe, 32);
+    const wanted = probe.readBigUInt64LE(32);
     const { members } = this;
     let low = 0;
     let high = members.length - 1;
@@ -70,44 +85,73 @@ export class TrustWeb {
     return false;
   }
 
-  /** The web of `lists.readers` (see the module comment). */
+  /** The web of `lists.readers` (see the module comment), in one go. */
   static of(lists: WebLists): TrustWeb {
-    const mutes = unitedMutes(lists.muteLists);
-    const hopOne = new Set<string>(lists.readers);
-    const keyRuns: Uint8Array[] = [];
-    let total = lists.readers.length;
-    for (const list of lists.followLists) {
+    const builder = new WebBuilder(lists.readers, lists.followLists, lists.muteLists);
+    builder.addLists(lists.hopLists);
+    return builder.finish();
+  }
+}
+
+/**
+ * A web built a batch of hop-1 lists at a time: each list's follows are kept as member values only
+ * (8 bytes each), so that the lists themselves can go as soon as they are read (a build over 1,000
+ * lists of 2,000 held them all, some 450 MB of heap: found by review).
+ */
+export class WebBuilder {
+  private values = Buffer.alloc(1 << 16);
+  private count = 0;
+  private readonly mutes: Mutes;
+  /** The readers and the pubkeys their lists name: whose follow lists the web is made of. */
+  readonly hopOne: ReadonlySet<string>;
+
+  constructor(readers: readonly string[], followLists: readonly (Pick<NostrEvent, 'kind' | 'tags'> | null)[], muteLists: readonly (Mutes | null)[]) {
+    this.mutes = unitedMutes(muteLists);
+    const hopOne = new Set<string>(readers);
+    const key = Buffer.alloc(32);
+    for (const reader of readers) if (key.write(reader, 0, 'hex') === 32) this.addKeys(key);
+    for (const list of followLists) {
       if (!list) continue;
       const keys = followKeysOf(list);
-      keyRuns.push(keys);
-      total += keys.length / 32;
+      this.addKeys(keys);
       for (let at = 0; at < keys.length; at += 32) hopOne.add(Buffer.from(keys.buffer, keys.byteOffset + at, 32).toString('hex'));
     }
-    for (const list of lists.hopLists) {
-      if (!list) continue;
-      const keys = followKeysOf(list);
-      keyRuns.push(keys);
-      total += keys.length / 32;
+    this.hopOne = hopOne;
+  }
+
+  /** Adds the follows of hop-1 lists (null: none). */
+  addLists(lists: readonly (Pick<NostrEvent, 'kind' | 'tags'> | null)[]): void {
+    for (const list of lists) if (list) this.addKeys(followKeysOf(list));
+  }
+
+  private addKeys(keys: Uint8Array): void {
+    const added = keys.length / 32;
+    if ((this.count + added) * MEMBER_BYTES > this.values.length) {
+      const grown = Buffer.alloc(Math.max(2 * this.values.length, (this.count + added) * MEMBER_BYTES));
+      this.values.copy(grown, 0, 0, this.count * MEMBER_BYTES);
+      this.values = grown;
     }
-    // Every member's first 8 bytes, then sorted and each kept once.
-    const prefixes = Buffer.alloc(total * MEMBER_BYTES);
-    let count = 0;
-    for (const reader of lists.readers) if (prefixes.write(reader.slice(0, 2 * MEMBER_BYTES), count * MEMBER_BYTES, 'hex') === MEMBER_BYTES) count++;
-    for (const keys of keyRuns) {
-      const source = Buffer.from(keys.buffer, keys.byteOffset, keys.byteLength);
-      for (let at = 0; at < source.length; at += 32) source.copy(prefixes, MEMBER_BYTES * count++, at, at + MEMBER_BYTES);
-    }
-    const sorted = new BigUint64Array(prefixes.buffer, prefixes.byteOffset, count).sort();
+    for (let at = 0; at < keys.length; at += 32) writeMember(keys, at, this.values, MEMBER_BYTES * this.count++);
+  }
+
+  /** The web: the values sorted, each once, the readers' muted pubkeys taken out. */
+  finish(): TrustWeb {
+    const sorted = new BigUint64Array(this.values.buffer, this.values.byteOffset, this.count).sort();
     const muted = new Set<bigint>();
-    for (const pubkey of mutes.pubkeys) muted.add(Buffer.from(pubkey.slice(0, 2 * MEMBER_BYTES), 'hex').readBigUInt64LE(0));
+    const probe = Buffer.alloc(32 + MEMBER_BYTES);
+    for (const pubkey of this.mutes.pubkeys) {
+      probe.write(pubkey, 0, 'hex');
+      writeMember(probe, 0, probe, 32);
+      muted.add(probe.readBigUInt64LE(32));
+    }
     let kept = 0;
     for (let index = 0; index < sorted.length; index++) {
       const value = sorted[index] as bigint;
       if ((kept > 0 && sorted[kept - 1] === value) || muted.has(value)) continue;
       sorted[kept++] = value;
     }
-    // A copy of its own: the scratch buffer may be far larger than the members kept.
-    return new TrustWeb(sorted.slice(0, kept), mutes, hopOne);
+    // A copy of its own: the buffer grown while building may be far larger than the members kept.
+    return new TrustWeb(sorted.slice(0, kept), this.mutes);
   }
 }
 

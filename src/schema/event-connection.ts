@@ -37,7 +37,7 @@ export const PageInfoRef = builder.objectRef<PageInfo>('PageInfo').implement({
     hasNextPage: t.exposeBoolean('hasNextPage', { description: 'True when items follow this page: ask again with `after: endCursor`.' }),
     endCursor: t.exposeString('endCursor', {
       nullable: true,
-      description: "The cursor of this page's last item (pass it as `after` for the next page); null when the page is empty.",
+      description: "The cursor of this page's last item (pass it as `after` for the next page); null when the page examined nothing (a filtered page may have none shown and still a cursor past what it examined).",
     }),
   }),
 });
@@ -89,10 +89,13 @@ export async function eventPage(positions: readonly ReplyPosition[], size: numbe
 
 /**
  * A page of a position list of which only some events are shown (a reader's web of trust and mutes:
- * schema/trust.ts): positions are read a page at a time after the cursor and their events filtered
- * by `shows`, until `size` are shown or FEED_SCAN_FACTOR × `size` were examined, as a feed page is
- * (a page may then be short, even empty, with `hasNextPage` true and `endCursor` past what it
- * examined). `read(after, first)`: up to `first` positions after `after`.
+ * schema/trust.ts): positions are read a page at a time after the cursor (never fewer: a page
+ * nearly full must not read one position per round trip, found by review) and their events
+ * filtered by `shows`, until `size` are shown or FEED_SCAN_FACTOR × `size` were examined, as a feed
+ * page is: a page may then be short, even empty, with `hasNextPage` true and `endCursor` past what
+ * it examined. Events it passes over count against the read bound as any read: past it, the page
+ * ends where the bound stopped it (short), or is refused if it examined nothing.
+ * `read(after, first)`: up to `first` positions after `after`.
  */
 export async function filteredEventPage(
   read: (after: ReplyPosition | null, first: number) => Promise<ReplyPosition[]>,
@@ -109,7 +112,7 @@ export async function filteredEventPage(
   let last = from;
   let more = true;
   while (edges.length < size && examined < limit && more) {
-    const want = Math.min(size - edges.length, limit - examined);
+    const want = Math.min(size, limit - examined);
     const positions = await read(last, want + 1);
     more = positions.length > want;
     const page = positions.slice(0, want);
@@ -121,13 +124,19 @@ export async function filteredEventPage(
       MAX_EVENT_BYTES,
       page.map((position) => position.bytes),
     );
-    if (found.length < page.length) throw new LookupError('response_too_large');
-    page.forEach((position, index) => {
+    if (found.length === 0 && examined === 0) throw new LookupError('response_too_large');
+    for (const [index, position] of page.entries()) {
+      // The page is full, or the read bound stopped the read here: the rest is the next page's.
+      if (edges.length >= size || index >= found.length) {
+        more = true;
+        break;
+      }
+      examined += 1;
+      last = position;
       const held = found[index];
       if (held && !isDeleted(held) && shows(held)) edges.push({ cursor: encodeCursor(position, list), node: held });
-    });
-    examined += page.length;
-    last = page.at(-1) ?? last;
+    }
+    if (found.length < page.length) break;
   }
   budget.charge(edges.length);
   return { edges, pageInfo: { hasNextPage: more, endCursor: last && last !== from ? encodeCursor(last, list) : null } };

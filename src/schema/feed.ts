@@ -7,9 +7,11 @@ import { MAX_EVENT_BYTES } from '../nostr/work-caps.js';
 import { compareNotes, type ReplyPosition } from '../store/relation-index.js';
 import { isDeleted } from '../store/tombstones.js';
 import { builder } from './builder.js';
+import { latestLists } from './latest-lists.js';
+import { readerFilter } from './trust.js';
 import type { GraphQLContext } from './context.js';
 import { type EventConnection, EventConnectionRef, type EventEdge } from './event-connection.js';
-import { loadAvailable, loadWithinReadBound, type NotePageKey } from './loaders.js';
+import { loadWithinReadBound, type NotePageKey } from './loaders.js';
 import { noteKindsOf } from './notes.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, FEED_SCAN_FACTOR, MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
 import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
@@ -148,24 +150,8 @@ function shown(event: NostrEvent, mutes: Mutes, replies: boolean): boolean {
   return !isMuted(event, mutes, threadOf);
 }
 
-/**
- * The latest servable lists of a pubkey of these replaceable kinds (follows, mutes), read as
- * `following` reads its list: through the addresses loader (with relays, asked of them when the
- * index has none), its bytes charged once a request as any value derived from an event.
- */
-export async function latestLists(pubkey: string, kinds: readonly number[], context: GraphQLContext): Promise<(NostrEvent | null)[]> {
-  const found = await loadAvailable(
-    context.loaders.addresses,
-    kinds.map((kind) => `${kind}:${pubkey}:`),
-  );
-  return found.map((held) => {
-    if (!held || isDeleted(held)) return null;
-    context.budget.chargeDerived(held);
-    return held.event;
-  });
-}
-
 interface FeedArguments {
+  trusted?: boolean | null | undefined;
   first?: number | null | undefined;
   after?: string | null | undefined;
   kinds?: readonly number[] | null | undefined;
@@ -182,6 +168,9 @@ export async function feedPage(pubkey: string, args: FeedArguments, context: Gra
   budget.charge(1);
   const [followList, muteList] = await latestLists(pubkey, [FOLLOW_LIST_KIND, MUTE_LIST_KIND], context);
   const mutes = mutesOf(muteList);
+  // TRUST_SEEDS, where the operator set them: a read without a viewer reads as the seeds'
+  // (`trusted`, the pubkey's own web, holds every author it follows: nothing to filter).
+  const reader = args.trusted === true ? undefined : await readerFilter(context, undefined);
   // A muted author is not read at all.
   const authors = followList ? followsOf(followList).filter((author) => !mutes.pubkeys.has(author)) : [];
   const merge = new TimelineMerge(authors, kinds, from, (pages) => loaders.timelines(pages), size);
@@ -204,7 +193,7 @@ export async function feedPage(pubkey: string, args: FeedArguments, context: Gra
     if (found.length < positions.length) throw new LookupError('response_too_large');
     positions.forEach((position, index) => {
       const held = found[index];
-      if (held && !isDeleted(held) && shown(held.event, mutes, replies)) edges.push({ cursor: encodeCursor(position, 'feed'), node: held });
+      if (held && !isDeleted(held) && shown(held.event, mutes, replies) && (!reader || reader.shows(held.event))) edges.push({ cursor: encodeCursor(position, 'feed'), node: held });
     });
     examined += positions.length;
     last = positions.at(-1);
@@ -233,7 +222,7 @@ const feedFields: FieldsOfPubkey = (t) => ({
   }),
   feed: t.field({
     type: EventConnectionRef,
-    description: `The home feed of this pubkey: events of \`kinds\` (default 1, 6, 16; validated as \`notes\`' kinds, else invalid_argument) whose author is in its latest servable follow list (NIP-02), newest first, then by id; every event once across pages, an author dropped from the list gone from the next page. Kind 1 replies (a parent by NIP-10) only with \`replies: true\`. The pubkey's own public mutes (\`muted\`) always apply. A page examines at most ${FEED_SCAN_FACTOR} × \`first\` events: when more than that in a row are filtered out, the page holds fewer than \`first\` (even none) with \`hasNextPage\` true and \`endCursor\` after the events it passed over. \`hasNextPage\` says that events of the followed authors follow, not that one of them will be shown. \`trusted\`: the feed's authors are those the pubkey follows, all in its own web of trust: it changes nothing. \`first\`: 1 to ${MAX_PAGE_SIZE} (else invalid_argument); \`after\`: a cursor from an earlier page of a feed (else invalid_cursor). No follow list: an empty feed.`,
+    description: `The home feed of this pubkey: events of \`kinds\` (default 1, 6, 16; validated as \`notes\`' kinds, else invalid_argument) whose author is in its latest servable follow list (NIP-02), newest first, then by id; every event once across pages, an author dropped from the list gone from the next page. Kind 1 replies (a parent by NIP-10) only with \`replies: true\`. The pubkey's own public mutes (\`muted\`) always apply. A page examines at most ${FEED_SCAN_FACTOR} × \`first\` events: when more than that in a row are filtered out, the page holds fewer than \`first\` (even none) with \`hasNextPage\` true and \`endCursor\` after the events it passed over. \`hasNextPage\` says that events of the followed authors follow, not that one of them will be shown. \`trusted\`: the feed's authors are those the pubkey follows, all in its own web of trust: it changes nothing; without it, TRUST_SEEDS' web applies where the operator set them. \`first\`: 1 to ${MAX_PAGE_SIZE} (else invalid_argument); \`after\`: a cursor from an earlier page of a feed (else invalid_cursor). No follow list: an empty feed.`,
     args: {
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE }),
       after: t.arg.string(),

@@ -11,12 +11,12 @@ import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { EventRef } from './event.js';
 import { PageInfoRef, type PageInfo } from './event-connection.js';
-import { latestLists } from './feed.js';
+import { latestLists } from './latest-lists.js';
 import { providerVerdicts } from './zap-stats.js';
 import { loadWithinReadBound } from './loaders.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, FEED_SCAN_FACTOR, MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
 import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
-import { ownFilter } from './trust.js';
+import { ownFilter, readerFilter } from './trust.js';
 import type { TrustWeb } from '../nostr/web-of-trust.js';
 
 /**
@@ -154,7 +154,8 @@ export async function notificationPage(pubkey: string, args: NotificationArgumen
   budget.charge(1);
   const mutes = mutesOf((await latestLists(pubkey, [MUTE_LIST_KIND], context))[0]);
   // `trusted`: only by authors (a zap: senders) in the pubkey's own web of trust (schema/trust.ts).
-  const web = args.trusted === true ? (await ownFilter(context, pubkey)).web : undefined;
+  // Without it, TRUST_SEEDS' web where the operator set them.
+  const web = args.trusted === true ? (await ownFilter(context, pubkey)).web : (await readerFilter(context, undefined))?.web;
   const limit = FEED_SCAN_FACTOR * size;
   const edges: NotificationEdge[] = [];
   let examined = 0;
@@ -201,7 +202,7 @@ export async function notificationPage(pubkey: string, args: NotificationArgumen
 const notificationFields: FieldsOfPubkey = (t) => ({
   notifications: t.field({
     type: NotificationConnectionRef,
-    description: `What happened to this pubkey (DESIGN "Screens"): events by others that zap, reply to, quote, repost or react to its events, mention it, or follow it, each once with the first type that fits (see NotificationType), newest first, then by id; kept as events arrive, whatever their order (a reply stored before its parent notifies once the parent is here), gone at once when the event or its target is deleted or vanishes. \`types\`: only these (a non-empty list; default all); \`since\`: created_at >= since. The pubkey's own public mutes always apply (as its feed's; a zap is judged by its sender). A page examines at most ${FEED_SCAN_FACTOR} × \`first\` notifications: past that many muted in a row, it holds fewer (even none) with \`hasNextPage\` true. \`trusted\`: the reader's web of trust, once it is available; today it filters nothing. \`first\`: 1 to ${MAX_PAGE_SIZE} (else invalid_argument); \`after\`: a cursor from an earlier page of notifications (else invalid_cursor).`,
+    description: `What happened to this pubkey (DESIGN "Screens"): events by others that zap, reply to, quote, repost or react to its events, mention it, or follow it, each once with the first type that fits (see NotificationType), newest first, then by id; kept as events arrive, whatever their order (a reply stored before its parent notifies once the parent is here), gone at once when the event or its target is deleted or vanishes. \`types\`: only these (a non-empty list; default all); \`since\`: created_at >= since. The pubkey's own public mutes always apply (as its feed's; a zap is judged by its sender). A page examines at most ${FEED_SCAN_FACTOR} × \`first\` notifications: past that many muted in a row, it holds fewer (even none) with \`hasNextPage\` true. \`trusted\`: only notifications by authors in this pubkey's own web of trust (a zap: by its sender); without it, TRUST_SEEDS' web where the operator set them. A request names at most one web. \`first\`: 1 to ${MAX_PAGE_SIZE} (else invalid_argument); \`after\`: a cursor from an earlier page of notifications (else invalid_cursor).`,
     args: {
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE }),
       after: t.arg.string(),

@@ -7,7 +7,7 @@ import type { EventStore } from '../store/event-store.js';
 import { TrustWebs } from '../store/trust-webs.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
-import { latestLists } from './feed.js';
+import { latestLists } from './latest-lists.js';
 import { type FieldsOfPubkey, ProfileRef, pubkeyOfArgument, PubkeyRef } from './profile.js';
 
 /**
@@ -63,18 +63,19 @@ function filterOf(context: GraphQLContext, readers: readonly string[]): Promise<
   }
   // A web is read beside the request's tracked reads (store/trust-webs.ts): an answer made with it is not kept.
   context.reads?.spoil();
-  const filter = makeFilter(context, readers);
+  const filter = makeFilter(context, readers, key === seedsKey(context));
   context.readerFilters.set(key, filter);
   return filter;
 }
 
 const seedsKey = (context: GraphQLContext) => (context.limits.trustSeeds ?? []).join(',');
 
-async function makeFilter(context: GraphQLContext, readers: readonly string[]): Promise<ReaderFilter> {
+/** `seeds`: TRUST_SEEDS' web, which every read without a viewer needs: queued, never refused (webs_busy). */
+async function makeFilter(context: GraphQLContext, readers: readonly string[], seeds: boolean): Promise<ReaderFilter> {
   const lists = await Promise.all(readers.map((reader) => latestLists(reader, [FOLLOW_LIST_KIND, MUTE_LIST_KIND], context)));
   const followLists = lists.map(([follows]) => follows ?? null);
   const muteLists = lists.map(([, mutes]) => mutes ?? null);
-  const web = await trustWebsOf(context.store).web({ readers, followLists, muteLists, mutes: muteLists.map((list) => (list ? mutesOf(list) : null)) });
+  const web = await trustWebsOf(context.store).web({ readers, followLists, muteLists, mutes: muteLists.map((list) => (list ? mutesOf(list) : null)) }, { mayWait: seeds });
   const { mutes } = web;
   return { web, shows: (event, author = event.pubkey) => web.has(author) && !isMuted(event, mutes) };
 }

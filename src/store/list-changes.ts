@@ -4,8 +4,10 @@
  * so that a web held in memory (schema/trust-webs.ts) is dropped by the next read after one of its
  * lists changed, by any writer. Each store keeps the last LIST_CHANGES_KEPT changes (Redis: a stream
  * in one slot; the embedded store: numbered entries), appended on every transition the relation
- * index applies to such a list (relate/apply), replays included: a change seen twice drops a web
- * once more, never keeps one that is stale. A rebuild's clear keeps the log (it changes no list).
+ * index applies to such a list (relate/apply), and on Redis again by a replay that finds the list
+ * stored (a write whose reply was lost may have stored it without logging it): a change seen twice
+ * drops a web once more, never keeps one that is stale; a web is also built again after a while
+ * (store/trust-webs.ts MAX_WEB_AGE_MS). A rebuild's clear keeps the log (it changes no list).
  */
 
 /** Changes kept: a reader further behind than this learns only that anything may have changed. */

@@ -1,8 +1,8 @@
 import { LookupError } from '../errors.js';
 import type { NostrEvent } from '../nostr/event.js';
-import { FOLLOW_LIST_KIND, followsOf } from '../nostr/follows.js';
+import { FOLLOW_LIST_KIND } from '../nostr/follows.js';
 import type { Mutes } from '../nostr/mutes.js';
-import { TrustWeb } from '../nostr/web-of-trust.js';
+import { type TrustWeb, WebBuilder } from '../nostr/web-of-trust.js';
 import type { EventStore } from './event-store.js';
 import { isDeleted } from './tombstones.js';
 
@@ -15,7 +15,8 @@ import { isDeleted } from './tombstones.js';
  *   new web at its next read;
  * - the store's log of list changes (store/list-changes.ts) is read at most every POLL_MS, before a
  *   web is used: a web whose hop 1 changed its follow list is dropped, and built again by its next
- *   read. A build that such a change overtakes answers its own request and is not kept.
+ *   read. A build that such a change overtakes answers its own request and is not kept;
+ * - a web is built again after MAX_WEB_AGE_MS whatever the log says (a change it missed).
  * Bounded by MAX_WEB_BYTES (least recently used first); at most MAX_BUILDS build at once and
  * MAX_WAITING_BUILDS wait (past them a new reader is refused, webs_busy).
  * Building does not charge a request's cost (a web of 200,000 members is read from up to 1,000
@@ -27,6 +28,12 @@ export const POLL_MS = 250;
 
 /** Bytes of members held for all webs (8 a member): the least recently used go past it. */
 export const MAX_WEB_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A web is built again after this long whatever the log said: a change the log missed (a writer
+ * that stopped between storing a list and logging it) is seen within it.
+ */
+export const MAX_WEB_AGE_MS = 5 * 60_000;
 
 /** Hop-1 follow lists read per store call while a web is built. */
 const HOP_BATCH = 250;
@@ -51,6 +58,7 @@ interface Held {
   /** The readers and their hop 1: a change of one of their follow lists drops the web. */
   dependsOn: ReadonlySet<string>;
   bytes: number;
+  builtAt: number;
 }
 
 export class TrustWebs {
@@ -65,7 +73,7 @@ export class TrustWebs {
 
   constructor(
     private readonly store: EventStore,
-    private readonly options: { pollMs?: number; maxBytes?: number } = {},
+    private readonly options: { pollMs?: number; maxBytes?: number; maxAgeMs?: number } = {},
   ) {}
 
   /** Webs held now, and the bytes of their members (for tests and the bench). */
@@ -73,18 +81,22 @@ export class TrustWebs {
     return { webs: this.held.size, bytes: this.heldBytes };
   }
 
-  /** The web of these readers: held, else built from the index. */
-  async web(lists: ReaderLists): Promise<TrustWeb> {
+  /**
+   * The web of these readers: held, else built from the index. `mayWait`: never refused for want of
+   * a turn (TRUST_SEEDS, which every read without a viewer needs), only queued.
+   */
+  async web(lists: ReaderLists, { mayWait = false }: { mayWait?: boolean } = {}): Promise<TrustWeb> {
     await this.fresh();
     const key = keyOf(lists);
     const found = this.held.get(key);
-    if (found) {
+    if (found && Date.now() - found.builtAt < (this.options.maxAgeMs ?? MAX_WEB_AGE_MS)) {
       this.held.delete(key);
       this.held.set(key, found);
       return found.web;
     }
-    const hopOne = [...new Set(lists.followLists.flatMap((list) => (list ? followsOf(list) : [])))];
-    const entry: Held = { web: this.build(lists, hopOne), dependsOn: new Set([...lists.readers, ...hopOne]), bytes: 0 };
+    if (found) this.remove(key, found);
+    const builder = new WebBuilder(lists.readers, lists.followLists, lists.mutes);
+    const entry: Held = { web: this.build(builder, mayWait), dependsOn: builder.hopOne, bytes: 0, builtAt: Date.now() };
     this.held.set(key, entry);
     try {
       const web = await entry.web;
@@ -157,28 +169,33 @@ export class TrustWebs {
     }
   }
 
-  private async build(lists: ReaderLists, hopOne: readonly string[]): Promise<TrustWeb> {
-    await this.turn();
+  /** Reads the hop-1 lists a batch at a time, each batch's follows kept as member values only (WebBuilder). */
+  private async build(builder: WebBuilder, mayWait: boolean): Promise<TrustWeb> {
+    await this.turn(mayWait);
     try {
-      const hopLists: (NostrEvent | null)[] = [];
+      const hopOne = [...builder.hopOne];
       for (let at = 0; at < hopOne.length; at += HOP_BATCH) {
         const found = await this.store.getReplaceable(FOLLOW_LIST_KIND, hopOne.slice(at, at + HOP_BATCH));
-        for (const held of found) hopLists.push(held && !isDeleted(held) ? held.event : null);
+        builder.addLists(found.map((held) => (held && !isDeleted(held) ? held.event : null)));
       }
-      return TrustWeb.of({ readers: lists.readers, followLists: lists.followLists, muteLists: lists.mutes, hopLists });
+      return builder.finish();
     } finally {
-      this.building--;
-      this.waiting.shift()?.();
+      // The turn goes straight to the next waiting build, if any (so that none starts between).
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.building--;
     }
   }
 
-  /** Waits for a build's turn (MAX_BUILDS at once, MAX_WAITING_BUILDS waiting). */
-  private async turn(): Promise<void> {
-    if (this.building >= MAX_BUILDS) {
-      if (this.waiting.length >= MAX_WAITING_BUILDS) throw new LookupError('webs_busy');
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+  /** Waits for a build's turn (MAX_BUILDS at once, MAX_WAITING_BUILDS waiting, but for `mayWait`). */
+  private async turn(mayWait: boolean): Promise<void> {
+    if (this.building < MAX_BUILDS) {
+      this.building++;
+      return;
     }
-    this.building++;
+    if (!mayWait && this.waiting.length >= MAX_WAITING_BUILDS) throw new LookupError('webs_busy');
+    // Handed over by a build that ends (build's finally): `building` stays as it is.
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
   }
 }
 

@@ -370,7 +370,9 @@ export class RedisEventStore implements EventStore {
     if (held.length < WIRE_ID_END || wireIdOf(held) !== event.id) {
       await this.client.nostrDeleteIf(eventKey, marker);
     }
-    if (outcome === 'duplicate') await this.ensureListed(event, size);
+    // A follow or mute list stored by a write whose reply was lost may not have logged its change
+    // (two steps: list-changes.ts): a replay logs it again (found by review).
+    if (outcome === 'duplicate') await Promise.all([this.ensureListed(event, size), this.relations.logListChange(event)]);
     return outcome;
   }
 

@@ -224,9 +224,7 @@ export class RedisRelationIndex implements RelationIndex {
     // Whom it notifies, and whom what notifies about it now notifies (redis-notification-index.ts).
     writes.push(this.notificationIndex.relate(event, delta, batch && this.notificationsOf(batch)));
     // A follow or mute list: webs of trust made with it are dropped by their next read (list-changes.ts).
-    if (LOGGED_LIST_KINDS.has(event.kind)) {
-      writes.push(this.client.xadd(this.keys.listChanges, 'MAXLEN', '~', String(LIST_CHANGES_KEPT), '*', 'p', event.pubkey));
-    }
+    writes.push(this.logListChange(event));
     // The events held of its kind: a transition only (a `duplicate` put's replay, a deletion's, are not).
     if (counts) {
       if (!batch) writes.push(this.client.hincrby(this.keys.eventCounts, String(event.kind), delta));
@@ -633,6 +631,11 @@ export class RedisRelationIndex implements RelationIndex {
         await this.commands.run(() => Promise.all(keys.map((key) => this.client.unlink(key))));
       }
     }
+  }
+
+  /** Logs a change of a follow or mute list (list-changes.ts); nothing for another kind. */
+  async logListChange(event: NostrEvent): Promise<void> {
+    if (LOGGED_LIST_KINDS.has(event.kind)) await this.client.xadd(this.keys.listChanges, 'MAXLEN', '~', String(LIST_CHANGES_KEPT), '*', 'p', event.pubkey);
   }
 
   /** The stream's entries after `after` (exclusive), at most LIST_CHANGES_KEPT, and its first entry's id. */
