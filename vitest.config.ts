@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { SLOW_TESTS } from './test/slow-tests.js';
 
 // The NIP-05 tests serve nostr.json over real HTTPS with a test certificate: Node reads its trusted
 // CAs when a process starts, so it is set here, before the test workers (and the services they
@@ -13,7 +14,11 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // Redis Cluster's own tests start clusters (redis-server and redis-cli): npm run test:cluster.
-    exclude: ['test/cluster/**', '**/node_modules/**'],
+    // The suites that start processes, inject faults, wait for deadlines or measure CPU run apart,
+    // one at a time (npm run test:slow, test/slow-tests.ts): `npm test` stays under five minutes.
+    exclude: ['test/cluster/**', '**/node_modules/**', ...SLOW_TESTS],
+    // Two files at once on two cores: what is left shares one Redis under a key prefix per file.
+    maxWorkers: 2,
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,

@@ -17,7 +17,7 @@ import { expectExact } from '../support/relation-conformance.js';
 // equal their rebuild (`relations check`). Before a `duplicate` put related its event again, a
 // put that Redis ran but whose reply was lost left its reactions uncounted (in 2 of 6 such runs,
 // 260 and 290 of 300). Each round on a fresh key prefix, on a Redis of this file's own.
-// The sync scenario runs 2 rounds in `npm test` (scripts/faulted-sync.sh runs as many as asked).
+// The sync scenario runs 2 rounds in `npm run test:slow` (scripts/faulted-sync.sh runs as many as asked).
 // On 2026-12-02 one round of 37 ended undercounted (255 of 300), its cause not found; after the
 // deadlines that could never fire were mended (abortable.ts timeoutSignal), 50 rounds of 50 ended exact.
 
