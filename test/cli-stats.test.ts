@@ -19,7 +19,7 @@ describe('nostr-lookup stats', () => {
     const stats = spawnCli(['stats', '--json'], { DATA_DIR: dataDir, REDIS_URL: '', REDIS_CLUSTER_NODES: '' });
     expect(await stats.exited).toBe(0);
     const summary = JSON.parse(stats.stdout()) as { storedBytes: number };
-    expect(summary).toEqual({ events: 358, kinds: { 0: 58, 1: 283, 6: 17 }, profiles: 58, followLists: 0, storedBytes: summary.storedBytes });
+    expect(summary).toEqual({ events: 358, kinds: { 0: 58, 1: 283, 6: 17 }, profiles: 58, followLists: 0, follows: 0, notifications: 535, storedBytes: summary.storedBytes });
     expect(summary.storedBytes).toBeGreaterThan(100_000);
   });
 
@@ -27,6 +27,7 @@ describe('nostr-lookup stats', () => {
     const stats = spawnCli(['stats'], { DATA_DIR: dataDir, REDIS_URL: '', REDIS_CLUSTER_NODES: '' });
     expect(await stats.exited).toBe(0);
     expect(stats.stdout().split('\n').slice(0, 6)).toEqual(['events       358', '  kind 0            58  profiles', '  kind 1           283  notes', '  kind 6            17  reposts', 'profiles     58', 'follow lists 0']);
+    expect(stats.stdout().split('\n').slice(6, 8)).toEqual(['follows      0', 'notifications 535']);
     expect(stats.stdout()).toMatch(/^store {8}\d+\.\d MB$/m);
   });
 

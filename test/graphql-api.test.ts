@@ -271,6 +271,7 @@ describe('unexpected failures are masked', () => {
         allReplies: async () => [],
         eventCounts: async () => new Map(),
         listChanges: async () => ({ cursor: '0', pubkeys: [] }),
+        totals: async () => ({ follows: 0, notifications: 0 }),
         setEventCounts: async () => {},
         notifications: async () => [],
         timelines: async () => [],

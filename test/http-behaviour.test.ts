@@ -77,7 +77,7 @@ describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
         service: 'nostr-lookup',
         version: PACKAGE_VERSION,
         routes: HOME_ROUTES,
-        index: { events: 1, kinds: { 0: 1 }, profiles: 1, followLists: 0, storedBytes: expect.any(Number) as number },
+        index: { events: 1, kinds: { 0: 1 }, profiles: 1, followLists: 0, follows: 0, notifications: 0, storedBytes: expect.any(Number) as number },
       });
     }
     expect(Object.keys(HOME_ROUTES)).toEqual(expect.arrayContaining(['/graphql', '/docs', '/notifications?pubkey=…']));
@@ -90,7 +90,7 @@ describe('HTTP behaviour shared by every route (DESIGN §1)', () => {
     expect(response.headers.get('cache-control')).toBe('no-store');
     const page = await response.text();
     expect(page).toMatch(/^<!doctype html>/);
-    expect(page).toContain('The index holds <strong>1</strong> events, <strong>1</strong> profiles and <strong>0</strong> follow lists');
+    expect(page).toContain('The index holds <strong>1</strong> events, <strong>1</strong> profiles, <strong>0</strong> follow lists naming <strong>0</strong> follows, and <strong>0</strong> notifications');
     expect(page).toContain('<a href="/graphql"><code>/graphql</code></a>');
     expect(page).toContain('<code>/event?id=…</code>: an event with the profiles of its people');
     // Self-contained: no script, no stylesheet or image from anywhere.

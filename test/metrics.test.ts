@@ -177,6 +177,15 @@ describe('GET /metrics', () => {
       const after = await scrape(server.url);
       expect(value(after, 'nostr_lookup_index_events', { kind: '1' })).toBe(1);
       expect(value(after, 'nostr_lookup_index_events', { kind: '5' })).toBe(1);
+      // A follow list naming two, and a mention of Alice: two follows, and notifications (the mention, the follow).
+      await store.store.putEvents([
+        signed('metrics-dave', { kind: 3, created_at: 1_700_000_600, content: '', tags: [['p', alice.pubkey], ['p', pubkeyOf('metrics-carol')]] }),
+        signed('metrics-carol', { content: 'hi alice', created_at: 1_700_000_601, tags: [['p', alice.pubkey]] }),
+      ]);
+      const totals = await scrape(server.url);
+      expect(value(totals, 'nostr_lookup_index_follows', {})).toBe(2);
+      expect(value(totals, 'nostr_lookup_index_notifications', {})).toBe(3);
+      expect(totals.find((family) => family.name === 'nostr_lookup_index_notifications')?.type).toBe('GAUGE');
     } finally {
       await server.close();
       await store.cleanup();

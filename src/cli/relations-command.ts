@@ -35,11 +35,11 @@ export async function runRelations(action: 'rebuild' | 'check', options: Relatio
 }
 
 function differencesOf(check: RelationCheck): number {
-  return check.differences.length + check.zapDifferences.length + check.followDifferences.length + check.noteDifferences.length + check.searchDifferences.length + check.notificationDifferences.length + check.kindDifferences.length;
+  return check.differences.length + check.zapDifferences.length + check.followDifferences.length + check.noteDifferences.length + check.searchDifferences.length + check.notificationDifferences.length + check.kindDifferences.length + check.totalDifferences.length;
 }
 
 function report(options: RelationsCommandOptions, action: string, check: RelationCheck): void {
-  const { events, targets, differences, zapSubjects, zapDifferences, followSubjects, followDifferences, noteLists, noteDifferences, searchSubjects, searchDifferences, notificationRecipients, notificationDifferences, kindDifferences } = check;
+  const { events, targets, differences, zapSubjects, zapDifferences, followSubjects, followDifferences, noteLists, noteDifferences, searchSubjects, searchDifferences, notificationRecipients, notificationDifferences, kindDifferences, totalDifferences } = check;
   const count = differencesOf(check);
   if (options.json) {
     const shown = {
@@ -50,6 +50,7 @@ function report(options: RelationsCommandOptions, action: string, check: Relatio
       searchDifferences: searchDifferences.slice(0, SHOWN_DIFFERENCES),
       notificationDifferences: notificationDifferences.slice(0, SHOWN_DIFFERENCES),
       kindDifferences,
+      totalDifferences,
     };
     process.stdout.write(`${JSON.stringify({ action, events, targets, zapped: zapSubjects, follows: followSubjects, notes: noteLists, search: searchSubjects, notified: notificationRecipients, differences: count, shown })}\n`);
     return;
@@ -65,6 +66,7 @@ function report(options: RelationsCommandOptions, action: string, check: Relatio
     `differences ${count}`,
   ];
   for (const { kind, maintained, recounted } of kindDifferences) lines.push(`  events of kind ${kind}: ${maintained} counted, ${recounted} held`);
+  for (const { total, maintained, recounted } of totalDifferences) lines.push(`  ${total}: ${maintained} counted, ${recounted} held`);
   for (const { target, maintained, recounted } of differences.slice(0, SHOWN_DIFFERENCES)) {
     lines.push(`  ${target}`, `    maintained ${JSON.stringify(maintained.stats)} replies ${maintained.replies.length}`, `    recounted  ${JSON.stringify(recounted.stats)} replies ${recounted.replies.length}`);
   }

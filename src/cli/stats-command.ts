@@ -27,13 +27,15 @@ export function summaryLines(summary: IndexSummary): string[] {
     ...Object.entries(summary.kinds).map(([kind, count]) => `  kind ${kind.padEnd(6)} ${String(count).padStart(8)}${KIND_NAMES[kind] ? `  ${KIND_NAMES[kind]}` : ''}`),
     `profiles     ${summary.profiles}`,
     `follow lists ${summary.followLists}`,
+    `follows      ${summary.follows}`,
+    `notifications ${summary.notifications}`,
     `store        ${megabytes}${summary.storedBytes === null ? '' : ' MB'}`,
   ];
 }
 
 /**
- * `nostr-lookup stats`: how full the index is (servable events by kind, profiles, follow lists, the
- * store's bytes), from counters the index keeps: as cheap on a full index as on an empty one, and
+ * `nostr-lookup stats`: how full the index is (servable events by kind, profiles, follow lists,
+ * follows, notifications, the store's bytes), from counters the index keeps: as cheap on a full index as on an empty one, and
  * safe beside a running service. Exit 0, or 1 when the store cannot be read.
  */
 export async function runStats(options: { json: boolean }, config: Config, logger: Logger): Promise<number> {

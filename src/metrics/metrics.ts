@@ -136,6 +136,14 @@ scraped(`${PREFIX}index_events`, 'Servable events the index holds, by kind (coun
   const summary = await readSummary();
   return summary ? Object.entries(summary.kinds).map(([kind, value]) => ({ labels: { kind }, value })) : [];
 });
+scraped(`${PREFIX}index_follows`, 'Follows the index holds: the pubkeys the latest follow lists name, summed (kept as lists are stored, replaced and removed).', 'gauge', async () => {
+  const summary = await readSummary();
+  return summary ? [{ labels: {}, value: summary.follows }] : [];
+});
+scraped(`${PREFIX}index_notifications`, 'Notifications the index holds, all recipients (kept as events are stored, replaced and removed).', 'gauge', async () => {
+  const summary = await readSummary();
+  return summary ? [{ labels: {}, value: summary.notifications }] : [];
+});
 scraped(`${PREFIX}index_stored_bytes`, "Bytes the store takes: the embedded store's data file, or Redis's used_memory summed over its masters.", 'gauge', async () => {
   const summary = await readSummary();
   return summary && summary.storedBytes !== null ? [{ labels: {}, value: summary.storedBytes }] : [];

@@ -12,23 +12,30 @@ export interface IndexSummary {
   profiles: number;
   /** Pubkeys with a follow list (their latest kind 3). */
   followLists: number;
+  /** Follows: pubkeys those lists name, summed over the lists (RelationIndex.totals). */
+  follows: number;
+  /** Notifications held, all recipients (RelationIndex.totals). */
+  notifications: number;
   /** What the store takes (EventStore.storedBytes); null where the store would not say (a Redis that refuses INFO). */
   storedBytes: number | null;
 }
 
 /**
- * The summary, in two reads whatever the index holds: the counts of servable events by kind that
- * the relationship index keeps on every transition (RelationIndex.eventCounts; `relations check`
- * compares them with the events), and the store's size.
+ * The summary, in three reads whatever the index holds: the counts of servable events by kind that
+ * the relationship index keeps on every transition (RelationIndex.eventCounts), its follows and
+ * notifications (RelationIndex.totals; `relations check` compares both with the events), and the
+ * store's size.
  */
 export async function summarizeIndex(store: EventStore): Promise<IndexSummary> {
-  const [counts, storedBytes] = await Promise.all([store.relations.eventCounts(), store.storedBytes().catch(() => null)]);
+  const [counts, totals, storedBytes] = await Promise.all([store.relations.eventCounts(), store.relations.totals(), store.storedBytes().catch(() => null)]);
   const kinds = [...counts].filter(([, count]) => count !== 0).sort(([a], [b]) => a - b);
   return {
     events: kinds.reduce((sum, [, count]) => sum + count, 0),
     kinds: Object.fromEntries(kinds.map(([kind, count]) => [String(kind), count])),
     profiles: counts.get(PROFILE_KIND) ?? 0,
     followLists: counts.get(FOLLOW_LIST_KIND) ?? 0,
+    follows: totals.follows,
+    notifications: totals.notifications,
     storedBytes,
   };
 }

@@ -90,6 +90,8 @@ export interface RelationCheck {
   notificationDifferences: NotificationDifference[];
   /** Kinds whose kept count of servable events (eventCounts) differs from the events read. */
   kindDifferences: { kind: number; maintained: number; recounted: number }[];
+  /** Kept totals (RelationIndex.totals: follows, notifications) that differ from the recount. */
+  totalDifferences: { total: 'follows' | 'notifications'; maintained: number; recounted: number }[];
 }
 
 /** Every servable event the store holds, in memory (the recount needs them all at once). */
@@ -213,7 +215,14 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
   );
   const byKind = new Map<number, number>();
   for (const event of events) byKind.set(event.kind, (byKind.get(event.kind) ?? 0) + 1);
-  const kept = await relations.eventCounts();
+  const [kept, totals] = await Promise.all([relations.eventCounts(), relations.totals()]);
+  const recountedTotals = {
+    follows: [...recount.followers.values()].reduce((sum, list) => sum + list.length, 0),
+    notifications: [...notified.values()].reduce((sum, entries) => sum + entries.length, 0),
+  };
+  const totalDifferences = (['follows', 'notifications'] as const).flatMap((total) =>
+    totals[total] === recountedTotals[total] ? [] : [{ total, maintained: totals[total], recounted: recountedTotals[total] }],
+  );
   const kindDifferences = [...new Set([...byKind.keys(), ...kept.keys()])]
     .sort((a, b) => a - b)
     .flatMap((kind) => ((kept.get(kind) ?? 0) === (byKind.get(kind) ?? 0) ? [] : [{ kind, maintained: kept.get(kind) ?? 0, recounted: byKind.get(kind) ?? 0 }]));
@@ -232,6 +241,7 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
     notificationRecipients: notifications.compared,
     notificationDifferences: notifications.differences.map(({ subject, ...rest }) => ({ pubkey: subject, ...rest })),
     kindDifferences,
+    totalDifferences,
   };
 }
 

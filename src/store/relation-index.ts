@@ -24,6 +24,12 @@ import type { ZapIndex } from './zap-index.js';
  * nodes apply them in, the figures agree once they all have (`relations check` proves it).
  */
 
+/** What the index holds beyond events (RelationIndex.totals). */
+export interface IndexTotals {
+  follows: number;
+  notifications: number;
+}
+
 /** The figures of one target, as EventStats serves them. */
 export interface RelationStats {
   replies: number;
@@ -102,6 +108,12 @@ export interface RelationIndex extends ZapIndex, FollowIndex, SearchIndex, Notif
   eventCounts(): Promise<Map<number, number>>;
   /** Sets them (`relations rebuild`, from the distinct servable events it read). */
   setEventCounts(counts: ReadonlyMap<number, number>): Promise<void>;
+  /**
+   * Follows (a pubkey's latest list naming another: the followers of every pubkey, summed) and
+   * notifications held, kept on every change the follow and notification indexes apply (emptied by
+   * `clear`, so a rebuild's replay counts them again): what `stats`, `/metrics` and `GET /` say.
+   */
+  totals(): Promise<IndexTotals>;
 }
 
 /**

@@ -126,7 +126,7 @@ describe('the landing page at /, offline, in headless Chromium', () => {
     await page.goto(`${served.url}/`);
     expect(await page.title()).toBe('nostr-lookup');
     // The sample: 358 servable events (four profiles were replaced), 58 profiles.
-    expect((await page.locator('#held').textContent())?.replace(/\s+/g, ' ')).toMatch(/^The index holds 358 events, 58 profiles and 0 follow lists \(\d+\.\d MB\)\.$/);
+    expect((await page.locator('#held').textContent())?.replace(/\s+/g, ' ')).toMatch(/^The index holds 358 events, 58 profiles, 0 follow lists naming 0 follows, and 535 notifications \(\d+\.\d MB\)\.$/);
     expect(await page.locator('a[href="/graphql"]').count()).toBeGreaterThan(0);
     expect(await page.locator('a[href="/docs"]').count()).toBeGreaterThan(0);
     const screenshot = join(dataDir, 'landing.png');

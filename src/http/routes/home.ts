@@ -35,7 +35,7 @@ export function homePage(index: IndexSummary | null): string {
     })
     .join('\n');
   const held = index
-    ? `<p id="held">The index holds <strong>${index.events.toLocaleString('en')}</strong> events, <strong>${index.profiles.toLocaleString('en')}</strong> profiles and <strong>${index.followLists.toLocaleString('en')}</strong> follow lists${index.storedBytes === null ? '' : ` (${(index.storedBytes / 1_000_000).toFixed(1)} MB)`}.</p>`
+    ? `<p id="held">The index holds <strong>${index.events.toLocaleString('en')}</strong> events, <strong>${index.profiles.toLocaleString('en')}</strong> profiles, <strong>${index.followLists.toLocaleString('en')}</strong> follow lists naming <strong>${index.follows.toLocaleString('en')}</strong> follows, and <strong>${index.notifications.toLocaleString('en')}</strong> notifications${index.storedBytes === null ? '' : ` (${(index.storedBytes / 1_000_000).toFixed(1)} MB)`}.</p>`
     : '<p id="held">The store does not answer right now: how much the index holds is unknown (see <a href="/readyz"><code>/readyz</code></a>).</p>';
   return `<!doctype html>
 <html lang="en">

@@ -20,6 +20,9 @@ import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
 /** The author of a servable event by id, read inside the write transaction (undefined where none). */
 export type ServableAuthorOf = (id: string) => string | undefined;
 
+/** Notifications held, all recipients (RelationIndex.totals). */
+export const TOTAL_NOTIFICATIONS = 'ct:notifications';
+
 /** Counts are kept per recipient, type and day (UTC), so that a count since any time reads one day's order at most. */
 const DAY = 86_400;
 const dayOf = (createdAt: number) => Math.floor(createdAt / DAY);
@@ -84,6 +87,8 @@ export class LmdbNotificationIndex implements NotificationIndex {
       inTransaction(this.db.put(`nz:${recipient}:${is}:${place}`, ''));
       this.count(`nd:${recipient}:${is}:${day}`, 1);
     }
+    // One more notification, or one fewer (a type changed: neither).
+    if (!was !== !is) this.count(TOTAL_NOTIFICATIONS, is ? 1 : -1);
   }
 
   private count(key: string, delta: number): void {

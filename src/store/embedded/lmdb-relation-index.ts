@@ -15,6 +15,7 @@ import {
   type NoteFeed,
   type NotePage,
   notePlace,
+  type IndexTotals,
   type RelationIndex,
   type RelationStats,
   type ReplyPosition,
@@ -29,8 +30,11 @@ import { msatsOfParts, msatsParts, type ZapEntry, type ZapGroup, type ZapQuery, 
 import type { LmdbFollowers } from './lmdb-followers.js';
 import type { NotificationType } from '../../nostr/notifications.js';
 import type { NotificationCounts, NotificationEntry } from '../notification-index.js';
-import { LmdbNotificationIndex, type ServableAuthorOf } from './lmdb-notification-index.js';
+import { LmdbNotificationIndex, type ServableAuthorOf, TOTAL_NOTIFICATIONS } from './lmdb-notification-index.js';
 import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
+
+/** Follows held (RelationIndex.totals; the notifications' beside them: lmdb-notification-index.ts). */
+const TOTAL_FOLLOWS = 'ct:follows';
 
 /** The head of the log of list changes, and its entries' keys (logListChange). */
 const LIST_CHANGES_HEAD = 'lc';
@@ -259,7 +263,9 @@ export class LmdbRelationIndex implements RelationIndex {
     const { records, byFollowed } = batch.byFollowed();
     for (const [followed, { start, count, net }] of byFollowed) {
       followers.write(Buffer.from(followed, 'hex'), records.subarray(33 * start, 33 * (start + count)));
-      if (net !== 0) this.rerank(followed, this.add(`f:${followed}`, net) - net, net);
+      if (net === 0) continue;
+      this.rerank(followed, this.add(`f:${followed}`, net) - net, net);
+      this.add(TOTAL_FOLLOWS, net);
     }
   }
 
@@ -543,6 +549,10 @@ export class LmdbRelationIndex implements RelationIndex {
       }
     }
     if (batch.length > 0) yield batch;
+  }
+
+  totals(): Promise<IndexTotals> {
+    return this.transactions.read(() => ({ follows: Number(this.db.get(TOTAL_FOLLOWS) ?? 0), notifications: Number(this.db.get(TOTAL_NOTIFICATIONS) ?? 0) }));
   }
 
   eventCounts(): Promise<Map<number, number>> {

@@ -65,10 +65,12 @@ export interface RedisKeys {
   eventCounts: string;
   /** Whose follow and mute lists changed (a stream; store/list-changes.ts). */
   listChanges: string;
+  /** Follows and notifications held (a hash: `follows`, `notifications`; relation-index.ts totals). */
+  totals: string;
 }
 
 /** The first letters of the relationship index's keys (after the prefix). */
-export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fl', 'fn', 'fs', 'fg', 'fr', 'fk', 'fb', 'n', 'nd', 's', 'ni', 'nr', 'nz', 'ck', 'lc'] as const;
+export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fl', 'fn', 'fs', 'fg', 'fr', 'fk', 'fb', 'n', 'nd', 's', 'ni', 'nr', 'nz', 'ck', 'lc', 'ct'] as const;
 
 /** The notification index's key types among them (store/notification-index.ts). */
 export const NOTIFICATION_KEY_TYPES = ['ni', 'nr', 'nz'] as const satisfies readonly (typeof RELATION_KEY_TYPES)[number][];
@@ -109,6 +111,7 @@ export function redisKeys(prefix: string): RedisKeys {
     inbound: (id) => `${prefix}ni:{${Buffer.from(id, 'hex').toString('base64url')}}`,
     eventCounts: `${prefix}ck:{k}`,
     listChanges: `${prefix}lc:{c}`,
+    totals: `${prefix}ct:{k}`,
     search: { words: `${prefix}s:{s}:w`, removals: `${prefix}s:{s}:d`, lexical: `${prefix}s:{s}:x`, followers: `${prefix}s:{s}:c`, ranks: `${prefix}s:{s}:k:` },
     zaps: (subject) => {
       const tag = Buffer.from(subject.slice(1), 'hex').toString('base64url');

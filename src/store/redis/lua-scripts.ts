@@ -1325,6 +1325,10 @@ local function notify(records, order, d, id, place, first, last)
     if was then redis.call('ZREM', order, was .. place) end
     if is then redis.call('ZADD', order, 0, is .. place) end
   end
+  -- The change in the recipient's notifications: one more, one fewer, or none (a type changed).
+  if not was and is then return 1 end
+  if was and not is then return -1 end
+  return 0
 end
 `;
 
@@ -1335,25 +1339,26 @@ end
  * where the one token is a direct reason's letter (`M`, `F`, `Z`: most notifications; the page
  * order says it); KEYS[2] its notifications in page order, `<type letter><place>` (ARGV[3], 39 bytes). ARGV[2] the event's
  * id; ARGV[4…] the tokens. The type is the first letter of ZRQOKMF among the live tokens (DESIGN:
- * first that fits). Returns 1.
+ * first that fits). Returns the change in the recipient's notifications (1, 0 or -1).
  */
 export const NOTIFY_SCRIPT = `${NOTIFY_FUNCTION}
-notify(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], ARGV[3], 4, #ARGV)
-return 1
+return notify(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], ARGV[3], 4, #ARGV)
 `;
 
 /**
  * NOTIFY for many (recipient, event) at once (one Redis only): KEYS in pairs (records, order), ARGV
- * per pair: delta, id, place, the number of tokens, the tokens.
+ * per pair: delta, id, place, the number of tokens, the tokens. Returns the change in the
+ * notifications held, summed.
  */
 export const NOTIFY_MANY_SCRIPT = `${NOTIFY_FUNCTION}
 local at = 1
+local changed = 0
 for i = 1, #KEYS / 2 do
   local count = tonumber(ARGV[at + 3])
-  notify(KEYS[2 * i - 1], KEYS[2 * i], tonumber(ARGV[at]), ARGV[at + 1], ARGV[at + 2], at + 4, at + 3 + count)
+  changed = changed + notify(KEYS[2 * i - 1], KEYS[2 * i], tonumber(ARGV[at]), ARGV[at + 1], ARGV[at + 2], at + 4, at + 3 + count)
   at = at + 4 + count
 end
-return #KEYS / 2
+return changed
 `;
 
 /**

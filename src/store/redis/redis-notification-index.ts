@@ -159,16 +159,16 @@ export class RedisNotificationIndex implements NotificationIndex {
   }
 
   private async sendNotify(writes: NotifyWrite[]): Promise<void> {
+    if (writes.length === 0) return;
+    const calls: Promise<number>[] = [];
     if (!this.many) {
-      await Promise.all(
-        writes.map(({ recipient, id, place, tokens, delta }) => {
-          const { records, order } = this.keys.notifications(recipient);
-          return this.client.nostrNotify(records, order, String(delta), id, place, ...tokens);
-        }),
-      );
+      for (const { recipient, id, place, tokens, delta } of writes) {
+        const { records, order } = this.keys.notifications(recipient);
+        calls.push(this.client.nostrNotify(records, order, String(delta), id, place, ...tokens));
+      }
+      await this.countNotifications(calls);
       return;
     }
-    const calls: Promise<number>[] = [];
     for (let start = 0; start < writes.length; start += MANY_PER_CALL) {
       const part = writes.slice(start, start + MANY_PER_CALL);
       const keys = part.flatMap(({ recipient }) => {
@@ -177,7 +177,18 @@ export class RedisNotificationIndex implements NotificationIndex {
       });
       calls.push(this.client.nostrNotifyMany(keys.length, ...keys, ...part.flatMap(({ id, place, tokens, delta }) => [String(delta), id, place, String(tokens.length), ...tokens])));
     }
-    await Promise.all(calls);
+    await this.countNotifications(calls);
+  }
+
+  /**
+   * The notifications held (relation-index.ts totals), changed by what the scripts that ran
+   * changed; a failed one fails the batch after (its events are written again).
+   */
+  private async countNotifications(calls: Promise<number>[]): Promise<void> {
+    const outcomes = await Promise.allSettled(calls);
+    const changed = outcomes.reduce((sum, outcome) => sum + (outcome.status === 'fulfilled' ? Number(outcome.value) : 0), 0);
+    if (changed !== 0) await this.client.hincrby(this.keys.totals, 'notifications', changed);
+    for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
   }
 
   notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]> {

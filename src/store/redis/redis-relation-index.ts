@@ -13,6 +13,7 @@ import {
   type NoteFeed,
   type NotePage,
   notePlace,
+  type IndexTotals,
   type RelationIndex,
   type RelationStats,
   type ReplyPosition,
@@ -370,6 +371,9 @@ export class RedisRelationIndex implements RelationIndex {
     grouping.send();
     // Settled, not all: a failed part leaves the others' changes to be ranked all the same.
     const counted = (await Promise.allSettled(gained)).flatMap((outcome) => (outcome.status === 'fulfilled' && outcome.value[1] !== 0 ? [outcome.value] : []));
+    // The follows held, changed by what the scripts that ran changed (totals).
+    const followsChanged = counted.reduce((sum, [, change]) => sum + change, 0);
+    if (followsChanged !== 0) writes.push(this.client.hincrby(this.keys.totals, 'follows', followsChanged));
     for (let start = 0; start < counted.length; start += SEARCH_FOLLOWER_RECORDS) {
       const part = counted.slice(start, start + SEARCH_FOLLOWER_RECORDS);
       const records = Buffer.alloc(36 * part.length);
@@ -653,6 +657,13 @@ export class RedisRelationIndex implements RelationIndex {
       if (unreadable === 1 || entries.length >= LIST_CHANGES_KEPT) return { cursor: (await this.listChanges(null)).cursor, all: true };
       const cursor = entries.at(-1)?.[0] ?? after;
       return { cursor, pubkeys: entries.map(([, fields]) => fields[1] ?? '') };
+    });
+  }
+
+  totals(): Promise<IndexTotals> {
+    return this.commands.read(async () => {
+      const [follows, notifications] = await this.client.hmget(this.keys.totals, 'follows', 'notifications');
+      return { follows: Number(follows ?? 0), notifications: Number(notifications ?? 0) };
     });
   }
 
