@@ -44,6 +44,7 @@ export default defineConfig({
       'test/rest-feed.test.ts',
       'test/rest-thread.test.ts',
       'test/web-of-trust.test.ts',
+      'test/relations-rebuild.test.ts',
     ],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,

@@ -6,10 +6,11 @@ import { SLOW_TESTS } from './slow-tests.js';
 // there that matches no file would leave a suite run by neither.
 describe('test suites', () => {
   it('every entry of the slow list names a test file, and the list has no file twice', () => {
-    // A directory (`dir/**`): its test files; else one file.
+    // A directory's test files (`dir/**/*.test.ts`), else one file.
+    const DIRECTORY = '/**/*.test.ts';
     const matched = SLOW_TESTS.map((pattern) =>
-      pattern.endsWith('/**')
-        ? readdirSync(pattern.slice(0, -3)).filter((name) => name.endsWith('.test.ts')).map((name) => `${pattern.slice(0, -3)}/${name}`)
+      pattern.endsWith(DIRECTORY)
+        ? readdirSync(pattern.slice(0, -DIRECTORY.length), { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.test.ts')).map((name) => `${pattern.slice(0, -DIRECTORY.length)}/${name}`)
         : existsSync(pattern) && pattern.endsWith('.test.ts') ? [pattern] : [],
     );
     for (const [index, files] of matched.entries()) expect(files.length, SLOW_TESTS[index]).toBeGreaterThan(0);

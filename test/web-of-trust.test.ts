@@ -10,6 +10,7 @@ import { MAX_WAITING_BUILDS, TrustWebs } from '../src/store/trust-webs.js';
 import { LookupError } from '../src/errors.js';
 import { pubkeyOf, secretKey, signed } from './support/events.js';
 import { postGraphql, startTestServer, type TestServer } from './support/test-server.js';
+import { startLoopbackRelay } from './support/loopback-relay.js';
 
 /**
  * The reader's web of trust (DESIGN "Screens": web of trust of V, mutes of V, with `viewer: V`):
@@ -383,4 +384,31 @@ describe('TRUST_SEEDS', () => {
     expect(contents).toContain('to V from C');
     expect(contents).not.toContain('to V from X');
   });
+});
+
+describe.each(BOTH_STORES)('hop-1 lists from the relays on the $name store', ({ open }) => {
+  it('a hop-1 follow list the index lacks is asked of the relays in the background; once stored, the web holds its follows', async () => {
+    const opened = await open();
+    // V follows A (in the index); A's list, naming C, is only on the relay; C replied to the note.
+    const aList = followList(A, [C], T + 50);
+    const relay = await startLoopbackRelay({ events: [aList] });
+    for (const event of [followList(V, [A]), note, replies.a, replies.c]) await opened.store.putEvents([event]);
+    const server = await startTestServer(opened.store, { relays: { urls: [relay.url] } });
+    try {
+      expect(await replyIds(server, pk(V))).toEqual([replies.a.id]);
+      const started = Date.now();
+      let shown = [replies.a.id];
+      while (shown.length < 2 && Date.now() - started < 5000) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        shown = await replyIds(server, pk(V));
+      }
+      expect(shown).toEqual([replies.a.id, replies.c.id]);
+      // Asked once: {"kinds":[3],"authors":[A]} among what the relay was asked.
+      expect(relay.requests.flat().filter((filter) => filter.kinds?.includes(3) && filter.authors?.includes(pk(A)))).toHaveLength(1);
+    } finally {
+      await server.close();
+      await relay.stop();
+      await opened.cleanup();
+    }
+  }, 20_000);
 });

@@ -22,14 +22,15 @@ const KIND_NAMES: Readonly<Record<string, string>> = {
 /** The summary as `stats` prints it: one line per figure, one per kind held. */
 export function summaryLines(summary: IndexSummary): string[] {
   const megabytes = summary.storedBytes === null ? 'unknown' : `${(summary.storedBytes / 1_000_000).toFixed(1)}`;
+  const line = (label: string, value: string | number) => `${label.padEnd(14)}${value}`;
   return [
-    `events       ${summary.events}`,
+    line('events', summary.events),
     ...Object.entries(summary.kinds).map(([kind, count]) => `  kind ${kind.padEnd(6)} ${String(count).padStart(8)}${KIND_NAMES[kind] ? `  ${KIND_NAMES[kind]}` : ''}`),
-    `profiles     ${summary.profiles}`,
-    `follow lists ${summary.followLists}`,
-    `follows      ${summary.follows}`,
-    `notifications ${summary.notifications}`,
-    `store        ${megabytes}${summary.storedBytes === null ? '' : ' MB'}`,
+    line('profiles', summary.profiles),
+    line('follow lists', summary.followLists),
+    line('follows', summary.follows),
+    line('notifications', summary.notifications),
+    line('store', `${megabytes}${summary.storedBytes === null ? '' : ' MB'}`),
   ];
 }
 

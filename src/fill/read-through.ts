@@ -176,6 +176,15 @@ export class ReadThrough {
   }
 
   /**
+   * The latest versions at these coordinates, asked of the relays in the background as a stale one
+   * is refreshed (once per PROFILE_TTL per key across instances): a web of trust's hop-1 follow
+   * lists that the index lacks (store/trust-webs.ts). What comes is stored, and its change logged.
+   */
+  fillAddressesInBackground(coordinates: readonly string[]): void {
+    this.refreshInBackground(ADDRESS_LOOKUP, coordinates, authorOfCoordinate);
+  }
+
+  /**
    * Stale-while-revalidate: the caller has already served these stored profiles (or latest versions
    * at coordinates); this refreshes them in the background, once per PROFILE_TTL per key across
    * every instance sharing the store (the mark is claimed first; whoever wins it asks the relays,

@@ -18,6 +18,9 @@ import { type FieldsOfPubkey, ProfileRef, pubkeyOfArgument, PubkeyRef } from './
  * that a query cannot make the process build many webs at once.
  */
 
+/** Hop-1 follow lists the index lacks asked of the relays per web built, at most. */
+export const MAX_HOP_FILL = 500;
+
 /** Distinct readers (viewers, `trusted` pubkeys, `trusts` subjects) one request may name. */
 export const MAX_READERS_PER_REQUEST = 1;
 
@@ -75,7 +78,11 @@ async function makeFilter(context: GraphQLContext, readers: readonly string[], s
   const lists = await Promise.all(readers.map((reader) => latestLists(reader, [FOLLOW_LIST_KIND, MUTE_LIST_KIND], context)));
   const followLists = lists.map(([follows]) => follows ?? null);
   const muteLists = lists.map(([, mutes]) => mutes ?? null);
-  const web = await trustWebsOf(context.store).web({ readers, followLists, muteLists, mutes: muteLists.map((list) => (list ? mutesOf(list) : null)) }, { mayWait: seeds });
+  // With relays, the hop-1 lists the index lacks are asked for in the background (bounded): once
+  // stored, the log of list changes drops this web, and a later read holds their follows.
+  const fill = context.relays?.fill;
+  const onMissing = fill ? (pubkeys: string[]) => fill.fillAddressesInBackground(pubkeys.slice(0, MAX_HOP_FILL).map((pubkey) => `${FOLLOW_LIST_KIND}:${pubkey}:`)) : undefined;
+  const web = await trustWebsOf(context.store).web({ readers, followLists, muteLists, mutes: muteLists.map((list) => (list ? mutesOf(list) : null)) }, { mayWait: seeds, ...(onMissing ? { onMissing } : {}) });
   const { mutes } = web;
   return { web, shows: (event, author = event.pubkey) => web.has(author) && !isMuted(event, mutes) };
 }

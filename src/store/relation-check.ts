@@ -253,9 +253,11 @@ export async function rebuildRelations(store: EventStore, onBatch?: (events: num
   const seen = new Set<string>();
   const byKind = new Map<number, number>();
   for await (const batch of store.servableEvents()) {
-    await store.relateStored(batch);
-    for (const event of batch) {
-      if (seen.has(event.id)) continue;
+    // Each event related once: a follow list's scripts add up what they are sent (found by review:
+    // a list handed over twice counted its follows twice).
+    const fresh = batch.filter((event) => !seen.has(event.id));
+    await store.relateStored(fresh);
+    for (const event of fresh) {
       seen.add(event.id);
       byKind.set(event.kind, (byKind.get(event.kind) ?? 0) + 1);
     }

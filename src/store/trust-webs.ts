@@ -85,7 +85,7 @@ export class TrustWebs {
    * The web of these readers: held, else built from the index. `mayWait`: never refused for want of
    * a turn (TRUST_SEEDS, which every read without a viewer needs), only queued.
    */
-  async web(lists: ReaderLists, { mayWait = false }: { mayWait?: boolean } = {}): Promise<TrustWeb> {
+  async web(lists: ReaderLists, { mayWait = false, onMissing }: { mayWait?: boolean; onMissing?: (pubkeys: string[]) => void } = {}): Promise<TrustWeb> {
     await this.fresh();
     const key = keyOf(lists);
     const found = this.held.get(key);
@@ -96,7 +96,7 @@ export class TrustWebs {
     }
     if (found) this.remove(key, found);
     const builder = new WebBuilder(lists.readers, lists.followLists, lists.mutes);
-    const entry: Held = { web: this.build(builder, mayWait), dependsOn: builder.hopOne, bytes: 0, builtAt: Date.now() };
+    const entry: Held = { web: this.build(builder, mayWait, onMissing), dependsOn: builder.hopOne, bytes: 0, builtAt: Date.now() };
     this.held.set(key, entry);
     try {
       const web = await entry.web;
@@ -170,14 +170,21 @@ export class TrustWebs {
   }
 
   /** Reads the hop-1 lists a batch at a time, each batch's follows kept as member values only (WebBuilder). */
-  private async build(builder: WebBuilder, mayWait: boolean): Promise<TrustWeb> {
+  private async build(builder: WebBuilder, mayWait: boolean, onMissing?: (pubkeys: string[]) => void): Promise<TrustWeb> {
     await this.turn(mayWait);
     try {
       const hopOne = [...builder.hopOne];
+      // Hop 1 without a list in the index (never one that was deleted): for the relays, where asked.
+      const missing: string[] = [];
       for (let at = 0; at < hopOne.length; at += HOP_BATCH) {
-        const found = await this.store.getReplaceable(FOLLOW_LIST_KIND, hopOne.slice(at, at + HOP_BATCH));
+        const batch = hopOne.slice(at, at + HOP_BATCH);
+        const found = await this.store.getReplaceable(FOLLOW_LIST_KIND, batch);
+        found.forEach((held, index) => {
+          if (held === null) missing.push(batch[index] as string);
+        });
         builder.addLists(found.map((held) => (held && !isDeleted(held) ? held.event : null)));
       }
+      if (missing.length > 0) onMissing?.(missing);
       return builder.finish();
     } finally {
       // The turn goes straight to the next waiting build, if any (so that none starts between).
