@@ -1,6 +1,6 @@
 import { LookupError } from '../errors.js';
 import { MAX_EVENT_BYTES } from '../nostr/work-caps.js';
-import type { StoredEvent } from '../store/event-store.js';
+import type { Held, StoredEvent } from '../store/event-store.js';
 import type { ReplyPosition } from '../store/relation-index.js';
 import { isDeleted } from '../store/tombstones.js';
 import { builder } from './builder.js';
@@ -59,6 +59,20 @@ export const EventConnectionRef = builder.objectRef<EventConnection>('EventConne
 });
 
 /**
+ * The events of a list's positions, within the request's read bound, by the sizes the index keeps
+ * with them (fewer, a prefix, where the bound stops the read).
+ */
+export function loadPositions(positions: readonly ReplyPosition[], { loaders, budget }: GraphQLContext): Promise<(Held | null)[]> {
+  return loadWithinReadBound(
+    loaders.events,
+    positions.map((position) => position.id),
+    budget,
+    MAX_EVENT_BYTES,
+    positions.map((position) => position.bytes),
+  );
+}
+
+/**
  * A page of a position list (replies, an author's notes) from `size` + 1 positions read (the one
  * past the page says whether more follow): the page's events, through loaders.events (batched with
  * every other event read of the request), in slices that fit the read bound, by the sizes the index
@@ -66,15 +80,10 @@ export const EventConnectionRef = builder.objectRef<EventConnection>('EventConne
  * refused; a page of a hundred small ones is one read). An event the index lists but which is
  * missing or deleted is left out; the page still ends at its position, so none is read twice.
  */
-export async function eventPage(positions: readonly ReplyPosition[], size: number, list: PositionList, { loaders, budget }: GraphQLContext): Promise<EventConnection> {
+export async function eventPage(positions: readonly ReplyPosition[], size: number, list: PositionList, context: GraphQLContext): Promise<EventConnection> {
+  const { budget } = context;
   const page = positions.length > size ? positions.slice(0, size) : positions;
-  const found = await loadWithinReadBound(
-    loaders.events,
-    page.map((position) => position.id),
-    budget,
-    MAX_EVENT_BYTES,
-    page.map((position) => position.bytes),
-  );
+  const found = await loadPositions(page, context);
   // Past the read bound with overRead 'stop' (REST asks no lists): never a page cut short.
   if (found.length < page.length) throw new LookupError('response_too_large');
   const edges: EventEdge[] = [];
@@ -105,7 +114,7 @@ export async function filteredEventPage(
   shows: (event: StoredEvent) => boolean,
   context: GraphQLContext,
 ): Promise<EventConnection> {
-  const { loaders, budget } = context;
+  const { budget } = context;
   const limit = FEED_SCAN_FACTOR * size;
   const edges: EventEdge[] = [];
   let examined = 0;
@@ -117,13 +126,7 @@ export async function filteredEventPage(
     more = positions.length > want;
     const page = positions.slice(0, want);
     if (page.length === 0) break;
-    const found = await loadWithinReadBound(
-      loaders.events,
-      page.map((position) => position.id),
-      budget,
-      MAX_EVENT_BYTES,
-      page.map((position) => position.bytes),
-    );
+    const found = await loadPositions(page, context);
     if (found.length === 0 && examined === 0) throw new LookupError('response_too_large');
     for (const [index, position] of page.entries()) {
       // The page is full, or the read bound stopped the read here: the rest is the next page's.

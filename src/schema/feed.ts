@@ -3,15 +3,14 @@ import type { NostrEvent } from '../nostr/event.js';
 import { FOLLOW_LIST_KIND, followsOf } from '../nostr/follows.js';
 import { isMuted, MUTE_LIST_KIND, type Mutes, mutesOf } from '../nostr/mutes.js';
 import { NOTE_KIND, threadPositionOf, type ThreadPosition } from '../nostr/relationships.js';
-import { MAX_EVENT_BYTES } from '../nostr/work-caps.js';
 import { compareNotes, type ReplyPosition } from '../store/relation-index.js';
 import { isDeleted } from '../store/tombstones.js';
 import { builder } from './builder.js';
 import { latestLists } from './latest-lists.js';
 import { readerFilter } from './trust.js';
 import type { GraphQLContext } from './context.js';
-import { type EventConnection, EventConnectionRef, type EventEdge } from './event-connection.js';
-import { loadWithinReadBound, type NotePageKey } from './loaders.js';
+import { type EventConnection, EventConnectionRef, type EventEdge, loadPositions } from './event-connection.js';
+import type { NotePageKey } from './loaders.js';
 import { noteKindsOf } from './notes.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, FEED_SCAN_FACTOR, MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
 import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
@@ -182,13 +181,7 @@ export async function feedPage(pubkey: string, args: FeedArguments, context: Gra
     // As many as the page still needs (never more: what is not shown on this page is examined again on the next).
     const positions = await merge.next(Math.min(size - edges.length, limit - examined));
     if (positions.length === 0) break;
-    const found = await loadWithinReadBound(
-      loaders.events,
-      positions.map((position) => position.id),
-      budget,
-      MAX_EVENT_BYTES,
-      positions.map((position) => position.bytes),
-    );
+    const found = await loadPositions(positions, context);
     // Past the read bound (as eventPage): never a page cut short.
     if (found.length < positions.length) throw new LookupError('response_too_large');
     positions.forEach((position, index) => {
