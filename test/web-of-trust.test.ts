@@ -109,7 +109,20 @@ describe('webs held (store/trust-webs.ts)', () => {
     release();
     const built = await Promise.all(pending);
     expect(built.map((web) => web.size)).toEqual(Array.from({ length: 2 + MAX_WAITING_BUILDS }, () => 2));
-    expect(webs.stats).toEqual({ webs: 2 + MAX_WAITING_BUILDS, bytes: (2 + MAX_WAITING_BUILDS) * 2 * MEMBER_BYTES });
+    // Two members each (the reader and whom it follows), and the bookkeeping counted beside them.
+    expect(webs.stats).toMatchObject({ webs: 2 + MAX_WAITING_BUILDS, memberBytes: (2 + MAX_WAITING_BUILDS) * 2 * MEMBER_BYTES });
+    expect(webs.stats.bytes).toBeGreaterThan((2 + MAX_WAITING_BUILDS) * 512);
+  });
+});
+
+describe('webs held: the bound', () => {
+  it('counts each web\'s bookkeeping, not only its members: readers who follow nobody cannot fill the process', async () => {
+    const store = { relations: { listChanges: async () => ({ cursor: '0', pubkeys: [] }) }, getReplaceable: async (_kind: number, pubkeys: readonly string[]) => pubkeys.map(() => null) } as unknown as EventStore;
+    const webs = new TrustWebs(store, { maxBytes: 10_000 });
+    for (let n = 0; n < 200; n++) await webs.web({ readers: [pk(`lonely-${n}`)], followLists: [null], muteLists: [null], mutes: [null] });
+    expect(webs.stats.bytes).toBeLessThanOrEqual(10_000);
+    // 8 bytes of members each, but far fewer than 10,000 / 8 held.
+    expect(webs.stats.webs).toBeLessThan(20);
   });
 });
 

@@ -35,6 +35,14 @@ export const MAX_WEB_BYTES = 64 * 1024 * 1024;
  */
 export const MAX_WEB_AGE_MS = 5 * 60_000;
 
+/**
+ * What a held web costs beyond its members, counted against MAX_WEB_BYTES: its entry and key, and
+ * each pubkey of its hop 1 (the set a change is matched against). Without it, webs of readers who
+ * follow nobody (8 bytes of members each) could fill the process by the million.
+ */
+const ENTRY_BYTES = 512;
+const HOP_ONE_BYTES = 96;
+
 /** Hop-1 follow lists read per store call while a web is built. */
 const HOP_BATCH = 250;
 
@@ -55,6 +63,8 @@ export interface ReaderLists {
 
 interface Held {
   web: Promise<TrustWeb>;
+  /** Its members' bytes, once built (8 a member). */
+  memberBytes: number;
   /** The readers and their hop 1: a change of one of their follow lists drops the web. */
   dependsOn: ReadonlySet<string>;
   bytes: number;
@@ -76,9 +86,11 @@ export class TrustWebs {
     private readonly options: { pollMs?: number; maxBytes?: number; maxAgeMs?: number } = {},
   ) {}
 
-  /** Webs held now, and the bytes of their members (for tests and the bench). */
-  get stats(): { webs: number; bytes: number } {
-    return { webs: this.held.size, bytes: this.heldBytes };
+  /** Webs held now, and the bytes counted for them (members and bookkeeping: for tests and the bench). */
+  get stats(): { webs: number; bytes: number; memberBytes: number } {
+    let memberBytes = 0;
+    for (const entry of this.held.values()) memberBytes += entry.memberBytes;
+    return { webs: this.held.size, bytes: this.heldBytes, memberBytes };
   }
 
   /**
@@ -96,14 +108,15 @@ export class TrustWebs {
     }
     if (found) this.remove(key, found);
     const builder = new WebBuilder(lists.readers, lists.followLists, lists.mutes);
-    const entry: Held = { web: this.build(builder, mayWait, onMissing), dependsOn: builder.hopOne, bytes: 0, builtAt: Date.now() };
+    const entry: Held = { web: this.build(builder, mayWait, onMissing), dependsOn: builder.hopOne, bytes: 0, memberBytes: 0, builtAt: Date.now() };
     this.held.set(key, entry);
     try {
       const web = await entry.web;
       // Still held (no change dropped it meanwhile): its bytes count from now on.
       if (this.held.get(key) === entry) {
-        entry.bytes = web.bytes;
-        this.heldBytes += web.bytes;
+        entry.memberBytes = web.bytes;
+        entry.bytes = web.bytes + ENTRY_BYTES + HOP_ONE_BYTES * entry.dependsOn.size;
+        this.heldBytes += entry.bytes;
         this.evict();
       }
       return web;
