@@ -117,7 +117,7 @@ export class TrustWebs {
         entry.memberBytes = web.bytes;
         entry.bytes = web.bytes + ENTRY_BYTES + HOP_ONE_BYTES * entry.dependsOn.size;
         this.heldBytes += entry.bytes;
-        this.evict();
+        this.evict(key);
       }
       return web;
     } catch (error) {
@@ -174,11 +174,12 @@ export class TrustWebs {
     this.heldBytes -= entry.bytes;
   }
 
-  private evict(): void {
+  /** Drops the least recently used webs past the bound, never `newest` (a web larger than the bound alone is held until the next is built). */
+  private evict(newest: string): void {
     const max = this.options.maxBytes ?? MAX_WEB_BYTES;
     for (const [key, entry] of this.held) {
       if (this.heldBytes <= max) return;
-      this.remove(key, entry);
+      if (key !== newest) this.remove(key, entry);
     }
   }
 
