@@ -94,11 +94,31 @@ export interface RelationCheck {
   totalDifferences: { total: 'follows' | 'notifications'; maintained: number; recounted: number }[];
 }
 
-/** Every servable event the store holds, in memory (the recount needs them all at once). */
+/**
+ * The store's servable events in its batches, each event once: a Redis SCAN may hand a key over
+ * twice, and neither the recount nor a rebuild may take an event twice (a follow list's scripts add
+ * up what they are sent).
+ */
+async function* distinctServable(store: EventStore): AsyncIterable<NostrEvent[]> {
+  const seen = new Set<string>();
+  for await (const batch of store.servableEvents()) {
+    const fresh = batch.filter((event) => !seen.has(event.id));
+    for (const event of fresh) seen.add(event.id);
+    if (fresh.length > 0) yield fresh;
+  }
+}
+
+/** Every servable event the store holds, each once, in memory (the recount needs them all at once). */
 async function servable(store: EventStore): Promise<NostrEvent[]> {
   const events: NostrEvent[] = [];
-  for await (const batch of store.servableEvents()) events.push(...batch);
+  for await (const batch of distinctServable(store)) events.push(...batch);
   return events;
+}
+
+/** Adds events to a tally of events by kind. */
+function tallyKinds(byKind: Map<number, number>, events: readonly NostrEvent[]): Map<number, number> {
+  for (const event of events) byKind.set(event.kind, (byKind.get(event.kind) ?? 0) + 1);
+  return byKind;
 }
 
 /** Subjects per read of the maintained figures. */
@@ -213,8 +233,7 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
       return { entries, counts: countsOf(entries) };
     },
   );
-  const byKind = new Map<number, number>();
-  for (const event of events) byKind.set(event.kind, (byKind.get(event.kind) ?? 0) + 1);
+  const byKind = tallyKinds(new Map(), events);
   const [kept, totals] = await Promise.all([relations.eventCounts(), relations.totals()]);
   const recountedTotals = {
     follows: [...recount.followers.values()].reduce((sum, list) => sum + list.length, 0),
@@ -249,18 +268,10 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
 export async function rebuildRelations(store: EventStore, onBatch?: (events: number) => void): Promise<number> {
   await store.relations.clear();
   let count = 0;
-  // The events held by kind, each event once: a Redis SCAN may hand a key over twice.
-  const seen = new Set<string>();
   const byKind = new Map<number, number>();
-  for await (const batch of store.servableEvents()) {
-    // Each event related once: a follow list's scripts add up what they are sent (found by review:
-    // a list handed over twice counted its follows twice).
-    const fresh = batch.filter((event) => !seen.has(event.id));
-    await store.relateStored(fresh);
-    for (const event of fresh) {
-      seen.add(event.id);
-      byKind.set(event.kind, (byKind.get(event.kind) ?? 0) + 1);
-    }
+  for await (const batch of distinctServable(store)) {
+    await store.relateStored(batch);
+    tallyKinds(byKind, batch);
     count += batch.length;
     onBatch?.(count);
   }

@@ -438,9 +438,8 @@ export class RedisEventStore implements EventStore {
         // It leaves the events held by kind when its tombstone settles: that happens once, whichever
         // writer gets there, and not before the relations went (a replay after a lost reply does it).
         if (verdict === 'deleted') {
-          await this.unrelate(detail, undefined, false);
-          const kind = detail && storedEventOf(detail)?.event.kind;
-          if ((await this.client.nostrSettleTombstone(this.keys.event(id))) === 1 && kind !== undefined) await this.relations.countKind(kind, -1);
+          const removed = await this.unrelate(detail, undefined, false);
+          if ((await this.client.nostrSettleTombstone(this.keys.event(id))) === 1 && removed) await this.relations.countKind(removed.kind, -1);
         }
       }),
       ...addresses.map((address) => this.raiseBar(address, request.created_at, '', request.pubkey)),
@@ -508,12 +507,13 @@ export class RedisEventStore implements EventStore {
    * The relations of an event a script took out of the index go too (the script hands back its
    * JSON, which only that script's caller receives: each removal is applied once).
    */
-  private async unrelate(removed: Buffer | string | undefined | Promise<Buffer | string | undefined>, batch?: FollowWrites, counts = true): Promise<void> {
+  private async unrelate(removed: Buffer | string | undefined | Promise<Buffer | string | undefined>, batch?: FollowWrites, counts = true): Promise<NostrEvent | undefined> {
     const held = await removed;
     const stored = held ? storedEventOf(held) : undefined;
     // The size as it was related: its JSON's (a packed value is unpacked first). `counts` false: the
     // caller counts it out of the events held by kind itself (a deletion, when its tombstone settles).
     if (stored) await this.relations.relate(stored.event, -1, stored.json.bytes.length, true, batch, true, counts);
+    return stored?.event;
   }
 
   async *servableEvents(): AsyncIterable<NostrEvent[]> {

@@ -166,16 +166,16 @@ export class RedisNotificationIndex implements NotificationIndex {
         const { records, order } = this.keys.notifications(recipient);
         calls.push(this.client.nostrNotify(records, order, String(delta), id, place, ...tokens));
       }
-      await this.countNotifications(calls);
-      return;
-    }
-    for (let start = 0; start < writes.length; start += MANY_PER_CALL) {
-      const part = writes.slice(start, start + MANY_PER_CALL);
-      const keys = part.flatMap(({ recipient }) => {
-        const { records, order } = this.keys.notifications(recipient);
-        return [records, order];
-      });
-      calls.push(this.client.nostrNotifyMany(keys.length, ...keys, ...part.flatMap(({ id, place, tokens, delta }) => [String(delta), id, place, String(tokens.length), ...tokens])));
+    } else {
+      // One call per MANY_PER_CALL writes (one Redis: their keys are in many slots).
+      for (let start = 0; start < writes.length; start += MANY_PER_CALL) {
+        const part = writes.slice(start, start + MANY_PER_CALL);
+        const keys = part.flatMap(({ recipient }) => {
+          const { records, order } = this.keys.notifications(recipient);
+          return [records, order];
+        });
+        calls.push(this.client.nostrNotifyMany(keys.length, ...keys, ...part.flatMap(({ id, place, tokens, delta }) => [String(delta), id, place, String(tokens.length), ...tokens])));
+      }
     }
     await this.countNotifications(calls);
   }

@@ -642,19 +642,22 @@ export class RedisRelationIndex implements RelationIndex {
     if (LOGGED_LIST_KINDS.has(event.kind)) await this.client.xadd(this.keys.listChanges, 'MAXLEN', '~', String(LIST_CHANGES_KEPT), '*', 'p', event.pubkey);
   }
 
-  /** The stream's entries after `after` (exclusive), at most LIST_CHANGES_KEPT, and its first entry's id. */
+  /**
+   * The authors of the stream's entries after `after` (exclusive), at most LIST_CHANGES_KEPT (the
+   * stream's last entry id as the cursor when `after` is null); `all` for a cursor the stream
+   * cannot be read from.
+   */
   listChanges(after: string | null): Promise<ListChanges> {
     return this.commands.read(async () => {
       const key = this.keys.listChanges;
-      if (after === null) {
-        const [last] = (await this.client.xrevrange(key, '+', '-', 'COUNT', 1)) as [string, string[]][];
-        return { cursor: last?.[0] ?? '0-0', pubkeys: [] };
-      }
+      // The log's end: the cursor to read from next, where `after` gives none to go on from.
+      const end = async () => ((await this.client.xrevrange(key, '+', '-', 'COUNT', 1)) as [string, string[]][])[0]?.[0] ?? '0-0';
+      if (after === null) return { cursor: await end(), pubkeys: [] };
       if (!STREAM_ID.test(after)) return { cursor: '0-0', all: true };
       const [unreadable, entries] = (await this.client.nostrListChanges(key, after, String(LIST_CHANGES_KEPT))) as [number, [string, string[]][]];
       // Not a cursor of this log (trimmed past, made again, never its own), or too far behind:
       // anything may have changed; the next read starts from the log's end.
-      if (unreadable === 1 || entries.length >= LIST_CHANGES_KEPT) return { cursor: (await this.listChanges(null)).cursor, all: true };
+      if (unreadable === 1 || entries.length >= LIST_CHANGES_KEPT) return { cursor: await end(), all: true };
       const cursor = entries.at(-1)?.[0] ?? after;
       return { cursor, pubkeys: entries.map(([, fields]) => fields[1] ?? '') };
     });
