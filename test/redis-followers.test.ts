@@ -12,8 +12,8 @@ import { createTestStore, type TestStore } from './support/test-store.js';
 // to 3 make most paths run within a few dozen followers: moves to more buckets (depth 2 past 16
 // followers at size 1) and back, folds, crowded buckets (followers ground to share their first
 // bytes), sums of 2 and -1, and records sent out of order (a bucket's records in several runs), as
-// well as grouped as FollowWrites sends them. Depths 3 and 4 take thousands of followers: the second
-// test. (A crowded set's odd sums beside it: redis-event-store.test.ts.)
+// well as grouped as FollowWrites sends them; then followers set to follow or not, as a heal of a lost
+// reply sets them (FOLLOW_SET). Depths 3 and 4 take thousands of followers: the second test. (A crowded set's odd sums beside it: redis-event-store.test.ts.)
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
 
@@ -67,13 +67,28 @@ describe('Redis followers: logs, buckets and crowded sets', () => {
           { minLength: 1, maxLength: 12 },
         ),
         fc.array(fc.tuple(fc.option(followerArbitrary, { nil: null }), fc.integer({ min: 1, max: 9 })), { minLength: 3, maxLength: 3 }),
-        async (size, batches, pages) => {
+        // Then followers set to follow (1) or not (0), as a heal sets them (FOLLOW_SET): a follower
+        // of the batches (whatever its sum: 2, -1) or a new one, each set sent twice.
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 1 }), fc.option(followerArbitrary, { nil: null }), fc.nat(), fc.constantFrom<0 | 1>(0, 1)), { maxLength: 12 }),
+        async (size, batches, pages, sets) => {
           run++;
           const test = stores.get(size) as TestStore;
           const relations = test.store.relations as unknown as RedisRelationIndex;
           const keys = redisKeys(test.prefix);
           const followed = [0, 1].map((which) => createHash('sha256').update(`followers model ${run} ${which}`).digest('hex'));
           const model = followed.map(() => new Map<string, number>());
+          const check = async () => {
+            for (const [which, pubkey] of followed.entries()) {
+              const nets = model[which] as Map<string, number>;
+              const expected = [...nets].filter(([, net]) => net >= 1).map(([follower]) => follower).sort();
+              expect(await relations.followers(pubkey, null, 10_000)).toEqual(expected);
+              expect((await relations.followCounts([pubkey]))[0]?.followers).toBe([...nets.values()].reduce((sum, net) => sum + net, 0));
+              for (const [after, first] of pages) {
+                const from = after === null ? expected : expected.filter((pubkey) => pubkey > after);
+                expect(await relations.followers(pubkey, after, first)).toEqual(from.slice(0, first));
+              }
+            }
+          };
           for (const { grouped, toggles } of batches) {
             const changes = followed.map(() => [] as { follower: string; delta: number; order: number }[]);
             for (const [which, follower, order, kind] of toggles) {
@@ -96,17 +111,20 @@ describe('Redis followers: logs, buckets and crowded sets', () => {
                 await test.client.nostrFollow(followers, depth, recordsOf(own), buckets, String(size), String(net));
               }
             }
-            for (const [which, pubkey] of followed.entries()) {
-              const nets = model[which] as Map<string, number>;
-              const expected = [...nets].filter(([, net]) => net >= 1).map(([follower]) => follower).sort();
-              expect(await relations.followers(pubkey, null, 10_000)).toEqual(expected);
-              expect((await relations.followCounts([pubkey]))[0]?.followers).toBe([...nets.values()].reduce((sum, net) => sum + net, 0));
-              for (const [after, first] of pages) {
-                const from = after === null ? expected : expected.filter((pubkey) => pubkey > after);
-                expect(await relations.followers(pubkey, after, first)).toEqual(from.slice(0, first));
-              }
-            }
+            await check();
           }
+          for (const [which, named, pick, wanted] of sets) {
+            const nets = model[which] as Map<string, number>;
+            const known = [...nets.keys()];
+            const follower = named ?? known[pick % Math.max(1, known.length)] ?? '11'.repeat(32);
+            const held = nets.get(follower) ?? 0;
+            const { followers, depth, buckets } = keys.follows(followed[which] as string);
+            const set = () => test.client.nostrFollowSet(followers, depth, Buffer.from(follower, 'hex'), wanted === 1 ? '1' : '0', buckets, String(size));
+            expect(await set()).toBe(wanted - held);
+            expect(await set()).toBe(0);
+            nets.set(follower, wanted);
+          }
+          await check();
         },
       ),
       { numRuns: RUNS },

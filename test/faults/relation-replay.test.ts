@@ -2,6 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type NostrEvent, wireFormOf } from '../../src/nostr/event.js';
 import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
+import { replaceableAddress } from '../../src/nostr/kinds.js';
+import { redisKeys } from '../../src/store/redis/keys.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { BOTH_STORES, type OpenedStore } from '../support/both-stores.js';
 import { pubkeyOf, signed } from '../support/events.js';
@@ -213,6 +215,154 @@ describe('Redis: a command in flight when the connection drops', () => {
     await store.putEvents([quote]);
     const [stats] = await store.relations.stats([note.id]);
     expect(stats?.quotes).toBe(1);
+    await expectExact(store, NO_KIND_COUNTS);
+  });
+});
+
+describe('Redis: a replaceable transition whose reply was lost, then replayed', () => {
+  let testStore: TestStore;
+  let store: RedisEventStore;
+  beforeAll(async () => {
+    testStore = await createTestStore();
+    store = testStore.store as RedisEventStore;
+  });
+  afterAll(() => testStore.cleanup());
+
+  const keys = () => redisKeys(testStore.prefix);
+  const followList = (name: string, follows: readonly string[], at: number) => signed(name, { kind: 3, created_at: at, tags: follows.map((pubkey) => ['p', pubkey]) });
+  /** A batch token of this store's whose batch has ended (it failed: its entries are its own to heal). */
+  const endedBatch = () => `${store.writer}ffffffff`;
+  /** REPLACE as the store sends it, without what the store does after its reply; by default in a batch of this store's that failed. */
+  const replaceScriptOnly = (event: NostrEvent, token = endedBatch()) => {
+    const address = replaceableAddress(event) as string;
+    return store.client.nostrReplaceEvent(keys().replaceable(address), keys().journal(address), wireFormOf(event), event.id, String(event.created_at), token);
+  };
+  const followers = async (pubkeys: readonly string[]) => (await store.relations.followCounts(pubkeys)).map((counts) => counts.followers);
+  const journalHeld = (event: NostrEvent) => store.client.exists(keys().journal(replaceableAddress(event) as string));
+
+  it('a follow list replacing another: the replay applies the difference the lost reply never did, and the journal goes', async () => {
+    const [bob, carol, dave] = ['lost-bob', 'lost-carol', 'lost-dave'].map(pubkeyOf) as [string, string, string];
+    const first = followList('lost-alice', [bob, carol], T);
+    await store.putEvents([first]);
+    expect(await followers([bob, carol, dave])).toEqual([1, 1, 0]);
+    const second = followList('lost-alice', [carol, dave], T + 10);
+    expect((await replaceScriptOnly(second))[0]).toBe('replaced');
+    // The fault as it stands: the list is replaced, the figures are the first list's.
+    expect(await followers([bob, carol, dave])).toEqual([1, 1, 0]);
+    expect(await journalHeld(second)).toBe(1);
+    expect(await store.putEvents([second])).toEqual(['duplicate']);
+    expect(await followers([bob, carol, dave])).toEqual([0, 1, 1]);
+    expect(await journalHeld(second)).toBe(0);
+    await expectExact(store, NO_KIND_COUNTS);
+  });
+
+  it('applied twice (a resend ran it too), then replayed: set, not added, so counted once', async () => {
+    const [bob, carol, dave] = ['twice-bob', 'twice-carol', 'twice-dave'].map(pubkeyOf) as [string, string, string];
+    const first = followList('twice-alice', [bob, carol], T);
+    await store.putEvents([first]);
+    const second = followList('twice-alice', [carol, dave], T + 10);
+    await replaceScriptOnly(second);
+    await store.relations.replace(first, second);
+    await store.relations.replace(first, second);
+    expect(await followers([bob, carol, dave])).toEqual([-1, 1, 2]);
+    await store.putEvents([second]);
+    expect(await followers([bob, carol, dave])).toEqual([0, 1, 1]);
+    expect((await store.relations.followCounts([first.pubkey]))[0]?.following).toBe(2);
+    await expectExact(store, NO_KIND_COUNTS);
+  });
+
+  it('a newer list written by another writer before the replay: healed to what is held, whichever comes', async () => {
+    const [bob, carol, dave, erin] = ['newer-bob', 'newer-carol', 'newer-dave', 'newer-erin'].map(pubkeyOf) as [string, string, string, string];
+    await store.putEvents([followList('newer-alice', [bob], T)]);
+    const lost = followList('newer-alice', [carol], T + 10);
+    await replaceScriptOnly(lost);
+    // Another writer's newer list, written in full: it meets the lost transition's journal.
+    const newer = followList('newer-alice', [dave, erin], T + 20);
+    expect(await store.putEvents([newer])).toEqual(['replaced']);
+    expect(await followers([bob, carol, dave, erin])).toEqual([0, 0, 1, 1]);
+    expect(await store.putEvents([lost])).toEqual(['superseded']);
+    await expectExact(store, NO_KIND_COUNTS);
+  });
+
+  it("another process's transition still in flight is left to it: a write of the same list meanwhile does not heal it, and its follows count once", async () => {
+    const [bob, carol] = ['flight-bob', 'flight-carol'].map(pubkeyOf) as [string, string];
+    const first = followList('flight-alice', [bob], T);
+    await store.putEvents([first]);
+    const second = followList('flight-alice', [carol], T + 10);
+    // Another process replaced the list; its relations are on their way.
+    await replaceScriptOnly(second, 'abcdef0000000001');
+    expect(await store.putEvents([second])).toEqual(['duplicate']);
+    expect(await journalHeld(second)).toBe(1);
+    // Its writes land, then it settles its entries (as the store does after the batch's follows).
+    await store.relations.replace(first, second);
+    await store.client.nostrSettleJournal(keys().journal(replaceableAddress(second) as string), second.id, first.id);
+    expect(await followers([bob, carol])).toEqual([0, 1]);
+    expect(await journalHeld(second)).toBe(0);
+    await expectExact(store, NO_KIND_COUNTS);
+  });
+
+  it("another process's transition abandoned (journaled over a minute ago) is healed by the next write of the address", async () => {
+    const [bob, carol] = ['abandoned-bob', 'abandoned-carol'].map(pubkeyOf) as [string, string];
+    const first = followList('abandoned-alice', [bob], T);
+    await store.putEvents([first]);
+    const second = followList('abandoned-alice', [carol], T + 10);
+    await replaceScriptOnly(second, 'abcdef0000000002');
+    // Its entries, dated as if written long ago (after the sign and the token: 10 digits of time).
+    const journal = keys().journal(replaceableAddress(second) as string);
+    const held = (await store.client.get(journal)) as string;
+    await store.client.set(journal, held.split('\n').map((line) => (line === '' ? line : `${line.slice(0, 17)}0000000001${line.slice(27)}`)).join('\n'));
+    expect(await store.putEvents([second])).toEqual(['duplicate']);
+    expect(await followers([bob, carol])).toEqual([0, 1]);
+    expect(await journalHeld(second)).toBe(0);
+    await expectExact(store, NO_KIND_COUNTS);
+  });
+
+  it('a deletion by `a` tag whose bar was raised but whose reply was lost: the replay takes the list out of every figure', async () => {
+    const [bob, carol] = ['bar-bob', 'bar-carol'].map(pubkeyOf) as [string, string];
+    const list = followList('bar-alice', [bob, carol], T);
+    await store.putEvents([list]);
+    const request = signed('bar-alice', { kind: 5, created_at: T + 10, tags: [['a', `3:${list.pubkey}:`]] });
+    const address = replaceableAddress(list) as string;
+    expect((await store.client.nostrRaiseBar(keys().replaceable(address), keys().journal(address), String(request.created_at), '', endedBatch()))[0]).not.toBe('');
+    expect(await followers([bob, carol])).toEqual([1, 1]);
+    await store.putEvents([request]);
+    expect(await followers([bob, carol])).toEqual([0, 0]);
+    expect(await journalHeld(list)).toBe(0);
+    await expectExact(store, NO_KIND_COUNTS);
+  });
+
+  it('a deletion of a version by `e` tag whose reply was lost: the replay takes the version out of its slot and its figures', async () => {
+    const [bob] = ['version-bob'].map(pubkeyOf) as [string];
+    const list = followList('version-alice', [bob], T);
+    await store.putEvents([list]);
+    const request = signed('version-alice', { kind: 5, created_at: T + 10, tags: [['e', list.id]] });
+    const [verdict] = await store.client.nostrDeleteIdBuffer(keys().event(list.id), list.pubkey, '8', '3600');
+    expect(verdict.toString()).toBe('version');
+    await store.putEvents([request]);
+    expect(await followers([bob])).toEqual([0]);
+    expect(await store.getReplaceable(3, [list.pubkey])).toEqual([expect.objectContaining({ deleted: true })]);
+    // Settled: the tombstone is the author's alone again.
+    expect((await store.client.get(keys().event(list.id)))?.length).toBe(65);
+    await expectExact(store, NO_KIND_COUNTS);
+  });
+
+  it('a request to vanish whose removals ran but whose replies were lost: the replay removes what they left counted', async () => {
+    const { note, related } = world('vanished');
+    const bob = pubkeyOf('vanished-bob');
+    const list = followList('vanished-bob', [note.pubkey], T);
+    await store.putEvents([note, ...related, list]);
+    const request = signed('vanished-bob', { kind: 62, created_at: T + 100, tags: [['relay', 'ALL_RELAYS']] });
+    // The request's scripts ran: the time, a tombstone over each of bob's events, the bar over his list.
+    await store.client.nostrVanishAt(keys().vanished(bob), String(request.created_at));
+    for (const event of related.filter((event) => event.pubkey === bob)) expect((await store.client.nostrTombstoneBuffer(keys().event(event.id), bob)).length).toBeGreaterThan(0);
+    const address = replaceableAddress(list) as string;
+    await store.client.nostrRaiseBar(keys().replaceable(address), keys().journal(address), String(request.created_at), '', endedBatch());
+    expect((await store.relations.stats([note.id]))[0]?.reactions.pubkeys).toBe(2);
+    await store.putEvents([request]);
+    const [stats] = await store.relations.stats([note.id]);
+    expect(stats?.reactions.pubkeys).toBe(1);
+    expect(stats?.replies).toBe(0);
+    expect(await followers([note.pubkey])).toEqual([0]);
     await expectExact(store, NO_KIND_COUNTS);
   });
 });

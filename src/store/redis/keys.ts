@@ -1,3 +1,5 @@
+import calculateSlot from 'cluster-key-slot';
+
 /**
  * The Redis key layout, in one place. Every command touches one key or, for reads, keys that are
  * grouped by hash slot before they are sent (see mget-by-slot.ts), so the layout works unchanged on
@@ -8,6 +10,10 @@
  *   left (store/tombstones.ts).
  * - `<prefix>r:<kind>:<pubkey>[:<d>]`: the latest event of a replaceable/addressable address (NIP-01),
  *   or a deletion's bar. Profiles are `r:0:<pubkey>`, so a batch of profiles is one MGET.
+ * - `<prefix>rj:{<tag>}<address>`: the journal of an address's transitions whose relations may not
+ *   all be applied yet (lua-scripts.ts REPLACE, BAR_VERSION, RAISE_BAR; redis-event-store.ts heal):
+ *   in the slot of `r:<address>` (`<tag>` is any tag that hashes there, slotTag), so that the script
+ *   that changes the slot writes it; gone once its writer has applied them.
  * - `<prefix>v:<pubkey>`: the time of the pubkey's latest request to vanish (NIP-62).
  * - `<prefix>a:<pubkey>`: the author index of stores written before the author's list below held
  *   it (event ids scored by created_at, addresses scored -1): read, then removed, by a request to vanish.
@@ -50,6 +56,8 @@
 export interface RedisKeys {
   event(id: string): string;
   replaceable(address: string): string;
+  /** The journal of the address's transitions (keys the slot's scripts write beside it). */
+  journal(address: string): string;
   mark(key: string): string;
   cursor(name: string): string;
   vanished(pubkey: string): string;
@@ -70,7 +78,7 @@ export interface RedisKeys {
 }
 
 /** The first letters of the relationship index's keys (after the prefix). */
-export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fl', 'fn', 'fs', 'fg', 'fr', 'fk', 'fb', 'n', 'nd', 's', 'ni', 'nr', 'nz', 'ck', 'lc', 'ct'] as const;
+export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fl', 'fn', 'fs', 'fg', 'fr', 'fk', 'fb', 'n', 'nd', 's', 'ni', 'nr', 'nz', 'ck', 'lc', 'ct', 'rj'] as const;
 
 /** The notification index's key types among them (store/notification-index.ts). */
 export const NOTIFICATION_KEY_TYPES = ['ni', 'nr', 'nz'] as const satisfies readonly (typeof RELATION_KEY_TYPES)[number][];
@@ -88,6 +96,7 @@ export function redisKeys(prefix: string): RedisKeys {
   return {
     event: (id) => `${prefix}e:${id}`,
     replaceable: (address) => `${prefix}r:${address}`,
+    journal: (address) => `${prefix}rj:{${slotTag(calculateSlot(`${prefix}r:${address}`))}}${address}`,
     mark: (key) => `${prefix}m:${key}`,
     cursor: (name) => `${prefix}c:${name}`,
     vanished: (pubkey) => `${prefix}v:${pubkey}`,
@@ -124,4 +133,27 @@ export function redisKeys(prefix: string): RedisKeys {
       };
     },
   };
+}
+
+/**
+ * A hash tag for each of the cluster's 16,384 slots (found once, by counting up: a few milliseconds),
+ * so that a key can be put in the slot of another whose name it cannot share (an address may hold
+ * braces of its own).
+ */
+let slotTags: string[] | undefined;
+export function slotTag(slot: number): string {
+  if (!slotTags) {
+    const tags: string[] = new Array(16384);
+    let found = 0;
+    for (let n = 0; found < 16384; n++) {
+      const tag = n.toString(36);
+      const at = calculateSlot(tag);
+      if (tags[at] === undefined) {
+        tags[at] = tag;
+        found++;
+      }
+    }
+    slotTags = tags;
+  }
+  return slotTags[slot] as string;
 }

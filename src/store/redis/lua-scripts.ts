@@ -46,6 +46,27 @@ end
 local function jsonKind(held)
   return string.match(held, '"kind":(%d+)', 148)
 end
+-- An address's journal (keys.ts \`rj\`): what the caller's reply carries back to heal (its entries
+-- before this call: another writer's transitions not yet applied, or lost), then this call's
+-- entries: '+' a version whose relations are to be added, '-' one whose relations are to go, then
+-- the writer's batch token (16 characters), the time (10 digits) and the version's id, or its JSON
+-- for '-', each ending in a newline (wire JSON holds none). The caller settles them once applied.
+local function entry(sign, token, payload)
+  return sign .. token .. string.format('%010d', tonumber(redis.call('TIME')[1])) .. payload .. '\\n'
+end
+local function journal(key, entries)
+  local before = redis.call('GET', key) or ''
+  if entries ~= '' then redis.call('APPEND', key, entries) end
+  return before
+end
+-- The slot's version after this call, handed back only where a journal was there before (the
+-- caller heals to it: a follow list's figures are set to what it names).
+local function currentIf(before, key)
+  if before == '' then return '' end
+  local held = redis.call('GET', key)
+  if held and string.sub(held, 1, 1) == '{' then return held end
+  return ''
+end
 `;
 
 /**
@@ -54,39 +75,66 @@ end
  * out-of-order writers unable to regress a profile. A bar (a deleted version, or every version up to
  * a time) admits only versions that supersede it.
  *
- * KEYS[1] the slot key; ARGV[1] the new event's wire JSON; ARGV[2] its id; ARGV[3] its created_at.
- * Returns {outcome, previous id, previous JSON (when replaced: its relations go)}: stored |
- * replaced | superseded | duplicate | deleted. A value that is neither our JSON nor a bar is not
- * ours and is overwritten.
+ * KEYS[1] the slot key; KEYS[2] its journal; ARGV[1] the new event's wire JSON; ARGV[2] its id;
+ * ARGV[3] its created_at; ARGV[4] the writer's batch token. Returns {outcome, previous id, previous JSON (when replaced: its relations
+ * go), the journal before, the slot's version where that was not empty}: stored | replaced |
+ * superseded | duplicate | deleted. A value that is neither our JSON nor a bar is not ours and is
+ * overwritten. A change of hands is journaled ('+' the new version, '-' the one it replaced) until
+ * the caller has applied its relations: a replay after a lost reply finds it there.
  */
 export const REPLACE_SCRIPT = `${HELPERS}
 local held = redis.call('GET', KEYS[1])
-if not held then
+local function took(outcome, heldId, previous)
   redis.call('SET', KEYS[1], ARGV[1])
-  return {'stored', ''}
+  local entries = entry('+', ARGV[4], ARGV[2])
+  if previous ~= '' then entries = entries .. entry('-', ARGV[4], previous) end
+  local before = journal(KEYS[2], entries)
+  return {outcome, heldId, previous, before, currentIf(before, KEYS[1])}
 end
+local function kept(outcome, heldId)
+  local before = journal(KEYS[2], '')
+  return {outcome, heldId, '', before, currentIf(before, KEYS[1])}
+end
+if not held then return took('stored', '', '') end
 local createdAt = tonumber(ARGV[3])
 if string.sub(held, 1, 1) == 'x' then
   local barTime, barId = string.match(held, '^x(%d+):?(%x*)$')
   barTime = tonumber(barTime)
-  if barTime == nil or supersedes(createdAt, ARGV[2], barTime, barId) then
-    redis.call('SET', KEYS[1], ARGV[1])
-    return {'stored', ''}
-  end
-  if barId == '' or barId == ARGV[2] then return {'deleted', ''} end
-  return {'superseded', ''}
+  if barTime == nil or supersedes(createdAt, ARGV[2], barTime, barId) then return took('stored', '', '') end
+  if barId == '' or barId == ARGV[2] then return kept('deleted', '') end
+  return kept('superseded', '')
 end
 local heldId = string.sub(held, 8, 71)
 local heldCreatedAt = tonumber(string.match(held, '"created_at":(%d+)', 148))
-if heldId == ARGV[2] then
-  return {'duplicate', heldId}
-end
+if heldId == ARGV[2] then return kept('duplicate', heldId) end
 if heldCreatedAt == nil or string.len(heldId) ~= 64 or supersedes(createdAt, ARGV[2], heldCreatedAt, heldId) then
-  redis.call('SET', KEYS[1], ARGV[1])
-  if heldCreatedAt == nil or string.len(heldId) ~= 64 then return {'replaced', heldId, ''} end
-  return {'replaced', heldId, held}
+  if heldCreatedAt == nil or string.len(heldId) ~= 64 then return took('replaced', heldId, '') end
+  return took('replaced', heldId, held)
 end
-return {'superseded', heldId}
+return kept('superseded', heldId)
+`;
+
+/**
+ * Entries of an address's journal (REPLACE), once their relations are applied: KEYS[1] the
+ * journal; ARGV the ids of the versions whose entries go. The key goes with its last entry.
+ */
+export const SETTLE_JOURNAL_SCRIPT = `
+local held = redis.call('GET', KEYS[1])
+if not held then return 0 end
+local settled = {}
+for i = 1, #ARGV do settled[ARGV[i]] = true end
+local kept, from = {}, 1
+while from <= #held do
+  local stop = string.find(held, '\\n', from, true) or (#held + 1)
+  -- After the sign, the token and the time: the id, or the JSON's (at its bytes 8 to 71).
+  local id
+  if string.sub(held, from, from) == '+' then id = string.sub(held, from + 27, from + 90) else id = string.sub(held, from + 34, from + 97) end
+  if not settled[id] then kept[#kept + 1] = string.sub(held, from, stop) end
+  from = stop + 1
+end
+if #kept == 0 then return redis.call('DEL', KEYS[1]) end
+redis.call('SET', KEYS[1], table.concat(kept))
+return 0
 `;
 
 /**
@@ -140,7 +188,8 @@ return 'ok'
  * KEYS[1] `e:<id>`; ARGV[1] the deleter; ARGV[2] how many deleters a pending deletion keeps;
  * ARGV[3] its expiry in seconds (from the latest deletion naming the id).
  * Returns {pending | gone | ignored} or {deleted, the event's JSON} or {version, address}: a
- * replaceable version's marker, now a tombstone; the caller takes the version out of its slot.
+ * replaceable version's marker, now a tombstone; the caller takes the version out of its slot (the
+ * tombstone keeps the marker after a newline until it has: a replay gets {version, address} again).
  * A deleted event's tombstone keeps its JSON after a newline until the caller has removed its
  * relations (SETTLE_TOMBSTONE_SCRIPT): a request replayed after that reply was lost (or sent by a
  * second writer meanwhile) gets {deleted, JSON} again, and the relations go then (each target
@@ -163,13 +212,16 @@ if first == 'p' then
 end
 if first == 'x' then
   local settled = string.find(held, '\\n', 2, true)
-  if settled and string.sub(held, 2, 65) == ARGV[1] then return {'deleted', string.sub(held, settled + 1)} end
+  if settled and string.sub(held, 2, 65) == ARGV[1] then
+    if string.sub(held, settled + 1, settled + 1) == '@' then return {'version', string.sub(held, settled + 2)} end
+    return {'deleted', string.sub(held, settled + 1)}
+  end
   return {'gone'}
 end
 if first == '@' then
   local colon = string.find(held, ':', 2, true)
   if not colon or string.sub(held, colon + 1, colon + 64) ~= ARGV[1] then return {'ignored'} end
-  redis.call('SET', KEYS[1], 'x' .. ARGV[1])
+  redis.call('SET', KEYS[1], 'x' .. ARGV[1] .. '\\n' .. held)
   return {'version', string.sub(held, 2)}
 end
 if string.sub(held, 84, 147) ~= ARGV[1] then return {'ignored'} end
@@ -194,7 +246,8 @@ return 1
 
 /**
  * Takes a deleted version out of its slot: if the slot still holds version ARGV[1], it becomes the
- * bar `x<created_at>:<id>`. KEYS[1] the slot. Returns the version's JSON if it did, else ''.
+ * bar `x<created_at>:<id>`. KEYS[1] the slot, KEYS[2] its journal (REPLACE: the removal is
+ * journaled); ARGV[2] the writer's batch token. Returns {the version's JSON if it did, else '', the journal before, the slot's version}.
  */
 export const BAR_VERSION_SCRIPT = `${HELPERS}
 local held = redis.call('GET', KEYS[1])
@@ -202,52 +255,70 @@ if held and string.sub(held, 1, 1) == '{' and string.sub(held, 8, 71) == ARGV[1]
   local createdAt = string.match(held, '"created_at":(%d+)', 148)
   if createdAt then
     redis.call('SET', KEYS[1], bar(createdAt, ARGV[1]))
-    return held
+    local before = journal(KEYS[2], entry('-', ARGV[2], held))
+    return {held, before, ''}
   end
 end
-return ''
+local before = journal(KEYS[2], '')
+return {'', before, currentIf(before, KEYS[1])}
 `;
 
 /**
  * Raises a slot's bar (an `a` tag, a request to vanish): a held version the bar covers is replaced
  * by it, a newer one stays; the bar is kept even where nothing is held, so that what it covers is
- * refused whenever it arrives. KEYS[1] the slot; ARGV[1] the bar's created_at; ARGV[2] its id ('':
- * every version up to then). Returns the JSON of the version it removed, or ''.
+ * refused whenever it arrives. KEYS[1] the slot, KEYS[2] its journal; ARGV[1] the bar's created_at;
+ * ARGV[2] its id ('': every version up to then); ARGV[3] the writer's batch token. Returns {the JSON of the version it removed, or
+ * '', the journal before, the slot's version} (the removal journaled as in BAR_VERSION).
  */
 export const RAISE_BAR_SCRIPT = `${HELPERS}
 local time = tonumber(ARGV[1])
 local held = redis.call('GET', KEYS[1])
+local function done(removed)
+  local entries = ''
+  if removed ~= '' then entries = entry('-', ARGV[3], removed) end
+  local before = journal(KEYS[2], entries)
+  return {removed, before, currentIf(before, KEYS[1])}
+end
 if held and string.sub(held, 1, 1) == 'x' then
   local heldTime, heldId = string.match(held, '^x(%d+):?(%x*)$')
   heldTime = tonumber(heldTime)
-  if heldTime and supersedes(heldTime, heldId, time, ARGV[2]) then return '' end
+  if heldTime and supersedes(heldTime, heldId, time, ARGV[2]) then return done('') end
   redis.call('SET', KEYS[1], bar(ARGV[1], ARGV[2]))
-  return ''
+  return done('')
 end
 if held then
   local heldId = string.sub(held, 8, 71)
   local heldTime = tonumber(string.match(held, '"created_at":(%d+)', 148))
   local ours = heldTime ~= nil and string.match(heldId, '^%x+$') and string.len(heldId) == 64
-  if ours and supersedes(heldTime, heldId, time, ARGV[2]) then return '' end
+  if ours and supersedes(heldTime, heldId, time, ARGV[2]) then return done('') end
   redis.call('SET', KEYS[1], bar(ARGV[1], ARGV[2]))
-  if ours then return held end
-  return ''
+  if ours then return done(held) end
+  return done('')
 end
 redis.call('SET', KEYS[1], bar(ARGV[1], ARGV[2]))
-return ''
+return done('')
 `;
 
 /**
  * An event a request to vanish covers: its value becomes a tombstone, unless it is a request to
  * vanish (kept: NIP-62 bookkeeping). KEYS[1] `e:<id>`; ARGV[1] the author. Returns the JSON of the
- * event it removed (its relations go), else ''.
+ * event it removed (its relations go), else ''. As DELETE_ID's, the tombstone keeps the JSON after a
+ * newline until the caller has removed its relations (SETTLE_TOMBSTONE): a replay after a lost
+ * reply gets it again.
  */
 export const TOMBSTONE_SCRIPT = `${HELPERS}
 local held = redis.call('GET', KEYS[1])
+if held and string.sub(held, 1, 1) == 'x' then
+  local settled = string.find(held, '\\n{', 2, true)
+  if settled then return string.sub(held, settled + 1) end
+end
 local live = held and string.sub(held, 1, 1) == '{'
 if live and jsonKind(held) == '62' then return '' end
+if live then
+  redis.call('SET', KEYS[1], 'x' .. ARGV[1] .. '\\n' .. held)
+  return held
+end
 redis.call('SET', KEYS[1], 'x' .. ARGV[1])
-if live then return held end
 return ''
 `;
 
@@ -943,6 +1014,49 @@ return out
 `;
 
 /**
+ * Sets one follower's change at a followed pubkey to what its list now says (keys as FOLLOW's):
+ * ARGV[1] the follower's 32 bytes, ARGV[2] 1 (its latest list names the pubkey) or 0, ARGV[3] the
+ * bucket logs' key prefix, ARGV[4] FOLLOW_BUCKET_SIZE. Reads the follower's changes in its log or
+ * bucket, and applies (FOLLOW) the one record that brings them to ARGV[2]: what a transition
+ * whose reply was lost left applied in part, or twice, is mended (redis-event-store.ts heal), and
+ * sent again it changes nothing. Returns the change in its followers.
+ */
+export const FOLLOW_SET_SCRIPT = `${FOLLOW_FUNCTION}
+local follower, wanted = ARGV[1], tonumber(ARGV[2])
+local depth = 0
+local meta = redis.call('GET', KEYS[2])
+if meta then depth = tonumber(string.match(meta, '^(%d+)')) end
+local key = KEYS[1]
+if depth > 0 then key = bucketKey(ARGV[3], bucketAt(follower, depth), depth) end
+local held = 0
+local kind = redis.call('TYPE', key)['ok']
+if kind == 'zset' then
+  held = tonumber(redis.call('HGET', key .. 'x', follower)) or (redis.call('ZSCORE', key, follower) and 1 or 0)
+elseif kind == 'string' then
+  local log = redis.call('GET', key)
+  local from = HEADER + 1
+  while true do
+    local at = string.find(log, follower, from + 1, true)
+    if at == nil then break end
+    -- A match must be a record's follower (its change byte before it), not bytes across two records.
+    if (at - HEADER - 2) % 33 == 0 then
+      local change = string.byte(log, at - 1)
+      if change > 127 then change = change - 256 end
+      held = held + change
+      from = at + 32
+    else
+      from = at
+    end
+  end
+end
+local change = wanted - held
+if change == 0 then return 0 end
+local records = {}
+emit(records, follower, change)
+return follow(KEYS[1], KEYS[2], table.concat(records), ARGV[3], tonumber(ARGV[4]), change)
+`;
+
+/**
  * A pubkey's followers (keys as FOLLOW's): kept with the depth once they are many, else in the
  * header of their one log; one script (read apart, a move into buckets between two reads made it 0).
  */
@@ -1077,7 +1191,8 @@ end
  * (`k:` + a prefix of a word: pubkeys scored by minus their followers), ARGV[2] the 32-byte pubkey,
  * ARGV[4] created_at, ARGV[5] the id, ARGV[6] its words. Two writers may apply a replacement's
  * removal and addition in either order: the newest place holds, and a removal that comes first
- * leaves a mark that its addition takes instead of adding.
+ * leaves a mark that its addition takes instead of adding. A removed profile leaves its place
+ * without words in `w`, so that each version is added at most once.
  */
 export const SEARCH_PROFILE_SCRIPT = `${SEARCH_HELPERS}
 local w, d, x, c = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -1113,7 +1228,9 @@ if delta > 0 then
   redis.call('HSET', w, pk, ARGV[4] .. ' ' .. id .. ' ' .. words)
 elseif held and ht == t and hid == id then
   index(split(hwords), {})
-  redis.call('HDEL', w, pk)
+  -- Kept as the version's tombstone ("<created_at> <id>", no words): its addition sent again (a
+  -- heal after a lost reply, redis-event-store.ts) is then not newer, and adds nothing.
+  redis.call('HSET', w, pk, ARGV[4] .. ' ' .. id)
 elseif not held or newer(t, id, ht, hid) then
   local mark = redis.call('HGET', d, pk)
   local newest = true

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Cluster, Redis, type Result } from 'ioredis';
 import {
   DELETION_KIND,
@@ -11,6 +12,7 @@ import {
   vanishApplies,
 } from '../../nostr/deletions.js';
 import { type NostrEvent, wireByteLength, wireFormOf } from '../../nostr/event.js';
+import { FOLLOW_LIST_KIND } from '../../nostr/follows.js';
 import { PROFILE_KIND, readCoordinate, replaceableAddress, replaceableKindAddress } from '../../nostr/kinds.js';
 import {
   type EventStore,
@@ -45,6 +47,7 @@ import {
   PUT_REGULAR_SCRIPT,
   RAISE_BAR_SCRIPT,
   REPLACE_SCRIPT,
+  SETTLE_JOURNAL_SCRIPT,
   SETTLE_TOMBSTONE_SCRIPT,
   TOMBSTONE_SCRIPT,
   VANISH_AT_SCRIPT,
@@ -61,21 +64,41 @@ declare module 'ioredis' {
   interface RedisCommander<Context> {
     nostrReplaceEvent(
       key: string,
+      journal: string,
       json: string | Buffer,
       id: string,
       createdAt: string,
-    ): Result<[WriteOutcome, string, string?], Context>;
+      token: string,
+    ): Result<[outcome: WriteOutcome, previousId: string, previousJson: string, ...SlotJournal], Context>;
     nostrDeleteIf(key: string, value: string): Result<number, Context>;
     nostrPutRegular(key: string, value: string | Buffer, author: string, undeletable: string): Result<'stored' | 'duplicate' | 'deleted', Context>;
     nostrMarkVersion(key: string, marker: string, author: string): Result<'ok' | 'deleted', Context>;
-    nostrBarVersion(key: string, id: string): Result<string, Context>;
-    nostrRaiseBar(key: string, createdAt: string, id: string): Result<string, Context>;
+    nostrBarVersion(key: string, journal: string, id: string, token: string): Result<[removed: string, ...SlotJournal], Context>;
+    nostrRaiseBar(key: string, journal: string, createdAt: string, id: string, token: string): Result<[removed: string, ...SlotJournal], Context>;
+    nostrSettleJournal(journal: string, ...ids: string[]): Result<number, Context>;
     /** Replies as bytes: a removed regular event may be packed (store/packed-event.ts). */
     nostrTombstoneBuffer(key: string, author: string): Result<Buffer, Context>;
     nostrDeleteIdBuffer(key: string, deleter: string, maxPending: string, ttlSeconds: string): Result<[Buffer, Buffer?], Context>;
     nostrVanishAt(key: string, createdAt: string): Result<number, Context>;
     nostrSettleTombstone(key: string): Result<number, Context>;
   }
+}
+
+/**
+ * What a script that changes a replaceable slot hands back of its journal (lua-scripts.ts REPLACE):
+ * the entries it found there (another transition's, not yet applied or lost), and where there were
+ * some, the version the slot holds now ('' for none).
+ */
+type SlotJournal = [journalBefore: string, current: string];
+
+/**
+ * What the writes of one batch share: its follows (sent grouped at its end), what waits for them
+ * (journals settled, follows healed), and its token (withToken).
+ */
+interface BatchWrites {
+  follows: FollowWrites;
+  afterFollows: (() => Promise<void>)[];
+  token: string;
 }
 
 /** The id of the event a read found, if it found one. */
@@ -85,6 +108,13 @@ function servedId(held: Held | undefined): string | undefined {
 
 /** Ids a request to vanish removes per round trip. */
 const VANISH_PAGE = 500;
+
+/**
+ * A journal entry of another process older than this is taken for abandoned (its writer stopped, or
+ * lost its reply and is not replaying): healed by the next write of its address. Younger, it may be
+ * in flight still (commands wait in Redis while it is paused): a heal then would race its writes.
+ */
+const ABANDONED_AFTER_SECONDS = 60;
 
 export interface RedisStoreOptions {
   /** PUBLIC_URL: a request to vanish naming it applies here (nostr/deletions.ts). */
@@ -130,6 +160,11 @@ export class RedisEventStore implements EventStore {
    * confirmed by asking another.
    */
   private connectionGeneration = 0;
+  /** This store's part of the batch tokens its journal entries carry (lua-scripts.ts REPLACE); read by tests. */
+  readonly writer = randomBytes(4).toString('hex');
+  private batches = 0;
+  /** Tokens of this store's batches still being written: their journal entries are in flight. */
+  private readonly openTokens = new Set<string>();
 
   constructor(
     /** Also shared by instance-wide counters kept beside the index (the HTTP rate limits). */
@@ -165,13 +200,14 @@ export class RedisEventStore implements EventStore {
     // Notifications read whose a target event is, as it is held now (read directly, never cached).
     const authorsOf = async (ids: readonly string[]) => (await this.readEvents(ids)).map((held) => held?.event?.pubkey);
     this.relations = new RedisRelationIndex(client, this.commands, this.keys, keyPrefix, authorsOf, options.followBucketSize);
-    client.defineCommand('nostrReplaceEvent', { numberOfKeys: 1, lua: REPLACE_SCRIPT });
+    client.defineCommand('nostrReplaceEvent', { numberOfKeys: 2, lua: REPLACE_SCRIPT });
+    client.defineCommand('nostrSettleJournal', { numberOfKeys: 1, lua: SETTLE_JOURNAL_SCRIPT });
     client.defineCommand('nostrDeleteIf', { numberOfKeys: 1, lua: DELETE_IF_SCRIPT });
     client.defineCommand('nostrPutRegular', { numberOfKeys: 1, lua: PUT_REGULAR_SCRIPT });
     client.defineCommand('nostrMarkVersion', { numberOfKeys: 1, lua: MARK_VERSION_SCRIPT });
     client.defineCommand('nostrDeleteId', { numberOfKeys: 1, lua: DELETE_ID_SCRIPT });
-    client.defineCommand('nostrBarVersion', { numberOfKeys: 1, lua: BAR_VERSION_SCRIPT });
-    client.defineCommand('nostrRaiseBar', { numberOfKeys: 1, lua: RAISE_BAR_SCRIPT });
+    client.defineCommand('nostrBarVersion', { numberOfKeys: 2, lua: BAR_VERSION_SCRIPT });
+    client.defineCommand('nostrRaiseBar', { numberOfKeys: 2, lua: RAISE_BAR_SCRIPT });
     client.defineCommand('nostrTombstone', { numberOfKeys: 1, lua: TOMBSTONE_SCRIPT });
     client.defineCommand('nostrVanishAt', { numberOfKeys: 1, lua: VANISH_AT_SCRIPT });
     client.defineCommand('nostrSettleTombstone', { numberOfKeys: 1, lua: SETTLE_TOMBSTONE_SCRIPT });
@@ -265,41 +301,69 @@ export class RedisEventStore implements EventStore {
    * rules hold in any order (store/tombstones.ts), each step one script over one key.
    */
   putEvents(events: readonly NostrEvent[]): Promise<WriteOutcome[]> {
-    return this.command(async () => {
-      if (events.length === 0) return [];
+    return this.command(() => (events.length === 0 ? Promise.resolve([]) : this.withToken((token) => this.putBatch(events, token))));
+  }
+
+  /**
+   * Runs a write with a batch token of its own (journal entries: lua-scripts.ts REPLACE), open
+   * while it runs: this store's own entries are healed once their batch has ended without
+   * settling them (it failed), another process's once abandoned (ABANDONED_AFTER_SECONDS).
+   */
+  private async withToken<T>(write: (token: string) => Promise<T>): Promise<T> {
+    // 16 characters: the writer's 8, a batch number's 8.
+    const token = this.writer + (this.batches++ % 2 ** 32).toString(16).padStart(8, '0');
+    this.openTokens.add(token);
+    try {
+      return await write(token);
+    } finally {
+      this.openTokens.delete(token);
+    }
+  }
+
+  /** putEvents' batch, with its token. */
+  private async putBatch(events: readonly NostrEvent[], token: string): Promise<WriteOutcome[]> {
+    {
       const writers = this.writingConnections();
       const vanishedAt = await this.vanishTimes(events.map((event) => event.pubkey));
       const vanishing = events.filter((event) => vanishApplies(event, this.publicUrl));
       for (const request of vanishing) {
-        await this.applyVanish(request);
+        await this.applyVanish(request, token);
         vanishedAt.set(request.pubkey, Math.max(vanishedAt.get(request.pubkey) ?? -1, request.created_at));
       }
       // Each event's targets, read once (empty but for deletion requests).
       const targets = events.map(deletionTargets);
-      await Promise.all(events.map((event, index) => (event.kind === DELETION_KIND ? this.applyDeletion(event, targets[index] as DeletionTargets) : undefined)));
+      await Promise.all(events.map((event, index) => (event.kind === DELETION_KIND ? this.applyDeletion(event, targets[index] as DeletionTargets, token) : undefined)));
       const deleters = deletersById(events, targets);
       // The follow lists' follows, gathered over the batch and sent grouped per followed pubkey.
       const follows = new FollowWrites();
+      // What waits for the batch's follows to be sent (journals settled, follows healed).
+      const afterFollows: (() => Promise<void>)[] = [];
       // Sent whatever happens to the batch's other events: a list stored is related once only.
-      const settled = await Promise.allSettled(events.map((event) => this.putEvent(event, vanishedAt, deletedBy(deleters, event), follows)));
+      const settled = await Promise.allSettled(events.map((event) => this.putEvent(event, vanishedAt, deletedBy(deleters, event), { follows, afterFollows, token })));
       await this.relations.flushFollows(follows);
+      await Promise.all(afterFollows.map((then) => then()));
       const outcomes = settled.map((result) => {
         if (result.status === 'rejected') throw result.reason;
         return result.value;
       });
-      await this.recheckVanished(events, outcomes, vanishedAt);
+      await this.recheckVanished(events, outcomes, vanishedAt, token);
       await this.confirmReplicated(writers);
       return outcomes.map((outcome, index) => {
         const event = events[index] as NostrEvent;
         return requestOutcome(outcome, vanishing.includes(event) || isDeletionRequest(targets[index] as DeletionTargets));
       });
-    });
+    }
   }
 
   /** One event; `deletedInBatch`: a deletion request by its author came in the same batch. */
-  private async putEvent(event: NostrEvent, vanishedAt: ReadonlyMap<string, number>, deletedInBatch: boolean, follows: FollowWrites): Promise<WriteOutcome> {
+  private async putEvent(
+    event: NostrEvent,
+    vanishedAt: ReadonlyMap<string, number>,
+    deletedInBatch: boolean,
+    { follows, afterFollows, token }: BatchWrites,
+  ): Promise<WriteOutcome> {
     if (event.kind !== VANISH_KIND && event.created_at <= (vanishedAt.get(event.pubkey) ?? -1)) {
-      await this.unrelate(this.client.nostrTombstoneBuffer(this.keys.event(event.id), event.pubkey));
+      await this.tombstone(event.id, event.pubkey);
       return 'deleted';
     }
     // Bytes where an import kept the ones it read (a follow list's 70 KB never became a string).
@@ -311,7 +375,7 @@ export class RedisEventStore implements EventStore {
       if (deletedInBatch) {
         // A tombstone over whatever is there: another writer may have stored it meanwhile (its
         // relations then go too), or filled its pending record so that it was stored (review).
-        await this.unrelate(this.client.nostrTombstoneBuffer(eventKey, event.pubkey));
+        await this.tombstone(event.id, event.pubkey);
         return 'deleted';
       }
       // Packed (store/packed-event.ts): a regular event is most of what Redis holds.
@@ -328,16 +392,24 @@ export class RedisEventStore implements EventStore {
     // Every version of an address shares one member of the author's list (for requests to vanish).
     const indexed = this.client.zadd(this.keys.author(event.pubkey).list, 0, addressMember(address, event.pubkey));
     const slotKey = this.keys.replaceable(address);
-    const [[outcome, previousId, previousJson]] = await Promise.all([
-      this.client.nostrReplaceEvent(slotKey, json, event.id, String(event.created_at)),
+    const journalKey = this.keys.journal(address);
+    const [[outcome, previousId, previousJson, journalBefore, current]] = await Promise.all([
+      this.client.nostrReplaceEvent(slotKey, journalKey, json, event.id, String(event.created_at), token),
       indexed,
     ]);
+    const previous = previousJson ? storedEventOf(previousJson)?.event : undefined;
+    // Another transition of the address is journaled whose writer gave up or stopped: healed after
+    // the batch's follows are sent, this one's follows with it (set, not added).
+    const healing = this.healable(journalBefore);
     // The slot changed hands: the relations of what it holds now are added, of what it held removed
-    // (whatever happens next to this version is another transition, with its own removal).
+    // (whatever happens next to this version is another transition, with its own removal). Its
+    // journal entries are settled once the batch's follows are sent.
     if (outcome === 'stored' || outcome === 'replaced') {
       // A follow list replacing another: by their difference (relations.replace).
-      await this.relations.replace(previousJson ? storedEventOf(previousJson)?.event : undefined, event, size, follows);
+      await this.relations.replace(previous, event, size, follows, !healing);
+      if (!healing) afterFollows.push(() => this.settleJournal(journalKey, [event.id, previousId]));
     }
+    if (healing) afterFollows.push(() => this.heal(address, healing, current, previous ? [previous, event] : [event], [event.id, previousId]));
     if (outcome === 'deleted') {
       await this.client.set(this.keys.event(event.id), deletedEventValue(event.pubkey));
       return outcome;
@@ -363,7 +435,8 @@ export class RedisEventStore implements EventStore {
     const heldAfter = this.client instanceof Redis ? readHeld() : written.then(readHeld);
     const [marked, , held] = await Promise.all([written, cleanup, heldAfter]);
     if (marked === 'deleted') {
-      await this.unrelate(this.client.nostrBarVersion(slotKey, event.id));
+      // After the batch's follows: this version's were added with them.
+      afterFollows.push(() => this.barVersion(address, event.id, token));
       return 'deleted';
     }
     // A missing slot reads as no bytes.
@@ -404,7 +477,7 @@ export class RedisEventStore implements EventStore {
    * A request to vanish applied by another writer while this batch was written may have swept the
    * author's events before these were indexed: read the times again, and remove what they cover.
    */
-  private async recheckVanished(events: readonly NostrEvent[], outcomes: WriteOutcome[], before: ReadonlyMap<string, number>): Promise<void> {
+  private async recheckVanished(events: readonly NostrEvent[], outcomes: WriteOutcome[], before: ReadonlyMap<string, number>, token: string): Promise<void> {
     const kept = new Set(events.filter((event, index) => event.kind !== VANISH_KIND && ['stored', 'replaced', 'duplicate'].includes(outcomes[index] as string)));
     if (kept.size === 0) return;
     const now = await this.vanishTimes([...kept].map((event) => event.pubkey));
@@ -413,15 +486,15 @@ export class RedisEventStore implements EventStore {
         const at = now.get(event.pubkey);
         if (at === undefined || at === before.get(event.pubkey) || event.created_at > at || !kept.has(event)) return;
         const address = replaceableAddress(event);
-        if (address !== undefined) await this.raiseBar(address, at, '', event.pubkey);
-        await this.unrelate(this.client.nostrTombstoneBuffer(this.keys.event(event.id), event.pubkey));
+        if (address !== undefined) await this.raiseBar(address, at, '', event.pubkey, token);
+        await this.tombstone(event.id, event.pubkey);
         outcomes[index] = 'deleted';
       }),
     );
   }
 
   /** A deletion request (NIP-09): its `e` tags by id, its `a` tags by address (nostr/deletions.ts). */
-  private async applyDeletion(request: NostrEvent, { ids, addresses }: DeletionTargets): Promise<void> {
+  private async applyDeletion(request: NostrEvent, { ids, addresses }: DeletionTargets, token: string): Promise<void> {
     await Promise.all([
       ...ids.map(async (id) => {
         const [verdictBytes, detail] = await this.client.nostrDeleteIdBuffer(
@@ -431,8 +504,12 @@ export class RedisEventStore implements EventStore {
           String(this.pendingTtlSeconds),
         );
         const verdict = verdictBytes.toString();
-        // `version`: the address of the deleted version; `deleted`: the deleted event.
-        if (verdict === 'version' && detail) await this.unrelate(this.client.nostrBarVersion(this.keys.replaceable(detail.toString()), id));
+        // `version`: the address of the deleted version (its tombstone keeps it until the version
+        // left its slot: a replay does it again); `deleted`: the deleted event.
+        if (verdict === 'version' && detail) {
+          await this.barVersion(detail.toString(), id, token);
+          await this.client.nostrSettleTombstone(this.keys.event(id));
+        }
         // Its member of its author's list goes with its relations; then its tombstone drops the
         // JSON it kept for a replay in case this reply was lost (DELETE_ID_SCRIPT).
         // It leaves the events held by kind when its tombstone settles: that happens once, whichever
@@ -442,14 +519,103 @@ export class RedisEventStore implements EventStore {
           if ((await this.client.nostrSettleTombstone(this.keys.event(id))) === 1 && removed) await this.relations.countKind(removed.kind, -1);
         }
       }),
-      ...addresses.map((address) => this.raiseBar(address, request.created_at, '', request.pubkey)),
+      ...addresses.map((address) => this.raiseBar(address, request.created_at, '', request.pubkey, token)),
     ]);
   }
 
   /** Raises an address's bar; the version it removes (if any) leaves a tombstone under its id. */
-  private async raiseBar(address: string, createdAt: number, id: string, author: string): Promise<void> {
-    const removed = await this.client.nostrRaiseBar(this.keys.replaceable(address), String(createdAt), id);
-    if (removed !== '') await Promise.all([this.client.set(this.keys.event(wireIdOf(Buffer.from(removed))), deletedEventValue(author)), this.unrelate(removed)]);
+  private async raiseBar(address: string, createdAt: number, id: string, author: string, token: string): Promise<void> {
+    const [removed, journalBefore, current] = await this.client.nostrRaiseBar(this.keys.replaceable(address), this.keys.journal(address), String(createdAt), id, token);
+    await this.removeVersion(address, removed, journalBefore, current, author);
+  }
+
+  /** Takes a deleted version out of its slot (BAR_VERSION). */
+  private async barVersion(address: string, id: string, token: string): Promise<void> {
+    const [removed, journalBefore, current] = await this.client.nostrBarVersion(this.keys.replaceable(address), this.keys.journal(address), id, token);
+    await this.removeVersion(address, removed, journalBefore, current);
+  }
+
+  /**
+   * A version a bar took out of its slot (if any: `removed`): its relations go, then its journal
+   * entry; another transition journaled before and abandoned is healed, with this removal's
+   * follows. `author`: the removed version's id keeps a tombstone.
+   */
+  private async removeVersion(address: string, removed: string, journalBefore: string, current: string, author?: string): Promise<void> {
+    const healing = this.healable(journalBefore);
+    const stored = removed !== '' ? storedEventOf(removed) : undefined;
+    const removedId = removed !== '' ? wireIdOf(Buffer.from(removed)) : '';
+    if (removedId !== '') {
+      await Promise.all([
+        author ? this.client.set(this.keys.event(removedId), deletedEventValue(author)) : undefined,
+        stored ? this.relations.relate(stored.event, -1, stored.json.bytes.length, !healing) : undefined,
+      ]);
+    }
+    if (healing) await this.heal(address, healing, current, stored ? [stored.event] : [], [removedId]);
+    else await this.settleJournal(this.keys.journal(address), [removedId]);
+  }
+
+  /**
+   * The entries of a journal (lua-scripts.ts REPLACE) to heal now: all of them, when each is of a
+   * batch of this store's that ended without settling it (it failed) or of another process and
+   * abandoned (ABANDONED_AFTER_SECONDS); none while one may still be in flight (a heal would race
+   * its writes; the next write of the address heals it).
+   */
+  private healable(journal: string): JournalEntry[] | undefined {
+    if (journal === '') return undefined;
+    const entries = journalEntries(journal);
+    const now = Date.now() / 1000;
+    const settledBy = (entry: JournalEntry) => (entry.token.startsWith(this.writer) ? !this.openTokens.has(entry.token) : now - entry.time > ABANDONED_AFTER_SECONDS);
+    return entries.length > 0 && entries.every(settledBy) ? entries : undefined;
+  }
+
+  /**
+   * Applies the transitions an address's journal holds (`entries`) whose writer gave up or stopped
+   * (REPLACE): their relations may be applied in part, twice, or not at all. The versions they
+   * removed lose their relations and the version held keeps its own, each sent again (every target
+   * counts an event once: RELATE, ZAP, NOTE, SEARCH_PROFILE); a follow list's follows are set, not
+   * added, to what the list held names (FOLLOW_SET), at every pubkey any of those versions names.
+   * Then the entries are settled. `also`: versions this writer added or removed, whose follows it
+   * left to this; `settled`: ids of its own entries to settle with them.
+   */
+  private async heal(address: string, entries: readonly JournalEntry[], currentJson: string, also: readonly NostrEvent[], settled: readonly string[]): Promise<void> {
+    const parse = (json: string) => storedEventOf(json)?.event;
+    const removedEvents = entries.flatMap(({ json }) => (json === undefined ? [] : [parse(json)])).filter((event) => event !== undefined);
+    const current = currentJson ? parse(currentJson) : undefined;
+    // Not a transition of the events held by kind (counted by the writer that made it).
+    await Promise.all([
+      ...removedEvents.map((event) => this.relations.relate(event, -1, undefined, false, undefined, true, false)),
+      current ? this.relations.relate(current, 1, undefined, false, undefined, true, false) : undefined,
+    ]);
+    const lists = [...removedEvents, ...also, ...(current ? [current] : [])].filter((event) => event.kind === FOLLOW_LIST_KIND);
+    if (lists.length > 0) {
+      // The list as held now: another writer may have replaced it since the script ran.
+      const [held] = await this.readDirect([this.keys.replaceable(address)]);
+      const now = held && held[0] === 0x7b ? storedEventOf(held)?.event : undefined;
+      await this.relations.setFollows(addressAuthor(address), now, lists);
+    }
+    await this.settleJournal(this.keys.journal(address), [...entries.map(({ id }) => id), ...settled]);
+  }
+
+  private async settleJournal(journalKey: string, ids: readonly string[]): Promise<void> {
+    const named = ids.filter((id) => id !== '');
+    if (named.length > 0) await this.client.nostrSettleJournal(journalKey, ...named);
+  }
+
+  /**
+   * A regular event's id made a tombstone (a request to vanish covers it, a deletion in its batch):
+   * what it held loses its relations, then the tombstone drops the JSON it kept for a replay and
+   * the event is counted out of the events held by kind, once (TOMBSTONE, SETTLE_TOMBSTONE).
+   * `batch`: its writes are sent with the batch's; the settle waits for the caller to send them.
+   */
+  private async tombstone(id: string, author: string, batch?: FollowWrites): Promise<(() => Promise<void>) | undefined> {
+    const removed = await this.unrelate(this.client.nostrTombstoneBuffer(this.keys.event(id), author), batch, false);
+    if (!removed) return undefined;
+    const settle = async () => {
+      if ((await this.client.nostrSettleTombstone(this.keys.event(id))) === 1) await this.relations.countKind(removed.kind, -1);
+    };
+    if (batch) return settle;
+    await settle();
+    return undefined;
   }
 
   /**
@@ -459,20 +625,21 @@ export class RedisEventStore implements EventStore {
    * author is barred, the profile's included. Stores written before the author's list kept an
    * author index of their own (keys.ts `legacyAuthor`): read the same way.
    */
-  private async applyVanish(request: NostrEvent): Promise<void> {
+  private async applyVanish(request: NostrEvent, token: string): Promise<void> {
     const { pubkey, created_at: until } = request;
     await this.client.nostrVanishAt(this.keys.vanished(pubkey), String(until));
-    await this.sweep(pubkey, until);
+    await this.sweep(pubkey, until, token);
   }
 
   /** What a request to vanish of `pubkey` at `until` removes and bars (applyVanish; finishRebuild again). */
-  private async sweep(pubkey: string, until: number): Promise<void> {
+  private async sweep(pubkey: string, until: number, token: string): Promise<void> {
     const addresses = new Set([replaceableKindAddress(PROFILE_KIND, pubkey)]);
     // A page's relations go together: its notification writes are gathered and sent at once.
-    const tombstone = async (ids: readonly string[]) => {
+    const tombstonePage = async (ids: readonly string[]) => {
       const batch = new FollowWrites();
-      await Promise.all(ids.map((id) => this.unrelate(this.client.nostrTombstoneBuffer(this.keys.event(id), pubkey), batch)));
+      const settles = await Promise.all(ids.map((id) => this.tombstone(id, pubkey, batch)));
       await this.relations.flushFollows(batch);
+      await Promise.all(settles.map((settle) => settle?.()));
     };
     const list = this.keys.author(pubkey).list;
     // Newer events stay, so the pages go on from the last member read, not from the start.
@@ -486,21 +653,21 @@ export class RedisEventStore implements EventStore {
         if (named && 'address' in named) addresses.add(named.address);
         else if (named && named.position.createdAt <= until) ids.push(named.position.id);
       }
-      await tombstone(ids);
+      await tombstonePage(ids);
       from = Buffer.concat([Buffer.from('('), last]);
     }
     const legacy = this.keys.legacyAuthor(pubkey);
     for (;;) {
       const ids = await this.client.zrangebyscore(legacy, 0, until, 'LIMIT', 0, VANISH_PAGE);
       if (ids.length === 0) break;
-      await tombstone(ids);
+      await tombstonePage(ids);
       await this.client.zrem(legacy, ...ids);
     }
     for (const member of await this.client.zrangebyscore(legacy, -1, -1)) {
       const address = addressOfMember(member, pubkey);
       if (address) addresses.add(address);
     }
-    await Promise.all([...addresses].map((address) => this.raiseBar(address, until, '', pubkey)));
+    await Promise.all([...addresses].map((address) => this.raiseBar(address, until, '', pubkey, token)));
   }
 
   /**
@@ -569,7 +736,7 @@ export class RedisEventStore implements EventStore {
       const times = await this.readDirect(keys);
       for (const [index, key] of keys.entries()) {
         const time = times[index];
-        if (time !== null && time !== undefined) await this.command(() => this.sweep(key.slice(start), Number(time.toString())));
+        if (time !== null && time !== undefined) await this.command(() => this.withToken((token) => this.sweep(key.slice(start), Number(time.toString()), token)));
       }
     }
   }
@@ -682,4 +849,31 @@ function storedEventOf(held: Buffer | string): StoredEvent | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** An entry of an address's journal (lua-scripts.ts REPLACE): its batch token, time, version id, and for a removal the version's JSON. */
+interface JournalEntry {
+  token: string;
+  time: number;
+  id: string;
+  json?: string;
+}
+
+/** An address's journal, read: after the sign, the token's 16 characters, the time's 10, then the id, or the JSON. */
+function journalEntries(journal: string): JournalEntry[] {
+  const entries: JournalEntry[] = [];
+  for (const line of journal.split('\n')) {
+    const sign = line[0];
+    if (sign !== '+' && sign !== '-') continue;
+    const token = line.slice(1, 17);
+    const time = Number(line.slice(17, 27));
+    const payload = line.slice(27);
+    entries.push(sign === '+' ? { token, time, id: payload.slice(0, 64) } : { token, time, id: payload.slice(7, 71), json: payload });
+  }
+  return entries;
+}
+
+/** The author of an address (`<kind>:<pubkey>[:<d>]`). */
+function addressAuthor(address: string): string {
+  return address.split(':')[1] as string;
 }

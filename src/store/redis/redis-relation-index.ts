@@ -1,6 +1,6 @@
 import { Cluster, type Result } from 'ioredis';
 import type { NostrEvent } from '../../nostr/event.js';
-import { FOLLOW_LIST_KIND, followChanges, followKeysOf } from '../../nostr/follows.js';
+import { FOLLOW_LIST_KIND, followChanges, followKeysOf, followsOf } from '../../nostr/follows.js';
 import { profileWords, rankedPrefixes } from '../../nostr/profile-search.js';
 import { isNoteKind, relationEdgesOf } from '../../nostr/relationships.js';
 import { type FollowCounts, FollowWrites, recordDelta } from '../follow-index.js';
@@ -26,7 +26,7 @@ import { SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '../search-i
 import { msatsOfParts, msatsParts, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey } from '../zap-index.js';
 import { EVENTS_END, eventMember, isListedKind, kindRange } from './author-list.js';
 import { AUTHOR_LIST_KEY_TYPE, RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY_TYPES } from './keys.js';
-import { ENSURE_NOTE_SCRIPT, FOLLOW_MANY_SCRIPT, FOLLOW_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, TIMELINES_SCRIPT, ZAP_SCRIPT, LIST_CHANGES_SCRIPT } from './lua-scripts.js';
+import { ENSURE_NOTE_SCRIPT, FOLLOW_MANY_SCRIPT, FOLLOW_SCRIPT, FOLLOW_SET_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, TIMELINES_SCRIPT, ZAP_SCRIPT, LIST_CHANGES_SCRIPT } from './lua-scripts.js';
 import { LIST_CHANGES_KEPT, type ListChanges, LOGGED_LIST_KINDS } from '../list-changes.js';
 import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
@@ -50,6 +50,7 @@ declare module 'ioredis' {
       ledger: Buffer,
     ): Result<number, Context>;
     nostrFollow(followers: string, depth: string, records: Buffer, buckets: string, bucketSize: string, net: string): Result<number, Context>;
+    nostrFollowSet(followers: string, depth: string, follower: Buffer, follows: '0' | '1', buckets: string, bucketSize: string): Result<number, Context>;
     nostrFollowMany(numberOfKeys: number, ...keysThenArguments: (string | Buffer)[]): Result<(number | Error)[], Context>;
     nostrFollowerCount(followers: string, depth: string): Result<number, Context>;
     nostrFollowersPageBuffer(followers: string, depth: string, buckets: string, after: Buffer | string, first: string): Result<Buffer[], Context>;
@@ -192,6 +193,7 @@ export class RedisRelationIndex implements RelationIndex {
     client.defineCommand('nostrZap', { numberOfKeys: 2, lua: ZAP_SCRIPT });
     client.defineCommand('nostrFollow', { numberOfKeys: 2, lua: FOLLOW_SCRIPT });
     client.defineCommand('nostrFollowMany', { lua: FOLLOW_MANY_SCRIPT });
+    client.defineCommand('nostrFollowSet', { numberOfKeys: 2, lua: FOLLOW_SET_SCRIPT });
     client.defineCommand('nostrFollowersPage', { numberOfKeys: 2, lua: FOLLOWERS_PAGE_SCRIPT });
     client.defineCommand('nostrFollowerCount', { numberOfKeys: 2, lua: FOLLOWER_COUNT_SCRIPT });
     client.defineCommand('nostrFollowing', { numberOfKeys: 1, lua: FOLLOWING_SCRIPT });
@@ -312,15 +314,16 @@ export class RedisRelationIndex implements RelationIndex {
 
   /**
    * A replaceable slot changed hands: `previous` (if any) leaves and `next` comes, all sent at once.
-   * A follow list replacing another changes only by their difference.
+   * A follow list replacing another changes only by their difference. `withFollows` false: not
+   * their follows (the store sets them after, healing another transition: redis-event-store.ts).
    */
-  async replace(previous: NostrEvent | undefined, next: NostrEvent, size?: number, batch?: FollowWrites): Promise<void> {
-    const changes = previous ? followChanges(previous, next) : undefined;
+  async replace(previous: NostrEvent | undefined, next: NostrEvent, size?: number, batch?: FollowWrites, withFollows = true): Promise<void> {
+    const changes = withFollows && previous ? followChanges(previous, next) : undefined;
     const follows = batch ?? new FollowWrites();
     if (changes) follows.replaced(next.pubkey, changes);
     await Promise.all([
-      previous ? this.relate(previous, -1, undefined, !changes, follows) : undefined,
-      this.relate(next, 1, size, !changes, follows),
+      previous ? this.relate(previous, -1, undefined, withFollows && !changes, follows) : undefined,
+      this.relate(next, 1, size, withFollows && !changes, follows),
       batch ? undefined : this.flushFollows(follows),
     ]);
   }
@@ -371,7 +374,40 @@ export class RedisRelationIndex implements RelationIndex {
     grouping.send();
     // Settled, not all: a failed part leaves the others' changes to be ranked all the same.
     const counted = (await Promise.allSettled(gained)).flatMap((outcome) => (outcome.status === 'fulfilled' && outcome.value[1] !== 0 ? [outcome.value] : []));
-    // The follows held, changed by what the scripts that ran changed (totals).
+    writes.push(...this.followersChanged(counted));
+    await Promise.all([...writes, ...gained]);
+    // A failed part fails the batch (its events are written again), after the ranks of the others.
+    await Promise.all(partsSent);
+  }
+
+  /**
+   * A follower's follows set to what its latest list (`current`, or none) names, at every pubkey
+   * that list or `lists` name (versions of it an address's journal holds): the heal of a follow
+   * list's transition whose reply was lost, applied in part, or twice (redis-event-store.ts heal).
+   * FOLLOW_SET sets a follower's change where FOLLOW adds one: sent again, it changes nothing. The
+   * count it follows is set too, the totals and search ranks changed by what the sets changed.
+   */
+  async setFollows(follower: string, current: NostrEvent | undefined, lists: readonly NostrEvent[]): Promise<void> {
+    const named = new Set(current?.kind === FOLLOW_LIST_KIND ? followsOf(current) : []);
+    const candidates = new Set(named);
+    for (const list of lists) for (const followed of followsOf(list)) candidates.add(followed);
+    const member = Buffer.from(follower, 'hex');
+    const changes = await Promise.all(
+      [...candidates].map(async (followed): Promise<[string, number]> => {
+        const keys = this.keys.follows(followed);
+        return [followed, await this.client.nostrFollowSet(keys.followers, keys.depth, member, named.has(followed) ? '1' : '0', keys.buckets, String(this.followBucketSize))];
+      }),
+    );
+    const following = this.keys.follows(follower).following;
+    await Promise.all([
+      named.size > 0 ? this.client.set(following, String(named.size)) : this.client.del(following),
+      ...this.followersChanged(changes.filter(([, change]) => change !== 0)),
+    ]);
+  }
+
+  /** The follows held (totals) and the search ranks, changed by what FOLLOW or FOLLOW_SET scripts changed (followed pubkey, change). */
+  private followersChanged(counted: readonly [string, number][]): Promise<unknown>[] {
+    const writes: Promise<unknown>[] = [];
     const followsChanged = counted.reduce((sum, [, change]) => sum + change, 0);
     if (followsChanged !== 0) writes.push(this.client.hincrby(this.keys.totals, 'follows', followsChanged));
     for (let start = 0; start < counted.length; start += SEARCH_FOLLOWER_RECORDS) {
@@ -384,9 +420,7 @@ export class RedisRelationIndex implements RelationIndex {
       const { words, followers, ranks } = this.keys.search;
       writes.push(this.client.nostrSearchFollowers(words, followers, ranks, records));
     }
-    await Promise.all([...writes, ...gained]);
-    // A failed part fails the batch (its events are written again), after the ranks of the others.
-    await Promise.all(partsSent);
+    return writes;
   }
 
   searchProfiles(words: readonly string[], first: number, limits: SearchLimits = SEARCH_LIMITS): Promise<string[]> {
