@@ -202,4 +202,53 @@ describe('relationship figures under store faults', () => {
       }
     }
   }, 120_000);
+
+  it('import of follow lists, their replacements and deletions by `a` tag, the connection lost right after a slot changed hands: the follows equal the rebuild', async () => {
+    const at = Math.floor(Date.now() / 1000) - 600;
+    const pool = Array.from({ length: 30 }, (_, index) => signed(`followed ${index}`).pubkey);
+    const listOf = (author: number, version: number) =>
+      signed(`list-author ${author}`, { kind: 3, created_at: at + version, tags: pool.filter((_, index) => (index * 7 + author + version * 3) % 5 < 3).map((pubkey) => ['p', pubkey]) });
+    // 40 authors' lists, each replaced twice, and every fourth author's deleted by `a` tag at the end.
+    const lists = [0, 1, 2].flatMap((version) => Array.from({ length: 40 }, (_, author) => listOf(author, version)));
+    const deletions = Array.from({ length: 10 }, (_, n) => signed(`list-author ${4 * n}`, { kind: 5, created_at: at + 10, tags: [['a', `3:${listOf(4 * n, 0).pubkey}:`]] }));
+    const written = [...lists, ...deletions];
+    for (const [round, lostAt] of [7, 45, 83].entries()) {
+      const client = connectRedis({ url: redis.url, timeoutMs: TIMEOUT_MS });
+      client.on('error', () => {});
+      await waitUntilReady(client, 5000);
+      const store = new RedisEventStore(client, `faults-lists-${round}:`, { timeoutMs: TIMEOUT_MS });
+      // The `lostAt`-th change of a slot reaches Redis, which runs it; its reply never comes.
+      const replace = client.nostrReplaceEvent.bind(client);
+      let replaces = 0;
+      client.nostrReplaceEvent = (...args: Parameters<typeof replace>) => {
+        const sent = replace(...args);
+        if (++replaces === lostAt) {
+          redis.signal('SIGSTOP');
+          client.stream.destroy();
+          setTimeout(() => redis.signal('SIGCONT'), TIMEOUT_MS + 100);
+        }
+        return sent;
+      };
+      try {
+        const lines = async function* () {
+          for (let start = 0; start < written.length; start += 10) {
+            yield `${written.slice(start, start + 10).map(serializeEvent).join('\n')}\n`;
+            await sleep(20);
+          }
+        };
+        const summary = await importEvents(Readable.from(lines()), store, { batchSize: 10, writeAttempts: 20 });
+        expect(summary.read).toBe(written.length);
+        expect(summary.rejected).toBe(0);
+        expect(replaces).toBeGreaterThan(lostAt);
+        await expectExact(store, { kinds: false });
+        // Every pubkey's followers: the authors whose last list names it, less the deleted ones.
+        const counts = await store.relations.followCounts(pool);
+        const expected = pool.map((pubkey) => Array.from({ length: 40 }, (_, author) => author).filter((author) => author % 4 !== 0 && listOf(author, 2).tags.some((tag) => tag[1] === pubkey)).length);
+        expect(counts.map((count) => count.followers)).toEqual(expected);
+      } finally {
+        redis.signal('SIGCONT');
+        client.disconnect();
+      }
+    }
+  }, 120_000);
 });
