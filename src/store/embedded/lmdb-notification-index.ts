@@ -29,6 +29,9 @@ const dayOf = (createdAt: number) => Math.floor(createdAt / DAY);
 /** A day as 12 digits: key order is day order (2^53 seconds is below 10^11 days). */
 const dayKey = (day: number) => String(Math.max(0, day)).padStart(12, '0');
 
+/** A follow's letter: its one reason, kept as its place alone where it is all the recipient holds of the event. */
+const FOLLOW_LETTER = TYPE_LETTERS.FOLLOW;
+
 /** Recipients per batch of `notificationRecipients()`. */
 const RECIPIENTS_PAGE = 500;
 
@@ -37,7 +40,8 @@ const RECIPIENTS_PAGE = 500;
  * the events' own write transaction (one writer at a time: exact without tombstone races, though
  * the rule keeps them as Redis does, so that both stores hold the same):
  * - `ni:<target>:<event>` → the inbound record, `-<record>` once taken away;
- * - `nr:<recipient>:<event>` → the event's tokens for the recipient;
+ * - `nr:<recipient>:<event>` → the event's tokens for the recipient (none for a follow alone: its
+ *   place below says it, as on Redis);
  * - `nz:<recipient>:<letter>:<replyMember of notePlace>` → '': the page order per type;
  * - `nd:<recipient>:<letter>:<day>` → how many of that type on that day (UTC): counts.
  */
@@ -48,8 +52,17 @@ export class LmdbNotificationIndex implements NotificationIndex {
     private readonly authorOf: ServableAuthorOf,
   ) {}
 
+  /** The change in notifications held by the event being applied: written once, at its end (a list's follows are a thousand). */
+  private totalChange = 0;
+
   /** An event's transition (stored +1, gone -1), as the notifying event and as a target. Inside the write transaction. */
   apply(event: NostrEvent, delta: 1 | -1): void {
+    this.totalChange = 0;
+    this.applyReasons(event, delta);
+    if (this.totalChange !== 0) this.count(TOTAL_NOTIFICATIONS, this.totalChange);
+  }
+
+  private applyReasons(event: NostrEvent, delta: 1 | -1): void {
     const { direct, targets } = notificationReasonsOf(event);
     for (const [recipient, tokens] of direct) this.notify(recipient, event.id, event.created_at, tokens, delta);
     for (const [target, letters] of targets) {
@@ -72,13 +85,28 @@ export class LmdbNotificationIndex implements NotificationIndex {
 
   private notify(recipient: string, id: string, createdAt: number, tokens: readonly string[], delta: 1 | -1): void {
     const key = `nr:${recipient}:${id}`;
-    const { record, before, after } = applyTokens(this.db.get(key), tokens, delta);
+    const place = replyMember(notePlace({ createdAt, id }));
+    const day = dayKey(dayOf(createdAt));
+    const held = this.db.get(key);
+    // A follow list's one reason, where the recipient holds no record of the event: its place only,
+    // added, or taken away with no tombstone (as on Redis: lua-scripts.ts NOTIFY, which says why).
+    const follow = `nz:${recipient}:${FOLLOW_LETTER}:${place}`;
+    const followHeld = held === undefined && this.db.doesExist(follow);
+    if (held === undefined && tokens.length === 1 && tokens[0] === FOLLOW_LETTER && (delta > 0 || followHeld)) {
+      // Added again while held: nothing changes (taken away while not held: the general path).
+      const adding = delta > 0;
+      if (adding === followHeld) return;
+      inTransaction(delta > 0 ? this.db.put(follow, '') : this.db.remove(follow));
+      this.count(`nd:${recipient}:${FOLLOW_LETTER}:${day}`, delta);
+      this.totalChange += delta;
+      return;
+    }
+    // No record, a follow's place held: its one token is the follow.
+    const { record, before, after } = applyTokens(followHeld ? FOLLOW_LETTER : held, tokens, delta);
     inTransaction(record === '' ? this.db.remove(key) : this.db.put(key, record));
     const was = before?.[0];
     const is = after?.[0];
     if (was === is) return;
-    const place = replyMember(notePlace({ createdAt, id }));
-    const day = dayKey(dayOf(createdAt));
     if (was) {
       inTransaction(this.db.remove(`nz:${recipient}:${was}:${place}`));
       this.count(`nd:${recipient}:${was}:${day}`, -1);
@@ -88,7 +116,7 @@ export class LmdbNotificationIndex implements NotificationIndex {
       this.count(`nd:${recipient}:${is}:${day}`, 1);
     }
     // One more notification, or one fewer (a type changed: neither).
-    if (!was !== !is) this.count(TOTAL_NOTIFICATIONS, is ? 1 : -1);
+    if (!was !== !is) this.totalChange += is ? 1 : -1;
   }
 
   private count(key: string, delta: number): void {
@@ -114,7 +142,8 @@ export class LmdbNotificationIndex implements NotificationIndex {
       for (const place of places.slice(0, first)) {
         const position = replyPositionOf(place);
         const createdAt = 2 ** 53 - 1 - position.createdAt;
-        const tokens = (this.db.get(`nr:${recipient}:${position.id}`) ?? '').split(' ').filter((token) => token !== '' && !token.startsWith('-'));
+        // No record: a follow's place alone (notify).
+        const tokens = (this.db.get(`nr:${recipient}:${position.id}`) ?? FOLLOW_LETTER).split(' ').filter((token) => token !== '' && !token.startsWith('-'));
         const decided = typeOfTokens(tokens);
         if (decided) entries.push({ id: position.id, createdAt, type: decided.type, token: decided.token });
       }

@@ -1401,6 +1401,16 @@ local function best(live)
 end
 local DIRECT = {'Z', 'M', 'F'}
 local function notify(records, order, d, id, place, first, last)
+  -- A follow list's one reason (\`F\` alone: a list names a thousand pubkeys, and a replacement
+  -- takes them all away and adds them again, dated by the new list), where the recipient holds no
+  -- record of the event: its place only, added, or taken away with no tombstone. A list is
+  -- replaceable, so a version once removed is never added again by a replay (a heal adds the
+  -- version held: redis-event-store.ts), and a removal that comes before its addition (two writers)
+  -- finds no place and takes the general path, which leaves the tombstone that addition meets.
+  if first == last and ARGV[first] == 'F' and redis.call('HEXISTS', records, id) == 0 then
+    if d > 0 then return redis.call('ZADD', order, 0, 'F' .. place) end
+    if redis.call('ZREM', order, 'F' .. place) == 1 then return -1 end
+  end
   local held = redis.call('HGET', records, id)
   local live, dead = {}, {}
   if held then
@@ -1474,6 +1484,33 @@ for i = 1, #KEYS / 2 do
   local count = tonumber(ARGV[at + 3])
   changed = changed + notify(KEYS[2 * i - 1], KEYS[2 * i], tonumber(ARGV[at]), ARGV[at + 1], ARGV[at + 2], at + 4, at + 3 + count)
   at = at + 4 + count
+end
+return changed
+`;
+
+/**
+ * Follow lists' follows (each list's one reason per pubkey it names, \`F\`) added or taken away, on
+ * one Redis (the recipients' keys are in many slots, made here from their tags): ARGV[1] the key
+ * prefix, ARGV[2] the token \`F\`, ARGV[3] per list its change (a signed byte), id (32 bytes), place
+ * (39), how many recipients (4 bytes, big-endian), then each recipient's key tag (43 characters,
+ * keys.ts). Each as NOTIFY would. Returns the change in notifications.
+ */
+export const NOTIFY_FOLLOWS_SCRIPT = `${NOTIFY_FUNCTION}
+local prefix, packed = ARGV[1], ARGV[3]
+local at, changed = 1, 0
+while at + 75 <= #packed do
+  local d = string.byte(packed, at)
+  if d > 127 then d = d - 256 end
+  local id = string.sub(packed, at + 1, at + 32)
+  local place = string.sub(packed, at + 33, at + 71)
+  local b1, b2, b3, b4 = string.byte(packed, at + 72, at + 75)
+  local count = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+  at = at + 76
+  for _ = 1, count do
+    local tag = string.sub(packed, at, at + 42)
+    at = at + 43
+    changed = changed + notify(prefix .. 'nr:{' .. tag .. '}', prefix .. 'nz:{' .. tag .. '}', d, id, place, 2, 2)
+  end
 end
 return changed
 `;

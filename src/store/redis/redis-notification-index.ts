@@ -16,7 +16,7 @@ import {
 } from '../notification-index.js';
 import { type ReplyPosition, replyPositionOfBytes } from '../relation-index.js';
 import type { RedisKeys } from './keys.js';
-import { INBOUND_MANY_SCRIPT, INBOUND_READ_MANY_SCRIPT, INBOUND_SCRIPT, NOTIFY_MANY_SCRIPT, NOTIFY_SCRIPT } from './lua-scripts.js';
+import { INBOUND_MANY_SCRIPT, INBOUND_READ_MANY_SCRIPT, INBOUND_SCRIPT, NOTIFY_FOLLOWS_SCRIPT, NOTIFY_MANY_SCRIPT, NOTIFY_SCRIPT } from './lua-scripts.js';
 import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
 import { escapeGlob, scanKeys } from './scan-keys.js';
@@ -28,14 +28,24 @@ declare module 'ioredis' {
     nostrInboundReadManyBuffer(numberOfKeys: number, ...keys: string[]): Result<Buffer[][], Context>;
     nostrNotify(records: string, order: string, delta: string, id: Buffer, place: Buffer, ...tokens: string[]): Result<number, Context>;
     nostrNotifyMany(numberOfKeys: number, ...keysThenArguments: (string | Buffer)[]): Result<number, Context>;
+    nostrNotifyFollows(prefix: string, token: string, packed: Buffer): Result<number, Context>;
   }
 }
+
+/** A pubkey's tag in its keys (keys.ts: 43 characters of base64url). */
+const tagOf = (pubkey: string) => Buffer.from(pubkey, 'hex').toString('base64url');
 
 /** After every place of a type's range: a place's first byte is at most 0x1f (created_at below 2^53). */
 const PAST_PLACES = Buffer.from([0xff]);
 
 /** Writes per INBOUND_MANY or NOTIFY_MANY call at most: a script runs alone on its node, so a long one holds it. */
 const MANY_PER_CALL = 500;
+
+/** Follows per NOTIFY_FOLLOWS call at most (their writes are a few commands each). */
+const FOLLOWS_PER_CALL = 2000;
+
+/** A follow's one token (nostr/notifications.ts reasonToken of FOLLOW). */
+const FOLLOW_TOKEN = 'F';
 
 /** Reads the authors of servable events by id (undefined where not held, deleted or replaced). */
 export type AuthorsOf = (ids: readonly string[]) => Promise<(string | undefined)[]>;
@@ -56,6 +66,12 @@ interface NotifyWrite {
  */
 export class NotificationWrites {
   readonly direct: NotifyWrite[] = [];
+  /**
+   * A follow list's follows (its one reason per pubkey it names, `F`), kept per list: on one Redis
+   * sent packed (NOTIFY_FOLLOWS: a list names a thousand pubkeys, and seven arguments each were most
+   * of an import of lists), on a cluster as direct writes.
+   */
+  readonly follows: { id: Buffer; place: Buffer; delta: 1 | -1; recipients: string[] }[] = [];
   /** Events with target reasons: their inbound records, then their targets' authors. */
   readonly related: { event: NostrEvent; targets: Map<string, string>; id: Buffer; place: Buffer; delta: 1 | -1 }[] = [];
   /** Every event of the batch as a target: its inbound records, read after it was stored or removed. */
@@ -65,7 +81,12 @@ export class NotificationWrites {
     const { direct, targets } = notificationReasonsOf(event);
     const id = Buffer.from(event.id, 'hex');
     const place = notificationPlace({ createdAt: event.created_at, id: event.id });
-    for (const [recipient, tokens] of direct) this.direct.push({ recipient, id, place, tokens, delta });
+    let follows: string[] | undefined;
+    for (const [recipient, tokens] of direct) {
+      if (tokens.length === 1 && tokens[0] === FOLLOW_TOKEN) (follows ??= []).push(recipient);
+      else this.direct.push({ recipient, id, place, tokens, delta });
+    }
+    if (follows) this.follows.push({ id, place, delta, recipients: follows });
     if (targets.size > 0) this.related.push({ event, targets, id, place, delta });
     this.asTargets.push({ event, delta });
   }
@@ -95,6 +116,7 @@ export class RedisNotificationIndex implements NotificationIndex {
     client.defineCommand('nostrInboundReadMany', { lua: INBOUND_READ_MANY_SCRIPT });
     client.defineCommand('nostrNotify', { numberOfKeys: 2, lua: NOTIFY_SCRIPT });
     client.defineCommand('nostrNotifyMany', { lua: NOTIFY_MANY_SCRIPT });
+    client.defineCommand('nostrNotifyFollows', { numberOfKeys: 0, lua: NOTIFY_FOLLOWS_SCRIPT });
   }
 
   /** An event's transition (stored +1, gone -1), as the notifying event and as a target: gathered into `writes`, else sent now. */
@@ -133,7 +155,42 @@ export class RedisNotificationIndex implements NotificationIndex {
         notify.push({ recipient: event.pubkey, id: source, place, tokens: tokensOfInbound(record.letters, event.id), delta: drainDelta(record, delta) });
       }
     });
-    await this.sendNotify(notify);
+    await Promise.all([this.sendNotify(notify), this.sendFollows(batch.follows)]);
+  }
+
+  /**
+   * A batch's follow lists' follows: on one Redis packed into NOTIFY_FOLLOWS calls (per list its
+   * change, id and place, then the recipients' key tags), on a cluster one NOTIFY each.
+   */
+  private async sendFollows(lists: NotificationWrites['follows']): Promise<void> {
+    if (lists.length === 0) return;
+    if (!this.many) {
+      await this.sendNotify(lists.flatMap(({ id, place, delta, recipients }) => recipients.map((recipient) => ({ recipient, id, place, tokens: [FOLLOW_TOKEN], delta }))));
+      return;
+    }
+    const calls: Promise<number>[] = [];
+    let parts: Buffer[] = [];
+    let follows = 0;
+    const send = () => {
+      if (parts.length > 0) calls.push(this.client.nostrNotifyFollows(this.prefix, FOLLOW_TOKEN, Buffer.concat(parts)));
+      parts = [];
+      follows = 0;
+    };
+    for (const { id, place, delta, recipients } of lists) {
+      for (let start = 0; start < recipients.length; start += FOLLOWS_PER_CALL) {
+        const part = recipients.slice(start, start + FOLLOWS_PER_CALL);
+        if (follows + part.length > FOLLOWS_PER_CALL) send();
+        const head = Buffer.alloc(76);
+        head.writeInt8(delta, 0);
+        id.copy(head, 1);
+        place.copy(head, 33);
+        head.writeUInt32BE(part.length, 72);
+        parts.push(head, Buffer.from(part.map(tagOf).join('')));
+        follows += part.length;
+      }
+    }
+    send();
+    await this.countNotifications(calls);
   }
 
   private async sendInbound(writes: { key: string; id: Buffer; record: string; delta: 1 | -1 }[]): Promise<void> {
