@@ -25,6 +25,11 @@ describe('relay URLs in the log', () => {
   it('name no user info, query or fragment', () => {
     expect(relayUrlForLog(`wss://user:${SECRET}@relay.example:4443/nostr/?token=${SECRET}#${SECRET}`)).toBe('wss://relay.example:4443/nostr/');
     expect(relayUrlForLog(`wss://relay.example/?token=${SECRET}`)).toBe('wss://relay.example/');
+    // A token as a path segment: shown as a short hash, so two such relays are still told apart.
+    const token = `${SECRET}-0123456789abcdef`;
+    const inPath = relayUrlForLog(`wss://relay.example/v1/${token}`);
+    expect(inPath).toMatch(/^wss:\/\/relay\.example\/v1\/…[0-9a-f]{4}$/);
+    expect(inPath).not.toBe(relayUrlForLog(`wss://relay.example/v1/${token}x`));
     expect(relayUrlForLog(`not a url ${SECRET}`)).not.toContain(SECRET);
     expect(relayUrlsForLog(`NOTICE from wss://relay.example/?token=${SECRET}: slow down; then ws://u:${SECRET}@other.example/x`)).toBe(
       'NOTICE from wss://relay.example/ slow down; then ws://other.example/x',

@@ -229,6 +229,8 @@ async function main() {
 
     const peak = { redis: peakRssMiB(service.pid ?? 0), embedded: peakRssMiB(embeddedService.pid ?? 0) };
     writeReport(rows, peak);
+    // The figures an operator pays for, one line per route, on the terminal too.
+    console.info(targetLines(rows));
     log(`service peak RSS: ${peak.redis?.toFixed(0)} MiB (Redis), ${peak.embedded?.toFixed(0)} MiB (embedded); wrote ${options.output}`);
   } finally {
     await Promise.all(children.map(stop));
@@ -344,25 +346,72 @@ function cpuCell({ cpu }: Row): string {
   return `${cpu.server.toFixed(0)} + ${cpu.redis?.toFixed(0) ?? '?'} (${cpu.load.toFixed(0)})`;
 }
 
-/** Metrics and rate limits on, against both off, per group (at most 5% lower). */
+/** CPU µs a request costs the fleet: the server's and Redis' (undefined where the server's was not measured). */
+function fleetCpu({ cpu }: Row): number | undefined {
+  return cpu.server === undefined ? undefined : cpu.server + (cpu.redis ?? 0);
+}
+
 /**
- * The CPU-per-request targets, one line per route: the service (every default on) against the hand-written
- * handler. Uniform keys: /user-profile ≥ 1.0×, /event at K = 10 ≥ 1.5× (§1); Zipf: /user-profile ≥ 1.5× (§3).
+ * One line per service target: its CPU per request (server + Redis), the hand-written handler's for
+ * the same route, the ceiling's, and the efficiency (hand-written ÷ service: above 1, the service
+ * costs less per request). What an operator pays does not move with what shares the cores, as
+ * requests per second do (a throughput ratio on 2 cores also measures the load generator).
+ */
+function efficiencyLines(rows: Row[]): string[] {
+  const lines: string[] = [];
+  for (const row of rows.filter((candidate) => candidate.target.startsWith('service'))) {
+    const group = rows.filter((other) => other.k === row.k);
+    const route = row.target.includes('user-profile') || row.target.includes('(profile)') ? '/user-profile' : '/event';
+    const service = fleetCpu(row);
+    const handWritten = fleetCpu(group.find((other) => other.target === `baseline ${route}`) as Row);
+    const ceiling = fleetCpu(group.find((other) => other.target.startsWith('ceiling')) as Row);
+    if (service === undefined || handWritten === undefined) continue;
+    lines.push(
+      `- ${row.target}${row.k === '-' ? '' : ` (K = ${row.k})`}: service ${service.toFixed(0)} µs, hand-written ${handWritten.toFixed(0)} µs, ceiling ${ceiling?.toFixed(0) ?? '?'} µs, efficiency ${(handWritten / service).toFixed(2)}×`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * The CPU-per-request targets (server + Redis, every default on): /user-profile ≥ 1.0× the
+ * hand-written handler's efficiency on uniform keys, ≥ 1.5× on Zipf; /event at K = 10 ≥ 2.0×; a
+ * hot-cache answer (the service's /user-profile) ≤ 1.5× the ceiling's CPU; /graphql ≥ 0.8× the REST
+ * route's efficiency for the same lookup.
  */
 function targetLines(rows: Row[]): string {
   const lines: string[] = [];
-  const verdict = (route: string, k: string, target: number) => {
-    const service = rows.find((row) => row.k === k && row.target === `service ${route}`);
-    const baseline = rows.find((row) => row.k === k && row.target === `baseline ${route}`);
-    if (!service || !baseline) return;
-    const ratio = service.rps / baseline.rps;
-    lines.push(`- ${route}${k === '-' ? '' : ` (K = ${k})`}: ${ratio.toFixed(2)}× the hand-written handler, target ≥ ${target.toFixed(1)}×: **${ratio >= target ? 'met' : 'not met'}**`);
+  const find = (k: string, target: string) => rows.find((row) => row.k === k && row.target === target);
+  const cpuOf = (k: string, target: string) => {
+    const row = find(k, target);
+    return row && fleetCpu(row);
   };
-  verdict('/user-profile', '-', zipfExponent === undefined ? 1.0 : 1.5);
-  if (zipfExponent === undefined) verdict('/event', '10', 1.5);
-  return lines.length > 0 ? `Targets in this run:\n\n${lines.join('\n')}` : '';
+  const verdict = (text: string, value: number | undefined, target: number, atMost = false) => {
+    if (value === undefined || !Number.isFinite(value)) return;
+    const met = atMost ? value <= target : value >= target;
+    lines.push(`- ${text}: ${value.toFixed(2)}×, target ${atMost ? '≤' : '≥'} ${target.toFixed(1)}×: **${met ? 'met' : 'not met'}**`);
+  };
+  const efficiency = (k: string, route: string, target = `service ${route}`) => {
+    const service = cpuOf(k, target);
+    const handWritten = cpuOf(k, `baseline ${route}`);
+    return service && handWritten ? handWritten / service : undefined;
+  };
+  verdict('/user-profile, CPU efficiency against the hand-written handler', efficiency('-', '/user-profile'), zipfExponent === undefined ? 1.0 : 1.5);
+  if (zipfExponent === undefined) verdict('/event (K = 10), CPU efficiency against the hand-written handler', efficiency('10', '/event'), 2.0);
+  const ceiling = rows.find((row) => row.k === '-' && row.target.startsWith('ceiling'));
+  const hot = cpuOf('-', 'service /user-profile');
+  if (ceiling && hot !== undefined) verdict('/user-profile (hot cache) CPU against the ceiling', hot / (fleetCpu(ceiling) ?? Number.NaN), 1.5, true);
+  const graphqlProfile = efficiency('-', '/user-profile', 'service POST /graphql (profile)');
+  const restProfile = efficiency('-', '/user-profile');
+  if (graphqlProfile && restProfile) verdict('POST /graphql (profile), efficiency against the REST route', graphqlProfile / restProfile, 0.8);
+  const graphqlEvent = efficiency('10', '/event', 'service POST /graphql (event)');
+  const restEvent = efficiency('10', '/event');
+  if (graphqlEvent && restEvent) verdict('POST /graphql (event, K = 10), efficiency against the REST route', graphqlEvent / restEvent, 0.8);
+  const each = efficiencyLines(rows);
+  return `CPU per request, server + Redis, per route:\n\n${each.join('\n')}\n\n${lines.length > 0 ? `Targets in this run:\n\n${lines.join('\n')}` : ''}`;
 }
 
+/** Metrics and rate limits on, against both off, per group (at most 5% lower). */
 function costLines(rows: Row[]): string {
   const lines = ['| K | route | both off req/s | metrics + rate limits req/s | ratio |', '| --- | --- | --- | --- | --- |'];
   for (const bare of rows.filter((row) => row.target.startsWith('service, METRICS=false'))) {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { normalizeURL } from 'nostr-tools/utils';
 
 /** Longest relay URL we accept, from configuration or from a hint: real ones are short. */
@@ -27,18 +28,27 @@ export function parseRelayUrl(raw: string): string | undefined {
 
 /**
  * A relay URL as the log and /metrics name it: scheme, host (with port) and path, without user
- * info, query or fragment. A configured relay's URL may carry an access token there
- * (`wss://relay.example/?token=…`, `wss://user:pass@relay.example/`), and whoever reads the log or
- * scrapes /metrics must not get it. Text that is not a URL is named by nothing of its own.
+ * info, query or fragment, and with every path segment longer than PLAIN_SEGMENT shown as `…` and 4
+ * hex digits of its SHA-256. A configured relay's URL may carry an access token there
+ * (`wss://relay.example/?token=…`, `wss://user:pass@relay.example/`, `wss://relay.example/<token>`),
+ * and whoever reads the log or scrapes /metrics must not get it; two such relays on one host are
+ * still told apart. Text that is not a URL is named by nothing of its own.
  */
 export function relayUrlForLog(url: string): string {
   try {
     const { protocol, host, pathname } = new URL(url);
-    return `${protocol}//${host}${pathname}`;
+    const path = pathname
+      .split('/')
+      .map((segment) => (segment.length > PLAIN_SEGMENT ? `…${createHash('sha256').update(segment).digest('hex').slice(0, 4)}` : segment))
+      .join('/');
+    return `${protocol}//${host}${path}`;
   } catch {
     return '(not a URL)';
   }
 }
+
+/** A path segment longer than this may be a token (a word of a relay's path is shorter: `nostr`, `inbox`, `v1`). */
+const PLAIN_SEGMENT = 16;
 
 /** Where a ws:// or wss:// URL appears in free text: up to a space, a quote or an angle bracket. */
 const RELAY_URLS_IN_TEXT = /wss?:\/\/[^\s"'<>`]+/gi;

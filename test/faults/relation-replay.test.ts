@@ -295,7 +295,7 @@ describe('Redis: a replaceable transition whose reply was lost, then replayed', 
     expect(await journalHeld(second)).toBe(1);
     // Its writes land, then it settles its entries (as the store does after the batch's follows).
     await store.relations.replace(first, second);
-    await store.client.nostrSettleJournal(keys().journal(replaceableAddress(second) as string), second.id, first.id);
+    await store.client.nostrSettleJournal(keys().journal(replaceableAddress(second) as string), `abcdef0000000001${second.id}`, `abcdef0000000001${first.id}`);
     expect(await followers([bob, carol])).toEqual([0, 1]);
     expect(await journalHeld(second)).toBe(0);
     await expectExact(store, NO_KIND_COUNTS);

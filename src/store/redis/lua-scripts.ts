@@ -116,7 +116,8 @@ return kept('superseded', heldId)
 
 /**
  * Entries of an address's journal (REPLACE), once their relations are applied: KEYS[1] the
- * journal; ARGV the ids of the versions whose entries go. The key goes with its last entry.
+ * journal; ARGV each entry that goes, as its batch token then its version's id (80 characters: an
+ * entry another batch wrote for the same version stays). The key goes with its last entry.
  */
 export const SETTLE_JOURNAL_SCRIPT = `
 local held = redis.call('GET', KEYS[1])
@@ -129,7 +130,7 @@ while from <= #held do
   -- After the sign, the token and the time: the id, or the JSON's (at its bytes 8 to 71).
   local id
   if string.sub(held, from, from) == '+' then id = string.sub(held, from + 27, from + 90) else id = string.sub(held, from + 34, from + 97) end
-  if not settled[id] then kept[#kept + 1] = string.sub(held, from, stop) end
+  if not settled[string.sub(held, from + 1, from + 16) .. id] then kept[#kept + 1] = string.sub(held, from, stop) end
   from = stop + 1
 end
 if #kept == 0 then return redis.call('DEL', KEYS[1]) end

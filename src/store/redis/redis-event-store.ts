@@ -322,37 +322,35 @@ export class RedisEventStore implements EventStore {
 
   /** putEvents' batch, with its token. */
   private async putBatch(events: readonly NostrEvent[], token: string): Promise<WriteOutcome[]> {
-    {
-      const writers = this.writingConnections();
-      const vanishedAt = await this.vanishTimes(events.map((event) => event.pubkey));
-      const vanishing = events.filter((event) => vanishApplies(event, this.publicUrl));
-      for (const request of vanishing) {
-        await this.applyVanish(request, token);
-        vanishedAt.set(request.pubkey, Math.max(vanishedAt.get(request.pubkey) ?? -1, request.created_at));
-      }
-      // Each event's targets, read once (empty but for deletion requests).
-      const targets = events.map(deletionTargets);
-      await Promise.all(events.map((event, index) => (event.kind === DELETION_KIND ? this.applyDeletion(event, targets[index] as DeletionTargets, token) : undefined)));
-      const deleters = deletersById(events, targets);
-      // The follow lists' follows, gathered over the batch and sent grouped per followed pubkey.
-      const follows = new FollowWrites();
-      // What waits for the batch's follows to be sent (journals settled, follows healed).
-      const afterFollows: (() => Promise<void>)[] = [];
-      // Sent whatever happens to the batch's other events: a list stored is related once only.
-      const settled = await Promise.allSettled(events.map((event) => this.putEvent(event, vanishedAt, deletedBy(deleters, event), { follows, afterFollows, token })));
-      await this.relations.flushFollows(follows);
-      await Promise.all(afterFollows.map((then) => then()));
-      const outcomes = settled.map((result) => {
-        if (result.status === 'rejected') throw result.reason;
-        return result.value;
-      });
-      await this.recheckVanished(events, outcomes, vanishedAt, token);
-      await this.confirmReplicated(writers);
-      return outcomes.map((outcome, index) => {
-        const event = events[index] as NostrEvent;
-        return requestOutcome(outcome, vanishing.includes(event) || isDeletionRequest(targets[index] as DeletionTargets));
-      });
+    const writers = this.writingConnections();
+    const vanishedAt = await this.vanishTimes(events.map((event) => event.pubkey));
+    const vanishing = events.filter((event) => vanishApplies(event, this.publicUrl));
+    for (const request of vanishing) {
+      await this.applyVanish(request, token);
+      vanishedAt.set(request.pubkey, Math.max(vanishedAt.get(request.pubkey) ?? -1, request.created_at));
     }
+    // Each event's targets, read once (empty but for deletion requests).
+    const targets = events.map(deletionTargets);
+    await Promise.all(events.map((event, index) => (event.kind === DELETION_KIND ? this.applyDeletion(event, targets[index] as DeletionTargets, token) : undefined)));
+    const deleters = deletersById(events, targets);
+    // The follow lists' follows, gathered over the batch and sent grouped per followed pubkey.
+    const follows = new FollowWrites();
+    // What waits for the batch's follows to be sent (journals settled, follows healed).
+    const afterFollows: (() => Promise<void>)[] = [];
+    // Sent whatever happens to the batch's other events: a list stored is related once only.
+    const settled = await Promise.allSettled(events.map((event) => this.putEvent(event, vanishedAt, deletedBy(deleters, event), { follows, afterFollows, token })));
+    await this.relations.flushFollows(follows);
+    await Promise.all(afterFollows.map((then) => then()));
+    const outcomes = settled.map((result) => {
+      if (result.status === 'rejected') throw result.reason;
+      return result.value;
+    });
+    await this.recheckVanished(events, outcomes, vanishedAt, token);
+    await this.confirmReplicated(writers);
+    return outcomes.map((outcome, index) => {
+      const event = events[index] as NostrEvent;
+      return requestOutcome(outcome, vanishing.includes(event) || isDeletionRequest(targets[index] as DeletionTargets));
+    });
   }
 
   /** One event; `deletedInBatch`: a deletion request by its author came in the same batch. */
@@ -407,9 +405,9 @@ export class RedisEventStore implements EventStore {
     if (outcome === 'stored' || outcome === 'replaced') {
       // A follow list replacing another: by their difference (relations.replace).
       await this.relations.replace(previous, event, size, follows, !healing);
-      if (!healing) afterFollows.push(() => this.settleJournal(journalKey, [event.id, previousId]));
+      if (!healing) afterFollows.push(() => this.settleJournal(journalKey, token, [event.id, previousId]));
     }
-    if (healing) afterFollows.push(() => this.heal(address, healing, current, previous ? [previous, event] : [event], [event.id, previousId]));
+    if (healing) afterFollows.push(() => this.heal(address, healing, current, previous ? [previous, event] : [event], token, [event.id, previousId]));
     if (outcome === 'deleted') {
       await this.client.set(this.keys.event(event.id), deletedEventValue(event.pubkey));
       return outcome;
@@ -526,13 +524,13 @@ export class RedisEventStore implements EventStore {
   /** Raises an address's bar; the version it removes (if any) leaves a tombstone under its id. */
   private async raiseBar(address: string, createdAt: number, id: string, author: string, token: string): Promise<void> {
     const [removed, journalBefore, current] = await this.client.nostrRaiseBar(this.keys.replaceable(address), this.keys.journal(address), String(createdAt), id, token);
-    await this.removeVersion(address, removed, journalBefore, current, author);
+    await this.removeVersion(address, removed, journalBefore, current, token, author);
   }
 
   /** Takes a deleted version out of its slot (BAR_VERSION). */
   private async barVersion(address: string, id: string, token: string): Promise<void> {
     const [removed, journalBefore, current] = await this.client.nostrBarVersion(this.keys.replaceable(address), this.keys.journal(address), id, token);
-    await this.removeVersion(address, removed, journalBefore, current);
+    await this.removeVersion(address, removed, journalBefore, current, token);
   }
 
   /**
@@ -540,7 +538,7 @@ export class RedisEventStore implements EventStore {
    * entry; another transition journaled before and abandoned is healed, with this removal's
    * follows. `author`: the removed version's id keeps a tombstone.
    */
-  private async removeVersion(address: string, removed: string, journalBefore: string, current: string, author?: string): Promise<void> {
+  private async removeVersion(address: string, removed: string, journalBefore: string, current: string, token: string, author?: string): Promise<void> {
     const healing = this.healable(journalBefore);
     const stored = removed !== '' ? storedEventOf(removed) : undefined;
     const removedId = removed !== '' ? wireIdOf(Buffer.from(removed)) : '';
@@ -550,8 +548,8 @@ export class RedisEventStore implements EventStore {
         stored ? this.relations.relate(stored.event, -1, stored.json.bytes.length, !healing) : undefined,
       ]);
     }
-    if (healing) await this.heal(address, healing, current, stored ? [stored.event] : [], [removedId]);
-    else await this.settleJournal(this.keys.journal(address), [removedId]);
+    if (healing) await this.heal(address, healing, current, stored ? [stored.event] : [], token, [removedId]);
+    else await this.settleJournal(this.keys.journal(address), token, [removedId]);
   }
 
   /**
@@ -575,9 +573,9 @@ export class RedisEventStore implements EventStore {
    * counts an event once: RELATE, ZAP, NOTE, SEARCH_PROFILE); a follow list's follows are set, not
    * added, to what the list held names (FOLLOW_SET), at every pubkey any of those versions names.
    * Then the entries are settled. `also`: versions this writer added or removed, whose follows it
-   * left to this; `settled`: ids of its own entries to settle with them.
+   * left to this; `own`: the ids of its own entries (of batch `token`) to settle with them.
    */
-  private async heal(address: string, entries: readonly JournalEntry[], currentJson: string, also: readonly NostrEvent[], settled: readonly string[]): Promise<void> {
+  private async heal(address: string, entries: readonly JournalEntry[], currentJson: string, also: readonly NostrEvent[], token: string, own: readonly string[]): Promise<void> {
     const parse = (json: string) => storedEventOf(json)?.event;
     const removedEvents = entries.flatMap(({ json }) => (json === undefined ? [] : [parse(json)])).filter((event) => event !== undefined);
     const current = currentJson ? parse(currentJson) : undefined;
@@ -593,12 +591,17 @@ export class RedisEventStore implements EventStore {
       const now = held && held[0] === 0x7b ? storedEventOf(held)?.event : undefined;
       await this.relations.setFollows(addressAuthor(address), now, lists);
     }
-    await this.settleJournal(this.keys.journal(address), [...entries.map(({ id }) => id), ...settled]);
+    const journalKey = this.keys.journal(address);
+    await Promise.all([
+      ...[...new Set(entries.map((entry) => entry.token))].map((healed) => this.settleJournal(journalKey, healed, entries.filter((entry) => entry.token === healed).map(({ id }) => id))),
+      this.settleJournal(journalKey, token, own),
+    ]);
   }
 
-  private async settleJournal(journalKey: string, ids: readonly string[]): Promise<void> {
-    const named = ids.filter((id) => id !== '');
-    if (named.length > 0) await this.client.nostrSettleJournal(journalKey, ...named);
+  /** The entries of batch `token` for versions `ids` ('' for none) leave the journal. */
+  private async settleJournal(journalKey: string, token: string, ids: readonly string[]): Promise<void> {
+    const entries = ids.filter((id) => id !== '').map((id) => token + id);
+    if (entries.length > 0) await this.client.nostrSettleJournal(journalKey, ...entries);
   }
 
   /**
