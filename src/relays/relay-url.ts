@@ -28,8 +28,8 @@ export function parseRelayUrl(raw: string): string | undefined {
 
 /**
  * A relay URL as the log and /metrics name it: scheme, host (with port) and path, without user
- * info, query or fragment, and with every path segment longer than PLAIN_SEGMENT shown as `…` and 4
- * hex digits of its SHA-256. A configured relay's URL may carry an access token there
+ * info, query or fragment, and with every path segment of PLAIN_SEGMENT characters or more shown as
+ * `…` and 4 hex digits of its SHA-256. A configured relay's URL may carry an access token there
  * (`wss://relay.example/?token=…`, `wss://user:pass@relay.example/`, `wss://relay.example/<token>`),
  * and whoever reads the log or scrapes /metrics must not get it; two such relays on one host are
  * still told apart. Text that is not a URL is named by nothing of its own.
@@ -39,7 +39,7 @@ export function relayUrlForLog(url: string): string {
     const { protocol, host, pathname } = new URL(url);
     const path = pathname
       .split('/')
-      .map((segment) => (segment.length > PLAIN_SEGMENT ? `…${createHash('sha256').update(segment).digest('hex').slice(0, 4)}` : segment))
+      .map((segment) => (segment.length >= PLAIN_SEGMENT ? `…${createHash('sha256').update(segment).digest('hex').slice(0, 4)}` : segment))
       .join('/');
     return `${protocol}//${host}${path}`;
   } catch {
@@ -47,8 +47,8 @@ export function relayUrlForLog(url: string): string {
   }
 }
 
-/** A path segment longer than this may be a token (a word of a relay's path is shorter: `nostr`, `inbox`, `v1`). */
-const PLAIN_SEGMENT = 16;
+/** A path segment this long may be a token (8 random bytes in hex are 16; a word of a relay's path is shorter: `nostr`, `inbox`, `v1`). */
+const PLAIN_SEGMENT = 12;
 
 /** Where a ws:// or wss:// URL appears in free text: up to a space, a quote or an angle bracket. */
 const RELAY_URLS_IN_TEXT = /wss?:\/\/[^\s"'<>`]+/gi;

@@ -295,13 +295,13 @@ describe('Redis: a replaceable transition whose reply was lost, then replayed', 
     expect(await journalHeld(second)).toBe(1);
     // Its writes land, then it settles its entries (as the store does after the batch's follows).
     await store.relations.replace(first, second);
-    await store.client.nostrSettleJournal(keys().journal(replaceableAddress(second) as string), `abcdef0000000001${second.id}`, `abcdef0000000001${first.id}`);
+    await store.client.nostrSettleJournal(keys().journal(replaceableAddress(second) as string), `+abcdef0000000001${second.id}`, `-abcdef0000000001${first.id}`);
     expect(await followers([bob, carol])).toEqual([0, 1]);
     expect(await journalHeld(second)).toBe(0);
     await expectExact(store, NO_KIND_COUNTS);
   });
 
-  it("another process's transition abandoned (journaled over a minute ago) is healed by the next write of the address", async () => {
+  it("another process's transition abandoned (journaled over ten minutes ago, by Redis' clock) is healed by the next write of the address", async () => {
     const [bob, carol] = ['abandoned-bob', 'abandoned-carol'].map(pubkeyOf) as [string, string];
     const first = followList('abandoned-alice', [bob], T);
     await store.putEvents([first]);
@@ -314,6 +314,70 @@ describe('Redis: a replaceable transition whose reply was lost, then replayed', 
     expect(await store.putEvents([second])).toEqual(['duplicate']);
     expect(await followers([bob, carol])).toEqual([0, 1]);
     expect(await journalHeld(second)).toBe(0);
+    await expectExact(store, NO_KIND_COUNTS);
+  });
+
+  it("a list and its replacement in one batch, the replacement's relations failing: the retry takes the first list's follows and notifications away (each transition's entries settle apart)", async () => {
+    const [bob, carol] = ['batch-bob', 'batch-carol'].map(pubkeyOf) as [string, string];
+    const first = followList('batch-alice', [bob], T);
+    const second = followList('batch-alice', [carol], T + 10);
+    const relations = store.relations;
+    const replace = relations.replace.bind(relations);
+    let fail = true;
+    relations.replace = async (previous, next, ...rest) => {
+      if (fail && next.id === second.id) throw new Error('lost: the connection went');
+      return replace(previous, next, ...rest);
+    };
+    try {
+      await expect(store.putEvents([first, second])).rejects.toThrow();
+      fail = false;
+      expect(await store.putEvents([first, second])).toEqual(['superseded', 'duplicate']);
+    } finally {
+      relations.replace = replace;
+    }
+    expect(await followers([bob, carol])).toEqual([0, 1]);
+    expect(await journalHeld(second)).toBe(0);
+    await expectExact(store, NO_KIND_COUNTS);
+  });
+
+  it("a heal while another process replaces the same list: the heal's sets wait for that process's follows to land, then set them to the list held", async () => {
+    const [bob, carol, dave, erin] = ['race-bob', 'race-carol', 'race-dave', 'race-erin'].map(pubkeyOf) as [string, string, string, string];
+    const lists = [[bob], [carol], [dave], [erin]].map((follows, version) => followList('race-alice', follows, T + 10 * version)) as [NostrEvent, NostrEvent, NostrEvent, NostrEvent];
+    await store.putEvents([lists[0]]);
+    // A process stopped after its REPLACE of the second list, long ago.
+    await replaceScriptOnly(lists[1], 'abcdef0000000003');
+    const journal = keys().journal(replaceableAddress(lists[1]) as string);
+    const held = (await store.client.get(journal)) as string;
+    await store.client.set(journal, held.split('\n').map((line) => (line === '' ? line : `${line.slice(0, 17)}0000000001${line.slice(27)}`)).join('\n'));
+    // Another process (a store of its own on the same prefix) replaces the list once this one has
+    // decided to heal, its follows sent as the heal runs.
+    const other = new RedisEventStore(store.client, testStore.prefix);
+    const flush = other.relations.flushFollows.bind(other.relations);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const flushing = new Promise<void>((resolve) => (entered = resolve));
+    other.relations.flushFollows = async (follows) => {
+      entered();
+      await released;
+      return flush(follows);
+    };
+    const healer = store as unknown as { heal: (...args: unknown[]) => Promise<void> };
+    const heal = healer.heal.bind(store);
+    let replaced: Promise<unknown> | undefined;
+    healer.heal = async (...args: unknown[]) => {
+      replaced = other.putEvents([lists[3]]);
+      await flushing;
+      release();
+      await heal(...args);
+    };
+    try {
+      expect(await store.putEvents([lists[2]])).toEqual(['replaced']);
+      expect(await replaced).toEqual(['replaced']);
+    } finally {
+      healer.heal = heal;
+    }
+    expect(await followers([bob, carol, dave, erin])).toEqual([0, 0, 0, 1]);
     await expectExact(store, NO_KIND_COUNTS);
   });
 

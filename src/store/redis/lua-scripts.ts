@@ -59,6 +59,10 @@ local function journal(key, entries)
   if entries ~= '' then redis.call('APPEND', key, entries) end
   return before
 end
+-- Redis' own time (seconds), which entries are dated by: the caller judges their age by it.
+local function now()
+  return redis.call('TIME')[1]
+end
 -- The slot's version after this call, handed back only where a journal was there before (the
 -- caller heals to it: a follow list's figures are set to what it names).
 local function currentIf(before, key)
@@ -77,7 +81,8 @@ end
  *
  * KEYS[1] the slot key; KEYS[2] its journal; ARGV[1] the new event's wire JSON; ARGV[2] its id;
  * ARGV[3] its created_at; ARGV[4] the writer's batch token. Returns {outcome, previous id, previous JSON (when replaced: its relations
- * go), the journal before, the slot's version where that was not empty}: stored | replaced |
+ * go), the journal before, the slot's version where that was not empty, Redis' time in seconds}:
+ * stored | replaced |
  * superseded | duplicate | deleted. A value that is neither our JSON nor a bar is not ours and is
  * overwritten. A change of hands is journaled ('+' the new version, '-' the one it replaced) until
  * the caller has applied its relations: a replay after a lost reply finds it there.
@@ -89,11 +94,11 @@ local function took(outcome, heldId, previous)
   local entries = entry('+', ARGV[4], ARGV[2])
   if previous ~= '' then entries = entries .. entry('-', ARGV[4], previous) end
   local before = journal(KEYS[2], entries)
-  return {outcome, heldId, previous, before, currentIf(before, KEYS[1])}
+  return {outcome, heldId, previous, before, currentIf(before, KEYS[1]), now()}
 end
 local function kept(outcome, heldId)
   local before = journal(KEYS[2], '')
-  return {outcome, heldId, '', before, currentIf(before, KEYS[1])}
+  return {outcome, heldId, '', before, currentIf(before, KEYS[1]), now()}
 end
 if not held then return took('stored', '', '') end
 local createdAt = tonumber(ARGV[3])
@@ -116,8 +121,9 @@ return kept('superseded', heldId)
 
 /**
  * Entries of an address's journal (REPLACE), once their relations are applied: KEYS[1] the
- * journal; ARGV each entry that goes, as its batch token then its version's id (80 characters: an
- * entry another batch wrote for the same version stays). The key goes with its last entry.
+ * journal; ARGV each entry that goes, as its sign, its batch token, then its version's id (81
+ * characters: another transition's entry for the same version, in this batch or another, stays).
+ * The key goes with its last entry.
  */
 export const SETTLE_JOURNAL_SCRIPT = `
 local held = redis.call('GET', KEYS[1])
@@ -130,7 +136,7 @@ while from <= #held do
   -- After the sign, the token and the time: the id, or the JSON's (at its bytes 8 to 71).
   local id
   if string.sub(held, from, from) == '+' then id = string.sub(held, from + 27, from + 90) else id = string.sub(held, from + 34, from + 97) end
-  if not settled[string.sub(held, from + 1, from + 16) .. id] then kept[#kept + 1] = string.sub(held, from, stop) end
+  if not settled[string.sub(held, from, from + 16) .. id] then kept[#kept + 1] = string.sub(held, from, stop) end
   from = stop + 1
 end
 if #kept == 0 then return redis.call('DEL', KEYS[1]) end
@@ -248,7 +254,7 @@ return 1
 /**
  * Takes a deleted version out of its slot: if the slot still holds version ARGV[1], it becomes the
  * bar `x<created_at>:<id>`. KEYS[1] the slot, KEYS[2] its journal (REPLACE: the removal is
- * journaled); ARGV[2] the writer's batch token. Returns {the version's JSON if it did, else '', the journal before, the slot's version}.
+ * journaled); ARGV[2] the writer's batch token. Returns {the version's JSON if it did, else '', the journal before, the slot's version, Redis' time}.
  */
 export const BAR_VERSION_SCRIPT = `${HELPERS}
 local held = redis.call('GET', KEYS[1])
@@ -257,11 +263,11 @@ if held and string.sub(held, 1, 1) == '{' and string.sub(held, 8, 71) == ARGV[1]
   if createdAt then
     redis.call('SET', KEYS[1], bar(createdAt, ARGV[1]))
     local before = journal(KEYS[2], entry('-', ARGV[2], held))
-    return {held, before, ''}
+    return {held, before, '', now()}
   end
 end
 local before = journal(KEYS[2], '')
-return {'', before, currentIf(before, KEYS[1])}
+return {'', before, currentIf(before, KEYS[1]), now()}
 `;
 
 /**
@@ -269,7 +275,7 @@ return {'', before, currentIf(before, KEYS[1])}
  * by it, a newer one stays; the bar is kept even where nothing is held, so that what it covers is
  * refused whenever it arrives. KEYS[1] the slot, KEYS[2] its journal; ARGV[1] the bar's created_at;
  * ARGV[2] its id ('': every version up to then); ARGV[3] the writer's batch token. Returns {the JSON of the version it removed, or
- * '', the journal before, the slot's version} (the removal journaled as in BAR_VERSION).
+ * '', the journal before, the slot's version, Redis' time} (the removal journaled as in BAR_VERSION).
  */
 export const RAISE_BAR_SCRIPT = `${HELPERS}
 local time = tonumber(ARGV[1])
@@ -278,7 +284,7 @@ local function done(removed)
   local entries = ''
   if removed ~= '' then entries = entry('-', ARGV[3], removed) end
   local before = journal(KEYS[2], entries)
-  return {removed, before, currentIf(before, KEYS[1])}
+  return {removed, before, currentIf(before, KEYS[1]), now()}
 end
 if held and string.sub(held, 1, 1) == 'x' then
   local heldTime, heldId = string.match(held, '^x(%d+):?(%x*)$')

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, Redis, type Result } from 'ioredis';
 import {
   DELETION_KIND,
@@ -89,7 +90,7 @@ declare module 'ioredis' {
  * the entries it found there (another transition's, not yet applied or lost), and where there were
  * some, the version the slot holds now ('' for none).
  */
-type SlotJournal = [journalBefore: string, current: string];
+type SlotJournal = [journalBefore: string, current: string, redisTime: string];
 
 /**
  * What the writes of one batch share: its follows (sent grouped at its end), what waits for them
@@ -110,11 +111,15 @@ function servedId(held: Held | undefined): string | undefined {
 const VANISH_PAGE = 500;
 
 /**
- * A journal entry of another process older than this is taken for abandoned (its writer stopped, or
- * lost its reply and is not replaying): healed by the next write of its address. Younger, it may be
- * in flight still (commands wait in Redis while it is paused): a heal then would race its writes.
+ * A journal entry of another process older than this (by Redis' clock) is taken for abandoned (its
+ * writer stopped, or lost its reply and is not replaying): healed by the next write of its address.
+ * Younger, it may be in flight still (a long batch, commands waiting in a paused Redis): a heal then
+ * would race its writes.
  */
-const ABANDONED_AFTER_SECONDS = 60;
+const ABANDONED_AFTER_SECONDS = 600;
+
+/** How long a heal waits for another writer's entries (journaled since it was decided) to settle before it sets follows. */
+const OTHERS_SETTLE_MS = 3000;
 
 export interface RedisStoreOptions {
   /** PUBLIC_URL: a request to vanish naming it applies here (nostr/deletions.ts). */
@@ -391,23 +396,23 @@ export class RedisEventStore implements EventStore {
     const indexed = this.client.zadd(this.keys.author(event.pubkey).list, 0, addressMember(address, event.pubkey));
     const slotKey = this.keys.replaceable(address);
     const journalKey = this.keys.journal(address);
-    const [[outcome, previousId, previousJson, journalBefore, current]] = await Promise.all([
+    const [[outcome, previousId, previousJson, journalBefore, current, redisTime]] = await Promise.all([
       this.client.nostrReplaceEvent(slotKey, journalKey, json, event.id, String(event.created_at), token),
       indexed,
     ]);
     const previous = previousJson ? storedEventOf(previousJson)?.event : undefined;
     // Another transition of the address is journaled whose writer gave up or stopped: healed after
     // the batch's follows are sent, this one's follows with it (set, not added).
-    const healing = this.healable(journalBefore);
+    const healing = this.healable(journalBefore, redisTime);
     // The slot changed hands: the relations of what it holds now are added, of what it held removed
     // (whatever happens next to this version is another transition, with its own removal). Its
     // journal entries are settled once the batch's follows are sent.
     if (outcome === 'stored' || outcome === 'replaced') {
       // A follow list replacing another: by their difference (relations.replace).
       await this.relations.replace(previous, event, size, follows, !healing);
-      if (!healing) afterFollows.push(() => this.settleJournal(journalKey, token, [event.id, previousId]));
+      if (!healing) afterFollows.push(() => this.settleJournal(journalKey, token, [`+${event.id}`, `-${previousId}`]));
     }
-    if (healing) afterFollows.push(() => this.heal(address, healing, current, previous ? [previous, event] : [event], token, [event.id, previousId]));
+    if (healing) afterFollows.push(() => this.heal(address, healing, current, previous ? [previous, event] : [event], token, [`+${event.id}`, `-${previousId}`]));
     if (outcome === 'deleted') {
       await this.client.set(this.keys.event(event.id), deletedEventValue(event.pubkey));
       return outcome;
@@ -523,14 +528,14 @@ export class RedisEventStore implements EventStore {
 
   /** Raises an address's bar; the version it removes (if any) leaves a tombstone under its id. */
   private async raiseBar(address: string, createdAt: number, id: string, author: string, token: string): Promise<void> {
-    const [removed, journalBefore, current] = await this.client.nostrRaiseBar(this.keys.replaceable(address), this.keys.journal(address), String(createdAt), id, token);
-    await this.removeVersion(address, removed, journalBefore, current, token, author);
+    const [removed, journalBefore, current, redisTime] = await this.client.nostrRaiseBar(this.keys.replaceable(address), this.keys.journal(address), String(createdAt), id, token);
+    await this.removeVersion(address, removed, journalBefore, current, redisTime, token, author);
   }
 
   /** Takes a deleted version out of its slot (BAR_VERSION). */
   private async barVersion(address: string, id: string, token: string): Promise<void> {
-    const [removed, journalBefore, current] = await this.client.nostrBarVersion(this.keys.replaceable(address), this.keys.journal(address), id, token);
-    await this.removeVersion(address, removed, journalBefore, current, token);
+    const [removed, journalBefore, current, redisTime] = await this.client.nostrBarVersion(this.keys.replaceable(address), this.keys.journal(address), id, token);
+    await this.removeVersion(address, removed, journalBefore, current, redisTime, token);
   }
 
   /**
@@ -538,8 +543,8 @@ export class RedisEventStore implements EventStore {
    * entry; another transition journaled before and abandoned is healed, with this removal's
    * follows. `author`: the removed version's id keeps a tombstone.
    */
-  private async removeVersion(address: string, removed: string, journalBefore: string, current: string, token: string, author?: string): Promise<void> {
-    const healing = this.healable(journalBefore);
+  private async removeVersion(address: string, removed: string, journalBefore: string, current: string, redisTime: string, token: string, author?: string): Promise<void> {
+    const healing = this.healable(journalBefore, redisTime);
     const stored = removed !== '' ? storedEventOf(removed) : undefined;
     const removedId = removed !== '' ? wireIdOf(Buffer.from(removed)) : '';
     if (removedId !== '') {
@@ -548,8 +553,8 @@ export class RedisEventStore implements EventStore {
         stored ? this.relations.relate(stored.event, -1, stored.json.bytes.length, !healing) : undefined,
       ]);
     }
-    if (healing) await this.heal(address, healing, current, stored ? [stored.event] : [], token, [removedId]);
-    else await this.settleJournal(this.keys.journal(address), token, [removedId]);
+    if (healing) await this.heal(address, healing, current, stored ? [stored.event] : [], token, [`-${removedId}`]);
+    else await this.settleJournal(this.keys.journal(address), token, [`-${removedId}`]);
   }
 
   /**
@@ -558,10 +563,10 @@ export class RedisEventStore implements EventStore {
    * abandoned (ABANDONED_AFTER_SECONDS); none while one may still be in flight (a heal would race
    * its writes; the next write of the address heals it).
    */
-  private healable(journal: string): JournalEntry[] | undefined {
+  private healable(journal: string, redisTime: string): JournalEntry[] | undefined {
     if (journal === '') return undefined;
     const entries = journalEntries(journal);
-    const now = Date.now() / 1000;
+    const now = Number(redisTime);
     const settledBy = (entry: JournalEntry) => (entry.token.startsWith(this.writer) ? !this.openTokens.has(entry.token) : now - entry.time > ABANDONED_AFTER_SECONDS);
     return entries.length > 0 && entries.every(settledBy) ? entries : undefined;
   }
@@ -578,30 +583,75 @@ export class RedisEventStore implements EventStore {
   private async heal(address: string, entries: readonly JournalEntry[], currentJson: string, also: readonly NostrEvent[], token: string, own: readonly string[]): Promise<void> {
     const parse = (json: string) => storedEventOf(json)?.event;
     const removedEvents = entries.flatMap(({ json }) => (json === undefined ? [] : [parse(json)])).filter((event) => event !== undefined);
-    const current = currentJson ? parse(currentJson) : undefined;
+    // The version held now, read again: another writer may have replaced it since the script ran,
+    // and a version it took away must not be added back (its removal left no tombstone behind).
+    const scripted = currentJson ? parse(currentJson) : undefined;
+    let current = scripted && (await this.heldVersion(address));
+    if (current?.id !== scripted?.id) current = undefined;
     // Not a transition of the events held by kind (counted by the writer that made it).
     await Promise.all([
       ...removedEvents.map((event) => this.relations.relate(event, -1, undefined, false, undefined, true, false)),
       current ? this.relations.relate(current, 1, undefined, false, undefined, true, false) : undefined,
     ]);
-    const lists = [...removedEvents, ...also, ...(current ? [current] : [])].filter((event) => event.kind === FOLLOW_LIST_KIND);
-    if (lists.length > 0) {
-      // The list as held now: another writer may have replaced it since the script ran.
-      const [held] = await this.readDirect([this.keys.replaceable(address)]);
-      const now = held && held[0] === 0x7b ? storedEventOf(held)?.event : undefined;
-      await this.relations.setFollows(addressAuthor(address), now, lists);
-    }
+    const lists = [...removedEvents, ...also, ...(scripted ? [scripted] : [])].filter((event) => event.kind === FOLLOW_LIST_KIND);
+    // Another writer's transition journaled since this heal was decided adds its follows' difference:
+    // the sets wait for it to land (its entries settled), else are left to a later heal, entries and all.
     const journalKey = this.keys.journal(address);
+    const healed = new Set([...entries.map((entry) => entry.token), token]);
+    if (lists.length > 0) {
+      if (!(await this.othersSettled(journalKey, healed))) return;
+      await this.setFollowsToHeld(address, lists);
+    }
     await Promise.all([
-      ...[...new Set(entries.map((entry) => entry.token))].map((healed) => this.settleJournal(journalKey, healed, entries.filter((entry) => entry.token === healed).map(({ id }) => id))),
+      ...[...new Set(entries.map((entry) => entry.token))].map((healed) =>
+        this.settleJournal(
+          journalKey,
+          healed,
+          entries.filter((entry) => entry.token === healed).map(({ sign, id }) => sign + id),
+        ),
+      ),
       this.settleJournal(journalKey, token, own),
     ]);
   }
 
-  /** The entries of batch `token` for versions `ids` ('' for none) leave the journal. */
-  private async settleJournal(journalKey: string, token: string, ids: readonly string[]): Promise<void> {
-    const entries = ids.filter((id) => id !== '').map((id) => token + id);
-    if (entries.length > 0) await this.client.nostrSettleJournal(journalKey, ...entries);
+  /**
+   * Whether the journal holds no entry of a batch but `tokens`, waiting up to OTHERS_SETTLE_MS for
+   * those to settle (their writer's follows landed).
+   */
+  private async othersSettled(journalKey: string, tokens: ReadonlySet<string>): Promise<boolean> {
+    for (let waited = 0; ; waited += 50) {
+      const journal = await this.read(() => this.client.get(journalKey));
+      if (!journal || journalEntries(journal).every((entry) => tokens.has(entry.token))) return true;
+      if (waited >= OTHERS_SETTLE_MS) return false;
+      await sleep(50);
+    }
+  }
+
+  /**
+   * The follows of an address's author set to what the list held now names, at every pubkey it or
+   * `lists` name (FOLLOW_SET), then read again until it holds still: a writer that replaced it
+   * meanwhile may have applied its difference before these sets (a few rounds at most).
+   */
+  private async setFollowsToHeld(address: string, lists: readonly NostrEvent[]): Promise<void> {
+    let now = await this.heldVersion(address);
+    for (let round = 0; round < 3; round++) {
+      await this.relations.setFollows(addressAuthor(address), now, now ? [...lists, now] : lists);
+      const after = await this.heldVersion(address);
+      if (after?.id === now?.id) return;
+      now = after;
+    }
+  }
+
+  /** The version an address's slot holds, read from Redis itself (none for a bar or nothing). */
+  private async heldVersion(address: string): Promise<NostrEvent | undefined> {
+    const [value] = await this.readDirect([this.keys.replaceable(address)]);
+    return value && value[0] === 0x7b ? storedEventOf(value)?.event : undefined;
+  }
+
+  /** The entries of batch `token` named by sign and version id (`+<id>`, `-<id>`; none for a bare sign) leave the journal. */
+  private async settleJournal(journalKey: string, token: string, entries: readonly string[]): Promise<void> {
+    const named = entries.filter((entry) => entry.length > 1).map((entry) => entry[0] + token + entry.slice(1));
+    if (named.length > 0) await this.client.nostrSettleJournal(journalKey, ...named);
   }
 
   /**
@@ -856,6 +906,7 @@ function storedEventOf(held: Buffer | string): StoredEvent | undefined {
 
 /** An entry of an address's journal (lua-scripts.ts REPLACE): its batch token, time, version id, and for a removal the version's JSON. */
 interface JournalEntry {
+  sign: '+' | '-';
   token: string;
   time: number;
   id: string;
@@ -871,7 +922,7 @@ function journalEntries(journal: string): JournalEntry[] {
     const token = line.slice(1, 17);
     const time = Number(line.slice(17, 27));
     const payload = line.slice(27);
-    entries.push(sign === '+' ? { token, time, id: payload.slice(0, 64) } : { token, time, id: payload.slice(7, 71), json: payload });
+    entries.push(sign === '+' ? { sign, token, time, id: payload.slice(0, 64) } : { sign, token, time, id: payload.slice(7, 71), json: payload });
   }
   return entries;
 }
