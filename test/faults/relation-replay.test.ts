@@ -239,6 +239,12 @@ describe('Redis: a replaceable transition whose reply was lost, then replayed', 
   };
   const followers = async (pubkeys: readonly string[]) => (await store.relations.followCounts(pubkeys)).map((counts) => counts.followers);
   const journalHeld = (event: NostrEvent) => store.client.exists(keys().journal(replaceableAddress(event) as string));
+  /** The journal entries of `event`'s address, dated as if written long ago (after the sign and the token: 10 digits of time). */
+  const backdate = async (event: NostrEvent) => {
+    const journal = keys().journal(replaceableAddress(event) as string);
+    const held = (await store.client.get(journal)) as string;
+    await store.client.set(journal, held.split('\n').map((line) => (line === '' ? line : `${line.slice(0, 17)}0000000001${line.slice(27)}`)).join('\n'));
+  };
 
   it('a follow list replacing another: the replay applies the difference the lost reply never did, and the journal goes', async () => {
     const [bob, carol, dave] = ['lost-bob', 'lost-carol', 'lost-dave'].map(pubkeyOf) as [string, string, string];
@@ -307,10 +313,7 @@ describe('Redis: a replaceable transition whose reply was lost, then replayed', 
     await store.putEvents([first]);
     const second = followList('abandoned-alice', [carol], T + 10);
     await replaceScriptOnly(second, 'abcdef0000000002');
-    // Its entries, dated as if written long ago (after the sign and the token: 10 digits of time).
-    const journal = keys().journal(replaceableAddress(second) as string);
-    const held = (await store.client.get(journal)) as string;
-    await store.client.set(journal, held.split('\n').map((line) => (line === '' ? line : `${line.slice(0, 17)}0000000001${line.slice(27)}`)).join('\n'));
+    await backdate(second);
     expect(await store.putEvents([second])).toEqual(['duplicate']);
     expect(await followers([bob, carol])).toEqual([0, 1]);
     expect(await journalHeld(second)).toBe(0);
@@ -346,9 +349,7 @@ describe('Redis: a replaceable transition whose reply was lost, then replayed', 
     await store.putEvents([lists[0]]);
     // A process stopped after its REPLACE of the second list, long ago.
     await replaceScriptOnly(lists[1], 'abcdef0000000003');
-    const journal = keys().journal(replaceableAddress(lists[1]) as string);
-    const held = (await store.client.get(journal)) as string;
-    await store.client.set(journal, held.split('\n').map((line) => (line === '' ? line : `${line.slice(0, 17)}0000000001${line.slice(27)}`)).join('\n'));
+    await backdate(lists[1]);
     // Another process (a store of its own on the same prefix) replaces the list once this one has
     // decided to heal, its follows sent as the heal runs.
     const other = new RedisEventStore(store.client, testStore.prefix);
