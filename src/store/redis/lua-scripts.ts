@@ -46,29 +46,42 @@ end
 local function jsonKind(held)
   return string.match(held, '"kind":(%d+)', 148)
 end
--- An address's journal (keys.ts \`rj\`): what the caller's reply carries back to heal (its entries
--- before this call: another writer's transitions not yet applied, or lost), then this call's
--- entries: '+' a version whose relations are to be added, '-' one whose relations are to go, then
--- the writer's batch token (16 characters), the time (10 digits) and the version's id, or its JSON
--- for '-', each ending in a newline (wire JSON holds none). The caller settles them once applied.
+-- An address's journal (keys.ts \`rj\`): this call's entries, '+' a version whose relations are
+-- to be added, '-' one whose relations are to go, then the writer's batch token (16 characters),
+-- the time (10 digits) and the version's id, or its JSON for '-', each ending in a newline (wire
+-- JSON holds none); the caller settles them once applied. Its reply carries the entries found
+-- before this call (another writer's transitions not yet applied, or lost), each as its first 27
+-- characters and the version's id (91 characters): what the caller needs to judge them. One that
+-- heals them reads the journal itself.
 local function entry(sign, token, payload)
   return sign .. token .. string.format('%010d', tonumber(redis.call('TIME')[1])) .. payload .. '\\n'
 end
 local function journal(key, entries)
-  local before = redis.call('GET', key) or ''
+  local held = redis.call('GET', key)
   if entries ~= '' then redis.call('APPEND', key, entries) end
-  return before
+  if not held then return '' end
+  local seen, from = {}, 1
+  while from <= #held do
+    local stop = string.find(held, '\\n', from, true) or (#held + 1)
+    if string.sub(held, from, from) == '+' then
+      seen[#seen + 1] = string.sub(held, from, stop)
+    else
+      seen[#seen + 1] = string.sub(held, from, from + 26) .. string.sub(held, from + 34, from + 97) .. '\\n'
+    end
+    from = stop + 1
+  end
+  return table.concat(seen)
 end
 -- Redis' own time (seconds), which entries are dated by: the caller judges their age by it.
 local function now()
   return redis.call('TIME')[1]
 end
--- The slot's version after this call, handed back only where a journal was there before (the
--- caller heals to it: a follow list's figures are set to what it names).
+-- The id of the slot's version after this call, handed back only where a journal was there
+-- before (a heal adds back the relations of that version only if it is still held then).
 local function currentIf(before, key)
   if before == '' then return '' end
-  local held = redis.call('GET', key)
-  if held and string.sub(held, 1, 1) == '{' then return held end
+  local held = redis.call('GETRANGE', key, 0, 70)
+  if string.sub(held, 1, 1) == '{' and #held == 71 then return string.sub(held, 8, 71) end
   return ''
 end
 `;
@@ -81,7 +94,8 @@ end
  *
  * KEYS[1] the slot key; KEYS[2] its journal; ARGV[1] the new event's wire JSON; ARGV[2] its id;
  * ARGV[3] its created_at; ARGV[4] the writer's batch token. Returns {outcome, previous id, previous JSON (when replaced: its relations
- * go), the journal before, the slot's version where that was not empty, Redis' time in seconds}:
+ * go), the journal's entries before (as journal() hands them back), the id of the slot's version
+ * where there were some, Redis' time in seconds}:
  * stored | replaced |
  * superseded | duplicate | deleted. A value that is neither our JSON nor a bar is not ours and is
  * overwritten. A change of hands is journaled ('+' the new version, '-' the one it replaced) until
@@ -254,7 +268,7 @@ return 1
 /**
  * Takes a deleted version out of its slot: if the slot still holds version ARGV[1], it becomes the
  * bar `x<created_at>:<id>`. KEYS[1] the slot, KEYS[2] its journal (REPLACE: the removal is
- * journaled); ARGV[2] the writer's batch token. Returns {the version's JSON if it did, else '', the journal before, the slot's version, Redis' time}.
+ * journaled); ARGV[2] the writer's batch token. Returns {the version's JSON if it did, else '', the journal's entries before, the id of the slot's version, Redis' time}.
  */
 export const BAR_VERSION_SCRIPT = `${HELPERS}
 local held = redis.call('GET', KEYS[1])
@@ -275,7 +289,7 @@ return {'', before, currentIf(before, KEYS[1]), now()}
  * by it, a newer one stays; the bar is kept even where nothing is held, so that what it covers is
  * refused whenever it arrives. KEYS[1] the slot, KEYS[2] its journal; ARGV[1] the bar's created_at;
  * ARGV[2] its id ('': every version up to then); ARGV[3] the writer's batch token. Returns {the JSON of the version it removed, or
- * '', the journal before, the slot's version, Redis' time} (the removal journaled as in BAR_VERSION).
+ * '', the journal's entries before, the id of the slot's version, Redis' time} (the removal journaled as in BAR_VERSION).
  */
 export const RAISE_BAR_SCRIPT = `${HELPERS}
 local time = tonumber(ARGV[1])

@@ -87,10 +87,11 @@ declare module 'ioredis' {
 
 /**
  * What a script that changes a replaceable slot hands back of its journal (lua-scripts.ts REPLACE):
- * the entries it found there (another transition's, not yet applied or lost), and where there were
- * some, the version the slot holds now ('' for none).
+ * the entries it found there (another transition's, not yet applied or lost), each without a
+ * removed version's JSON; where there were some, the id of the version the slot holds now ('' for
+ * none); and Redis' time.
  */
-type SlotJournal = [journalBefore: string, current: string, redisTime: string];
+type SlotJournal = [journalBefore: string, currentId: string, redisTime: string];
 
 /**
  * What the writes of one batch share: its follows (sent grouped at its end), what waits for them
@@ -580,23 +581,27 @@ export class RedisEventStore implements EventStore {
    * Then the entries are settled. `also`: versions this writer added or removed, whose follows it
    * left to this; `own`: the ids of its own entries (of batch `token`) to settle with them.
    */
-  private async heal(address: string, entries: readonly JournalEntry[], currentJson: string, also: readonly NostrEvent[], token: string, own: readonly string[]): Promise<void> {
-    const parse = (json: string) => storedEventOf(json)?.event;
-    const removedEvents = entries.flatMap(({ json }) => (json === undefined ? [] : [parse(json)])).filter((event) => event !== undefined);
+  private async heal(address: string, entries: readonly JournalEntry[], currentId: string, also: readonly NostrEvent[], token: string, own: readonly string[]): Promise<void> {
+    const journalKey = this.keys.journal(address);
+    // The removed versions' JSON, from the journal itself (the script's reply names them only).
+    const healing = new Set(entries.map(({ sign, token: of, id }) => sign + of + id));
+    const full = journalEntries((await this.read(() => this.client.get(journalKey))) ?? '');
+    const removedEvents = full
+      .filter(({ sign, token: of, id, json }) => json !== undefined && healing.has(sign + of + id))
+      .map(({ json }) => storedEventOf(json as string)?.event)
+      .filter((event) => event !== undefined);
     // The version held now, read again: another writer may have replaced it since the script ran,
     // and a version it took away must not be added back (its removal left no tombstone behind).
-    const scripted = currentJson ? parse(currentJson) : undefined;
-    let current = scripted && (await this.heldVersion(address));
-    if (current?.id !== scripted?.id) current = undefined;
+    let current = currentId ? await this.heldVersion(address) : undefined;
+    if (current?.id !== currentId) current = undefined;
     // Not a transition of the events held by kind (counted by the writer that made it).
     await Promise.all([
       ...removedEvents.map((event) => this.relations.relate(event, -1, undefined, false, undefined, true, false)),
       current ? this.relations.relate(current, 1, undefined, false, undefined, true, false) : undefined,
     ]);
-    const lists = [...removedEvents, ...also, ...(scripted ? [scripted] : [])].filter((event) => event.kind === FOLLOW_LIST_KIND);
+    const lists = [...removedEvents, ...also, ...(current ? [current] : [])].filter((event) => event.kind === FOLLOW_LIST_KIND);
     // Another writer's transition journaled since this heal was decided adds its follows' difference:
     // the sets wait for it to land (its entries settled), else are left to a later heal, entries and all.
-    const journalKey = this.keys.journal(address);
     const healed = new Set([...entries.map((entry) => entry.token), token]);
     if (lists.length > 0) {
       if (!(await this.othersSettled(journalKey, healed))) return;
@@ -913,7 +918,10 @@ interface JournalEntry {
   json?: string;
 }
 
-/** An address's journal, read: after the sign, the token's 16 characters, the time's 10, then the id, or the JSON. */
+/**
+ * An address's journal, read: after the sign, the token's 16 characters, the time's 10, then the
+ * id, or for a removal the JSON (in the key) or its id (in a script's reply: journal()).
+ */
 function journalEntries(journal: string): JournalEntry[] {
   const entries: JournalEntry[] = [];
   for (const line of journal.split('\n')) {
@@ -922,7 +930,8 @@ function journalEntries(journal: string): JournalEntry[] {
     const token = line.slice(1, 17);
     const time = Number(line.slice(17, 27));
     const payload = line.slice(27);
-    entries.push(sign === '+' ? { sign, token, time, id: payload.slice(0, 64) } : { sign, token, time, id: payload.slice(7, 71), json: payload });
+    if (sign === '-' && payload.startsWith('{')) entries.push({ sign, token, time, id: payload.slice(7, 71), json: payload });
+    else entries.push({ sign, token, time, id: payload.slice(0, 64) });
   }
   return entries;
 }
