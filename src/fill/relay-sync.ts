@@ -18,7 +18,16 @@ export interface RelaySyncOptions {
   progressIntervalMs?: number;
   /** MAX_UNWRITTEN unless a test says. */
   maxUnwritten?: number;
+  /** How often the store's abandoned transitions are healed (EventStore.healJournals); JOURNAL_SWEEP_MS unless a test says. */
+  journalSweepMs?: number;
 }
+
+/**
+ * How often `sync` heals what writers of replaceable events left half applied (a lost reply, a
+ * process stopped: redis-event-store.ts heal): a transition nothing writes again would stay off
+ * until `relations rebuild`. A sweep reads every journal, most of the time none.
+ */
+const JOURNAL_SWEEP_MS = 5 * 60_000;
 
 export interface SyncCounts {
   received: number;
@@ -69,6 +78,7 @@ export class RelaySync {
   readonly counts: SyncCounts = { received: 0, invalid: 0, stored: 0, replaced: 0, superseded: 0, duplicate: 0, rejected: 0, ephemeral: 0, applied: 0, deleted: 0 };
   private readonly followers: RelayFollower[];
   private progressTimer: NodeJS.Timeout | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: RelaySyncOptions) {
     this.followers = options.relays.map((url) => new RelayFollower(url, options, this.counts));
@@ -79,11 +89,25 @@ export class RelaySync {
     for (const follower of this.followers) follower.start();
     this.progressTimer = setInterval(() => this.logProgress('sync progress'), this.options.progressIntervalMs ?? 10_000);
     this.progressTimer.unref();
+    const { store, logger } = this.options;
+    if (store.healJournals) {
+      const heal = store.healJournals.bind(store);
+      this.sweepTimer = setInterval(() => {
+        heal().then(
+          (healed) => {
+            if (healed > 0) logger.info({ healed }, 'sync healed transitions of replaceable events left half applied');
+          },
+          (error: unknown) => logger.warn({ err: error }, 'sync could not heal transitions of replaceable events'),
+        );
+      }, this.options.journalSweepMs ?? JOURNAL_SWEEP_MS);
+      this.sweepTimer.unref();
+    }
   }
 
   /** Closes every subscription, writes what is buffered and the cursors. */
   async stop(): Promise<void> {
     clearInterval(this.progressTimer);
+    clearInterval(this.sweepTimer);
     await Promise.all(this.followers.map((follower) => follower.stop()));
     this.logProgress('sync stopped');
   }

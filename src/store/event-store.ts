@@ -108,6 +108,12 @@ export interface EventStore extends EventIndex, RelationMaintenance {
    * Redis with its hot cache only; undefined where reads are not tracked.
    */
   answerCache?<T>(): AnswerCache<T> | undefined;
+  /**
+   * Heals the transitions of replaceable events whose writers gave up or stopped (Redis: the
+   * journals, redis-event-store.ts heal); how many journals it healed. `sync` calls it now and then,
+   * so that a transition nothing writes again is not left for good. Absent where writes are atomic.
+   */
+  healJournals?(): Promise<number>;
   /** Resolves while the store answers; rejects otherwise. */
   ping(): Promise<void>;
   /**

@@ -320,6 +320,30 @@ describe('Redis: a replaceable transition whose reply was lost, then replayed', 
     await expectExact(store, NO_KIND_COUNTS);
   });
 
+  it('an abandoned transition that nothing writes again is healed by the sweep `sync` runs (healJournals); one still in flight is left', async () => {
+    const [bob, carol, dave] = ['sweep-bob', 'sweep-carol', 'sweep-dave'].map(pubkeyOf) as [string, string, string];
+    const first = followList('sweep-alice', [bob], T);
+    const other = followList('sweep-erin', [bob], T);
+    await store.putEvents([first, other]);
+    const second = followList('sweep-alice', [carol], T + 10);
+    await replaceScriptOnly(second, 'abcdef0000000004');
+    await backdate(second);
+    // Another list replaced by a process still writing it: not the sweep's to heal.
+    const inFlight = followList('sweep-erin', [dave], T + 10);
+    await replaceScriptOnly(inFlight, 'abcdef0000000005');
+    expect(await followers([bob, carol])).toEqual([2, 0]);
+    expect(await store.healJournals()).toBe(1);
+    expect(await followers([bob, carol, dave])).toEqual([1, 1, 0]);
+    expect(await journalHeld(second)).toBe(0);
+    expect(await journalHeld(inFlight)).toBe(1);
+    expect(await store.healJournals()).toBe(0);
+    // Its writer's writes land, then it settles its entries.
+    await store.relations.replace(other, inFlight);
+    await store.client.nostrSettleJournal(keys().journal(replaceableAddress(inFlight) as string), `+abcdef0000000005${inFlight.id}`, `-abcdef0000000005${other.id}`);
+    expect(await followers([bob, carol, dave])).toEqual([0, 1, 1]);
+    await expectExact(store, NO_KIND_COUNTS);
+  });
+
   it("a list and its replacement in one batch, the replacement's relations failing: the retry takes the first list's follows and notifications away (each transition's entries settle apart)", async () => {
     const [bob, carol] = ['batch-bob', 'batch-carol'].map(pubkeyOf) as [string, string];
     const first = followList('batch-alice', [bob], T);

@@ -799,6 +799,24 @@ export class RedisEventStore implements EventStore {
     }
   }
 
+  async healJournals(): Promise<number> {
+    let healed = 0;
+    const start = `${this.keyPrefix}rj:{`.length;
+    for await (const keys of scanKeys(this.client, this.commands, `${escapeGlob(this.keyPrefix)}rj:{*`)) {
+      for (const key of keys) {
+        // The address follows the tag (keys.ts journal: a tag of the slot, which holds no brace).
+        const address = key.slice(key.indexOf('}', start) + 1);
+        const [journal, [seconds]] = await this.read(() => Promise.all([this.client.get(key), this.client.time()]));
+        const entries = journal ? this.healable(journal, String(seconds)) : undefined;
+        if (!entries) continue;
+        const held = await this.heldVersion(address);
+        await this.command(() => this.withToken((token) => this.heal(address, entries, held?.id ?? '', [], token, [])));
+        healed++;
+      }
+    }
+    return healed;
+  }
+
   /** The connections a batch's writes go on (every master's, on a cluster), as the batch starts. */
   private writingConnections(): { connections: Redis[]; generation: number } {
     return { connections: this.client instanceof Cluster ? this.client.nodes('master') : [this.client], generation: this.connectionGeneration };
