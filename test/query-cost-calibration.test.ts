@@ -298,4 +298,9 @@ describe('what the model says of the screens and of the requests that cost secon
       await strict.close();
     }
   });
+
+  it('notificationCounts(trusted: true) is charged the web and every notification it may read and judge (2,000), over the counts kept in the index', () => {
+    const counts = (trusted: boolean) => costOf(`{ pubkey(pubkey: "${star}") { notificationCounts(trusted: ${trusted}) { total } } }`);
+    expect(counts(true) - counts(false)).toBe(100 + 2000);
+  });
 });

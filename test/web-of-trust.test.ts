@@ -318,6 +318,42 @@ describe.each(BOTH_STORES)('a viewer\'s web over GraphQL on the $name store', ({
     expect(contents(trusted.body)).not.toContain('to V from X');
   });
 
+  it('notificationCounts(trusted: true) counts what the trusted list shows, by type; without it, the index counts everyone', async () => {
+    const list = `query ($v: String!) { pubkey(pubkey: $v) { notifications(first: 100, trusted: true) { edges { node { type } } } } }`;
+    const counts = `query ($v: String!, $trusted: Boolean) { pubkey(pubkey: $v) { notificationCounts(trusted: $trusted) { total reply follow mention zap quote repost reaction } } }`;
+    const shown = await postGraphql(server, list, { v: pk(V) });
+    const byType: Record<string, number> = { total: 0, reply: 0, follow: 0, mention: 0, zap: 0, quote: 0, repost: 0, reaction: 0 };
+    for (const { node } of (shown.body.data?.pubkey as { notifications: { edges: { node: { type: string } }[] } }).notifications.edges) {
+      byType[node.type.toLowerCase()] = (byType[node.type.toLowerCase()] ?? 0) + 1;
+      byType.total = (byType.total ?? 0) + 1;
+    }
+    const trusted = await postGraphql(server, counts, { v: pk(V), trusted: true });
+    expect(trusted.status).toBe(200);
+    expect(trusted.body).toEqual({ data: { pubkey: { notificationCounts: byType } } });
+    expect(byType.reply).toBe(1);
+    const everyone = await postGraphql(server, counts, { v: pk(V), trusted: false });
+    const all = (everyone.body.data?.pubkey as { notificationCounts: Record<string, number> }).notificationCounts;
+    // X's reply and X's and Y's follow lists, outside V's web, count here only.
+    expect(all.reply).toBe(2);
+    expect(all.total).toBeGreaterThan(byType.total as number);
+  });
+
+  it("notificationCounts(trusted: true) past 2,000 notifications since `since` is refused with invalid_argument (the index's counts say so first)", async () => {
+    const many = signed('wot-many-recipient', { created_at: T, content: 'many' });
+    const mentions = Array.from({ length: 2001 }, (_, n) => signed(Y, { created_at: T + 1 + n, content: `mention ${n}`, tags: [['p', many.pubkey]] }));
+    for (let start = 0; start < mentions.length; start += 500) await store.putEvents(mentions.slice(start, start + 500));
+    const counts = `query ($v: String!, $since: Timestamp) { pubkey(pubkey: $v) { notificationCounts(trusted: true, since: $since) { total } } }`;
+    const refused = await postGraphql(server, counts, { v: many.pubkey });
+    // A field's error beside data (GraphQL over HTTP: 200), the pubkey's object null.
+    expect(refused.status).toBe(200);
+    expect(refused.body.data).toEqual({ pubkey: null });
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('invalid_argument');
+    expect(refused.body.errors?.[0]?.message).toContain('2001 are held');
+    // Since a later time, few enough: counted (Y follows nobody the recipient trusts: none).
+    const later = await postGraphql(server, counts, { v: many.pubkey, since: T + 1002 });
+    expect(later.body).toEqual({ data: { pubkey: { notificationCounts: { total: 0 } } } });
+  });
+
   it('a new follow list of the viewer or of its hop 1, or a new mute list, is seen within 1 s', async () => {
     expect(await replyIds(server, pk(V))).not.toContain(replies.x.id);
     // B now follows X: X's reply is in V's web by the next read within a second.

@@ -14,7 +14,7 @@ import { PageInfoRef, type PageInfo } from './event-connection.js';
 import { latestLists } from './latest-lists.js';
 import { providerVerdicts } from './zap-stats.js';
 import { loadWithinReadBound } from './loaders.js';
-import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, FEED_SCAN_FACTOR, MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
+import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, FEED_SCAN_FACTOR, MAX_PAGE_SIZE, MAX_TRUSTED_COUNTED, pageSizeOf } from './paging.js';
 import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
 import { ownFilter, readerFilter } from './trust.js';
 import type { TrustWeb } from '../nostr/web-of-trust.js';
@@ -26,7 +26,8 @@ import type { TrustWeb } from '../nostr/web-of-trust.js';
  * pubkey's own public mutes applied (a muted author, thread, hashtag or word; a zap by its sender),
  * up to FEED_SCAN_FACTOR × `first` examined, as the feed does; a zap shows once its receipt is
  * signed by the pubkey's own provider (as `stats.zaps` counts it). Counts are read from the index as
- * ranges (created_at >= since) and apply neither mutes nor the provider check.
+ * ranges (created_at >= since) and apply neither mutes nor the provider check; counts by trust read
+ * and judge each notification as a trusted page does (trustedCounts), a bounded number.
  */
 
 export interface Notification {
@@ -198,6 +199,53 @@ export async function notificationPage(pubkey: string, args: NotificationArgumen
   return { edges, pageInfo: { hasNextPage: more, endCursor: last ? encodeCursor(last, 'notifications') : null } };
 }
 
+/**
+ * V's notifications since `since` counted as its trusted pages show them (the pubkey's own web of
+ * trust and mutes; a zap by its sender, once signed by its provider): read whole, MAX_TRUSTED_COUNTED
+ * at most (invalid_argument past that, before any is read: the index counts them first).
+ */
+async function trustedCounts(pubkey: string, since: number | undefined, context: GraphQLContext): Promise<NotificationCounts> {
+  const { loaders, budget } = context;
+  const indexed = await loaders.notificationCounts(pubkey, since);
+  const total = NOTIFICATION_TYPES.reduce((sum, type) => sum + indexed[type], 0);
+  if (total > MAX_TRUSTED_COUNTED) {
+    throw new LookupError('invalid_argument', {
+      message: `notificationCounts(trusted: true) counts at most ${MAX_TRUSTED_COUNTED} notifications, and ${total} are held since \`since\`: ask with a later \`since\`.`,
+    });
+  }
+  const counts = Object.fromEntries(NOTIFICATION_TYPES.map((type) => [type, 0])) as NotificationCounts;
+  if (total === 0) return counts;
+  const mutes = mutesOf((await latestLists(pubkey, [MUTE_LIST_KIND], context))[0]);
+  const { web } = await ownFilter(context, pubkey);
+  let provider: string | undefined | null = null;
+  let after: ReplyPosition | null = null;
+  for (;;) {
+    const read = await loaders.notifications(pubkey, NOTIFICATION_TYPES, after, NOTIFICATIONS_READ);
+    const entries = since === undefined ? read : read.filter((entry) => entry.createdAt >= since);
+    if (entries.length === 0) break;
+    const found = await loadWithinReadBound(
+      loaders.events,
+      entries.map((entry) => entry.id),
+      budget,
+      MAX_EVENT_BYTES,
+    );
+    if (found.length < entries.length) throw new LookupError('response_too_large');
+    if (provider === null && entries.some((entry) => entry.type === 'ZAP')) provider = await zapProviderOf(pubkey, context);
+    entries.forEach((entry, index) => {
+      const held = found[index];
+      if (held && !isDeleted(held) && !hidden(entry, held, mutes, provider ?? undefined, web)) counts[entry.type] += 1;
+    });
+    // Newest first: past `since`, or the end of what the index holds.
+    if (entries.length < read.length || read.length < NOTIFICATIONS_READ) break;
+    const last = entries.at(-1) as NotificationEntry;
+    after = { createdAt: last.createdAt, id: last.id };
+  }
+  return counts;
+}
+
+/** Notifications read per round trip when counting them by trust. */
+const NOTIFICATIONS_READ = 500;
+
 /** On Profile and on Pubkey. */
 const notificationFields: FieldsOfPubkey = (t) => ({
   notifications: t.field({
@@ -214,10 +262,11 @@ const notificationFields: FieldsOfPubkey = (t) => ({
   }),
   notificationCounts: t.field({
     type: NotificationCountsRef,
-    description: 'How many notifications this pubkey has of each type (`since`: created_at >= since), read from the index: mutes are not applied (the list applies them), and neither is `trusted` yet: the counts are kept for every notifying author.',
+    description: `How many notifications this pubkey has of each type (\`since\`: created_at >= since). Without \`trusted\`, read from the index as kept for every notifying author: mutes are not applied (the list applies them), nor TRUST_SEEDS. \`trusted: true\`: counted as the trusted list shows them, by authors in this pubkey's own web of trust and not muted (a zap: by its sender, once signed by the pubkey's provider), exact: each is read, ${MAX_TRUSTED_COUNTED} at most (more since \`since\`: invalid_argument; ask with a later \`since\`).`,
     args: { since: t.arg({ type: 'Timestamp' }), trusted: t.arg.boolean({ defaultValue: false }) },
-    resolve: async (profile, args, { loaders }) => {
-      const counts = await loaders.notificationCounts(profile.pubkey, args.since ?? undefined);
+    resolve: async (profile, args, context) => {
+      const since = args.since ?? undefined;
+      const counts = args.trusted === true ? await trustedCounts(profile.pubkey, since, context) : await context.loaders.notificationCounts(profile.pubkey, since);
       return { ...counts, total: NOTIFICATION_TYPES.reduce((sum, type) => sum + counts[type], 0) };
     },
   }),

@@ -19,6 +19,13 @@ export const MAX_PAGE_SIZE = 100;
  */
 export const FEED_SCAN_FACTOR = 5;
 
+/**
+ * The most notifications `notificationCounts(trusted: true)` reads to count (schema/notifications.ts):
+ * each is read and judged (its author in the web, its mutes), so counts by trust are exact or
+ * refused, never estimated. A client asks them since it last looked: far fewer.
+ */
+export const MAX_TRUSTED_COUNTED = 2000;
+
 /** The page size asked for, or invalid_argument: a whole number from 1 to MAX_PAGE_SIZE (null is not one). */
 export function pageSizeOf(first: number | null | undefined): number {
   if (typeof first !== 'number' || !Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) {

@@ -18,7 +18,7 @@ import { MAX_FOLLOWS } from '../nostr/follows.js';
 import { MAX_MUTE_WORDS, MAX_TAGS_READ } from '../nostr/work-caps.js';
 import { MAX_REACTION_CONTENTS } from '../store/relation-index.js';
 import { RANK_WALK_LIMIT } from '../store/search-index.js';
-import { FEED_SCAN_FACTOR, MAX_PAGE_SIZE } from './paging.js';
+import { FEED_SCAN_FACTOR, MAX_PAGE_SIZE, MAX_TRUSTED_COUNTED } from './paging.js';
 
 /**
  * The cost of a GraphQL operation, in units of about 10 µs of this service's CPU (measured on a
@@ -111,7 +111,7 @@ export function operationCost(
       const viewer = valueOf('viewer');
       return (viewer !== undefined && viewer !== null) || (limits.trustSeeds?.length ?? 0) > 0;
     }
-    return field.args.some((argument) => argument.name === 'trusted') && field.name === 'notifications' && valueOf('trusted') === true;
+    return field.args.some((argument) => argument.name === 'trusted') && (field.name === 'notifications' || field.name === 'notificationCounts') && valueOf('trusted') === true;
   };
 
   /** `page`: the size of the page of the connection this selection is inside (its edges' number). */
@@ -126,7 +126,12 @@ export function operationCost(
         // A reader's web of trust (`viewer`, `trusted: true`, or TRUST_SEEDS where the field takes a
         // viewer): its web, and a filtered page examines up to FEED_SCAN_FACTOR times its items.
         const filtered = readsWeb(field, selection);
-        const read = cost.read + (cost.perKind ?? 0) * (cost.perKind === undefined ? 0 : kindCount(field, selection)) + (filtered ? TRUST_WEB_COST : 0);
+        const read =
+          cost.read +
+          (cost.perKind ?? 0) * (cost.perKind === undefined ? 0 : kindCount(field, selection)) +
+          (filtered ? TRUST_WEB_COST : 0) +
+          // Counts by trust read and judge each notification counted (schema/notifications.ts).
+          (filtered && field.name === 'notificationCounts' ? TRUSTED_COUNT_COST : 0);
         // A connection reads its page (`first` items, each charged `page`), selected or not; what
         // its edges select is multiplied by that page.
         const inside = cost.page !== undefined ? pageSize(field, selection) : page;
@@ -188,6 +193,9 @@ export const SEARCH_COST = 2 * RANK_WALK_LIMIT;
  * lists of hop 1) is bounded apart: one web per request, two builds at once per process.
  */
 export const TRUST_WEB_COST = 100;
+
+/** `notificationCounts(trusted: true)`: up to MAX_TRUSTED_COUNTED notifications read (an event each) and judged. */
+export const TRUSTED_COUNT_COST = MAX_TRUSTED_COUNTED;
 
 /** Reading one event by id (a store read, parsed; about 20 µs). */
 const EVENT_READ = 2;

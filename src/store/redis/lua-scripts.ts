@@ -93,13 +93,13 @@ end
  * a time) admits only versions that supersede it.
  *
  * KEYS[1] the slot key; KEYS[2] its journal; ARGV[1] the new event's wire JSON; ARGV[2] its id;
- * ARGV[3] its created_at; ARGV[4] the writer's batch token. Returns {outcome, previous id, previous JSON (when replaced: its relations
- * go), the journal's entries before (as journal() hands them back), the id of the slot's version
- * where there were some, Redis' time in seconds}:
- * stored | replaced |
- * superseded | duplicate | deleted. A value that is neither our JSON nor a bar is not ours and is
- * overwritten. A change of hands is journaled ('+' the new version, '-' the one it replaced) until
- * the caller has applied its relations: a replay after a lost reply finds it there.
+ * ARGV[3] its created_at; ARGV[4] the writer's batch token. Returns {outcome, previous id, previous
+ * JSON (when replaced: its relations go), the journal's entries before (as journal() hands them
+ * back), the id of the slot's version where there were some, Redis' time in seconds}; the outcome
+ * is stored | replaced | superseded | duplicate | deleted. A value that is neither our JSON nor a
+ * bar is not ours and is overwritten. A change of hands is journaled ('+' the new version, '-' the
+ * one it replaced) until the caller has applied its relations: a replay after a lost reply finds
+ * it there.
  */
 export const REPLACE_SCRIPT = `${HELPERS}
 local held = redis.call('GET', KEYS[1])
@@ -268,7 +268,8 @@ return 1
 /**
  * Takes a deleted version out of its slot: if the slot still holds version ARGV[1], it becomes the
  * bar `x<created_at>:<id>`. KEYS[1] the slot, KEYS[2] its journal (REPLACE: the removal is
- * journaled); ARGV[2] the writer's batch token. Returns {the version's JSON if it did, else '', the journal's entries before, the id of the slot's version, Redis' time}.
+ * journaled); ARGV[2] the writer's batch token. Returns {the version's JSON if it did, else '', the
+ * journal's entries before, the id of the slot's version, Redis' time}.
  */
 export const BAR_VERSION_SCRIPT = `${HELPERS}
 local held = redis.call('GET', KEYS[1])
@@ -288,8 +289,9 @@ return {'', before, currentIf(before, KEYS[1]), now()}
  * Raises a slot's bar (an `a` tag, a request to vanish): a held version the bar covers is replaced
  * by it, a newer one stays; the bar is kept even where nothing is held, so that what it covers is
  * refused whenever it arrives. KEYS[1] the slot, KEYS[2] its journal; ARGV[1] the bar's created_at;
- * ARGV[2] its id ('': every version up to then); ARGV[3] the writer's batch token. Returns {the JSON of the version it removed, or
- * '', the journal's entries before, the id of the slot's version, Redis' time} (the removal journaled as in BAR_VERSION).
+ * ARGV[2] its id ('': every version up to then); ARGV[3] the writer's batch token. Returns {the
+ * JSON of the version it removed, or '', the journal's entries before, the id of the slot's
+ * version, Redis' time} (the removal journaled as in BAR_VERSION).
  */
 export const RAISE_BAR_SCRIPT = `${HELPERS}
 local time = tonumber(ARGV[1])
