@@ -299,8 +299,8 @@ describe('what the model says of the screens and of the requests that cost secon
     }
   });
 
-  it('notificationCounts(trusted: true) is charged the web and every notification it may read and judge (2,000), over the counts kept in the index', () => {
+  it('notificationCounts(trusted: true) is charged the web and every notification it may read and judge (2,000, at an event read each), over the counts kept in the index', () => {
     const counts = (trusted: boolean) => costOf(`{ pubkey(pubkey: "${star}") { notificationCounts(trusted: ${trusted}) { total } } }`);
-    expect(counts(true) - counts(false)).toBe(100 + 2000);
+    expect(counts(true) - counts(false)).toBe(100 + 2000 * 2);
   });
 });

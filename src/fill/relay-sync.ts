@@ -92,13 +92,21 @@ export class RelaySync {
     const { store, logger } = this.options;
     if (store.healJournals) {
       const heal = store.healJournals.bind(store);
+      // One sweep at a time: a sweep that waits on busy addresses may outlast the interval.
+      let sweeping = false;
       this.sweepTimer = setInterval(() => {
-        heal().then(
-          (healed) => {
-            if (healed > 0) logger.info({ healed }, 'sync healed transitions of replaceable events left half applied');
-          },
-          (error: unknown) => logger.warn({ err: error }, 'sync could not heal transitions of replaceable events'),
-        );
+        if (sweeping) return;
+        sweeping = true;
+        heal()
+          .then(
+            (healed) => {
+              if (healed > 0) logger.info({ healed }, 'sync healed transitions of replaceable events left half applied');
+            },
+            (error: unknown) => logger.warn({ err: error }, 'sync could not heal transitions of replaceable events'),
+          )
+          .finally(() => {
+            sweeping = false;
+          });
       }, this.options.journalSweepMs ?? JOURNAL_SWEEP_MS);
       this.sweepTimer.unref();
     }

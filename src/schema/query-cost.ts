@@ -194,8 +194,8 @@ export const SEARCH_COST = 2 * RANK_WALK_LIMIT;
  */
 export const TRUST_WEB_COST = 100;
 
-/** `notificationCounts(trusted: true)`: up to MAX_TRUSTED_COUNTED notifications read (an event each) and judged. */
-export const TRUSTED_COUNT_COST = MAX_TRUSTED_COUNTED;
+/** `notificationCounts(trusted: true)`: up to MAX_TRUSTED_COUNTED notifications read and judged (an event each, as a filtered page's examined items). */
+export const TRUSTED_COUNT_COST = MAX_TRUSTED_COUNTED * 2;
 
 /** Reading one event by id (a store read, parsed; about 20 µs). */
 const EVENT_READ = 2;

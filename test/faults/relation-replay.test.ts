@@ -2,11 +2,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type NostrEvent, wireFormOf } from '../../src/nostr/event.js';
 import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
+import { RelaySync } from '../../src/fill/relay-sync.js';
 import { replaceableAddress } from '../../src/nostr/kinds.js';
 import { redisKeys } from '../../src/store/redis/keys.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { BOTH_STORES, type OpenedStore } from '../support/both-stores.js';
 import { pubkeyOf, signed } from '../support/events.js';
+import { captureLogs } from '../support/logs.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/redis-server.js';
 import { expectExact } from '../support/relation-conformance.js';
 import { createTestStore, type TestStore } from '../support/test-store.js';
@@ -344,6 +346,23 @@ describe('Redis: a replaceable transition whose reply was lost, then replayed', 
     await expectExact(store, NO_KIND_COUNTS);
   });
 
+  it('`sync` runs the sweep on its own, now and then', async () => {
+    const [bob, carol] = ['synced-sweep-bob', 'synced-sweep-carol'].map(pubkeyOf) as [string, string];
+    await store.putEvents([followList('synced-sweep-alice', [bob], T)]);
+    const second = followList('synced-sweep-alice', [carol], T + 10);
+    await replaceScriptOnly(second, 'abcdef0000000007');
+    await backdate(second);
+    const sync = new RelaySync({ relays: [], kinds: [3], store, logger: captureLogs('silent').logger, journalSweepMs: 100 });
+    sync.start();
+    try {
+      await expect.poll(() => journalHeld(second), { timeout: 5000, interval: 50 }).toBe(0);
+    } finally {
+      await sync.stop();
+    }
+    expect(await followers([bob, carol])).toEqual([0, 1]);
+    await expectExact(store, NO_KIND_COUNTS);
+  });
+
   it("a list and its replacement in one batch, the replacement's relations failing: the retry takes the first list's follows and notifications away (each transition's entries settle apart)", async () => {
     const [bob, carol] = ['batch-bob', 'batch-carol'].map(pubkeyOf) as [string, string];
     const first = followList('batch-alice', [bob], T);
@@ -387,14 +406,14 @@ describe('Redis: a replaceable transition whose reply was lost, then replayed', 
       await released;
       return flush(follows);
     };
-    const healer = store as unknown as { heal: (...args: unknown[]) => Promise<void> };
+    const healer = store as unknown as { heal: (...args: unknown[]) => Promise<boolean> };
     const heal = healer.heal.bind(store);
     let replaced: Promise<unknown> | undefined;
     healer.heal = async (...args: unknown[]) => {
       replaced = other.putEvents([lists[3]]);
       await flushing;
       release();
-      await heal(...args);
+      return heal(...args);
     };
     try {
       expect(await store.putEvents([lists[2]])).toEqual(['replaced']);
@@ -403,6 +422,38 @@ describe('Redis: a replaceable transition whose reply was lost, then replayed', 
       healer.heal = heal;
     }
     expect(await followers([bob, carol, dave, erin])).toEqual([0, 0, 0, 1]);
+    await expectExact(store, NO_KIND_COUNTS);
+  });
+
+  it("a batch whose heal cannot set its follows (another writer's transition not settled in 3 s) fails, and its retry heals them", async () => {
+    const [bob, carol] = ['stuck-bob', 'stuck-carol'].map(pubkeyOf) as [string, string];
+    const first = followList('stuck-alice', [bob], T);
+    await store.putEvents([first]);
+    const second = followList('stuck-alice', [carol], T + 10);
+    // A failed batch of this process's left a transition of the address: the next write heals it.
+    await replaceScriptOnly(second, endedBatch());
+    const third = followList('stuck-alice', [bob, carol], T + 20);
+    const journal = keys().journal(replaceableAddress(third) as string);
+    // Right after this write's script, another process journals a transition it is slow to settle.
+    const replace = store.client.nostrReplaceEvent.bind(store.client);
+    const [seconds] = await store.client.time();
+    const stranger = `+abcdef0000000006${String(seconds).padStart(10, '0')}${'ab'.repeat(32)}\n`;
+    store.client.nostrReplaceEvent = (async (...args: Parameters<typeof replace>) => {
+      const reply = await replace(...args);
+      await store.client.append(journal, stranger);
+      return reply;
+    }) as typeof replace;
+    try {
+      await expect(store.putEvents([third])).rejects.toThrow();
+    } finally {
+      store.client.nostrReplaceEvent = replace;
+    }
+    // That process settles its entry; the batch written again heals what it left.
+    const held = (await store.client.get(journal)) as string;
+    await store.client.set(journal, held.replace(stranger, ''));
+    expect(await store.putEvents([third])).toEqual(['duplicate']);
+    expect(await followers([bob, carol])).toEqual([1, 1]);
+    expect(await journalHeld(third)).toBe(0);
     await expectExact(store, NO_KIND_COUNTS);
   });
 

@@ -413,7 +413,7 @@ export class RedisEventStore implements EventStore {
       await this.relations.replace(previous, event, size, follows, !healing);
       if (!healing) afterFollows.push(() => this.settleJournal(journalKey, token, [`+${event.id}`, `-${previousId}`]));
     }
-    if (healing) afterFollows.push(() => this.heal(address, healing, current, previous ? [previous, event] : [event], token, [`+${event.id}`, `-${previousId}`]));
+    if (healing) afterFollows.push(() => this.healOrFail(address, healing, current, previous ? [previous, event] : [event], token, [`+${event.id}`, `-${previousId}`]));
     if (outcome === 'deleted') {
       await this.client.set(this.keys.event(event.id), deletedEventValue(event.pubkey));
       return outcome;
@@ -554,7 +554,7 @@ export class RedisEventStore implements EventStore {
         stored ? this.relations.relate(stored.event, -1, stored.json.bytes.length, !healing) : undefined,
       ]);
     }
-    if (healing) await this.heal(address, healing, current, stored ? [stored.event] : [], token, [`-${removedId}`]);
+    if (healing) await this.healOrFail(address, healing, current, stored ? [stored.event] : [], token, [`-${removedId}`]);
     else await this.settleJournal(this.keys.journal(address), token, [`-${removedId}`]);
   }
 
@@ -579,9 +579,10 @@ export class RedisEventStore implements EventStore {
    * counts an event once: RELATE, ZAP, NOTE, SEARCH_PROFILE); a follow list's follows are set, not
    * added, to what the list held names (FOLLOW_SET), at every pubkey any of those versions names.
    * Then the entries are settled. `also`: versions this writer added or removed, whose follows it
-   * left to this; `own`: the ids of its own entries (of batch `token`) to settle with them.
+   * left to this; `own`: the ids of its own entries (of batch `token`) to settle with them. False
+   * where it left everything for later (othersSettled), its entries unsettled.
    */
-  private async heal(address: string, entries: readonly JournalEntry[], currentId: string, also: readonly NostrEvent[], token: string, own: readonly string[]): Promise<void> {
+  private async heal(address: string, entries: readonly JournalEntry[], currentId: string, also: readonly NostrEvent[], token: string, own: readonly string[]): Promise<boolean> {
     const journalKey = this.keys.journal(address);
     // The removed versions' JSON, from the journal itself (the script's reply names them only).
     const healing = new Set(entries.map(({ sign, token: of, id }) => sign + of + id));
@@ -604,7 +605,7 @@ export class RedisEventStore implements EventStore {
     // the sets wait for it to land (its entries settled), else are left to a later heal, entries and all.
     const healed = new Set([...entries.map((entry) => entry.token), token]);
     if (lists.length > 0) {
-      if (!(await this.othersSettled(journalKey, healed))) return;
+      if (!(await this.othersSettled(journalKey, healed))) return false;
       await this.setFollowsToHeld(address, lists);
     }
     await Promise.all([
@@ -617,6 +618,18 @@ export class RedisEventStore implements EventStore {
       ),
       this.settleJournal(journalKey, token, own),
     ]);
+    return true;
+  }
+
+  /**
+   * heal, in a batch that left its own transition's follows to it: a heal that could not set them
+   * (another writer's transition did not settle in time) fails the batch, which its caller writes
+   * again (import retries it, sync reads from its cursor), rather than report it written.
+   */
+  private async healOrFail(address: string, entries: readonly JournalEntry[], currentId: string, also: readonly NostrEvent[], token: string, own: readonly string[]): Promise<void> {
+    if (!(await this.heal(address, entries, currentId, also, token, own))) {
+      throw new Error(`the follows of ${address} wait for another writer's transition, which did not settle within ${OTHERS_SETTLE_MS} ms`);
+    }
   }
 
   /**
@@ -810,8 +823,7 @@ export class RedisEventStore implements EventStore {
         const entries = journal ? this.healable(journal, String(seconds)) : undefined;
         if (!entries) continue;
         const held = await this.heldVersion(address);
-        await this.command(() => this.withToken((token) => this.heal(address, entries, held?.id ?? '', [], token, [])));
-        healed++;
+        if (await this.command(() => this.withToken((token) => this.heal(address, entries, held?.id ?? '', [], token, [])))) healed++;
       }
     }
     return healed;
