@@ -202,7 +202,7 @@ export async function notificationPage(pubkey: string, args: NotificationArgumen
 /**
  * V's notifications since `since` counted as its trusted pages show them (the pubkey's own web of
  * trust and mutes; a zap by its sender, once signed by its provider): read whole, MAX_TRUSTED_COUNTED
- * at most (invalid_argument past that, before any is read: the index counts them first).
+ * at most (invalid_argument past that: by the index's counts before any is read, else as read).
  */
 async function trustedCounts(pubkey: string, since: number | undefined, context: GraphQLContext): Promise<NotificationCounts> {
   const { loaders, budget } = context;
