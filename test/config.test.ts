@@ -398,6 +398,13 @@ describe('configuration from the environment', () => {
     expect(config.store.kind).toBe('embedded');
   });
 
+  it('refuses a REDIS_KEY_PREFIX whose braces are not one named hash tag (they would split what one script writes across cluster slots)', () => {
+    for (const prefix of ['{}', 'a{b', 'a}b', '{a}{b}', '{{a}}', 'x{}:']) {
+      expect([prefix, problems({ REDIS_KEY_PREFIX: prefix })]).toEqual([prefix, ['REDIS_KEY_PREFIX may hold braces only as one hash tag with a name inside, such as {nostr}']]);
+    }
+    for (const prefix of ['{nostr}:', 'app:{n}:', 'nostr:']) expect([prefix, problems({ REDIS_KEY_PREFIX: prefix })]).toEqual([prefix, []]);
+  });
+
   it('reports every problem at once, naming each variable', () => {
     expect(
       problems({

@@ -110,6 +110,9 @@ const StoreModel = z.object({
     .string()
     .max(100, 'REDIS_KEY_PREFIX must be at most 100 characters')
     .regex(/^\S*$/, 'REDIS_KEY_PREFIX must not contain whitespace')
+    // Braces only as one hash tag with a name ({nostr}: every key in one slot): any other brace
+    // moves keys a script writes together (a slot and its journal, keys.ts) into different slots.
+    .regex(/^[^{}]*(\{[^{}]+\}[^{}]*)?$/, 'REDIS_KEY_PREFIX may hold braces only as one hash tag with a name inside, such as {nostr}')
     .default('nostr:'),
   REDIS_TIMEOUT_MS: integer('REDIS_TIMEOUT_MS', 50, 60000, 1000),
   // serve on Redis or a Redis Cluster: events and latest profiles kept in process, invalidated by Redis (0: off).
