@@ -268,6 +268,7 @@ describe('unexpected failures are masked', () => {
           throw new TypeError(secret);
         },
         replies: async () => [],
+        relatedIds: async () => [],
         allReplies: async () => [],
         eventCounts: async () => new Map(),
         listChanges: async () => ({ cursor: '0', pubkeys: [] }),

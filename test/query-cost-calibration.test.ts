@@ -303,4 +303,16 @@ describe('what the model says of the screens and of the requests that cost secon
     const counts = (trusted: boolean) => costOf(`{ pubkey(pubkey: "${star}") { notificationCounts(trusted: ${trusted}) { total } } }`);
     expect(counts(true) - counts(false)).toBe(100 + 2000 * 2);
   });
+
+  it('stats(viewer:) is charged the web each, and the 2,000 events counts by trust may read in a request once, however many ask', () => {
+    const stats = (viewer: string) => costOf(`{ event(id: "${'a'.repeat(64)}") { stats${viewer} { replies } } }`);
+    expect(stats(`(viewer: "${star}")`) - stats('')).toBe(100 + 2000 * 2);
+    // Twenty replies' stats share the request's 2,000 (schema/trust.ts countByTrust): one web each.
+    const page = (viewer: string) => costOf(`{ event(id: "${'a'.repeat(64)}") { replies(first: 20) { edges { node { stats${viewer} { replies } } } } } }`);
+    expect(page(`(viewer: "${star}")`) - page('')).toBe(20 * 100 + 2000 * 2);
+    // With notificationCounts(trusted: true) in the same request: still once.
+    const both = costOf(`{ event(id: "${'a'.repeat(64)}") { stats(viewer: "${star}") { replies } } pubkey(pubkey: "${star}") { notificationCounts(trusted: true) { total } } }`);
+    const neither = costOf(`{ event(id: "${'a'.repeat(64)}") { stats { replies } } pubkey(pubkey: "${star}") { notificationCounts { total } } }`);
+    expect(both - neither).toBe(2 * 100 + 2000 * 2);
+  });
 });

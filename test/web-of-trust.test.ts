@@ -11,6 +11,8 @@ import { LookupError } from '../src/errors.js';
 import { pubkeyOf, secretKey, signed } from './support/events.js';
 import { postGraphql, startTestServer, type TestServer } from './support/test-server.js';
 import { startLoopbackRelay } from './support/loopback-relay.js';
+import { sha256 as sha, zapReceipt } from './support/zaps.js';
+import { zapProviderMarkKey } from '../src/zaps/zap-providers.js';
 
 /**
  * The reader's web of trust (DESIGN "Screens": web of trust of V, mutes of V, with `viewer: V`):
@@ -348,7 +350,7 @@ describe.each(BOTH_STORES)('a viewer\'s web over GraphQL on the $name store', ({
     expect(refused.status).toBe(200);
     expect(refused.body.data).toEqual({ pubkey: null });
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('invalid_argument');
-    expect(refused.body.errors?.[0]?.message).toContain('2001 are held');
+    expect(refused.body.errors?.[0]?.message).toContain('this request would read 2001');
     // Since a later time, few enough: counted (Y follows nobody the recipient trusts: none).
     const later = await postGraphql(server, counts, { v: many.pubkey, since: T + 1002 });
     expect(later.body).toEqual({ data: { pubkey: { notificationCounts: { total: 0 } } } });
@@ -460,4 +462,185 @@ describe.each(BOTH_STORES)('hop-1 lists from the relays on the $name store', ({ 
       await opened.cleanup();
     }
   }, 20_000);
+});
+
+/**
+ * `stats(viewer:)` over a generated world: a note N by W, and events relating to it by people in V's
+ * web (hop 1, hop 2, V itself), a muted but followed pubkey, a bot ring and strangers, of every kind
+ * of relation (direct reply, thread reply, quote, repost, reaction with several contents, zap), some
+ * carrying a muted word, a muted hashtag, or replying to a muted reply. The expected figures are read
+ * from how each event was made (its role, its author, what it carries), not by the service's rules.
+ */
+describe.each(BOTH_STORES)('stats(viewer:) on the $name store', ({ open }) => {
+  const at = T + 50_000;
+  const [SV, F1, F2, G1, SM, B1, B2, S1, W] = ['st-v', 'st-f1', 'st-f2', 'st-g1', 'st-m', 'st-b1', 'st-b2', 'st-s1', 'st-w'];
+  // V follows F1 and SM (muted); F1 follows F2 (hop 2); F2 follows G1 (hop 3: outside).
+  const web = new Set([SV, F1, F2]);
+  const authors = [SV, F1, F2, G1, SM, B1, B2, S1];
+  const target = signed(W, { created_at: at, content: 'the note everyone answers' });
+  const mutedReply = signed(F1, { created_at: at + 1, content: 'a reply V muted', tags: [['e', target.id, '', 'root']] });
+  type Role = 'reply' | 'thread' | 'underMuted' | 'quote' | 'repost' | 'reaction' | 'zap';
+  interface Made {
+    event: NostrEvent;
+    role: Role;
+    author: string;
+    /** Carries the muted word (in its content). */
+    spam: boolean;
+    /** Carries the muted hashtag. */
+    hashtag: boolean;
+    content?: string;
+    msats?: number;
+  }
+
+  /** A deterministic world from a seed: `count` relating events. */
+  function generate(seed: number, count: number): Made[] {
+    let state = seed;
+    const next = (n: number) => {
+      state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+      return state % n;
+    };
+    const made: Made[] = [{ event: mutedReply, role: 'reply', author: F1, spam: false, hashtag: false }];
+    const roles: Role[] = ['reply', 'thread', 'underMuted', 'quote', 'repost', 'reaction', 'zap'];
+    for (let index = 0; index < count; index++) {
+      const author = authors[next(authors.length)] as string;
+      const role = roles[next(roles.length)] as Role;
+      const spam = role !== 'zap' && role !== 'repost' && next(6) === 0;
+      const hashtag = role !== 'zap' && next(7) === 0;
+      const when = at + 10 + index;
+      const tags = hashtag ? [['t', 'Muted']] : [];
+      let event: NostrEvent;
+      let content: string | undefined;
+      let msats: number | undefined;
+      if (role === 'reply') event = signed(author, { created_at: when, content: spam ? 'Buy SPAM' : `reply ${index}`, tags: [['e', target.id, '', 'root'], ...tags] });
+      else if (role === 'thread') event = signed(author, { created_at: when, content: spam ? 'more spam' : `deeper ${index}`, tags: [['e', target.id, '', 'root'], ['e', sha(`parent ${index}`), '', 'reply'], ...tags] });
+      else if (role === 'underMuted') event = signed(author, { created_at: when, content: `under the muted ${index}`, tags: [['e', target.id, '', 'root'], ['e', mutedReply.id, '', 'reply'], ...tags] });
+      else if (role === 'quote') event = signed(author, { created_at: when, content: spam ? 'spam quote' : `quoting ${index}`, tags: [['q', target.id], ...tags] });
+      else if (role === 'repost') event = signed(author, { kind: 6, created_at: when, content: '', tags: [['e', target.id], ['p', pk(W)], ...tags] });
+      else if (role === 'reaction') {
+        content = spam ? 'spam' : (['+', '-', '🤙', '', '+'][next(5)] as string);
+        event = signed(author, { kind: 7, created_at: when, content, tags: [['e', target.id], ['p', pk(W)], ...tags] });
+      } else {
+        msats = 1000 * (1 + next(50));
+        event = zapReceipt({ sender: author, recipient: W, provider: 'st-wallet', target: target.id, msats, at: when });
+      }
+      made.push({ event, role, author, spam, hashtag, ...(content === undefined ? {} : { content }), ...(msats === undefined ? {} : { msats }) });
+    }
+    return made;
+  }
+
+  /**
+   * The figures of what is shown, as each event was made: by an author in `trusted`, not carrying
+   * the muted hashtag, nor the muted word while `word` is muted, not the muted reply nor under it.
+   * Without `trusted`, everything.
+   */
+  function expected(made: readonly Made[], trusted?: { web: Set<string>; word: boolean }) {
+    const hidden = (item: Made) =>
+      trusted !== undefined && (!trusted.web.has(item.author) || item.hashtag || (trusted.word && item.spam) || item.role === 'underMuted' || item.event.id === mutedReply.id);
+    const shown = made.filter((item) => !hidden(item));
+    const of = (...roles: Role[]) => shown.filter((item) => roles.includes(item.role));
+    const distinct = (items: Made[]) => new Set(items.map((item) => item.author)).size;
+    const reactions = of('reaction');
+    const byContent = new Map<string, Set<string>>();
+    for (const item of reactions) byContent.set(item.content as string, (byContent.get(item.content as string) ?? new Set()).add(item.author));
+    const zaps = of('zap');
+    return {
+      replies: of('reply').length,
+      threadReplies: of('reply', 'thread', 'underMuted').length,
+      quotes: of('quote').length,
+      reposts: distinct(of('repost')),
+      reactions: {
+        pubkeys: distinct(reactions),
+        likes: distinct(reactions.filter((item) => item.content === '+' || item.content === '')),
+        dislikes: distinct(reactions.filter((item) => item.content === '-')),
+        byContent: [...byContent]
+          .map(([content, set]) => ({ content, pubkeys: set.size }))
+          .sort((a, b) => b.pubkeys - a.pubkeys || Buffer.compare(Buffer.from(JSON.stringify(a.content)), Buffer.from(JSON.stringify(b.content)))),
+      },
+      zaps: { count: zaps.length, msats: zaps.reduce((sum, item) => sum + (item.msats as number), 0), senders: distinct(zaps) },
+    };
+  }
+
+  const STATS = `query ($id: String!, $viewer: String) { event(id: $id) { stats(viewer: $viewer) { replies threadReplies quotes reposts reactions { pubkeys likes dislikes byContent { content pubkeys } } zaps { count msats senders } } } }`;
+  let store: EventStore;
+  let server: TestServer;
+  let cleanup: () => Promise<void>;
+  const made = generate(20_261_202, 160);
+  beforeAll(async () => {
+    ({ store, cleanup } = await open());
+    const wProfile = signed(W, { kind: 0, created_at: at, content: JSON.stringify({ name: 'w', lud16: 'w@wallet.example' }) });
+    await store.putEvents([
+      followList(SV, [F1, SM]),
+      followList(F1, [F2]),
+      followList(F2, [G1]),
+      followList(B1, [B2, SV]),
+      followList(B2, [B1, SV]),
+      muteList(SV, [['p', pk(SM)], ['word', 'SPAM'], ['t', 'muted'], ['e', mutedReply.id]]),
+      wProfile,
+      target,
+    ]);
+    const providerNote = `${sha('lud16:w@wallet.example').slice(0, 16)} ${Math.floor(Date.now() / 1000)} k ${pk('st-wallet')}`;
+    await store.marks.set([zapProviderMarkKey(pk(W))], 3600, [providerNote]);
+    // In an order of their own: the figures do not depend on it.
+    const events = made.map((item) => item.event);
+    for (let start = 0; start < events.length; start += 40) await store.putEvents(events.slice(start, start + 40).reverse());
+    server = await startTestServer(store);
+  });
+  afterAll(async () => {
+    await server.close();
+    await cleanup();
+  });
+
+  const statsOf = async (viewer?: string) => {
+    const { status, body } = await postGraphql(server, STATS, { id: target.id, ...(viewer === undefined ? {} : { viewer }) });
+    expect(status).toBe(200);
+    expect(body.errors).toBeUndefined();
+    return (body.data?.event as { stats: unknown }).stats;
+  };
+
+  it('counts only what the web shows and V did not mute, exactly; without a viewer, everyone', async () => {
+    const trusted = expected(made, { web, word: true });
+    expect(trusted.replies).toBeGreaterThan(0);
+    expect(trusted.zaps.count).toBeGreaterThan(0);
+    expect(trusted).not.toEqual(expected(made));
+    expect(await statsOf(pk(SV))).toEqual(trusted);
+    expect(await statsOf(nip19.npubEncode(pk(SV)))).toEqual(trusted);
+    expect(await statsOf()).toEqual(expected(made));
+  });
+
+  it('a deleted reaction, a new follow list and a new mute list are seen by the next read (within 1 s)', async () => {
+    const reaction = made.find((item) => item.role === 'reaction' && web.has(item.author) && !item.spam && !item.hashtag);
+    expect(reaction).toBeDefined();
+    const deletion = signed(reaction?.author as string, { kind: 5, created_at: at + 5000, content: '', tags: [['e', reaction?.event.id as string]] });
+    await store.putEvents([deletion]);
+    const left = made.filter((item) => item !== reaction);
+    expect(await statsOf(pk(SV))).toEqual(expected(left, { web, word: true }));
+    // V now follows G1 too, and no longer mutes the word.
+    await store.putEvents([followList(SV, [F1, SM, G1], T + 1), muteList(SV, [['p', pk(SM)], ['t', 'muted'], ['e', mutedReply.id]], T + 1)]);
+    const now = expected(left, { web: new Set([...web, G1]), word: false });
+    expect(now).not.toEqual(expected(left, { web, word: true }));
+    await expect.poll(() => statsOf(pk(SV)), { timeout: 1000, interval: 100 }).toEqual(now);
+  });
+
+  it('past 2,000 related events in a request, invalid_argument before any is read; twenty notes\' stats share the 2,000', async () => {
+    const popular = signed(W, { created_at: at + 9000, content: 'popular' });
+    const likes = Array.from({ length: 2001 }, (_, n) => signed(`st-liker-${n % 50}`, { kind: 7, created_at: at + 9001 + n, content: '+', tags: [['e', popular.id]] }));
+    await store.putEvents([popular]);
+    for (let start = 0; start < likes.length; start += 500) await store.putEvents(likes.slice(start, start + 500));
+    const { status, body } = await postGraphql(server, STATS, { id: popular.id, viewer: pk(SV) });
+    expect(status).toBe(200);
+    expect(body.errors?.map((error) => error.extensions?.code)).toEqual(['invalid_argument']);
+    expect(body.errors?.[0]?.message).toContain('2000 in one request at most');
+    // Without a viewer: the index's figures, whatever their number.
+    const plain = await postGraphql(server, STATS, { id: popular.id });
+    expect((plain.body.data?.event as { stats: { reactions: { pubkeys: number } } }).stats.reactions.pubkeys).toBe(50);
+  });
+
+  it('GET /thread?viewer= shows the stats stats(viewer:) gives', async () => {
+    const response = await fetch(`${server.url}/thread?id=${target.id}&viewer=${pk(SV)}`);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { stats: Record<string, unknown> };
+    const graphql = (await statsOf(pk(SV))) as Record<string, unknown>;
+    expect(body.stats).toMatchObject({ replies: graphql.replies, threadReplies: graphql.threadReplies, quotes: graphql.quotes, reposts: graphql.reposts, reactions: graphql.reactions });
+    expect((body.stats.zaps as { count: number }).count).toBe((graphql.zaps as { count: number }).count);
+  });
 });

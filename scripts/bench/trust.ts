@@ -1,11 +1,13 @@
 // `npx tsx scripts/bench/trust.ts`: a reader's web of trust (store/trust-webs.ts), in one run, side
 // by side on both stores: a viewer following --follows pubkeys who follow --each pubkeys apiece
 // (drawn from a pool of --pool, so that hop 2 overlaps as real graphs do), and a note with --replies
-// replies by authors half in the web. GraphQL over HTTP on loopback: the first `replies(viewer:)`
-// (the web built cold), then later ones against the same read without a viewer, sequential
-// requests, interleaved, median and p99 of --rounds each; and the web's bytes per member.
+// replies and --reactions reactions by authors half in the web. GraphQL over HTTP on loopback: the
+// first `replies(viewer:)` (the web built cold), then later ones against the same read without a
+// viewer; the first `stats(viewer:)` of a second viewer following the same (its web cold), then later
+// ones against `stats` without a viewer; sequential requests, interleaved, median and p99 of --rounds
+// each; and the web's bytes per member.
 //
-//   npx tsx scripts/bench/trust.ts --follows 1000 --each 500 --pool 200000 --replies 100 --rounds 200
+//   npx tsx scripts/bench/trust.ts --follows 1000 --each 500 --pool 200000 --replies 100 --reactions 100 --rounds 200
 //
 // The events are written straight into the stores (putEvents trusts its callers: no signatures
 // are made or checked; what is measured is reads). Uses a private redis-server unless REDIS_URL is set.
@@ -25,6 +27,7 @@ const { values: options } = parseArgs({
     each: { type: 'string', default: '500' },
     pool: { type: 'string', default: '200000' },
     replies: { type: 'string', default: '100' },
+    reactions: { type: 'string', default: '100' },
     rounds: { type: 'string', default: '200' },
   },
 });
@@ -38,16 +41,19 @@ function unsigned(pubkey: string, kind: number, createdAt: number, tags: string[
 
 interface World {
   viewer: string;
+  /** Follows whom `viewer` follows: its web is built by its first read (stats). */
+  secondViewer: string;
   note: NostrEvent;
   events: NostrEvent[];
 }
 
-function makeWorld(follows: number, each: number, poolSize: number, replies: number): World {
+function makeWorld(follows: number, each: number, poolSize: number, replies: number, reactions: number): World {
   const next = seeded(48);
   const pool = Array.from({ length: poolSize }, (_, n) => hex(`pool ${n}`));
   const viewer = hex('the viewer');
   const hopOne = Array.from({ length: follows }, (_, n) => hex(`followed ${n}`));
-  const events: NostrEvent[] = [unsigned(viewer, 3, T, hopOne.map((pubkey) => ['p', pubkey]), '', 'follows')];
+  const secondViewer = hex('the second viewer');
+  const events: NostrEvent[] = [viewer, secondViewer].map((reader) => unsigned(reader, 3, T, hopOne.map((pubkey) => ['p', pubkey]), '', `follows of ${reader}`));
   for (const [n, pubkey] of hopOne.entries()) {
     const named = new Set<string>();
     while (named.size < each) named.add(pool[Math.floor(next() * pool.length)] as string);
@@ -60,12 +66,16 @@ function makeWorld(follows: number, each: number, poolSize: number, replies: num
     const author = n % 2 === 0 ? (pool[Math.floor(next() * pool.length)] as string) : hex(`stranger ${n}`);
     events.push(unsigned(author, 1, T + 1 + n, [['e', note.id, '', 'root'], ['p', viewer]], `reply ${n}`, `reply ${n}`));
   }
-  return { viewer, note, events };
+  for (let n = 0; n < reactions; n++) {
+    const author = n % 2 === 0 ? (pool[Math.floor(next() * pool.length)] as string) : hex(`reacting stranger ${n}`);
+    events.push(unsigned(author, 7, T + 1 + n, [['e', note.id], ['p', viewer]], ['+', '🤙', '-'][n % 3] as string, `reaction ${n}`));
+  }
+  return { viewer, secondViewer, note, events };
 }
 
 async function main() {
-  const [follows, each, poolSize, replyCount, rounds] = [options.follows, options.each, options.pool, options.replies, options.rounds].map(Number) as [number, number, number, number, number];
-  const world = makeWorld(follows, each, poolSize, replyCount);
+  const [follows, each, poolSize, replyCount, reactionCount, rounds] = [options.follows, options.each, options.pool, options.replies, options.reactions, options.rounds].map(Number) as [number, number, number, number, number, number];
+  const world = makeWorld(follows, each, poolSize, replyCount, reactionCount);
   const stores = await openStorePair('trust0:', 'bench-trust-');
   const rows: string[] = [];
   try {
@@ -74,26 +84,34 @@ async function main() {
       for (let at = 0; at < world.events.length; at += 100) await store.putEvents(world.events.slice(at, at + 100));
       process.stderr.write(`${name}: ${world.events.length} events written in ${fixed((performance.now() - started) / 1000, 1)} s\n`);
       const replies = (viewer: boolean) => `{ event(id: "${world.note.id}") { replies(first: 20${viewer ? `, viewer: "${world.viewer}"` : ''}) { edges { node { id pubkey content } } pageInfo { hasNextPage endCursor } } } }`;
+      const stats = (reader?: string) => `{ event(id: "${world.note.id}") { stats${reader ? `(viewer: "${reader}")` : ''} { replies threadReplies quotes reposts reactions { pubkeys likes dislikes byContent { content pubkeys } } } } }`;
       const first = await firstRead(store, replies(true));
       const webs = trustWebsOf(store).stats;
+      const members = webs.memberBytes / 8;
+      const firstStats = await firstRead(store, stats(world.secondViewer));
       const timing = await timeRequests(
         store,
         [
           ['plain', { query: replies(false) }],
           ['viewer', { query: replies(true) }],
+          ['plain stats', { query: stats() }],
+          ['viewer stats', { query: stats(world.viewer) }],
         ],
         rounds,
       );
       const plain = timing.get('plain') as Timing;
       const viewer = timing.get('viewer') as Timing;
-      const members = webs.memberBytes / 8;
+      const plainStats = timing.get('plain stats') as Timing;
+      const viewerStats = timing.get('viewer stats') as Timing;
       rows.push(
         `| GraphQL on ${name}: the first replies(first: 20, viewer:) of a viewer following ${follows} who follow ${each} each (a web of ${members} members, built cold) | ${fixed(first, 0)} ms | ≤ 1,000 ms |`,
         `| GraphQL on ${name}: later replies(first: 20, viewer:) against the same read without a viewer (${rounds} rounds, ${replyCount} replies) | median ${fixed(viewer.median, 2)} ms, p99 ${fixed(viewer.p99, 2)} ms vs median ${fixed(plain.median, 2)} ms, p99 ${fixed(plain.p99, 2)} ms | ${fixed(viewer.median / plain.median, 1)}× (≤ 3×) |`,
+        `| GraphQL on ${name}: the first stats(viewer:) of another viewer following the same (its web built cold; ${replyCount + reactionCount} events relate) | ${fixed(firstStats, 0)} ms | ≤ 1,000 ms |`,
+        `| GraphQL on ${name}: later stats(viewer:) against stats without a viewer (${rounds} rounds) | median ${fixed(viewerStats.median, 2)} ms, p99 ${fixed(viewerStats.p99, 2)} ms vs median ${fixed(plainStats.median, 2)} ms, p99 ${fixed(plainStats.p99, 2)} ms | ${fixed(viewerStats.median / plainStats.median, 1)}× (≤ 3×) |`,
         `| ${name}: the web held | ${webs.memberBytes} bytes for ${members} members (${webs.bytes} with its bookkeeping) | ${fixed(webs.memberBytes / Math.max(1, members), 1)} bytes a member (≤ 8) |`,
       );
     }
-    printTable(`npx tsx scripts/bench/trust.ts --follows ${options.follows} --each ${options.each} --pool ${options.pool} --replies ${options.replies} --rounds ${options.rounds}`, rows);
+    printTable(`npx tsx scripts/bench/trust.ts --follows ${options.follows} --each ${options.each} --pool ${options.pool} --replies ${options.replies} --reactions ${options.reactions} --rounds ${options.rounds}`, rows);
   } finally {
     await stores.close();
   }

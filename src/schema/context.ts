@@ -30,6 +30,8 @@ export interface GraphQLContext {
   store: EventStore;
   /** Readers' filters made by this request (schema/trust.ts), by readers. */
   readerFilters: Map<string, Promise<ReaderFilter>>;
+  /** Events counts by trust have read and judged in this request, all such fields together (schema/trust.ts countByTrust). */
+  countedByTrust: { events: number };
   limits: LookupConfig;
   /** Objects handed back so far, bounded by GRAPHQL_MAX_COST while the request runs. */
   budget: ObjectBudget;
@@ -83,6 +85,7 @@ export function createContext({ store, limits, fill, client = '', maxObjects, ma
   const shared = {
     store,
     readerFilters: new Map<string, Promise<ReaderFilter>>(),
+    countedByTrust: { events: 0 },
     limits,
     budget,
     deleted: new Set<string>(),

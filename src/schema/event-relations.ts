@@ -11,7 +11,8 @@ import { type EventConnection, EventConnectionRef, eventPage, filteredEventPage 
 import { readerFilter } from './trust.js';
 import { EventStatsRef } from './event-stats.js';
 import { loadAvailable } from './loaders.js';
-import { DEFAULT_PAGE_SIZE, decodeCursor, FEED_SCAN_FACTOR, MAX_PAGE_SIZE, pageSizeOf } from './paging.js';
+import { DEFAULT_PAGE_SIZE, decodeCursor, FEED_SCAN_FACTOR, MAX_PAGE_SIZE, MAX_TRUSTED_COUNTED, pageSizeOf } from './paging.js';
+import { trustedStats } from './trusted-stats.js';
 
 /**
  * The fields of an event that come from other events (DESIGN "Relationships"): where it sits in a
@@ -45,9 +46,13 @@ builder.objectFields(EventRef, (t) => ({
   }),
   stats: t.field({
     type: EventStatsRef,
-    description: 'Replies, quotes, reposts, reactions and zaps of this event, counted over the servable events held.',
-    resolve: async (stored, _args, { loaders, budget }) => {
+    description: `Replies, quotes, reposts, reactions and zaps of this event, counted over the servable events held. \`viewer\` (any form \`pubkey(...)\` takes; else TRUST_SEEDS where the operator set them): counted over the events by authors in the viewer's web of trust, none it muted (a zap: by its sender), exactly: each event that relates to this one is read and judged, ${MAX_TRUSTED_COUNTED} in one request at most (with notificationCounts(trusted: true); past that, invalid_argument before any is read).`,
+    args: { viewer: t.arg.string() },
+    resolve: async (stored, { viewer }, context) => {
+      const { loaders, budget } = context;
       budget.charge(1);
+      const reader = await readerFilter(context, viewer);
+      if (reader) return trustedStats(stored, reader, context);
       const id = storedEventId(stored);
       return { ...(await loaders.relationStats.load(id)), event: stored };
     },

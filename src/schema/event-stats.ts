@@ -1,5 +1,6 @@
 import { MAX_REACTION_CONTENTS, type ReactionCount, type ReactionStats, type RelationStats } from '../store/relation-index.js';
 import type { StoredEvent } from '../store/event-store.js';
+import type { RecountedZaps } from '../store/relation-recount.js';
 import { builder } from './builder.js';
 
 /**
@@ -34,8 +35,11 @@ const ReactionStatsRef = builder.objectRef<ReactionStats>('ReactionStats').imple
   }),
 });
 
-/** An event's figures, with the event they are of (its zaps are read from its id, author and `zap` tags). */
-export type EventStatsParent = RelationStats & { event: StoredEvent };
+/**
+ * An event's figures, with the event they are of (its zaps are read from its id, author and `zap`
+ * tags); counted by trust (schema/trusted-stats.ts), the zaps shown as recounted (null: none).
+ */
+export type EventStatsParent = RelationStats & { event: StoredEvent; zapsShown?: RecountedZaps | null };
 
 export const EventStatsRef = builder.objectRef<EventStatsParent>('EventStats').implement({
   description:

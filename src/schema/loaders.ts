@@ -1,12 +1,13 @@
 import DataLoader from 'dataloader';
-import { errorCodeOf } from '../errors.js';
+import { errorCodeOf, LookupError } from '../errors.js';
+import { MAX_EVENT_BYTES } from '../nostr/work-caps.js';
 import { guarded, type ReadAnswer, type ReadThrough } from '../fill/read-through.js';
 import type { RelayRequest } from '../fill/relay-request.js';
 import { metrics } from '../metrics/metrics.js';
 import { PROFILE_KIND } from '../nostr/kinds.js';
 import type { EventStore, Held, StoredEvent } from '../store/event-store.js';
 import { nip05VerificationMarkKey } from '../store/mark-store.js';
-import type { RelationStats, ReplyPosition } from '../store/relation-index.js';
+import type { RelatedEvent, RelationStats, ReplyPosition } from '../store/relation-index.js';
 import type { ZapQuery, ZapSubject, ZapTotal } from '../store/zap-index.js';
 import type { FollowCounts } from '../store/follow-index.js';
 import { zapProviderMarkKey } from '../zaps/zap-providers.js';
@@ -55,6 +56,8 @@ export interface Loaders {
   notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]>;
   /** A recipient's notification counts per type (created_at >= since), from the index alone. */
   notificationCounts(recipient: string, since: number | undefined): Promise<NotificationCounts>;
+  /** Up to `limit` ids of the events that relate to an event (RelationIndex.relatedIds): `stats(viewer:)`. */
+  relatedIds(target: string, limit: number): Promise<RelatedEvent[]>;
   /** The distinct senders of some zap groups of a subject (a zap split's figures; not batched: rare). */
   zapSenders(subject: ZapSubject, groups: readonly { recipient: string; provider: string }[]): Promise<Set<string>>;
 }
@@ -243,6 +246,10 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     notKept();
     return guarded(() => store.relations.notificationCounts(recipient, since));
   };
+  const relatedIds = (target: string, limit: number) => {
+    notKept();
+    return guarded(() => store.relations.relatedIds(target, limit));
+  };
   return {
     events,
     profiles,
@@ -261,6 +268,7 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     searchProfiles,
     notifications,
     notificationCounts,
+    relatedIds,
   };
 }
 
@@ -315,6 +323,17 @@ export async function loadWithinReadBound(
     found.push(...read);
     if (!budget.settleRead(reserved, read.filter((held): held is StoredEvent => held !== null && !isDeleted(held)))) break;
   }
+  return found;
+}
+
+/**
+ * Every event of `ids` (null where none is held), read within the read bound as loadWithinReadBound
+ * reads them: all of them, or response_too_large (a count or a page judged on part of its events
+ * would be wrong, not short). `sizes`: each one's where the index knows it.
+ */
+export async function loadEveryEvent(loader: DataLoader<string, Held>, ids: readonly string[], budget: ObjectBudget, sizes?: readonly (number | undefined)[]): Promise<(Held | null)[]> {
+  const found = await loadWithinReadBound(loader, ids, budget, MAX_EVENT_BYTES, sizes);
+  if (found.length < ids.length) throw new LookupError('response_too_large');
   return found;
 }
 

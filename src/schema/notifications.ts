@@ -1,7 +1,6 @@
 import { LookupError } from '../errors.js';
 import { isMuted, MUTE_LIST_KIND, type Mutes, mutesOf } from '../nostr/mutes.js';
 import { NOTIFICATION_TYPES, type NotificationType, notificationTarget } from '../nostr/notifications.js';
-import { MAX_EVENT_BYTES } from '../nostr/work-caps.js';
 import { isZapReceipt, readZapReceipt } from '../nostr/zaps.js';
 import type { StoredEvent } from '../store/event-store.js';
 import type { NotificationCounts, NotificationEntry } from '../store/notification-index.js';
@@ -13,10 +12,11 @@ import { EventRef } from './event.js';
 import { PageInfoRef, type PageInfo } from './event-connection.js';
 import { latestLists } from './latest-lists.js';
 import { providerVerdicts } from './zap-stats.js';
-import { loadWithinReadBound } from './loaders.js';
+import { loadEveryEvent } from './loaders.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, FEED_SCAN_FACTOR, MAX_PAGE_SIZE, MAX_TRUSTED_COUNTED, pageSizeOf } from './paging.js';
 import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
-import { ownFilter, readerFilter } from './trust.js';
+import { countByTrust, ownFilter, readerFilter } from './trust.js';
+import { tooManyToJudge } from './trusted-stats.js';
 import type { TrustWeb } from '../nostr/web-of-trust.js';
 
 /**
@@ -172,13 +172,11 @@ export async function notificationPage(pubkey: string, args: NotificationArgumen
     const entries = inRange.slice(0, want);
     more = inRange.length > want;
     if (entries.length === 0) break;
-    const found = await loadWithinReadBound(
+    const found = await loadEveryEvent(
       loaders.events,
       entries.map((entry) => entry.id),
       budget,
-      MAX_EVENT_BYTES,
     );
-    if (found.length < entries.length) throw new LookupError('response_too_large');
     // Zaps on the page: the pubkey's provider is read once a request.
     if (provider === null && entries.some((entry) => entry.type === 'ZAP')) provider = await zapProviderOf(pubkey, context);
     for (const [index, entry] of entries.entries()) {
@@ -207,12 +205,9 @@ export async function notificationPage(pubkey: string, args: NotificationArgumen
 async function trustedCounts(pubkey: string, since: number | undefined, context: GraphQLContext): Promise<NotificationCounts> {
   const { loaders, budget } = context;
   const indexed = await loaders.notificationCounts(pubkey, since);
-  const tooMany = (held: number) =>
-    new LookupError('invalid_argument', {
-      message: `notificationCounts(trusted: true) counts at most ${MAX_TRUSTED_COUNTED} notifications, and ${held} are held since \`since\`: ask with a later \`since\`.`,
-    });
   const total = NOTIFICATION_TYPES.reduce((sum, type) => sum + indexed[type], 0);
-  if (total > MAX_TRUSTED_COUNTED) throw tooMany(total);
+  countByTrust(context, total, tooManyToJudge);
+  let charged = total;
   const counts = Object.fromEntries(NOTIFICATION_TYPES.map((type) => [type, 0])) as NotificationCounts;
   if (total === 0) return counts;
   const mutes = mutesOf((await latestLists(pubkey, [MUTE_LIST_KIND], context))[0]);
@@ -226,14 +221,15 @@ async function trustedCounts(pubkey: string, since: number | undefined, context:
     if (entries.length === 0) break;
     // More came since the index counted them (anyone may date an event back): still bounded.
     examined += entries.length;
-    if (examined > MAX_TRUSTED_COUNTED) throw tooMany(examined);
-    const found = await loadWithinReadBound(
+    if (examined > charged) {
+      countByTrust(context, examined - charged, tooManyToJudge);
+      charged = examined;
+    }
+    const found = await loadEveryEvent(
       loaders.events,
       entries.map((entry) => entry.id),
       budget,
-      MAX_EVENT_BYTES,
     );
-    if (found.length < entries.length) throw new LookupError('response_too_large');
     if (provider === null && entries.some((entry) => entry.type === 'ZAP')) provider = await zapProviderOf(pubkey, context);
     entries.forEach((entry, index) => {
       const held = found[index];
@@ -266,7 +262,7 @@ const notificationFields: FieldsOfPubkey = (t) => ({
   }),
   notificationCounts: t.field({
     type: NotificationCountsRef,
-    description: `How many notifications this pubkey has of each type (\`since\`: created_at >= since). Without \`trusted\`, read from the index as kept for every notifying author: mutes are not applied (the list applies them), nor TRUST_SEEDS. \`trusted: true\`: counted as the trusted list shows them, by authors in this pubkey's own web of trust and not muted (a zap: by its sender, once signed by the pubkey's provider), exact: each is read, ${MAX_TRUSTED_COUNTED} at most (more since \`since\`: invalid_argument; ask with a later \`since\`).`,
+    description: `How many notifications this pubkey has of each type (\`since\`: created_at >= since). Without \`trusted\`, read from the index as kept for every notifying author: mutes are not applied (the list applies them), nor TRUST_SEEDS. \`trusted: true\`: counted as the trusted list shows them, by authors in this pubkey's own web of trust and not muted (a zap: by its sender, once signed by the pubkey's provider), exact: each is read, ${MAX_TRUSTED_COUNTED} in one request at most (with stats(viewer:); more: invalid_argument before any is read; ask with a later \`since\`).`,
     args: { since: t.arg({ type: 'Timestamp' }), trusted: t.arg.boolean({ defaultValue: false }) },
     resolve: async (profile, args, context) => {
       const since = args.since ?? undefined;

@@ -114,6 +114,7 @@ export function operationCost(
     return field.args.some((argument) => argument.name === 'trusted') && (field.name === 'notifications' || field.name === 'notificationCounts') && valueOf('trusted') === true;
   };
 
+  let countsByTrust = false;
   /** `page`: the size of the page of the connection this selection is inside (its edges' number). */
   const costOf = (selectionSet: SelectionSetNode, type: GraphQLNamedType, visiting: Set<string>, page: number): number => {
     if (!isObjectType(type)) return 0;
@@ -129,9 +130,10 @@ export function operationCost(
         const read =
           cost.read +
           (cost.perKind ?? 0) * (cost.perKind === undefined ? 0 : kindCount(field, selection)) +
-          (filtered ? TRUST_WEB_COST : 0) +
-          // Counts by trust read and judge each notification counted (schema/notifications.ts).
-          (filtered && field.name === 'notificationCounts' ? TRUSTED_COUNT_COST : 0);
+          (filtered ? TRUST_WEB_COST : 0);
+        // Counts by trust read and judge each event counted (schema/trust.ts countByTrust), up to
+        // MAX_TRUSTED_COUNTED a request however many fields count: charged once, below.
+        if (filtered && (field.name === 'notificationCounts' || field.name === 'stats')) countsByTrust = true;
         // A connection reads its page (`first` items, each charged `page`), selected or not; what
         // its edges select is multiplied by that page.
         const inside = cost.page !== undefined ? pageSize(field, selection) : page;
@@ -155,7 +157,8 @@ export function operationCost(
     return total;
   };
   // Units are fractional (a scalar is a tenth); the total is rounded up, so every field counts.
-  return Math.ceil(costOf(operation.selectionSet, root, new Set(), 1) - 1e-9);
+  const total = costOf(operation.selectionSet, root, new Set(), 1);
+  return Math.ceil(total + (countsByTrust ? TRUSTED_COUNT_COST : 0) - 1e-9);
 }
 
 /** What one field costs each time it is resolved (once per object of its parent type). */
@@ -194,7 +197,7 @@ export const SEARCH_COST = 2 * RANK_WALK_LIMIT;
  */
 export const TRUST_WEB_COST = 100;
 
-/** `notificationCounts(trusted: true)`: up to MAX_TRUSTED_COUNTED notifications read and judged (an event each, as a filtered page's examined items). */
+/** Counts by trust (`notificationCounts(trusted: true)`, `stats(viewer:)`): up to MAX_TRUSTED_COUNTED events a request read and judged (an event each, as a filtered page's examined items). */
 export const TRUSTED_COUNT_COST = MAX_TRUSTED_COUNTED * 2;
 
 /** Reading one event by id (a store read, parsed; about 20 µs). */

@@ -8,6 +8,7 @@ import { TrustWebs } from '../store/trust-webs.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { latestLists } from './latest-lists.js';
+import { MAX_TRUSTED_COUNTED } from './paging.js';
 import { type FieldsOfPubkey, ProfileRef, pubkeyOfArgument, PubkeyRef } from './profile.js';
 
 /**
@@ -29,6 +30,18 @@ export interface ReaderFilter {
   web: TrustWeb;
   /** Whether an event is shown: its author (or, for a zap, `author`) is in the web, and the reader did not mute it. */
   shows(event: NostrEvent, author?: string): boolean;
+}
+
+/**
+ * Counts by trust (`notificationCounts(trusted: true)`, `stats(viewer:)`) read and judge each event
+ * they count: MAX_TRUSTED_COUNTED events in one request, all such fields together, so that a page of
+ * twenty notes with their stats costs what one popular note's would. Past it, `refusal` (an
+ * invalid_argument that says how to ask for less), thrown before the events are read.
+ */
+export function countByTrust(context: GraphQLContext, events: number, refusal: (events: number) => LookupError): void {
+  const counted = context.countedByTrust.events + events;
+  if (counted > MAX_TRUSTED_COUNTED) throw refusal(counted);
+  context.countedByTrust.events = counted;
 }
 
 /** One TrustWebs per store: every request of the process shares its webs. */

@@ -1,6 +1,7 @@
 import { GraphQLError, Kind } from 'graphql';
 import { profileMetadataOf } from '../store/derived-values.js';
-import { eventZapSubject, profileZapSubject, type ZapSubject, type ZapTotal } from '../store/zap-index.js';
+import { eventZapSubject, profileZapSubject, type ZapQuery, type ZapSubject, type ZapTotal, zapGroupKey } from '../store/zap-index.js';
+import type { RecountedZaps } from '../store/relation-recount.js';
 import { isDeleted } from '../store/tombstones.js';
 import { zapRecipientsOf } from '../nostr/zaps.js';
 import type { Held } from '../store/event-store.js';
@@ -56,6 +57,14 @@ const ZapStatsRef = builder.objectRef<ZapStats>('ZapStats').implement({
   }),
 });
 
+/** A query's total from receipts recounted (as zapTotals reads it from the index). */
+function totalShown(shown: RecountedZaps | null, { recipient, provider }: ZapQuery): ZapTotal {
+  const total: ZapTotal = { receipts: shown?.receipts.get(recipient) ?? 0 };
+  const group = provider === undefined ? undefined : shown?.groups.find((held) => held.recipient === recipient && held.provider === provider);
+  if (group) total.group = group;
+  return total;
+}
+
 /** What reading one sender of a zap split costs, in the cost model's units (a key read: about 13 µs on LMDB). */
 const ZAP_SENDER_COST = 1.5;
 
@@ -88,7 +97,11 @@ export async function providerVerdicts(recipients: readonly string[], context: G
   });
 }
 
-async function zapStatsOf(subject: ZapSubject, recipients: readonly string[], context: GraphQLContext): Promise<ZapStats> {
+/**
+ * `shown`: the receipts a reader's filter shows, recounted (schema/trusted-stats.ts), read in place
+ * of the index's groups (null: none shown).
+ */
+async function zapStatsOf(subject: ZapSubject, recipients: readonly string[], context: GraphQLContext, shown?: RecountedZaps | null): Promise<ZapStats> {
   const { loaders, budget } = context;
   const verdicts = await providerVerdicts(recipients, context);
   // A refused recipient's receipts are counted, not read group by group: they say why nothing counts.
@@ -97,8 +110,12 @@ async function zapStatsOf(subject: ZapSubject, recipients: readonly string[], co
     return { verdict, query: { subject, recipient, ...(verdict !== 'pending' && 'provider' in verdict ? { provider: verdict.provider } : {}) } };
   });
   if (asked.length === 0) return NO_ZAPS;
-  const totals = await Promise.all(asked.map(({ query }) => loaders.zapTotals.load(query)));
+  const totals = shown === undefined ? await Promise.all(asked.map(({ query }) => loaders.zapTotals.load(query))) : asked.map(({ query }) => totalShown(shown, query));
   const { stats, counted } = zapFigures(asked.map(({ verdict }, index) => ({ verdict, total: totals[index] as ZapTotal })));
+  if (shown !== undefined) {
+    if (counted.length > 1) stats.senders = new Set(counted.flatMap((group) => [...(shown?.senders.get(zapGroupKey(group)) ?? [])])).size;
+    return stats;
+  }
   // A zap split: the senders of every group that counts, once each. Every sender of every group is
   // read (once per request: loaders.zapSenders), so the read is charged by their number first:
   // anyone with an LNURL provider can sign receipts from a thousand fresh keys.
@@ -118,7 +135,7 @@ builder.objectFields(EventStatsRef, (t) => ({
       // Its `zap` tags are read: charged like relevantPubkeys, once per event per request.
       context.budget.chargeDerived(stats.event);
       const recipients = zapRecipientsOf(stats.event.event, MAX_ZAP_RECIPIENTS);
-      return zapStatsOf(eventZapSubject(storedEventId(stats.event)), recipients, context);
+      return zapStatsOf(eventZapSubject(storedEventId(stats.event)), recipients, context, stats.zapsShown);
     },
   }),
 }));

@@ -1,10 +1,10 @@
 import type { NostrEvent } from '../nostr/event.js';
 import type { EventStore } from './event-store.js';
-import { NO_RELATIONS, type RelationStats, type ReplyPosition } from './relation-index.js';
+import { NO_RELATIONS, type RelatedEvent, type RelationStats, type ReplyPosition } from './relation-index.js';
 import { NOTIFICATION_TYPES } from '../nostr/notifications.js';
 import { NO_NOTIFICATION_COUNTS, type NotificationCounts, type NotificationEntry } from './notification-index.js';
 import { recountNotifications } from './notification-recount.js';
-import { recountRelations } from './relation-recount.js';
+import { recountRelations, relatedFigure } from './relation-recount.js';
 import type { SearchRecord } from './search-index.js';
 import { sortZapGroups, type ZapGroup, type ZapSubject, zapGroupKey } from './zap-index.js';
 
@@ -18,8 +18,15 @@ import { sortZapGroups, type ZapGroup, type ZapSubject, zapGroupKey } from './za
 /** One target whose maintained figures differ from the recount. */
 export interface RelationDifference {
   target: string;
-  maintained: { stats: RelationStats; replies: ReplyPosition[] };
-  recounted: { stats: RelationStats; replies: ReplyPosition[] };
+  maintained: TargetFigures;
+  recounted: TargetFigures;
+}
+
+/** What is kept of one target: its figures, its replies, and which events relate to it (relatedFigure, sorted). */
+export interface TargetFigures {
+  stats: RelationStats;
+  replies: ReplyPosition[];
+  related: string[];
 }
 
 /** What is kept of one zapped subject (zap-index.ts), in a comparable form. */
@@ -158,14 +165,18 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
   const events = await servable(store);
   const recount = recountRelations(events);
   const { relations } = store;
-  const targets = await compareSubjects(
-    recount.stats.keys(),
+  const targets = await compareSubjects<TargetFigures>(
+    [...recount.stats.keys(), ...recount.related.keys()],
     relations.targets(),
     async (batch) => {
-      const [stats, replies] = await Promise.all([relations.stats(batch), Promise.all(batch.map((target) => relations.allReplies(target)))]);
-      return batch.map((_, index) => ({ stats: stats[index] as RelationStats, replies: replies[index] as ReplyPosition[] }));
+      const [stats, replies, related] = await Promise.all([
+        relations.stats(batch),
+        Promise.all(batch.map((target) => relations.allReplies(target))),
+        Promise.all(batch.map((target) => relations.relatedIds(target, Number.MAX_SAFE_INTEGER))),
+      ]);
+      return batch.map((_, index) => ({ stats: stats[index] as RelationStats, replies: replies[index] as ReplyPosition[], related: (related[index] as RelatedEvent[]).map(relatedFigure).sort() }));
     },
-    (target) => ({ stats: recount.stats.get(target) ?? NO_RELATIONS, replies: recount.replies.get(target) ?? [] }),
+    (target) => ({ stats: recount.stats.get(target) ?? NO_RELATIONS, replies: recount.replies.get(target) ?? [], related: recount.related.get(target) ?? [] }),
   );
   const zaps = await compareSubjects<ZapFigures>(
     recount.zaps.keys(),

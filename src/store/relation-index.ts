@@ -63,6 +63,12 @@ export interface ReplyPosition {
   bytes?: number;
 }
 
+/** An event that relates to a target (RelationIndex.relatedIds), with its stored size (storedSizeOf). */
+export interface RelatedEvent {
+  id: string;
+  bytes: number;
+}
+
 /** A page of an author's notes of some kinds (`timelines`). */
 export interface NotePage {
   author: string;
@@ -83,6 +89,13 @@ export interface RelationIndex extends ZapIndex, FollowIndex, SearchIndex, Notif
   stats(ids: readonly string[]): Promise<RelationStats[]>;
   /** Up to `first` direct replies of `id` after `after` (exclusive), oldest first. */
   replies(id: string, after: ReplyPosition | null, first: number): Promise<ReplyPosition[]>;
+  /**
+   * The ids of the servable events that relate to `target`: every event with an edge to it
+   * (nostr/relationships.ts: reply, thread reply, quote, repost, reaction) and every zap receipt of
+   * it (zap-index.ts), each once with its stored size, at most `limit` of them, in no set order. What `stats(viewer:)`
+   * reads and recounts over the events a reader's web shows (schema/trusted-stats.ts).
+   */
+  relatedIds(target: string, limit: number): Promise<RelatedEvent[]>;
   /** The reply lists of many targets in full (for `relations check`). */
   allReplies(id: string): Promise<ReplyPosition[]>;
   /**

@@ -2,7 +2,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import { followsOf } from '../nostr/follows.js';
 import { profileWords } from '../nostr/profile-search.js';
 import { isDislike, isLike, isNoteKind, relationEdgesOf } from '../nostr/relationships.js';
-import { compareNotes, contentKey, type RelationStats, type ReplyPosition, statsFromTally, storedSizeOf, TALLY } from './relation-index.js';
+import { compareNotes, contentKey, type RelatedEvent, type RelationStats, type ReplyPosition, statsFromTally, storedSizeOf, TALLY } from './relation-index.js';
 import { sortZapGroups, type ZapGroup, type ZapSubject, zapEntriesOf, zapGroupKey } from './zap-index.js';
 
 /**
@@ -23,6 +23,8 @@ export interface Recount {
   notes: Map<string, ReplyPosition[]>;
   /** pubkey → the words of its profile (nostr/profile-search.ts), for every servable profile */
   profileWords: Map<string, string[]>;
+  /** target → the events that relate to it (RelationIndex.relatedIds) as `<id> <size>`, sorted */
+  related: Map<string, string[]>;
 }
 
 interface Gathered {
@@ -51,6 +53,11 @@ export function recountRelations(servable: Iterable<NostrEvent>): Recount {
   const following = new Map<string, number>();
   const notes = new Map<string, ReplyPosition[]>();
   const words = new Map<string, string[]>();
+  const related = new Map<string, Set<string>>();
+  const relates = (target: string, event: NostrEvent) => {
+    const ids = related.get(target) ?? new Set<string>();
+    related.set(target, ids.add(relatedFigure({ id: event.id, bytes: storedSizeOf(event) })));
+  };
   for (const event of servable) {
     if (seen.has(event.id)) continue;
     seen.add(event.id);
@@ -69,6 +76,7 @@ export function recountRelations(servable: Iterable<NostrEvent>): Recount {
       set.add(event.pubkey);
     }
     for (const { subject, sender, msats, ...group } of zapEntriesOf(event)) {
+      if (subject.startsWith('e')) relates(subject.slice(1), event);
       const groups = zapped.get(subject) ?? new Map<string, { senders: string[]; msats: bigint }>();
       zapped.set(subject, groups);
       const receipts = groups.get(zapGroupKey(group)) ?? { senders: [], msats: 0n };
@@ -77,6 +85,7 @@ export function recountRelations(servable: Iterable<NostrEvent>): Recount {
       receipts.msats += BigInt(msats);
     }
     for (const edge of relationEdgesOf(event)) {
+      relates(edge.target, event);
       let gathered = byTarget.get(edge.target);
       if (!gathered) {
         gathered = { replies: [], threadReplies: 0, quotes: 0, reposters: new Set(), reactions: new Map() };
@@ -141,8 +150,12 @@ export function recountRelations(servable: Iterable<NostrEvent>): Recount {
   }
   const followers = new Map([...followersOf].map(([followed, set]) => [followed, [...set].sort()] as [string, string[]]));
   for (const listed of notes.values()) listed.sort(compareNotes);
-  return { stats, replies, zaps, followers, following, notes, profileWords: words };
+  const relatedIds = new Map([...related].map(([target, ids]) => [target, [...ids].sort()] as [string, string[]]));
+  return { stats, replies, zaps, followers, following, notes, profileWords: words, related: relatedIds };
 }
+
+/** A related event as `relations check` compares it (RelationIndex.relatedIds). */
+export const relatedFigure = ({ id, bytes }: RelatedEvent): string => `${id} ${bytes}`;
 
 export function comparePositions(a: ReplyPosition, b: ReplyPosition): number {
   return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

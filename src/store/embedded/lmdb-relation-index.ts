@@ -17,6 +17,7 @@ import {
   notePlace,
   type IndexTotals,
   type RelationIndex,
+  type RelatedEvent,
   type RelationStats,
   type ReplyPosition,
   replyMember,
@@ -64,6 +65,8 @@ const rank = (count: number) => (RANK_BASE - count).toString(16).padStart(12, '0
  * - `c:<target>:<content key>` → distinct authors per content, and `b:<target>:<rank>:<content key>`
  *   → '' in byContent order (rank: count descending), read a page at a time;
  * - `l:<target>:<replyMember>` → the reply's size (storedSizeOf): the direct replies, in position order;
+ * - `i:<target>:<id>` → its size for every other event that relates to the target (an edge that is not a
+ *   reply, a zap receipt of it): with the replies, what `stats(viewer:)` recounts (relatedIds);
  * - zaps (zap-index.ts): `z:<subject>:<group>` → `<count> <high> <low> <senders>` of the group's
  *   receipts (msats in two parts: zap-index.ts MSATS_SPLIT), `z:<subject>:<recipient>` → the
  *   recipient's receipts whoever signed them, and `y:<subject>:<group>:<sender>` → the sender's
@@ -127,6 +130,7 @@ export class LmdbRelationIndex implements RelationIndex {
           this.add(`t:${target}:${TALLY.replies}`, -1);
         }
       }
+      if (!edge.reply) this.relateId(target, event, delta, size);
       if (edge.threadReply) this.add(`t:${target}:${TALLY.threadReplies}`, delta);
       if (edge.quote) this.add(`t:${target}:${TALLY.quotes}`, delta);
       if (edge.repost) {
@@ -139,7 +143,10 @@ export class LmdbRelationIndex implements RelationIndex {
       const note = `n:${event.pubkey}:${event.kind}:${replyMember(notePlace({ createdAt: event.created_at, id: event.id }))}`;
       inTransaction(delta > 0 ? this.db.put(note, String(size ?? storedSizeOf(event))) : this.db.remove(note));
     }
-    for (const entry of zapEntriesOf(event)) this.zap(entry, delta);
+    for (const entry of zapEntriesOf(event)) {
+      this.zap(entry, delta);
+      if (entry.subject.startsWith('e')) this.relateId(entry.subject.slice(1), event, delta, size);
+    }
     this.notificationIndex.apply(event, delta);
     if (withFollows && event.kind === FOLLOW_LIST_KIND) this.follow(event, delta);
     if (event.kind === 0) this.searchProfile(event, delta);
@@ -354,6 +361,24 @@ export class LmdbRelationIndex implements RelationIndex {
     const crossed = after - delta > 0 !== after > 0 ? (after > 0 ? 1 : -1) : 0;
     const figures = [count + delta, high + delta * addHigh, low + delta * addLow, senders + crossed];
     inTransaction(figures.every((figure) => figure === 0) ? this.db.remove(key) : this.db.put(key, figures.join(' ')));
+  }
+
+  /** An event that relates to `target` otherwise than as a reply, listed or taken off the list (relatedIds). */
+  private relateId(target: string, event: NostrEvent, delta: 1 | -1, size: number | undefined): void {
+    const key = `i:${target}:${event.id}`;
+    inTransaction(delta > 0 ? this.db.put(key, String(size ?? storedSizeOf(event))) : this.db.remove(key));
+  }
+
+  relatedIds(target: string, limit: number): Promise<RelatedEvent[]> {
+    return this.transactions.read(() => {
+      const related = new Map<string, number>();
+      for (const { key, value } of this.db.getRange({ start: `l:${target}:`, end: `l:${target};`, limit })) related.set(replyPositionOf(key.slice(67)).id, Number(value));
+      for (const { key, value } of this.db.getRange({ start: `i:${target}:`, end: `i:${target};`, limit })) {
+        if (related.size >= limit) break;
+        related.set(key.slice(67), Number(value));
+      }
+      return [...related].map(([id, bytes]) => ({ id, bytes }));
+    });
   }
 
   /** A group's record, or undefined. */

@@ -367,12 +367,13 @@ return 1
  * KEYS[2] the reply list (a sorted set ordered by member bytes), KEYS[3] its tombstones.
  * ARGV[2] the author (32 bytes); ARGV[3] the roles (R reply, T thread reply, Q quote, O repost,
  * K reaction); ARGV[4] the reply's member; ARGV[5] the reaction's content key (contentKey);
- * ARGV[6] the first LEDGER_ID_BYTES of the event's id.
+ * ARGV[6] the event's ledger entry (`i` and its id's 32 bytes: redis-relation-index.ts ledgerOf);
+ * ARGV[7] the event's stored size (storedSizeOf), the entry's value while it counts.
  *
  * Applied at most once per (event, target), whatever is sent again: a put whose reply was lost and
  * is replayed relates its event again (redis-event-store.ts), a command that timed out may still
- * run. A reply's member in the list says it was added; any other edge keeps its id's first bytes in
- * the hash while it counts (\`1\`). A removal leaves a tombstone for good (the reply's member in
+ * run. A reply's member in the list says it was added; any other edge keeps its ledger entry in
+ * the hash while it counts (its size). A removal leaves a tombstone for good (the reply's member in
  * KEYS[3], \`-\` in the hash), and no addition counts past it: an event once removed (deleted,
  * replaced, vanished) never comes back, but an addition may still be on its way, from the writer that
  * stored it or from another's replay of a \`duplicate\` put, in either order with the removal.
@@ -442,10 +443,10 @@ else
   local held = hget(ARGV[6])
   if d > 0 then
     if held then return 0 end
-    redis.call('HSET', T, ARGV[6], '1')
+    redis.call('HSET', T, ARGV[6], ARGV[7])
   else
     redis.call('HSET', T, ARGV[6], '-')
-    if held ~= '1' then return 0 end
+    if not held or held == '-' then return 0 end
   end
 end
 if has('T') then tally('t', d) end
@@ -515,7 +516,7 @@ return 1
  * order of additions and removals), and the 32-byte recipient (ARGV[3]) → its receipts, whoever
  * signed them; KEYS[2] the group's receipts per sender (ARGV[4], 32 bytes). Every field is at most
  * 64 bytes, so both hashes stay compact listpacks. ARGV[5], ARGV[6]: the parts with the delta's sign.
- * ARGV[7]: the first LEDGER_ID_BYTES of the receipt's id, kept in KEYS[1] as RELATE keeps them: a
+ * ARGV[7]: the receipt's ledger entry (`i` and its id's 32 bytes), and ARGV[8] its stored size, kept in KEYS[1] as RELATE keeps them: a
  * receipt counts at most once per subject, whatever is sent again.
  * Returns the sender's receipts in the group, or false when nothing changed.
  */
@@ -525,10 +526,10 @@ local g = ARGV[2]
 local seen = redis.call('HGET', KEYS[1], ARGV[7])
 if d > 0 then
   if seen then return false end
-  redis.call('HSET', KEYS[1], ARGV[7], '1')
+  redis.call('HSET', KEYS[1], ARGV[7], ARGV[8])
 else
   redis.call('HSET', KEYS[1], ARGV[7], '-')
-  if seen ~= '1' then return false end
+  if not seen or seen == '-' then return false end
 end
 local s = redis.call('HINCRBY', KEYS[2], ARGV[4], d)
 if s == 0 then redis.call('HDEL', KEYS[2], ARGV[4]) end

@@ -15,6 +15,7 @@ import {
   notePlace,
   type IndexTotals,
   type RelationIndex,
+  type RelatedEvent,
   type RelationStats,
   type ReplyPosition,
   replyMemberBytes,
@@ -23,7 +24,7 @@ import {
   storedSizeOf,
 } from '../relation-index.js';
 import { SEARCH_LIMITS, type SearchLimits, type SearchRecord } from '../search-index.js';
-import { msatsOfParts, msatsParts, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey } from '../zap-index.js';
+import { eventZapSubject, msatsOfParts, msatsParts, type ZapGroup, type ZapQuery, type ZapSubject, type ZapTotal, zapEntriesOf, zapGroupKey } from '../zap-index.js';
 import { EVENTS_END, eventMember, isListedKind, kindRange } from './author-list.js';
 import { AUTHOR_LIST_KEY_TYPE, RELATION_KEY_TYPES, type RedisKeys, ZAP_GROUP_KEY_TYPES } from './keys.js';
 import { ENSURE_NOTE_SCRIPT, FOLLOW_MANY_SCRIPT, FOLLOW_SCRIPT, FOLLOW_SET_SCRIPT, FOLLOWER_COUNT_SCRIPT, FOLLOWERS_PAGE_SCRIPT, FOLLOWING_SCRIPT, NOTE_SCRIPT, RELATE_SCRIPT, SEARCH_FOLLOWERS_SCRIPT, SEARCH_PROFILE_SCRIPT, SEARCH_SCRIPT, TIMELINES_SCRIPT, ZAP_SCRIPT, LIST_CHANGES_SCRIPT } from './lua-scripts.js';
@@ -48,6 +49,7 @@ declare module 'ioredis' {
       member: Buffer | string,
       content: string,
       ledger: Buffer,
+      size: string,
     ): Result<number, Context>;
     nostrFollow(followers: string, depth: string, records: Buffer, buckets: string, bucketSize: string, net: string): Result<number, Context>;
     nostrFollowSet(followers: string, depth: string, follower: Buffer, follows: '0' | '1', buckets: string, bucketSize: string): Result<number, Context>;
@@ -57,7 +59,7 @@ declare module 'ioredis' {
     nostrNote(list: string, tombstones: string, delta: string, member: Buffer): Result<number, Context>;
     nostrEnsureNote(list: string, tombstones: string, member: Buffer): Result<number, Context>;
     nostrFollowing(following: string, delta: string): Result<number, Context>;
-    nostrZap(groups: string, senders: string, delta: string, group: Buffer, recipient: Buffer, sender: Buffer, high: string, low: string, ledger: Buffer): Result<number | null, Context>;
+    nostrZap(groups: string, senders: string, delta: string, group: Buffer, recipient: Buffer, sender: Buffer, high: string, low: string, ledger: Buffer, size: string): Result<number | null, Context>;
     nostrSearchProfile(words: string, removals: string, lexical: string, followers: string, ranks: string, pubkey: Buffer, delta: string, createdAt: string, id: string, profileWords: string): Result<number, Context>;
     nostrSearchFollowers(words: string, followers: string, ranks: string, records: Buffer): Result<number, Context>;
     nostrListChanges(key: string, after: string, count: string): Result<[number, [string, string[]][]], Context>;
@@ -67,14 +69,20 @@ declare module 'ioredis' {
 }
 
 /**
- * The bytes of an event's id a target keeps to tell whether it counted the event (lua-scripts.ts
- * RELATE, ZAP): 96 bits, so that a relation is told from another by grinding only at a cost no one
- * pays to keep one reaction uncounted; 12 bytes, not 32, because one is kept per relation.
+ * An event's entry in its targets' ledgers (lua-scripts.ts RELATE, ZAP): `i` and the 32 bytes of
+ * its id, so that a relation counts once whatever is sent again, and `stats(viewer:)` can read which
+ * events relate (relatedIds). The `i` keeps it apart from every other field of those hashes (a
+ * 32-byte recipient, `o`/`k` and an author). Ledgers written before held the first 12 bytes alone:
+ * `relations rebuild` once after upgrading (docs/operations.md).
  */
-export const LEDGER_ID_BYTES = 12;
+const LEDGER_MARK = 0x69; // 'i'
+const ledgerOf = (event: NostrEvent) => Buffer.concat([Buffer.of(LEDGER_MARK), Buffer.from(event.id, 'hex')]);
+const isLedgerField = (field: Buffer) => field.length === 33 && field[0] === LEDGER_MARK;
 
-/** An event's entry in its targets' ledgers. */
-const ledgerOf = (event: NostrEvent) => Buffer.from(event.id.slice(0, 2 * LEDGER_ID_BYTES), 'hex');
+const relatedOf = (related: Map<string, number>, limit: number): RelatedEvent[] => [...related].slice(0, limit).map(([id, bytes]) => ({ id, bytes }));
+
+/** Ledger fields read per HSCAN call (relatedIds). */
+const LEDGER_SCAN_COUNT = 500;
 
 /** Authors' lists per TIMELINES call, at most (a feed reads up to 2,000: a few calls). */
 const TIMELINES_PER_CALL = 500;
@@ -215,14 +223,17 @@ export class RedisRelationIndex implements RelationIndex {
    */
   async relate(event: NostrEvent, delta: 1 | -1, size?: number, withFollows = true, batch?: FollowWrites, listed = true, counts = listed): Promise<void> {
     const edges = relationEdgesOf(event);
+    const zaps = zapEntriesOf(event);
     const ledger = ledgerOf(event);
+    // Its size, in its targets' ledgers: what `stats(viewer:)` reserves to read it (relatedIds).
+    const bytes = edges.length > 0 || zaps.length > 0 ? String(size ?? storedSizeOf(event)) : '';
     // Scripts of other slots than the targets': a zap receipt's, one per subject (its target, its
     // recipient); a follow list's, one per pubkey it follows.
-    const writes: Promise<unknown>[] = zapEntriesOf(event).map(({ subject, sender, msats, ...group }) => {
+    const writes: Promise<unknown>[] = zaps.map(({ subject, sender, msats, ...group }) => {
       const keys = this.keys.zaps(subject);
       const [high, low] = msatsParts(msats);
       const hex = (value: string) => Buffer.from(value, 'hex');
-      return this.client.nostrZap(keys.groups, keys.senders(group), String(delta), groupBytes(group), hex(group.recipient), hex(sender), String(delta * high), String(delta * low), ledger);
+      return this.client.nostrZap(keys.groups, keys.senders(group), String(delta), groupBytes(group), hex(group.recipient), hex(sender), String(delta * high), String(delta * low), ledger, bytes);
     });
     // Whom it notifies, and whom what notifies about it now notifies (redis-notification-index.ts).
     writes.push(this.notificationIndex.relate(event, delta, batch && this.notificationsOf(batch)));
@@ -260,7 +271,7 @@ export class RedisRelationIndex implements RelationIndex {
       return;
     }
     const author = Buffer.from(event.pubkey, 'hex');
-    const member = edges.some((edge) => edge.reply) ? replyMemberBytes({ createdAt: event.created_at, id: event.id, bytes: size ?? storedSizeOf(event) }) : '';
+    const member = edges.some((edge) => edge.reply) ? replyMemberBytes({ createdAt: event.created_at, id: event.id, bytes: Number(bytes) }) : '';
     await Promise.all([
       ...edges.map((edge) => {
         const roles = `${edge.reply ? 'R' : ''}${edge.threadReply ? 'T' : ''}${edge.quote ? 'Q' : ''}${edge.repost ? 'O' : ''}${edge.reaction !== undefined ? 'K' : ''}`;
@@ -276,6 +287,7 @@ export class RedisRelationIndex implements RelationIndex {
           edge.reply ? member : '',
           edge.reaction !== undefined ? contentKey(edge.reaction) : '',
           ledger,
+          bytes,
         );
       }),
       ...writes,
@@ -488,7 +500,7 @@ export class RedisRelationIndex implements RelationIndex {
             const field = reply[index] as Buffer;
             const value = (reply[index + 1] as Buffer).toString();
             if (field.length === 32) receipts.set(field.toString('hex'), Number(value));
-            // Other lengths: the ledger's entries (LEDGER_ID_BYTES).
+            // Other lengths: the ledger's entries (ledgerOf).
             else if (field.length === 64) groups.push(zapGroupFrom({ recipient: field.toString('hex', 0, 32), provider: field.toString('hex', 32) }, value));
           }
           return { groups, receipts };
@@ -641,6 +653,35 @@ export class RedisRelationIndex implements RelationIndex {
       }
       yield feeds;
     }
+  }
+
+  relatedIds(target: string, limit: number): Promise<RelatedEvent[]> {
+    const [tally, replies] = this.keys.relations(target);
+    const zaps = this.keys.zaps(eventZapSubject(target)).groups;
+    return this.commands.read(async () => {
+      const related = new Map<string, number>();
+      const members = await this.client.zrangeBuffer(replies, '-', '+', 'BYLEX', 'LIMIT', 0, limit);
+      for (const member of members) {
+        const { id, bytes } = replyPositionOfBytes(member);
+        related.set(id, bytes ?? 0);
+      }
+      // The ledgers of the other edges and of zap receipts (an id → its size; `-` once removed), a
+      // page at a time until `limit`.
+      for (const key of [tally, zaps]) {
+        let cursor = '0';
+        do {
+          if (related.size >= limit) return relatedOf(related, limit);
+          const [next, fields] = (await this.client.callBuffer('HSCAN', key, cursor, 'MATCH', 'i*', 'COUNT', String(LEDGER_SCAN_COUNT))) as [Buffer, Buffer[]];
+          cursor = next.toString();
+          for (let index = 0; index + 1 < fields.length; index += 2) {
+            const field = fields[index] as Buffer;
+            const value = (fields[index + 1] as Buffer).toString();
+            if (isLedgerField(field) && value !== '-') related.set(field.toString('hex', 1), Number(value));
+          }
+        } while (cursor !== '0');
+      }
+      return relatedOf(related, limit);
+    });
   }
 
   allReplies(id: string): Promise<ReplyPosition[]> {
