@@ -511,7 +511,8 @@ describe.each(BOTH_STORES)('stats(viewer:) on the $name store', ({ open }) => {
       let event: NostrEvent;
       let content: string | undefined;
       let msats: number | undefined;
-      if (role === 'reply') event = signed(author, { created_at: when, content: spam ? 'Buy SPAM' : `reply ${index}`, tags: [['e', target.id, '', 'root'], ...tags] });
+      // The muted word in any case, and full-width (NFKC folds it).
+      if (role === 'reply') event = signed(author, { created_at: when, content: spam ? (index % 2 === 0 ? 'Buy SPAM' : 'ｂｕｙ ＳＰＡＭ') : `reply ${index}`, tags: [['e', target.id, '', 'root'], ...tags] });
       else if (role === 'thread') event = signed(author, { created_at: when, content: spam ? 'more spam' : `deeper ${index}`, tags: [['e', target.id, '', 'root'], ['e', sha(`parent ${index}`), '', 'reply'], ...tags] });
       else if (role === 'underMuted') event = signed(author, { created_at: when, content: `under the muted ${index}`, tags: [['e', target.id, '', 'root'], ['e', mutedReply.id, '', 'reply'], ...tags] });
       else if (role === 'quote') event = signed(author, { created_at: when, content: spam ? 'spam quote' : `quoting ${index}`, tags: [['q', target.id], ...tags] });

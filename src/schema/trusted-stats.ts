@@ -36,7 +36,7 @@ export async function trustedStats(stored: StoredEvent, reader: ReaderFilter, co
   );
   const shown: NostrEvent[] = [];
   for (const event of held) if (event && !isDeleted(event) && reader.shows(event.event, judgedAuthorOf(event.event))) shown.push(event.event);
-  const recount = recountRelations(shown);
+  const recount = recountRelations(shown, id);
   return { ...(recount.stats.get(id) ?? NO_RELATIONS), event: stored, zapsShown: recount.zaps.get(eventZapSubject(id)) ?? null };
 }
 

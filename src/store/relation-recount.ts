@@ -44,7 +44,12 @@ export interface RecountedZaps {
   senders: Map<string, Set<string>>;
 }
 
-export function recountRelations(servable: Iterable<NostrEvent>): Recount {
+/**
+ * `only`: the events are those that relate to one target (schema/trusted-stats.ts): its figures,
+ * replies and zaps are recounted by the same rule, and what concerns the store as a whole (follows,
+ * notes, profile words, the related lists, sizes) is left out.
+ */
+export function recountRelations(servable: Iterable<NostrEvent>, only?: string): Recount {
   const byTarget = new Map<string, Gathered>();
   const seen = new Set<string>();
   // subject → group key → the group's receipts' senders (with repeats) and millisatoshis
@@ -55,12 +60,12 @@ export function recountRelations(servable: Iterable<NostrEvent>): Recount {
   const words = new Map<string, string[]>();
   const related = new Map<string, Set<string>>();
   const relates = (target: string, event: NostrEvent) => {
+    if (only !== undefined) return;
     const ids = related.get(target) ?? new Set<string>();
     related.set(target, ids.add(relatedFigure({ id: event.id, bytes: storedSizeOf(event) })));
   };
-  for (const event of servable) {
-    if (seen.has(event.id)) continue;
-    seen.add(event.id);
+  // What concerns the store as a whole: profile words, the authors' note lists, follows.
+  const gatherStoreWide = (event: NostrEvent) => {
     if (event.kind === 0) words.set(event.pubkey, profileWords(event));
     if (isNoteKind(event.kind)) {
       const list = `${event.pubkey}:${event.kind}`;
@@ -75,7 +80,15 @@ export function recountRelations(servable: Iterable<NostrEvent>): Recount {
       followersOf.set(followed, set);
       set.add(event.pubkey);
     }
+  };
+  // With `only`, a reply's size is not read (its place in the list is not compared).
+  const sizeOf = (event: NostrEvent) => (only === undefined ? storedSizeOf(event) : 0);
+  for (const event of servable) {
+    if (seen.has(event.id)) continue;
+    seen.add(event.id);
+    if (only === undefined) gatherStoreWide(event);
     for (const { subject, sender, msats, ...group } of zapEntriesOf(event)) {
+      if (only !== undefined && subject !== `e${only}`) continue;
       if (subject.startsWith('e')) relates(subject.slice(1), event);
       const groups = zapped.get(subject) ?? new Map<string, { senders: string[]; msats: bigint }>();
       zapped.set(subject, groups);
@@ -85,13 +98,14 @@ export function recountRelations(servable: Iterable<NostrEvent>): Recount {
       receipts.msats += BigInt(msats);
     }
     for (const edge of relationEdgesOf(event)) {
+      if (only !== undefined && edge.target !== only) continue;
       relates(edge.target, event);
       let gathered = byTarget.get(edge.target);
       if (!gathered) {
         gathered = { replies: [], threadReplies: 0, quotes: 0, reposters: new Set(), reactions: new Map() };
         byTarget.set(edge.target, gathered);
       }
-      if (edge.reply) gathered.replies.push({ createdAt: event.created_at, id: event.id, bytes: storedSizeOf(event) });
+      if (edge.reply) gathered.replies.push({ createdAt: event.created_at, id: event.id, bytes: sizeOf(event) });
       if (edge.threadReply) gathered.threadReplies += 1;
       if (edge.quote) gathered.quotes += 1;
       if (edge.repost) gathered.reposters.add(event.pubkey);

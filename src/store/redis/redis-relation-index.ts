@@ -79,8 +79,6 @@ const LEDGER_MARK = 0x69; // 'i'
 const ledgerOf = (event: NostrEvent) => Buffer.concat([Buffer.of(LEDGER_MARK), Buffer.from(event.id, 'hex')]);
 const isLedgerField = (field: Buffer) => field.length === 33 && field[0] === LEDGER_MARK;
 
-const relatedOf = (related: Map<string, number>, limit: number): RelatedEvent[] => [...related].slice(0, limit).map(([id, bytes]) => ({ id, bytes }));
-
 /** Ledger fields read per HSCAN call (relatedIds). */
 const LEDGER_SCAN_COUNT = 500;
 
@@ -659,28 +657,30 @@ export class RedisRelationIndex implements RelationIndex {
     const [tally, replies] = this.keys.relations(target);
     const zaps = this.keys.zaps(eventZapSubject(target)).groups;
     return this.commands.read(async () => {
-      const related = new Map<string, number>();
-      const members = await this.client.zrangeBuffer(replies, '-', '+', 'BYLEX', 'LIMIT', 0, limit);
-      for (const member of members) {
-        const { id, bytes } = replyPositionOfBytes(member);
-        related.set(id, bytes ?? 0);
-      }
-      // The ledgers of the other edges and of zap receipts (an id → its size; `-` once removed), a
-      // page at a time until `limit`.
-      for (const key of [tally, zaps]) {
+      // The replies' list and both ledgers (an id → its size; `-` once removed) read at once, each
+      // up to `limit`, a page of the ledger at a time.
+      const ledger = async (key: string) => {
+        const found: [string, number][] = [];
         let cursor = '0';
         do {
-          if (related.size >= limit) return relatedOf(related, limit);
           const [next, fields] = (await this.client.callBuffer('HSCAN', key, cursor, 'MATCH', 'i*', 'COUNT', String(LEDGER_SCAN_COUNT))) as [Buffer, Buffer[]];
           cursor = next.toString();
           for (let index = 0; index + 1 < fields.length; index += 2) {
             const field = fields[index] as Buffer;
             const value = (fields[index + 1] as Buffer).toString();
-            if (isLedgerField(field) && value !== '-') related.set(field.toString('hex', 1), Number(value));
+            if (isLedgerField(field) && value !== '-') found.push([field.toString('hex', 1), Number(value)]);
           }
-        } while (cursor !== '0');
+        } while (cursor !== '0' && found.length < limit);
+        return found;
+      };
+      const [members, edges, receipts] = await Promise.all([this.client.zrangeBuffer(replies, '-', '+', 'BYLEX', 'LIMIT', 0, limit), ledger(tally), ledger(zaps)]);
+      const related = new Map<string, number>();
+      for (const member of members) {
+        const { id, bytes } = replyPositionOfBytes(member);
+        related.set(id, bytes ?? 0);
       }
-      return relatedOf(related, limit);
+      for (const [id, bytes] of [...edges, ...receipts]) related.set(id, bytes);
+      return [...related].slice(0, limit).map(([id, bytes]) => ({ id, bytes }));
     });
   }
 
