@@ -331,3 +331,88 @@ describe('the lists a feed reads come from relays when the index has none (Redis
     expect(held && 'event' in held ? held.event?.id : null).toBe(world.muteList.id);
   });
 });
+
+/**
+ * The feed from the relays (fill/relation-fill.ts FEED): a first page asks RELAYS and each followed
+ * author's write relays (NIP-65) what the authors wrote lately, stores it (deletions included), and
+ * merges; within RELATIONS_TTL the relays are not asked again; a refresh past half of it asks only
+ * what came `since` the last fill.
+ */
+describe.each(BOTH_STORES)('the feed from the relays on the $name store', ({ open }) => {
+  const viewer = 'feed-fill-viewer';
+  const [onRelays, onOutbox, offline] = ['feed-fill-a', 'feed-fill-b', 'feed-fill-c'];
+  const note = (author: string, at: number, content: string) => signed(author, { created_at: at, content });
+  const aNotes = [note(onRelays, T + 10, 'a on RELAYS'), note(onRelays, T + 11, 'a deleted on RELAYS')];
+  const aDeletion = signed(onRelays, { kind: 5, created_at: T + 12, content: '', tags: [['e', (aNotes[1] as NostrEvent).id]] });
+  const bNotes = [note(onOutbox, T + 20, 'b on its own write relay'), note(onOutbox, T + 21, 'b again')];
+  const cHeld = note(offline, T + 5, 'c held by the index alone');
+  const context = {} as { configured: LoopbackRelay; outbox: LoopbackRelay; opened: OpenedStore; server: TestServer };
+  beforeAll(async () => {
+    context.outbox = await startLoopbackRelay({ events: bNotes });
+    context.configured = await startLoopbackRelay({ events: [...aNotes, aDeletion, note(offline, T + 30, 'c on RELAYS')] });
+    context.opened = await open();
+    const followList = signed(viewer, { kind: 3, created_at: T, content: '', tags: [onRelays, onOutbox, offline].map((name) => ['p', pk(name)]) });
+    // B writes to its own relay only (NIP-65: a bare `r` tag is read and write).
+    const bRelays = signed(onOutbox, { kind: 10002, created_at: T, content: '', tags: [['r', context.outbox.url]] });
+    await context.opened.store.putEvents([followList, bRelays, cHeld]);
+    context.server = await startTestServer(context.opened.store, {
+      relays: { urls: [context.configured.url], allowPrivateHints: true, outbox: { enabled: true, relaysPerPubkey: 3, maxRelays: 8 }, relations: { ttlSeconds: 4, maxEvents: 100 } },
+    });
+  });
+  afterAll(async () => {
+    await context.server?.close();
+    await context.opened?.cleanup();
+    await context.configured?.stop();
+    await context.outbox?.stop();
+  });
+
+  const FEED = `query ($v: String!) { pubkey(pubkey: $v) { feed(first: 20) { edges { node { content } } } } }`;
+  const feedContents = async () => {
+    const { status, body } = await postGraphql(context.server, FEED, { v: pk(viewer) });
+    expect(status).toBe(200);
+    expect(body.errors).toBeUndefined();
+    return (body.data?.pubkey as { feed: { edges: { node: { content: string } }[] } }).feed.edges.map((edge) => edge.node.content);
+  };
+  const feedRequests = (relay: LoopbackRelay) => relay.requests.filter((filters) => filters.some((filter) => filter.authors !== undefined && filter.kinds?.includes(1)));
+
+  it('a first page holds what the authors wrote on RELAYS and on their write relays, a deleted note left out', async () => {
+    expect(await feedContents()).toEqual(['c on RELAYS', 'b again', 'b on its own write relay', 'a on RELAYS', 'c held by the index alone']);
+    // One REQ on each relay for the authors it serves, a filter an author.
+    const configured = feedRequests(context.configured);
+    expect(configured).toHaveLength(1);
+    expect(configured[0]?.map((filter) => filter.authors).sort()).toEqual([[pk(onRelays)], [pk(onOutbox)], [pk(offline)]].sort());
+    expect(configured[0]?.every((filter) => filter.since === undefined && filter.limit === 20)).toBe(true);
+    expect(feedRequests(context.outbox).map((filters) => filters.map((filter) => filter.authors))).toEqual([[[pk(onOutbox)]]]);
+  });
+
+  it('within RELATIONS_TTL the relays are not asked again; past half of it, a refresh asks since the last fill', async () => {
+    const before = feedRequests(context.configured).length;
+    await feedContents();
+    expect(feedRequests(context.configured)).toHaveLength(before);
+    context.configured.add(note(onRelays, Math.floor(Date.now() / 1000), 'a, new since'));
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    // This read answers from the index and refreshes in the background.
+    await feedContents();
+    await expect.poll(() => feedRequests(context.configured).length, { timeout: 3000 }).toBeGreaterThan(before);
+    const refresh = feedRequests(context.configured).at(-1) as { since?: number }[];
+    expect(refresh.every((filter) => typeof filter.since === 'number' && (filter.since as number) > T + 1000)).toBe(true);
+    await expect.poll(async () => (await feedContents())[0], { timeout: 3000 }).toBe('a, new since');
+  });
+
+  it('a request asks for half of RELAY_MAX_KEYS_PER_REQUEST authors at most; the next asks for the others', async () => {
+    const small = await startTestServer(context.opened.store, {
+      relays: { urls: [context.configured.url], allowPrivateHints: true, maxKeysPerRequest: 4, outbox: { enabled: false, relaysPerPubkey: 3, maxRelays: 8 }, relations: { ttlSeconds: 300, maxEvents: 100 } },
+    });
+    try {
+      // Kinds of their own: targets no earlier fill marked.
+      const query = `query ($v: String!) { pubkey(pubkey: $v) { feed(first: 20, kinds: [1]) { edges { node { content } } } } }`;
+      const asked = () => feedRequests(context.configured).filter((filters) => filters.every((filter) => filter.kinds?.join() === '1')).flatMap((filters) => filters.map((filter) => filter.authors?.[0]));
+      expect((await postGraphql(small, query, { v: pk(viewer) })).status).toBe(200);
+      expect(asked()).toHaveLength(2);
+      expect((await postGraphql(small, query, { v: pk(viewer) })).status).toBe(200);
+      expect(asked().sort()).toEqual([onRelays, onOutbox, offline].map(pk).sort());
+    } finally {
+      await small.close();
+    }
+  });
+});

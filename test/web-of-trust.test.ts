@@ -399,10 +399,13 @@ describe.each(BOTH_STORES)('a viewer\'s web over GraphQL on the $name store', ({
       ['x'.repeat(10_000), 'invalid_pubkey'],
       ['bob@unresolvable.invalid', 'nip05_unresolvable'],
     ];
+    const STATS_OF = `query ($id: String!, $viewer: String) { event(id: $id) { stats(viewer: $viewer) { replies } } }`;
     for (const [viewer, code] of cases) {
-      const { status, body } = await postGraphql(server, REPLIES, { id: note.id, viewer });
-      expect(status, String(viewer).slice(0, 40)).toBe(200);
-      expect(body.errors?.[0]?.extensions?.code, String(viewer).slice(0, 40)).toBe(code);
+      for (const query of [REPLIES, STATS_OF]) {
+        const { status, body } = await postGraphql(server, query, { id: note.id, viewer });
+        expect(status, String(viewer).slice(0, 40)).toBe(200);
+        expect(body.errors?.[0]?.extensions?.code, String(viewer).slice(0, 40)).toBe(code);
+      }
     }
     const two = await postGraphql(server, `query { event(id: "${note.id}") { a: replies(viewer: "${pk(V)}") { edges { cursor } } b: replies(viewer: "${pk(X)}") { edges { cursor } } } }`);
     expect(two.body.errors?.map((error) => error.extensions?.code)).toEqual(['invalid_argument']);

@@ -59,6 +59,19 @@ export interface FillSubject {
   /** Whether a target is one (anything else is ignored: targets come from client input). */
   isTarget(target: string): boolean;
   /**
+   * A refresh asks only what was published since the last fill (`since` its mark's time, less
+   * SINCE_SLACK_SECONDS): for subjects whose filters name authors, where a relay's newest page is
+   * what matters. Absent: a refresh asks again from the newest.
+   */
+  readonly sinceLastFill?: boolean;
+  /**
+   * The share of RELAY_MAX_KEYS_PER_REQUEST this subject's fill may take in a request (the rest is
+   * left for what the request reads next, its events' profiles): all of it unless said.
+   */
+  readonly keysShare?: number;
+  /** Targets asked together in one REQ (a filter each, or a few): TARGETS_PER_REQ unless said. */
+  readonly targetsPerReq?: number;
+  /**
    * Relays of an author's NIP-65 list asked too (with OUTBOX on): each target's author, and which
    * of the author's relays (read relays for what others wrote about its event, write relays for
    * what it wrote itself). Absent: none.
@@ -141,6 +154,49 @@ export const NOTES: FillSubject = {
     relaysOf: writeRelaysOf,
   },
 };
+
+/** Events one feed fill takes per followed author: its newest page, what a home feed's first pages show. */
+export const FEED_PER_AUTHOR = 20;
+
+/** A feed fill's target: `<author>:<kinds, ascending, by commas>`. */
+const FEED_TARGET = /^([0-9a-f]{64}):((?:0|[1-9][0-9]{0,4})(?:,(?:0|[1-9][0-9]{0,4})){0,19})$/;
+
+export function feedTarget(author: string, kinds: readonly number[]): string {
+  return `${author}:${[...kinds].sort((a, b) => a - b).join(',')}`;
+}
+
+/**
+ * A home feed (`Pubkey.feed`): what each followed author wrote lately, `{"authors":[…],"kinds":[…]}`,
+ * asked of RELAYS and the author's write relays (NIP-65: where it publishes), the relays shared by
+ * many authors asked once for all of them (ten authors a REQ, a filter each, so that one prolific
+ * author does not crowd the others out of a page), FEED_PER_AUTHOR
+ * events per author, once per RELATIONS_TTL per author and kinds (whoever follows it: the marks are
+ * the author's, not the reader's); a refresh asks `since` the last fill.
+ */
+export const FEED: FillSubject = {
+  name: 'feed',
+  markKey: (target) => `feed:${target}`,
+  refreshMarkKey: (target) => `feed-refresh:${target}`,
+  filters: (target) => {
+    const [, author = '', kinds = ''] = FEED_TARGET.exec(target) ?? [];
+    return [{ authors: [author], kinds: kinds.split(',').map(Number) }];
+  },
+  maxEvents: () => FEED_PER_AUTHOR,
+  relays: (config) => config.urls,
+  isTarget: (target) => FEED_TARGET.test(target),
+  sinceLastFill: true,
+  // One filter an author: ten a REQ (relays commonly take that many), so 500 authors are 50 REQs a relay.
+  targetsPerReq: 10,
+  // Half a request's keys at most: the page's authors' profiles are asked after it.
+  keysShare: 0.5,
+  authorRelays: {
+    authorsOf: async (targets) => new Map(targets.map((target) => [target, target.slice(0, 64)])),
+    relaysOf: writeRelaysOf,
+  },
+};
+
+/** How far before the last fill a refresh's `since` reaches (sinceLastFill): events relays took late, clocks that differ. */
+export const SINCE_SLACK_SECONDS = 600;
 
 /**
  * The kinds that may notify a pubkey by naming it in a `p` tag (nostr/notifications.ts): notes,
@@ -339,13 +395,13 @@ export class RelationFill {
       const notes = await store.marks.notes(targets.map(this.subject.markKey));
       const now = nowSeconds();
       const cold: string[] = [];
-      const stale: string[] = [];
+      const stale = new Map<string, number>();
       targets.forEach((id, index) => {
         const note = notes[index];
         if (note === null || note === undefined) cold.push(id);
-        else if (now - askedAt(note) >= config.relations.ttlSeconds / 2) stale.push(id);
+        else if (now - askedAt(note) >= config.relations.ttlSeconds / 2) stale.set(id, askedAt(note));
       });
-      if (stale.length > 0) this.refreshInBackground(stale);
+      if (stale.size > 0) this.refreshInBackground(stale);
       if (cold.length > 0) await this.fillAndWait(cold, request);
     } catch (error) {
       warnStoreFailure(logger, error, 'relationship fill failed; answering from the index', { fill: this.subject.name });
@@ -376,7 +432,7 @@ export class RelationFill {
   /** The ids no mark covers, within the request's and the client's caps: filled for everyone, waited for. */
   private async fillAndWait(cold: readonly string[], request: RelayRequest): Promise<void> {
     const { config, store, logger } = this.deps;
-    const room = Math.max(0, config.maxKeysPerRequest - request.keysAsked);
+    const room = Math.max(0, Math.floor(config.maxKeysPerRequest * (this.subject.keysShare ?? 1)) - request.keysAsked);
     let admitted = cold.slice(0, room);
     if (admitted.length === 0 || !this.byClient.enter(request.client, config.missesPerClient)) return;
     try {
@@ -409,9 +465,9 @@ export class RelationFill {
    * again in the background, once per half RELATIONS_TTL across every instance (the refresh is
    * claimed first), with a deadline of their own.
    */
-  private refreshInBackground(ids: readonly string[]): void {
+  private refreshInBackground(asked: ReadonlyMap<string, number>): void {
     const { config, store, logger } = this.deps;
-    const wanted = ids.filter((id) => !this.refreshing.has(id));
+    const wanted = [...asked.keys()].filter((id) => !this.refreshing.has(id));
     if (wanted.length === 0 || this.background.size >= MAX_BACKGROUND_FILLS) return;
     for (const id of wanted) this.refreshing.add(id);
     const refresh = async () => {
@@ -421,7 +477,15 @@ export class RelationFill {
       if (mine.length === 0) return;
       const request = new RelayRequest(config.timeoutMs, '', config.outbox.maxRelays);
       await this.inflight.join(mine, request.signal, (fresh) =>
-        new RelationRun(this.deps, fresh, request, { cold: false, pageLimit: this.pageLimit, subject: this.subject, fillMs: this.fillMs, onBackground: this.track }).run(),
+        new RelationRun(this.deps, fresh, request, {
+          cold: false,
+          pageLimit: this.pageLimit,
+          subject: this.subject,
+          fillMs: this.fillMs,
+          onBackground: this.track,
+          // A mark of 0 (asked long ago: no relay answered) asks from the newest.
+          ...(this.subject.sinceLastFill ? { since: new Map(fresh.flatMap((id) => ((asked.get(id) ?? 0) > 0 ? [[id, (asked.get(id) as number) - SINCE_SLACK_SECONDS] as [string, number]] : []))) } : {}),
+        }).run(),
       );
     };
     const running = refresh()
@@ -531,7 +595,8 @@ class RelationRun {
     private readonly request: RelayRequest,
     /** `cold`: a fill a read waits for (if no relay answers, it is marked briefly: see mark). */
     /** `onBackground`: takes a fill the read stopped waiting for, or refuses it (too many going on). */
-    private readonly options: { cold: boolean; pageLimit: number; subject: FillSubject; fillMs: number; onBackground: (finish: Promise<void>) => boolean },
+    /** `since`: per target, what a refresh asks from (FillSubject.sinceLastFill). */
+    private readonly options: { cold: boolean; pageLimit: number; subject: FillSubject; fillMs: number; onBackground: (finish: Promise<void>) => boolean; since?: ReadonlyMap<string, number> },
   ) {
     const maxEvents = options.subject.maxEvents(deps.config);
     this.pageLimit = Math.min(options.pageLimit, maxEvents);
@@ -685,7 +750,7 @@ class RelationRun {
 
   /** Pages for `targets` on one relay, TARGETS_PER_REQ ids a REQ. */
   private ask(url: string, learned: boolean, targets: readonly string[], pagingEnd: AbortSignal): void {
-    for (const part of chunks(targets, TARGETS_PER_REQ)) {
+    for (const part of chunks(targets, this.options.subject.targetsPerReq ?? TARGETS_PER_REQ)) {
       const group: Group = { targets: part, full: new AbortController() };
       for (const target of part) this.groups.set(target, [...(this.groups.get(target) ?? []), group]);
       this.tasks.push(this.pages(url, learned, group, pagingEnd));
@@ -699,7 +764,10 @@ class RelationRun {
    * page is written as it ends.
    */
   private async pages(url: string, learned: boolean, group: Group, pagingEnd: AbortSignal): Promise<void> {
-    const streams: Stream[] = group.targets.flatMap((target) => this.options.subject.filters(target).map((filter) => ({ target, filter, open: true })));
+    const since = (target: string) => this.options.since?.get(target);
+    const streams: Stream[] = group.targets.flatMap((target) =>
+      this.options.subject.filters(target).map((filter) => ({ target, filter: since(target) === undefined ? filter : { ...filter, since: since(target) as number }, open: true })),
+    );
     for (let page = 0; page < this.maxPages && !pagingEnd.aborted && !group.full.signal.aborted; page++) {
       const open = streams.filter((stream) => stream.open && !this.full.has(stream.target));
       if (open.length === 0) return;

@@ -110,7 +110,9 @@ export function createContext({ store, limits, fill, client = '', maxObjects, ma
   const search = relationFillFor(fill.profileSearch, relays.request);
   // And what names a pubkey, for its notifications (NOTIFICATIONS).
   const notifications = relationFillFor(fill.notifications, relays.request);
-  return { loaders: createLoaders(store, relays, { relations, followers, notes, search, notifications }, reads), relays, ...shared, relationFill: relations };
+  // And what the authors a pubkey follows wrote lately, for its feed (FEED).
+  const feed = relationFillFor(fill.feed, relays.request);
+  return { loaders: createLoaders(store, relays, { relations, followers, notes, search, notifications, feed }, reads), relays, ...shared, relationFill: relations };
 }
 
 /**

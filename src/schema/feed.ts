@@ -27,8 +27,10 @@ import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
  *
  * A page is thus a range read per followed author and kind asked, whatever the page's size: the
  * cost model charges MAX_FOLLOWS of them per kind, and scripts/bench/feed.ts measures a page at
- * 1,000 authors against a profile read. The feed reads the index only: the relays are not asked for
- * the authors' notes (the lists it reads are, as any replaceable event is).
+ * 1,000 authors against a profile read. With relays, a first page asks them first what the authors
+ * wrote lately (FEED: RELAYS and each author's write relays, once per RELATIONS_TTL per author, within
+ * the request's deadline, RELAY_MAX_KEYS_PER_REQUEST authors a request: the others on later reads);
+ * later pages read the index only.
  */
 
 /** The fewest positions read per followed author on a page's first read: the heads, and one behind to save a round trip. */
@@ -172,6 +174,8 @@ export async function feedPage(pubkey: string, args: FeedArguments, context: Gra
   const reader = args.trusted === true ? undefined : await readerFilter(context, undefined);
   // A muted author is not read at all.
   const authors = followList ? followsOf(followList).filter((author) => !mutes.pubkeys.has(author)) : [];
+  // With relays, the first page asks what they wrote lately (fill/relation-fill.ts FEED) first.
+  if (from === null && authors.length > 0) await loaders.fillFeed(authors, kinds);
   const merge = new TimelineMerge(authors, kinds, from, (pages) => loaders.timelines(pages), size);
   const limit = FEED_SCAN_FACTOR * size;
   const edges: EventEdge[] = [];

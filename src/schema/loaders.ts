@@ -14,7 +14,7 @@ import { zapProviderMarkKey } from '../zaps/zap-providers.js';
 import { storedEventKind, storedEventPubkey } from '../store/stored-event.js';
 import { isDeleted } from '../store/tombstones.js';
 import type { RelationFill } from './context.js';
-import { notesTarget } from '../fill/relation-fill.js';
+import { feedTarget, notesTarget } from '../fill/relation-fill.js';
 import type { ObjectBudget } from './object-budget.js';
 import type { ReadReceipt } from '../store/read-receipt.js';
 import type { NotificationType } from '../nostr/notifications.js';
@@ -56,6 +56,8 @@ export interface Loaders {
   notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]>;
   /** A recipient's notification counts per type (created_at >= since), from the index alone. */
   notificationCounts(recipient: string, since: number | undefined): Promise<NotificationCounts>;
+  /** With relays: what `authors` wrote lately of `kinds`, asked of their write relays before a feed's first page is read. */
+  fillFeed(authors: readonly string[], kinds: readonly number[]): Promise<void>;
   /** Up to `limit` ids of the events that relate to an event (RelationIndex.relatedIds): `stats(viewer:)`. */
   relatedIds(target: string, limit: number): Promise<RelatedEvent[]>;
   /** The distinct senders of some zap groups of a subject (a zap split's figures; not batched: rare). */
@@ -91,6 +93,7 @@ export interface RelationFills {
   notes?: RelationFill;
   search?: RelationFill;
   notifications?: RelationFill;
+  feed?: RelationFill;
 }
 
 /** Relay fill for one request: the shared read-through path and this request's deadline, hints and authors. */
@@ -104,7 +107,7 @@ export interface RequestFill {
  * or, without relays, one store read.
  */
 export function createLoaders(store: EventStore, relays?: RequestFill, fills: RelationFills = {}, reads?: ReadReceipt): Loaders {
-  const { relations: relationFill, followers: followersFill, notes: notesFill, search: searchFill, notifications: notificationsFill } = fills;
+  const { relations: relationFill, followers: followersFill, notes: notesFill, search: searchFill, notifications: notificationsFill, feed: feedFill } = fills;
   const profiles = new DataLoader<string, Held>(
     (pubkeys): Promise<ReadAnswer[]> =>
       relays ? relays.fill.profiles(pubkeys, relays.request) : counted('profile', guarded(() => store.getProfiles(pubkeys, reads)), reads),
@@ -175,6 +178,11 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     { cacheKeyFn: ({ author, kinds, after, first }) => `${author}:${kinds.join(',')}:${after ? `${after.createdAt}:${after.id}` : ''}:${first}` },
   );
   const timelines = (pages: readonly NotePageKey[]) => readBeside(() => store.relations.timelines(pages));
+  // With relays, a feed's first page first asks what its authors wrote lately (FEED), within the
+  // request's deadline and caps; never fails the read (the index's answer stands).
+  const fillFeed = async (authors: readonly string[], kinds: readonly number[]) => {
+    if (feedFill) await feedFill.ensure(authors.map((author) => feedTarget(author, kinds)));
+  };
   const zapTotals = new DataLoader<ZapQuery, ZapTotal, string>((queries) => readBeside(() => store.relations.zapTotals(queries)), {
     cacheKeyFn: ({ subject, recipient, provider }) => `${subject}:${recipient}:${provider ?? ''}`,
   });
@@ -269,6 +277,7 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     notifications,
     notificationCounts,
     relatedIds,
+    fillFeed,
   };
 }
 
