@@ -399,6 +399,30 @@ describe.each(BOTH_STORES)('the feed from the relays on the $name store', ({ ope
     await expect.poll(async () => (await feedContents())[0], { timeout: 3000 }).toBe('a, new since');
   });
 
+  it('the authors are covered with few relays: one relay all of them write to is asked for all, once, and no other', async () => {
+    const relays = await Promise.all([0, 1, 2].map(() => startLoopbackRelay({ events: [] })));
+    const [r1, r2, r3] = relays.map((relay) => relay.url) as [string, string, string];
+    const [x, y, z, reader] = ['cover-x', 'cover-y', 'cover-z', 'cover-viewer'];
+    await context.opened.store.putEvents([
+      signed(reader, { kind: 3, created_at: T, content: '', tags: [x, y, z].map((name) => ['p', pk(name)]) }),
+      signed(x, { kind: 10002, created_at: T, content: '', tags: [['r', r1, 'write'], ['r', r2, 'write']] }),
+      signed(y, { kind: 10002, created_at: T, content: '', tags: [['r', r3], ['r', r2]] }),
+      signed(z, { kind: 10002, created_at: T, content: '', tags: [['r', r2]] }),
+    ]);
+    const covering = await startTestServer(context.opened.store, {
+      relays: { urls: [context.configured.url], allowPrivateHints: true, outbox: { enabled: true, relaysPerPubkey: 1, maxRelays: 8 }, relations: { ttlSeconds: 300, maxEvents: 100 } },
+    });
+    try {
+      expect((await postGraphql(covering, `{ pubkey(pubkey: "${pk(reader)}") { feed { edges { cursor } } } }`)).status).toBe(200);
+      const [one, two, three] = relays.map((relay) => feedRequests(relay).map((filters) => filters.map((filter) => filter.authors?.[0]).sort()));
+      expect(two).toEqual([[x, y, z].map(pk).sort()]);
+      expect([one, three]).toEqual([[], []]);
+    } finally {
+      await covering.close();
+      await Promise.all(relays.map((relay) => relay.stop()));
+    }
+  });
+
   it('a request asks for half of RELAY_MAX_KEYS_PER_REQUEST authors at most; the next asks for the others', async () => {
     const small = await startTestServer(context.opened.store, {
       relays: { urls: [context.configured.url], allowPrivateHints: true, maxKeysPerRequest: 4, outbox: { enabled: false, relaysPerPubkey: 3, maxRelays: 8 }, relations: { ttlSeconds: 300, maxEvents: 100 } },

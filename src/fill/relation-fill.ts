@@ -22,6 +22,7 @@ import { InFlightLookups } from './coalescing.js';
 import { ABSENT, type Fetched, UNAVAILABLE } from './fetched.js';
 import { acrossInstances } from './instance-claims.js';
 import { chunks, MAX_VALUES_PER_FILTER } from './lookup-kind.js';
+import { planOutbox } from './outbox-plan.js';
 import { RelayRequest } from './relay-request.js';
 import { warnStoreFailure } from '../store/store-failure.js';
 
@@ -69,6 +70,12 @@ export interface FillSubject {
    * left for what the request reads next, its events' profiles): all of it unless said.
    */
   readonly keysShare?: number;
+  /**
+   * Cover the authors with few relays (FEED: many authors, most writing to the same few relays): the
+   * authors' relays chosen together by a greedy set cover (outbox-plan.ts), OUTBOX_RELAYS_PER_PUBKEY
+   * an author within the request's OUTBOX_MAX_RELAYS, rather than each author's first few.
+   */
+  readonly coverAuthors?: boolean;
   /** Targets asked together in one REQ (a filter each, or a few): TARGETS_PER_REQ unless said. */
   readonly targetsPerReq?: number;
   /**
@@ -189,6 +196,7 @@ export const FEED: FillSubject = {
   targetsPerReq: 10,
   // Half a request's keys at most: the page's authors' profiles are asked after it.
   keysShare: 0.5,
+  coverAuthors: true,
   authorRelays: {
     authorsOf: async (targets) => new Map(targets.map((target) => [target, target.slice(0, 64)])),
     relaysOf: writeRelaysOf,
@@ -678,19 +686,50 @@ class RelationRun {
       for (const [target, author] of authors) byAuthor.set(author, [...(byAuthor.get(author) ?? []), target]);
       if (byAuthor.size === 0) return { inboxes, undiscovered };
       const lists = await store.getReplaceableWithMarks(RELAY_LIST_KIND, [...byAuthor.keys()], relayListMarkKey);
+      const listed = new Map<string, string[]>();
       [...byAuthor].forEach(([author, targets], index) => {
         const list = lists[index]?.event ?? null;
         if (list === null) undiscovered.set(author, targets);
-        else if (!isDeleted(list) && !isOversized(list)) {
-          const relays = this.inboxRelays(authorRelays.relaysOf(list.event));
-          for (const target of targets) inboxes.set(target, relays);
-        }
+        else if (!isDeleted(list) && !isOversized(list)) listed.set(author, authorRelays.relaysOf(list.event));
       });
+      for (const [author, relays] of this.chooseRelays(listed)) for (const target of byAuthor.get(author) ?? []) inboxes.set(target, relays);
     } catch (error) {
       // Not worth failing the fill: RELAYS are asked all the same.
       warnStoreFailure(logger, error, 'could not read relay lists from the store');
     }
     return { inboxes, undiscovered };
+  }
+
+  /**
+   * Per author, the relays of its list this fill asks (FillSubject.coverAuthors: a set cover of all
+   * the authors' lists; else inboxRelays, each author's first few).
+   */
+  private chooseRelays(listed: ReadonlyMap<string, readonly string[]>): Map<string, string[]> {
+    const chosen = new Map<string, string[]>();
+    if (!this.options.subject.coverAuthors) {
+      for (const [author, relays] of listed) chosen.set(author, this.inboxRelays(relays));
+      return chosen;
+    }
+    const { config, pool } = this.deps;
+    const candidates = new Map<string, string[]>();
+    const missing = new Map<string, number>();
+    for (const [author, relays] of listed) {
+      // Configured relays are asked about every author already.
+      candidates.set(author, relays.filter((url) => !config.urls.includes(url)));
+      missing.set(author, config.outbox.relaysPerPubkey);
+    }
+    // A relay this fill took already costs its budget nothing more.
+    const budget = this.request.outboxBudget;
+    const plan = planOutbox({ candidates, missing }, { maxRelays: budget.left + this.learnedTaken.size, score: (url) => pool.health.score(url), usable: (url) => !pool.health.resting(url) });
+    for (const [url, authors] of plan) {
+      if (!this.learnedTaken.has(url)) {
+        if (budget.left <= 0) continue;
+        budget.left -= 1;
+        this.learnedTaken.add(url);
+      }
+      for (const author of authors) chosen.set(author, [...(chosen.get(author) ?? []), url]);
+    }
+    return chosen;
   }
 
   /** Of an author's read relays, those this fill asks: not configured ones (asked as such), not resting, within the caps. */
@@ -742,8 +781,9 @@ class RelationRun {
     await this.write([...newest.values()]);
     const byInbox = new Map<string, string[]>();
     const relaysOf = this.options.subject.authorRelays?.relaysOf ?? readRelaysOf;
-    for (const [author, list] of newest) {
-      for (const url of this.inboxRelays(relaysOf(list))) byInbox.set(url, [...(byInbox.get(url) ?? []), ...(authors.get(author) ?? [])]);
+    const chosen = this.chooseRelays(new Map([...newest].map(([author, list]) => [author, relaysOf(list)])));
+    for (const [author, relays] of chosen) {
+      for (const url of relays) byInbox.set(url, [...(byInbox.get(url) ?? []), ...(authors.get(author) ?? [])]);
     }
     for (const [url, targets] of byInbox) this.ask(url, true, targets, pagingEnd);
   }
