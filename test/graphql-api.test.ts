@@ -268,7 +268,7 @@ describe('unexpected failures are masked', () => {
           throw new TypeError(secret);
         },
         replies: async () => [],
-        relatedIds: async () => [],
+        relatedIds: async () => ({ events: [], complete: true }),
         allReplies: async () => [],
         eventCounts: async () => new Map(),
         listChanges: async () => ({ cursor: '0', pubkeys: [] }),

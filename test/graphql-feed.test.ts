@@ -423,9 +423,9 @@ describe.each(BOTH_STORES)('the feed from the relays on the $name store', ({ ope
     }
   });
 
-  it('a request asks for half of RELAY_MAX_KEYS_PER_REQUEST authors at most; the next asks for the others', async () => {
+  it('a request asks for half of RELAY_MAX_KEYS_PER_REQUEST authors at most, cold or stale; the next asks for the others', async () => {
     const small = await startTestServer(context.opened.store, {
-      relays: { urls: [context.configured.url], allowPrivateHints: true, maxKeysPerRequest: 4, outbox: { enabled: false, relaysPerPubkey: 3, maxRelays: 8 }, relations: { ttlSeconds: 300, maxEvents: 100 } },
+      relays: { urls: [context.configured.url], allowPrivateHints: true, maxKeysPerRequest: 4, outbox: { enabled: false, relaysPerPubkey: 3, maxRelays: 8 }, relations: { ttlSeconds: 4, maxEvents: 100 } },
     });
     try {
       // Kinds of their own: targets no earlier fill marked.
@@ -435,6 +435,16 @@ describe.each(BOTH_STORES)('the feed from the relays on the $name store', ({ ope
       expect(asked()).toHaveLength(2);
       expect((await postGraphql(small, query, { v: pk(viewer) })).status).toBe(200);
       expect(asked().sort()).toEqual([onRelays, onOutbox, offline].map(pk).sort());
+      // All three stale: a read refreshes two in the background (those asked first), the next the third.
+      await new Promise((resolve) => setTimeout(resolve, 2100));
+      const before = asked().length;
+      expect((await postGraphql(small, query, { v: pk(viewer) })).status).toBe(200);
+      await expect.poll(() => asked().length, { timeout: 3000 }).toBe(before + 2);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(asked()).toHaveLength(before + 2);
+      expect((await postGraphql(small, query, { v: pk(viewer) })).status).toBe(200);
+      await expect.poll(() => asked().length, { timeout: 3000 }).toBe(before + 3);
+      expect(asked().slice(before).sort()).toEqual([onRelays, onOutbox, offline].map(pk).sort());
     } finally {
       await small.close();
     }

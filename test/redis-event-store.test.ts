@@ -127,6 +127,60 @@ describe('Redis specifics', () => {
     }
   });
 
+  it("a ledger entry of the earlier format (the id's first 12 bytes) still counts its relation once: a replay moves it to the whole id, a deletion takes it away", async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const target = signed('ledger-author', { created_at: T });
+      const quote = signed('ledger-quoter', { created_at: T + 1, content: 'quoting', tags: [['q', target.id]] });
+      await store.putEvents([target, quote]);
+      const [tally] = redisKeys(prefix).relations(target.id);
+      const entry = Buffer.concat([Buffer.from('i'), Buffer.from(quote.id, 'hex')]);
+      const legacy = Buffer.from(quote.id.slice(0, 24), 'hex');
+      const size = await client.hget(tally, entry);
+      expect(Number(size)).toBeGreaterThan(100);
+      expect((await store.relations.relatedIds(target.id, 10)).events).toEqual([{ id: quote.id, bytes: Number(size) }]);
+      // As the earlier format kept it.
+      await client.hdel(tally, entry);
+      await client.hset(tally, legacy, '1');
+      await store.putEvents([quote]);
+      expect((await store.relations.stats([target.id]))[0]?.quotes).toBe(1);
+      expect([await client.hget(tally, entry), await client.hexists(tally, legacy)]).toEqual([size, 0]);
+      await client.hdel(tally, entry);
+      await client.hset(tally, legacy, '1');
+      await store.putEvents([deletion('ledger-quoter', { ids: [quote.id] })]);
+      expect((await store.relations.stats([target.id]))[0]?.quotes).toBe(0);
+      expect([await client.hget(tally, entry), await client.hexists(tally, legacy)]).toEqual(['-', 0]);
+      expect((await store.relations.relatedIds(target.id, 10)).events).toEqual([]);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('relatedIds reads past removed entries within the scan it is given: a ledger of 20,000 tombstones is not read whole', async () => {
+    const { store, client, prefix, cleanup } = await createTestStore();
+    try {
+      const target = signed('tomb-author', { created_at: T });
+      const quote = signed('tomb-quoter', { created_at: T + 1, content: 'quoting', tags: [['q', target.id]] });
+      await store.putEvents([target, quote]);
+      const [tally] = redisKeys(prefix).relations(target.id);
+      for (let start = 0; start < 20_000; start += 1000) {
+        const fields = Array.from({ length: 1000 }, (_, n) => [Buffer.concat([Buffer.from('i'), Buffer.alloc(28), Buffer.from((start + n).toString(16).padStart(8, '0'), 'hex')]), '-']).flat();
+        await client.hset(tally, ...fields);
+      }
+      // Each HSCAN page (500 asked) is taken from the scan before it is sent: 8,000 less the replies'
+      // read (2,001) is a dozen pages, not the forty a whole read takes.
+      const scan = { entries: 8000 };
+      const cut = await store.relations.relatedIds(target.id, 2000, scan);
+      expect(cut.complete).toBe(false);
+      expect(scan.entries).toBeLessThanOrEqual(0);
+      expect(scan.entries).toBeGreaterThan(-1000);
+      // Given room, the one live entry is found.
+      expect(await store.relations.relatedIds(target.id, 2000)).toEqual({ events: [{ id: quote.id, bytes: expect.any(Number) }], complete: true });
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('a request to vanish also reads the author index of a store written before the author\'s list (`a:<pubkey>`)', async () => {
     const { store, client, prefix, cleanup } = await createTestStore();
     try {

@@ -409,11 +409,22 @@ export class RelationFill {
         if (note === null || note === undefined) cold.push(id);
         else if (now - askedAt(note) >= config.relations.ttlSeconds / 2) stale.set(id, askedAt(note));
       });
-      if (stale.size > 0) this.refreshInBackground(stale);
+      if (stale.size > 0) this.refreshInBackground(this.withinShare(stale));
       if (cold.length > 0) await this.fillAndWait(cold, request);
     } catch (error) {
       warnStoreFailure(logger, error, 'relationship fill failed; answering from the index', { fill: this.subject.name });
     }
+  }
+
+  /**
+   * The stale targets a read refreshes: as many as its share of RELAY_MAX_KEYS_PER_REQUEST lets a
+   * cold fill take (FillSubject.keysShare), those asked longest ago first: a feed's two thousand
+   * authors gone stale together are refreshed over several reads, not in one burst of REQs.
+   */
+  private withinShare(stale: ReadonlyMap<string, number>): Map<string, number> {
+    const most = Math.floor(this.deps.config.maxKeysPerRequest * (this.subject.keysShare ?? 1));
+    if (stale.size <= most) return new Map(stale);
+    return new Map([...stale].sort(([, a], [, b]) => a - b).slice(0, most));
   }
 
   /** A fill going on in the background (a read's deadline cut it): waited for by `settled`; refused past MAX_CUT_FILLS. */
@@ -804,7 +815,9 @@ class RelationRun {
    * page is written as it ends.
    */
   private async pages(url: string, learned: boolean, group: Group, pagingEnd: AbortSignal): Promise<void> {
-    const since = (target: string) => this.options.since?.get(target);
+    // `since` on RELAYS only: an author's write relays asked change between fills (the set cover,
+    // the budget, their health), and one not asked last time must give its newest page.
+    const since = (target: string) => (learned ? undefined : this.options.since?.get(target));
     const streams: Stream[] = group.targets.flatMap((target) =>
       this.options.subject.filters(target).map((filter) => ({ target, filter: since(target) === undefined ? filter : { ...filter, since: since(target) as number }, open: true })),
     );

@@ -10,6 +10,8 @@ import { createLoaders, type Loaders, type RequestFill } from './loaders.js';
 import { ObjectBudget } from './object-budget.js';
 import type { ReadReceipt } from '../store/read-receipt.js';
 import type { ReaderFilter } from './trust.js';
+import { LEDGER_ENTRIES_PER_REQUEST } from './paging.js';
+import type { LedgerScan } from '../store/relation-index.js';
 
 /**
  * The relationship fill (fill/relation-fill.ts, when relays are configured): asks relays what they
@@ -30,8 +32,11 @@ export interface GraphQLContext {
   store: EventStore;
   /** Readers' filters made by this request (schema/trust.ts), by readers. */
   readerFilters: Map<string, Promise<ReaderFilter>>;
-  /** Events counts by trust have read and judged in this request, all such fields together (schema/trust.ts countByTrust). */
-  countedByTrust: { events: number };
+  /**
+   * Events counts by trust have read and judged in this request, all such fields together
+   * (schema/trust.ts countByTrust), and the index entries their reads may still go through.
+   */
+  countedByTrust: { events: number; scan: LedgerScan };
   limits: LookupConfig;
   /** Objects handed back so far, bounded by GRAPHQL_MAX_COST while the request runs. */
   budget: ObjectBudget;
@@ -85,7 +90,7 @@ export function createContext({ store, limits, fill, client = '', maxObjects, ma
   const shared = {
     store,
     readerFilters: new Map<string, Promise<ReaderFilter>>(),
-    countedByTrust: { events: 0 },
+    countedByTrust: { events: 0, scan: { entries: LEDGER_ENTRIES_PER_REQUEST } },
     limits,
     budget,
     deleted: new Set<string>(),

@@ -46,7 +46,7 @@ builder.objectFields(EventRef, (t) => ({
   }),
   stats: t.field({
     type: EventStatsRef,
-    description: `Replies, quotes, reposts, reactions and zaps of this event, counted over the servable events held. \`viewer\` (any form \`pubkey(...)\` takes; else TRUST_SEEDS where the operator set them): counted over the events by authors in the viewer's web of trust, none it muted (a zap: by its sender), exactly: each event that relates to this one is read and judged, ${MAX_TRUSTED_COUNTED} in one request at most (with notificationCounts(trusted: true); past that, invalid_argument before any is read).`,
+    description: `Replies, quotes, reposts, reactions and zaps of this event, counted over the servable events held. \`viewer\` (any form \`pubkey(...)\` takes; else TRUST_SEEDS where the operator set them): counted over the events by authors in the viewer's web of trust, none it muted (a zap: by its sender), exactly: each event that relates to this one is read and judged, ${MAX_TRUSTED_COUNTED} in one request at most (with every other count by trust); an event with more gets the index's figures for everyone, \`trusted: false\`.`,
     args: { viewer: t.arg.string() },
     resolve: async (stored, { viewer }, context) => {
       const { loaders, budget } = context;
@@ -54,7 +54,7 @@ builder.objectFields(EventRef, (t) => ({
       const reader = await readerFilter(context, viewer);
       if (reader) return trustedStats(stored, reader, context);
       const id = storedEventId(stored);
-      return { ...(await loaders.relationStats.load(id)), event: stored };
+      return { ...(await loaders.relationStats.load(id)), event: stored, trusted: false };
     },
   }),
 }));

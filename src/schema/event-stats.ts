@@ -2,6 +2,7 @@ import { MAX_REACTION_CONTENTS, type ReactionCount, type ReactionStats, type Rel
 import type { StoredEvent } from '../store/event-store.js';
 import type { RecountedZaps } from '../store/relation-recount.js';
 import { builder } from './builder.js';
+import { MAX_TRUSTED_COUNTED } from './paging.js';
 
 /**
  * What other events say about an event, as the relationship index holds it (store/relation-index.ts,
@@ -39,7 +40,7 @@ const ReactionStatsRef = builder.objectRef<ReactionStats>('ReactionStats').imple
  * An event's figures, with the event they are of (its zaps are read from its id, author and `zap`
  * tags); counted by trust (schema/trusted-stats.ts), the zaps shown as recounted (null: none).
  */
-export type EventStatsParent = RelationStats & { event: StoredEvent; zapsShown?: RecountedZaps | null };
+export type EventStatsParent = RelationStats & { event: StoredEvent; trusted: boolean; zapsShown?: RecountedZaps | null };
 
 export const EventStatsRef = builder.objectRef<EventStatsParent>('EventStats').implement({
   description:
@@ -52,5 +53,8 @@ export const EventStatsRef = builder.objectRef<EventStatsParent>('EventStats').i
     quotes: t.exposeInt('quotes', { description: 'Events of any kind with a `q` tag naming this event (NIP-18).' }),
     reposts: t.exposeInt('reposts', { description: 'Distinct authors of kind 6 and 16 reposts whose first `e` tag is this event (NIP-18).' }),
     reactions: t.expose('reactions', { type: ReactionStatsRef }),
+    trusted: t.exposeBoolean('trusted', {
+      description: `Whether these figures are counted by a web of trust (\`stats(viewer:)\`, or TRUST_SEEDS where the operator set them): false without one, and for an event with more relating events than the request may still count by trust (${MAX_TRUSTED_COUNTED} a request, with every other count by trust): its figures are then the index's, for everyone.`,
+    }),
   }),
 });

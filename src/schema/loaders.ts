@@ -7,7 +7,7 @@ import { metrics } from '../metrics/metrics.js';
 import { PROFILE_KIND } from '../nostr/kinds.js';
 import type { EventStore, Held, StoredEvent } from '../store/event-store.js';
 import { nip05VerificationMarkKey } from '../store/mark-store.js';
-import type { RelatedEvent, RelationStats, ReplyPosition } from '../store/relation-index.js';
+import type { LedgerScan, RelatedEvents, RelationStats, ReplyPosition } from '../store/relation-index.js';
 import type { ZapQuery, ZapSubject, ZapTotal } from '../store/zap-index.js';
 import type { FollowCounts } from '../store/follow-index.js';
 import { zapProviderMarkKey } from '../zaps/zap-providers.js';
@@ -58,8 +58,8 @@ export interface Loaders {
   notificationCounts(recipient: string, since: number | undefined): Promise<NotificationCounts>;
   /** With relays: what `authors` wrote lately of `kinds`, asked of their write relays before a feed's first page is read. */
   fillFeed(authors: readonly string[], kinds: readonly number[]): Promise<void>;
-  /** Up to `limit` ids of the events that relate to an event (RelationIndex.relatedIds): `stats(viewer:)`. */
-  relatedIds(target: string, limit: number): Promise<RelatedEvent[]>;
+  /** Up to `limit` events that relate to an event (RelationIndex.relatedIds): `stats(viewer:)`. */
+  relatedIds(target: string, limit: number, scan: LedgerScan): Promise<RelatedEvents>;
   /** The distinct senders of some zap groups of a subject (a zap split's figures; not batched: rare). */
   zapSenders(subject: ZapSubject, groups: readonly { recipient: string; provider: string }[]): Promise<Set<string>>;
 }
@@ -254,9 +254,9 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     notKept();
     return guarded(() => store.relations.notificationCounts(recipient, since));
   };
-  const relatedIds = (target: string, limit: number) => {
+  const relatedIds = (target: string, limit: number, scan: LedgerScan) => {
     notKept();
-    return guarded(() => store.relations.relatedIds(target, limit));
+    return guarded(() => store.relations.relatedIds(target, limit, scan));
   };
   return {
     events,

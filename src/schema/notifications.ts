@@ -16,7 +16,6 @@ import { loadEveryEvent } from './loaders.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, FEED_SCAN_FACTOR, MAX_PAGE_SIZE, MAX_TRUSTED_COUNTED, pageSizeOf } from './paging.js';
 import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
 import { countByTrust, ownFilter, readerFilter } from './trust.js';
-import { tooManyToJudge } from './trusted-stats.js';
 import type { TrustWeb } from '../nostr/web-of-trust.js';
 
 /**
@@ -241,6 +240,13 @@ async function trustedCounts(pubkey: string, since: number | undefined, context:
     after = { createdAt: last.createdAt, id: last.id };
   }
   return counts;
+}
+
+/** notificationCounts(trusted: true) past the request's bound (countByTrust). */
+function tooManyToJudge(events: number): LookupError {
+  return new LookupError('invalid_argument', {
+    message: `notificationCounts(trusted: true) reads and judges each notification it counts, ${MAX_TRUSTED_COUNTED} in one request at most (with stats(viewer:)), and this request would read ${events}: ask with a later \`since\`.`,
+  });
 }
 
 /** Notifications read per round trip when counting them by trust. */

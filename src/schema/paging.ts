@@ -26,6 +26,13 @@ export const FEED_SCAN_FACTOR = 5;
  */
 export const MAX_TRUSTED_COUNTED = 2000;
 
+/**
+ * Index entries the reads behind counts by trust may go through in one request, all of them
+ * together (RelationIndex.relatedIds' LedgerScan): on Redis a removed relation leaves an entry they
+ * read past, so what they read is bounded by this, not only by what they count.
+ */
+export const LEDGER_ENTRIES_PER_REQUEST = 4 * MAX_TRUSTED_COUNTED;
+
 /** The page size asked for, or invalid_argument: a whole number from 1 to MAX_PAGE_SIZE (null is not one). */
 export function pageSizeOf(first: number | null | undefined): number {
   if (typeof first !== 'number' || !Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) {

@@ -36,12 +36,19 @@ export interface ReaderFilter {
  * Counts by trust (`notificationCounts(trusted: true)`, `stats(viewer:)`) read and judge each event
  * they count: MAX_TRUSTED_COUNTED events in one request, all such fields together, so that a page of
  * twenty notes with their stats costs what one popular note's would. Past it, `refusal` (an
- * invalid_argument that says how to ask for less), thrown before the events are read.
+ * invalid_argument that says how to ask for less), thrown before the events are read; stats fall
+ * back to the index's figures instead (takeByTrust, schema/trusted-stats.ts).
  */
 export function countByTrust(context: GraphQLContext, events: number, refusal: (events: number) => LookupError): void {
+  if (!takeByTrust(context, events)) throw refusal(context.countedByTrust.events + events);
+}
+
+/** countByTrust without the refusal: whether `events` more fit, taken if they do. */
+export function takeByTrust(context: GraphQLContext, events: number): boolean {
   const counted = context.countedByTrust.events + events;
-  if (counted > MAX_TRUSTED_COUNTED) throw refusal(counted);
+  if (counted > MAX_TRUSTED_COUNTED) return false;
   context.countedByTrust.events = counted;
+  return true;
 }
 
 /** One TrustWebs per store: every request of the process shares its webs. */

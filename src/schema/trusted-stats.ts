@@ -1,4 +1,3 @@
-import { LookupError } from '../errors.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { isZapReceipt, readZapReceipt, ZAP_RECEIPT_KIND } from '../nostr/zaps.js';
 import type { StoredEvent } from '../store/event-store.js';
@@ -11,7 +10,7 @@ import type { GraphQLContext } from './context.js';
 import type { EventStatsParent } from './event-stats.js';
 import { loadEveryEvent } from './loaders.js';
 import { MAX_TRUSTED_COUNTED } from './paging.js';
-import { countByTrust, type ReaderFilter } from './trust.js';
+import { type ReaderFilter, takeByTrust } from './trust.js';
 
 /**
  * `stats(viewer:)` (DESIGN "Screens", with `viewer: V`): an event's figures counted over the events
@@ -19,15 +18,21 @@ import { countByTrust, type ReaderFilter } from './trust.js';
  * (RelationIndex.relatedIds, with their sizes); each is read and judged (its author in the web, not
  * muted; a zap receipt by its sender), and the figures are recounted from those shown by the
  * recount's own rule (store/relation-recount.ts), the one `relations check` holds the index against.
- * Bounded: MAX_TRUSTED_COUNTED events a request (countByTrust), refused before any is read.
+ * Bounded: MAX_TRUSTED_COUNTED events a request (countByTrust), LEDGER_ENTRIES_PER_REQUEST index
+ * entries read for them. An event with more than the request may still count (a popular note) gets
+ * the index's figures for everyone, `trusted: false`: never an error, never a count of part of them.
  */
 export async function trustedStats(stored: StoredEvent, reader: ReaderFilter, context: GraphQLContext): Promise<EventStatsParent> {
-  const { loaders, budget } = context;
+  const { loaders, budget, countedByTrust } = context;
   const id = storedEventId(stored);
-  // The index's figures first: with relays, their read brings what relays know (the relationship fill).
-  await loaders.relationStats.load(id);
-  const related = await loaders.relatedIds(id, MAX_TRUSTED_COUNTED + 1);
-  countByTrust(context, related.length, (events) => tooManyToJudge(events));
+  // The index's figures first: with relays, their read brings what relays know (the relationship
+  // fill); they are the answer when the event has too many relating events to judge.
+  const everyone: EventStatsParent = { ...(await loaders.relationStats.load(id)), event: stored, trusted: false };
+  const left = MAX_TRUSTED_COUNTED - countedByTrust.events;
+  if (left <= 0) return everyone;
+  const { events: related, complete } = await loaders.relatedIds(id, left, countedByTrust.scan);
+  // Others of the request may have counted meanwhile: taken only if it still fits.
+  if (!complete || !takeByTrust(context, related.length)) return everyone;
   const held = await loadEveryEvent(
     loaders.events,
     related.map((event) => event.id),
@@ -37,7 +42,7 @@ export async function trustedStats(stored: StoredEvent, reader: ReaderFilter, co
   const shown: NostrEvent[] = [];
   for (const event of held) if (event && !isDeleted(event) && reader.shows(event.event, judgedAuthorOf(event.event))) shown.push(event.event);
   const recount = recountRelations(shown, id);
-  return { ...(recount.stats.get(id) ?? NO_RELATIONS), event: stored, zapsShown: recount.zaps.get(eventZapSubject(id)) ?? null };
+  return { ...(recount.stats.get(id) ?? NO_RELATIONS), event: stored, trusted: true, zapsShown: recount.zaps.get(eventZapSubject(id)) ?? null };
 }
 
 /** Whose event it is for the web: a zap receipt's sender (its zap request's author), else its author. */
@@ -45,11 +50,4 @@ function judgedAuthorOf(event: NostrEvent): string {
   if (event.kind !== ZAP_RECEIPT_KIND) return event.pubkey;
   const receipt = readZapReceipt(event);
   return isZapReceipt(receipt) ? receipt.sender : event.pubkey;
-}
-
-/** Counts by trust past their bound (countByTrust): the one refusal both fields give. */
-export function tooManyToJudge(events: number): LookupError {
-  return new LookupError('invalid_argument', {
-    message: `Counts by trust (stats(viewer:), notificationCounts(trusted: true)) read and judge each event they count, ${MAX_TRUSTED_COUNTED} in one request at most, and this request would read ${events}: ask without a viewer, for fewer events' stats, or (notificationCounts) with a later \`since\`.`,
-  });
 }

@@ -1,6 +1,6 @@
 import type { NostrEvent } from '../nostr/event.js';
 import type { EventStore } from './event-store.js';
-import { NO_RELATIONS, type RelatedEvent, type RelationStats, type ReplyPosition } from './relation-index.js';
+import { NO_RELATIONS, type RelatedEvents, type RelationStats, type ReplyPosition } from './relation-index.js';
 import { NOTIFICATION_TYPES } from '../nostr/notifications.js';
 import { NO_NOTIFICATION_COUNTS, type NotificationCounts, type NotificationEntry } from './notification-index.js';
 import { recountNotifications } from './notification-recount.js';
@@ -174,7 +174,7 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
         Promise.all(batch.map((target) => relations.allReplies(target))),
         Promise.all(batch.map((target) => relations.relatedIds(target, Number.MAX_SAFE_INTEGER))),
       ]);
-      return batch.map((_, index) => ({ stats: stats[index] as RelationStats, replies: replies[index] as ReplyPosition[], related: (related[index] as RelatedEvent[]).map(relatedFigure).sort() }));
+      return batch.map((_, index) => ({ stats: stats[index] as RelationStats, replies: replies[index] as ReplyPosition[], related: (related[index] as RelatedEvents).events.map(relatedFigure).sort() }));
     },
     (target) => ({ stats: recount.stats.get(target) ?? NO_RELATIONS, replies: recount.replies.get(target) ?? [], related: recount.related.get(target) ?? [] }),
   );

@@ -69,6 +69,17 @@ export interface RelatedEvent {
   bytes: number;
 }
 
+/** What relatedIds found, and whether it is all: false past `limit`, or when the scan ran out (LedgerScan). */
+export interface RelatedEvents {
+  events: RelatedEvent[];
+  complete: boolean;
+}
+
+/** Index entries a request's relatedIds reads may still go through (decremented as they read). */
+export interface LedgerScan {
+  entries: number;
+}
+
 /** A page of an author's notes of some kinds (`timelines`). */
 export interface NotePage {
   author: string;
@@ -90,12 +101,14 @@ export interface RelationIndex extends ZapIndex, FollowIndex, SearchIndex, Notif
   /** Up to `first` direct replies of `id` after `after` (exclusive), oldest first. */
   replies(id: string, after: ReplyPosition | null, first: number): Promise<ReplyPosition[]>;
   /**
-   * The ids of the servable events that relate to `target`: every event with an edge to it
+   * The servable events that relate to `target`: every event with an edge to it
    * (nostr/relationships.ts: reply, thread reply, quote, repost, reaction) and every zap receipt of
-   * it (zap-index.ts), each once with its stored size, at most `limit` of them, in no set order. What `stats(viewer:)`
-   * reads and recounts over the events a reader's web shows (schema/trusted-stats.ts).
+   * it (zap-index.ts), each once with its stored size, at most `limit` of them, in no set order. What
+   * `stats(viewer:)` reads and recounts over the events a reader's web shows
+   * (schema/trusted-stats.ts). `scan`: what the reads of a request may still go through, shared by
+   * them (Redis: its ledgers' entries, removed ones included), so that aliases cannot multiply it.
    */
-  relatedIds(target: string, limit: number): Promise<RelatedEvent[]>;
+  relatedIds(target: string, limit: number, scan?: LedgerScan): Promise<RelatedEvents>;
   /** The reply lists of many targets in full (for `relations check`). */
   allReplies(id: string): Promise<ReplyPosition[]>;
   /**

@@ -203,7 +203,7 @@ export const THREAD_SCHEMA = {
         replies: { type: 'array', items: { $ref: 'NostrEvent#' }, description: 'Direct replies, oldest first (by created_at, then id).' },
         stats: {
           type: 'object',
-          required: ['replies', 'threadReplies', 'quotes', 'reposts', 'reactions', 'zaps'],
+          required: ['replies', 'threadReplies', 'quotes', 'reposts', 'reactions', 'zaps', 'trusted'],
           additionalProperties: false,
           properties: {
             replies: count,
@@ -229,6 +229,10 @@ export const THREAD_SCHEMA = {
               required: ['count', 'msats', 'senders', 'pending'],
               additionalProperties: false,
               properties: { count, msats: count, senders: count, pending: count },
+            },
+            trusted: {
+              type: 'boolean',
+              description: "Whether the figures are the viewer's web of trust's (`viewer`, else TRUST_SEEDS): false without one, and for an event with more than 2,000 relating events (then the index's figures for everyone).",
             },
           },
         },

@@ -17,7 +17,8 @@ import {
   notePlace,
   type IndexTotals,
   type RelationIndex,
-  type RelatedEvent,
+  type LedgerScan,
+  type RelatedEvents,
   type RelationStats,
   type ReplyPosition,
   replyMember,
@@ -369,15 +370,15 @@ export class LmdbRelationIndex implements RelationIndex {
     inTransaction(delta > 0 ? this.db.put(key, String(size ?? storedSizeOf(event))) : this.db.remove(key));
   }
 
-  relatedIds(target: string, limit: number): Promise<RelatedEvent[]> {
+  relatedIds(target: string, limit: number, scan: LedgerScan = { entries: Number.POSITIVE_INFINITY }): Promise<RelatedEvents> {
     return this.transactions.read(() => {
+      // Removed relations leave no entry here: each range reads what relates, one past `limit`.
       const related = new Map<string, number>();
-      for (const { key, value } of this.db.getRange({ start: `l:${target}:`, end: `l:${target};`, limit })) related.set(replyPositionOf(key.slice(67)).id, Number(value));
-      for (const { key, value } of this.db.getRange({ start: `i:${target}:`, end: `i:${target};`, limit })) {
-        if (related.size >= limit) break;
-        related.set(key.slice(67), Number(value));
-      }
-      return [...related].map(([id, bytes]) => ({ id, bytes }));
+      for (const { key, value } of this.db.getRange({ start: `l:${target}:`, end: `l:${target};`, limit: limit + 1 })) related.set(replyPositionOf(key.slice(67)).id, Number(value));
+      for (const { key, value } of this.db.getRange({ start: `i:${target}:`, end: `i:${target};`, limit: limit + 1 })) related.set(key.slice(67), Number(value));
+      scan.entries -= related.size;
+      const events = [...related].slice(0, limit).map(([id, bytes]) => ({ id, bytes }));
+      return { events, complete: related.size <= limit };
     });
   }
 

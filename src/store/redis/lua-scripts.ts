@@ -368,7 +368,8 @@ return 1
  * ARGV[2] the author (32 bytes); ARGV[3] the roles (R reply, T thread reply, Q quote, O repost,
  * K reaction); ARGV[4] the reply's member; ARGV[5] the reaction's content key (contentKey);
  * ARGV[6] the event's ledger entry (`i` and its id's 32 bytes: redis-relation-index.ts ledgerOf);
- * ARGV[7] the event's stored size (storedSizeOf), the entry's value while it counts.
+ * ARGV[7] the event's stored size (storedSizeOf), the entry's value while it counts; ARGV[8] its
+ * entry as an earlier format kept it (the id's first 12 bytes), moved to ARGV[6] where found.
  *
  * Applied at most once per (event, target), whatever is sent again: a put whose reply was lost and
  * is replayed relates its event again (redis-event-store.ts), a command that timed out may still
@@ -441,6 +442,15 @@ if has('R') then
   tally('r', d)
 else
   local held = hget(ARGV[6])
+  -- An entry of the earlier format (the id's first 12 bytes, '1' or '-'), moved to this one.
+  if not held then
+    local old = hget(ARGV[8])
+    if old then
+      redis.call('HDEL', T, ARGV[8])
+      if old == '1' then held = ARGV[7] else held = '-' end
+      redis.call('HSET', T, ARGV[6], held)
+    end
+  end
   if d > 0 then
     if held then return 0 end
     redis.call('HSET', T, ARGV[6], ARGV[7])
@@ -516,7 +526,8 @@ return 1
  * order of additions and removals), and the 32-byte recipient (ARGV[3]) → its receipts, whoever
  * signed them; KEYS[2] the group's receipts per sender (ARGV[4], 32 bytes). Every field is at most
  * 64 bytes, so both hashes stay compact listpacks. ARGV[5], ARGV[6]: the parts with the delta's sign.
- * ARGV[7]: the receipt's ledger entry (`i` and its id's 32 bytes), and ARGV[8] its stored size, kept in KEYS[1] as RELATE keeps them: a
+ * ARGV[7]: the receipt's ledger entry (`i` and its id's 32 bytes), ARGV[8] its stored size and
+ * ARGV[9] its entry in the earlier format (moved where found), kept in KEYS[1] as RELATE keeps them: a
  * receipt counts at most once per subject, whatever is sent again.
  * Returns the sender's receipts in the group, or false when nothing changed.
  */
@@ -524,6 +535,15 @@ export const ZAP_SCRIPT = `
 local d = tonumber(ARGV[1])
 local g = ARGV[2]
 local seen = redis.call('HGET', KEYS[1], ARGV[7])
+-- An entry of the earlier format (the id's first 12 bytes, '1' or '-'), moved to this one.
+if not seen then
+  local old = redis.call('HGET', KEYS[1], ARGV[9])
+  if old then
+    redis.call('HDEL', KEYS[1], ARGV[9])
+    if old == '1' then seen = ARGV[8] else seen = '-' end
+    redis.call('HSET', KEYS[1], ARGV[7], seen)
+  end
+end
 if d > 0 then
   if seen then return false end
   redis.call('HSET', KEYS[1], ARGV[7], ARGV[8])

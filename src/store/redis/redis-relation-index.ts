@@ -15,7 +15,8 @@ import {
   notePlace,
   type IndexTotals,
   type RelationIndex,
-  type RelatedEvent,
+  type LedgerScan,
+  type RelatedEvents,
   type RelationStats,
   type ReplyPosition,
   replyMemberBytes,
@@ -50,6 +51,7 @@ declare module 'ioredis' {
       content: string,
       ledger: Buffer,
       size: string,
+      legacyLedger: Buffer,
     ): Result<number, Context>;
     nostrFollow(followers: string, depth: string, records: Buffer, buckets: string, bucketSize: string, net: string): Result<number, Context>;
     nostrFollowSet(followers: string, depth: string, follower: Buffer, follows: '0' | '1', buckets: string, bucketSize: string): Result<number, Context>;
@@ -59,7 +61,7 @@ declare module 'ioredis' {
     nostrNote(list: string, tombstones: string, delta: string, member: Buffer): Result<number, Context>;
     nostrEnsureNote(list: string, tombstones: string, member: Buffer): Result<number, Context>;
     nostrFollowing(following: string, delta: string): Result<number, Context>;
-    nostrZap(groups: string, senders: string, delta: string, group: Buffer, recipient: Buffer, sender: Buffer, high: string, low: string, ledger: Buffer, size: string): Result<number | null, Context>;
+    nostrZap(groups: string, senders: string, delta: string, group: Buffer, recipient: Buffer, sender: Buffer, high: string, low: string, ledger: Buffer, size: string, legacyLedger: Buffer): Result<number | null, Context>;
     nostrSearchProfile(words: string, removals: string, lexical: string, followers: string, ranks: string, pubkey: Buffer, delta: string, createdAt: string, id: string, profileWords: string): Result<number, Context>;
     nostrSearchFollowers(words: string, followers: string, ranks: string, records: Buffer): Result<number, Context>;
     nostrListChanges(key: string, after: string, count: string): Result<[number, [string, string[]][]], Context>;
@@ -73,11 +75,15 @@ declare module 'ioredis' {
  * its id, so that a relation counts once whatever is sent again, and `stats(viewer:)` can read which
  * events relate (relatedIds). The `i` keeps it apart from every other field of those hashes (a
  * 32-byte recipient, `o`/`k` and an author). Ledgers written before held the first 12 bytes alone:
- * `relations rebuild` once after upgrading (docs/operations.md).
+ * the scripts move such an entry to this form when its event is related again (a replay, a
+ * deletion), so it still counts once; `stats(viewer:)` does not see one until then, nor until
+ * `relations rebuild` (docs/operations.md).
  */
 const LEDGER_MARK = 0x69; // 'i'
 const ledgerOf = (event: NostrEvent) => Buffer.concat([Buffer.of(LEDGER_MARK), Buffer.from(event.id, 'hex')]);
 const isLedgerField = (field: Buffer) => field.length === 33 && field[0] === LEDGER_MARK;
+/** The entry as the earlier format kept it: moved to ledgerOf's by the scripts where they find it. */
+const legacyLedgerOf = (event: NostrEvent) => Buffer.from(event.id.slice(0, 24), 'hex');
 
 /** Ledger fields read per HSCAN call (relatedIds). */
 const LEDGER_SCAN_COUNT = 500;
@@ -223,6 +229,7 @@ export class RedisRelationIndex implements RelationIndex {
     const edges = relationEdgesOf(event);
     const zaps = zapEntriesOf(event);
     const ledger = ledgerOf(event);
+    const legacyLedger = legacyLedgerOf(event);
     // Its size, in its targets' ledgers: what `stats(viewer:)` reserves to read it (relatedIds).
     const bytes = edges.length > 0 || zaps.length > 0 ? String(size ?? storedSizeOf(event)) : '';
     // Scripts of other slots than the targets': a zap receipt's, one per subject (its target, its
@@ -231,7 +238,7 @@ export class RedisRelationIndex implements RelationIndex {
       const keys = this.keys.zaps(subject);
       const [high, low] = msatsParts(msats);
       const hex = (value: string) => Buffer.from(value, 'hex');
-      return this.client.nostrZap(keys.groups, keys.senders(group), String(delta), groupBytes(group), hex(group.recipient), hex(sender), String(delta * high), String(delta * low), ledger, bytes);
+      return this.client.nostrZap(keys.groups, keys.senders(group), String(delta), groupBytes(group), hex(group.recipient), hex(sender), String(delta * high), String(delta * low), ledger, bytes, legacyLedger);
     });
     // Whom it notifies, and whom what notifies about it now notifies (redis-notification-index.ts).
     writes.push(this.notificationIndex.relate(event, delta, batch && this.notificationsOf(batch)));
@@ -286,6 +293,7 @@ export class RedisRelationIndex implements RelationIndex {
           edge.reaction !== undefined ? contentKey(edge.reaction) : '',
           ledger,
           bytes,
+          legacyLedger,
         );
       }),
       ...writes,
@@ -653,34 +661,39 @@ export class RedisRelationIndex implements RelationIndex {
     }
   }
 
-  relatedIds(target: string, limit: number): Promise<RelatedEvent[]> {
+  relatedIds(target: string, limit: number, scan: LedgerScan = { entries: Number.POSITIVE_INFINITY }): Promise<RelatedEvents> {
     const [tally, replies] = this.keys.relations(target);
     const zaps = this.keys.zaps(eventZapSubject(target)).groups;
     return this.commands.read(async () => {
-      // The replies' list and both ledgers (an id → its size; `-` once removed) read at once, each
-      // up to `limit`, a page of the ledger at a time.
-      const ledger = async (key: string) => {
-        const found: [string, number][] = [];
+      // The replies' list and both ledgers (an id → its size; `-` once removed: a removed entry is
+      // read too, so every page is taken from `scan`) read at once, each up to one past `limit`.
+      const ledger = async (key: string): Promise<{ found: Map<string, number>; cut: boolean }> => {
+        const found = new Map<string, number>();
         let cursor = '0';
         do {
+          if (scan.entries <= 0 || found.size > limit) return { found, cut: true };
+          scan.entries -= LEDGER_SCAN_COUNT;
           const [next, fields] = (await this.client.callBuffer('HSCAN', key, cursor, 'MATCH', 'i*', 'COUNT', String(LEDGER_SCAN_COUNT))) as [Buffer, Buffer[]];
           cursor = next.toString();
           for (let index = 0; index + 1 < fields.length; index += 2) {
             const field = fields[index] as Buffer;
             const value = (fields[index + 1] as Buffer).toString();
-            if (isLedgerField(field) && value !== '-') found.push([field.toString('hex', 1), Number(value)]);
+            // A rehashing hash may hand an entry over twice: kept once.
+            if (isLedgerField(field) && value !== '-') found.set(field.toString('hex', 1), Number(value));
           }
-        } while (cursor !== '0' && found.length < limit);
-        return found;
+        } while (cursor !== '0');
+        return { found, cut: false };
       };
-      const [members, edges, receipts] = await Promise.all([this.client.zrangeBuffer(replies, '-', '+', 'BYLEX', 'LIMIT', 0, limit), ledger(tally), ledger(zaps)]);
+      scan.entries -= limit + 1;
+      const [members, edges, receipts] = await Promise.all([this.client.zrangeBuffer(replies, '-', '+', 'BYLEX', 'LIMIT', 0, limit + 1), ledger(tally), ledger(zaps)]);
       const related = new Map<string, number>();
       for (const member of members) {
         const { id, bytes } = replyPositionOfBytes(member);
         related.set(id, bytes ?? 0);
       }
-      for (const [id, bytes] of [...edges, ...receipts]) related.set(id, bytes);
-      return [...related].slice(0, limit).map(([id, bytes]) => ({ id, bytes }));
+      for (const [id, bytes] of [...edges.found, ...receipts.found]) related.set(id, bytes);
+      const events = [...related].slice(0, limit).map(([id, bytes]) => ({ id, bytes }));
+      return { events, complete: !edges.cut && !receipts.cut && related.size <= limit };
     });
   }
 
