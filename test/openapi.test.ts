@@ -119,7 +119,7 @@ describe('/openapi.json', () => {
     for (const bad of ['/feed', `/feed?pubkey=${alice.pubkey}&limit=99`, `/feed?pubkey=${alice.pubkey}&after=x`]) await conforms('/feed', await fetch(`${url}${bad}`));
     // Not vacuous: a thread body with anything more, or a stats field missing, is refused.
     const thread200 = ajv.getSchema(`openapi.json#/${pointer('paths', '/thread', 'get', 'responses', '200', 'content', 'application/json', 'schema')}`);
-    const good = { event: alice, parents: [], replies: [], stats: { replies: 0, threadReplies: 0, quotes: 0, reposts: 0, reactions: { pubkeys: 0, likes: 0, dislikes: 0, byContent: [] }, zaps: { count: 0, msats: 0, senders: 0, pending: 0 } }, profiles: {}, next: null };
+    const good = { event: alice, parents: [], replies: [], stats: { replies: 0, threadReplies: 0, quotes: 0, reposts: 0, reactions: { pubkeys: 0, likes: 0, dislikes: 0, byContent: [] }, zaps: { count: 0, msats: 0, senders: 0, pending: 0 }, trusted: false }, profiles: {}, next: null };
     expect(thread200?.(good)).toBe(true);
     expect(thread200?.({ ...good, extra: 1 })).toBe(false);
     expect(thread200?.({ ...good, stats: { ...good.stats, quotes: undefined } })).toBe(false);

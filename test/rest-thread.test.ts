@@ -39,7 +39,7 @@ interface Thread {
   next: string | null;
 }
 
-const STATS = '{ replies threadReplies quotes reposts reactions { pubkeys likes dislikes byContent { content pubkeys } } zaps { count msats senders pending } }';
+const STATS = '{ replies threadReplies quotes reposts reactions { pubkeys likes dislikes byContent { content pubkeys } } zaps { count msats senders pending } trusted }';
 
 describe('GET /thread', () => {
   it('200: the event, its root and parent, the first page of replies oldest first, its stats and every shown author\'s profile; `next` pages to the end', async () => {
