@@ -668,6 +668,21 @@ describe.each(BOTH_STORES)('stats(viewer:) on the $name store', ({ open }) => {
     expect(flags.filter(Boolean)).toHaveLength(1);
   });
 
+  it("relating events past what the request may read (MAX_RESPONSE_BYTES) are not read: the index's figures, trusted false", async () => {
+    const long = signed(W, { created_at: at + 30_000, content: 'quoted at length' });
+    const quotes = Array.from({ length: 30 }, (_, n) => signed(F1, { created_at: at + 30_001 + n, content: `${n} ${'x'.repeat(10_000)}`, tags: [['q', long.id]] }));
+    await store.putEvents([long, ...quotes]);
+    const narrow = await startTestServer(store, { graphql: { maxResponseBytes: 262_144 } });
+    try {
+      const query = `query ($id: String!, $v: String) { event(id: $id) { stats(viewer: $v) { quotes trusted } } }`;
+      expect((await postGraphql(narrow, query, { id: long.id, v: pk(SV) })).body).toEqual({ data: { event: { stats: { quotes: 30, trusted: false } } } });
+      // The same with room to read them: F1 is in V's web, every quote counts, by trust.
+      expect((await postGraphql(server, query, { id: long.id, v: pk(SV) })).body).toEqual({ data: { event: { stats: { quotes: 30, trusted: true } } } });
+    } finally {
+      await narrow.close();
+    }
+  });
+
   it('GET /thread?viewer= shows the stats stats(viewer:) gives', async () => {
     const response = await fetch(`${server.url}/thread?id=${target.id}&viewer=${pk(SV)}`);
     expect(response.status).toBe(200);

@@ -1,4 +1,5 @@
 import type { NostrEvent } from '../nostr/event.js';
+import { MAX_EVENT_BYTES } from '../nostr/work-caps.js';
 import { isZapReceipt, readZapReceipt, ZAP_RECEIPT_KIND } from '../nostr/zaps.js';
 import type { StoredEvent } from '../store/event-store.js';
 import { NO_RELATIONS } from '../store/relation-index.js';
@@ -19,8 +20,9 @@ import { type ReaderFilter, takeByTrust } from './trust.js';
  * muted; a zap receipt by its sender), and the figures are recounted from those shown by the
  * recount's own rule (store/relation-recount.ts), the one `relations check` holds the index against.
  * Bounded: MAX_TRUSTED_COUNTED events a request (countByTrust), LEDGER_ENTRIES_PER_REQUEST index
- * entries read for them. An event with more than the request may still count (a popular note) gets
- * the index's figures for everyone, `trusted: false`: never an error, never a count of part of them.
+ * entries read for them, their bytes within the request's read bound. An event with more than the
+ * request may still read (a popular note) gets the index's figures for everyone, `trusted: false`:
+ * never an error, never a count of part of them.
  */
 export async function trustedStats(stored: StoredEvent, reader: ReaderFilter, context: GraphQLContext): Promise<EventStatsParent> {
   const { loaders, budget, countedByTrust } = context;
@@ -31,8 +33,10 @@ export async function trustedStats(stored: StoredEvent, reader: ReaderFilter, co
   const left = MAX_TRUSTED_COUNTED - countedByTrust.events;
   if (left <= 0) return everyone;
   const { events: related, complete } = await loaders.relatedIds(id, left, countedByTrust.scan);
-  // Others of the request may have counted meanwhile: taken only if it still fits.
-  if (!complete || !takeByTrust(context, related.length)) return everyone;
+  // Their sizes must fit in what the request may still read (MAX_RESPONSE_BYTES), and others of the
+  // request may have counted meanwhile: taken only if both still hold.
+  const bytes = related.reduce((sum, event) => sum + Math.min(event.bytes, MAX_EVENT_BYTES), 0);
+  if (!complete || bytes > budget.readBytesLeft || !takeByTrust(context, related.length)) return everyone;
   const held = await loadEveryEvent(
     loaders.events,
     related.map((event) => event.id),
