@@ -254,8 +254,10 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     notKept();
     return guarded(() => store.relations.notificationCounts(recipient, since));
   };
-  const relatedIds = (target: string, limit: number, scan: LedgerScan) => {
+  const relatedIds = async (target: string, limit: number, scan: LedgerScan) => {
     notKept();
+    // As stats and replies: what relays know first (once per request and target).
+    await relationFill?.ensure([target]);
     return guarded(() => store.relations.relatedIds(target, limit, scan));
   };
   return {

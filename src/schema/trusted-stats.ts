@@ -27,12 +27,13 @@ import { type ReaderFilter, takeByTrust } from './trust.js';
 export async function trustedStats(stored: StoredEvent, reader: ReaderFilter, context: GraphQLContext): Promise<EventStatsParent> {
   const { loaders, budget, countedByTrust } = context;
   const id = storedEventId(stored);
-  // The index's figures first: with relays, their read brings what relays know (the relationship
-  // fill); they are the answer when the event has too many relating events to judge.
-  const everyone: EventStatsParent = { ...(await loaders.relationStats.load(id)), event: stored, trusted: false };
+  // The index's figures, the answer when the event has too many relating events to judge, read
+  // beside the list of them (each after the relationship fill, with relays).
   const left = MAX_TRUSTED_COUNTED - countedByTrust.events;
-  if (left <= 0) return everyone;
-  const { events: related, complete } = await loaders.relatedIds(id, left, countedByTrust.scan);
+  const [figures, list] = await Promise.all([loaders.relationStats.load(id), left > 0 ? loaders.relatedIds(id, left, countedByTrust.scan) : undefined]);
+  const everyone: EventStatsParent = { ...figures, event: stored, trusted: false };
+  if (!list) return everyone;
+  const { events: related, complete } = list;
   // Their sizes must fit in what the request may still read (MAX_RESPONSE_BYTES), and others of the
   // request may have counted meanwhile: taken only if both still hold.
   const bytes = related.reduce((sum, event) => sum + Math.min(event.bytes, MAX_EVENT_BYTES), 0);
