@@ -167,13 +167,17 @@ describe('Redis specifics', () => {
         const fields = Array.from({ length: 1000 }, (_, n) => [Buffer.concat([Buffer.from('i'), Buffer.alloc(28), Buffer.from((start + n).toString(16).padStart(8, '0'), 'hex')]), '-']).flat();
         await client.hset(tally, ...fields);
       }
-      // Each HSCAN page (500 asked) is taken from the scan before it is sent: 8,000 less the replies'
-      // read (2,001) is a dozen pages, not the forty a whole read takes.
+      // What each HSCAN page (500 asked) hands over is taken from the scan, and no page is asked
+      // for once it is spent: some sixteen pages, not the forty a whole read takes.
       const scan = { entries: 8000 };
       const cut = await store.relations.relatedIds(target.id, 2000, scan);
       expect(cut.complete).toBe(false);
       expect(scan.entries).toBeLessThanOrEqual(0);
       expect(scan.entries).toBeGreaterThan(-1000);
+      // A small ledger takes what it holds, not a page's worth.
+      const small = { entries: 8000 };
+      await store.relations.relatedIds(quote.id, 2000, small);
+      expect(small.entries).toBe(8000);
       // Given room, the one live entry is found.
       expect(await store.relations.relatedIds(target.id, 2000)).toEqual({ events: [{ id: quote.id, bytes: expect.any(Number) }], complete: true });
     } finally {

@@ -668,6 +668,14 @@ describe.each(BOTH_STORES)('stats(viewer:) on the $name store', ({ open }) => {
     expect(flags.filter(Boolean)).toHaveLength(1);
   });
 
+  it('a page of twenty replies, each with stats(viewer:), counts every one of them by trust (they share the request\'s bounds, each taking what it reads)', async () => {
+    const { status, body } = await postGraphql(server, `query ($id: String!, $v: String) { event(id: $id) { replies(first: 20) { edges { node { stats(viewer: $v) { trusted } } } } } }`, { id: target.id, v: pk(SV) });
+    expect(status).toBe(200);
+    expect(body.errors).toBeUndefined();
+    const flags = (body.data?.event as { replies: { edges: { node: { stats: { trusted: boolean } } }[] } }).replies.edges.map((edge) => edge.node.stats.trusted);
+    expect(flags).toEqual(Array.from({ length: 20 }, () => true));
+  });
+
   it("relating events past what the request may read (MAX_RESPONSE_BYTES) are not read: the index's figures, trusted false", async () => {
     const long = signed(W, { created_at: at + 30_000, content: 'quoted at length' });
     const quotes = Array.from({ length: 30 }, (_, n) => signed(F1, { created_at: at + 30_001 + n, content: `${n} ${'x'.repeat(10_000)}`, tags: [['q', long.id]] }));

@@ -666,15 +666,16 @@ export class RedisRelationIndex implements RelationIndex {
     const zaps = this.keys.zaps(eventZapSubject(target)).groups;
     return this.commands.read(async () => {
       // The replies' list and both ledgers (an id → its size; `-` once removed: a removed entry is
-      // read too, so every page is taken from `scan`) read at once, each up to one past `limit`.
+      // read too, so what every page hands over is taken from `scan`, and no page is asked for once
+      // it is spent) read at once, each up to one past `limit`.
       const ledger = async (key: string): Promise<{ found: Map<string, number>; cut: boolean }> => {
         const found = new Map<string, number>();
         let cursor = '0';
         do {
           if (scan.entries <= 0 || found.size > limit) return { found, cut: true };
-          scan.entries -= LEDGER_SCAN_COUNT;
           const [next, fields] = (await this.client.callBuffer('HSCAN', key, cursor, 'MATCH', 'i*', 'COUNT', String(LEDGER_SCAN_COUNT))) as [Buffer, Buffer[]];
           cursor = next.toString();
+          scan.entries -= fields.length / 2;
           for (let index = 0; index + 1 < fields.length; index += 2) {
             const field = fields[index] as Buffer;
             const value = (fields[index + 1] as Buffer).toString();
@@ -684,8 +685,8 @@ export class RedisRelationIndex implements RelationIndex {
         } while (cursor !== '0');
         return { found, cut: false };
       };
-      scan.entries -= limit + 1;
       const [members, edges, receipts] = await Promise.all([this.client.zrangeBuffer(replies, '-', '+', 'BYLEX', 'LIMIT', 0, limit + 1), ledger(tally), ledger(zaps)]);
+      scan.entries -= members.length;
       const related = new Map<string, number>();
       for (const member of members) {
         const { id, bytes } = replyPositionOfBytes(member);
