@@ -23,6 +23,8 @@ export interface StorePair {
   client: ReturnType<typeof connectRedis>;
   /** The LMDB store's directory. */
   dir: string;
+  /** The Redis both stores' figures come from (a private redis-server unless REDIS_URL is set). */
+  url: string;
   close(): Promise<void>;
 }
 
@@ -44,7 +46,7 @@ export async function openStorePair(prefix: string, directoryName: string): Prom
     rmSync(dir, { recursive: true, force: true });
     await privateRedis?.stop();
   };
-  return { redis, lmdb, admin, client, dir, close };
+  return { redis, lmdb, admin, client, dir, url: redisUrl, close };
 }
 
 /**

@@ -5,7 +5,8 @@
 // first `replies(viewer:)` (the web built cold), then later ones against the same read without a
 // viewer; the first `stats(viewer:)` of a second viewer following the same (its web cold), then later
 // ones against `stats` without a viewer; sequential requests, interleaved, median and p99 of --rounds
-// each; and the web's bytes per member.
+// each; and the web's bytes per member. Redis is measured twice: without the hot cache, and with it
+// at its default size (HOT_CACHE_MB=64, as `serve` runs), which holds the relating events unpacked.
 //
 //   npx tsx scripts/bench/trust.ts --follows 1000 --each 500 --pool 200000 --replies 100 --reactions 100 --rounds 200
 //
@@ -16,7 +17,9 @@ import { parseArgs } from 'node:util';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { trustWebsOf } from '../../src/schema/trust.js';
 import type { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
-import type { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
+import { connectHotCache } from '../../src/store/redis/connect.js';
+import { HotCache } from '../../src/store/redis/hot-cache.js';
+import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { startTestServer } from '../../test/support/test-server.js';
 import { fixed, openStorePair, printTable, type Timing, timeRequests } from './store-pair.js';
 import { seeded } from './recall/network/random.js';
@@ -32,6 +35,7 @@ const { values: options } = parseArgs({
   },
 });
 
+const PREFIX = 'trust0:';
 const hex = (text: string) => createHash('sha256').update(text).digest('hex');
 const T = 1_700_000_000;
 
@@ -76,13 +80,20 @@ function makeWorld(follows: number, each: number, poolSize: number, replies: num
 async function main() {
   const [follows, each, poolSize, replyCount, reactionCount, rounds] = [options.follows, options.each, options.pool, options.replies, options.reactions, options.rounds].map(Number) as [number, number, number, number, number, number];
   const world = makeWorld(follows, each, poolSize, replyCount, reactionCount);
-  const stores = await openStorePair('trust0:', 'bench-trust-');
+  const stores = await openStorePair(PREFIX, 'bench-trust-');
   const rows: string[] = [];
+  let closeCached = async () => {};
   try {
-    for (const [name, store] of [['Redis', stores.redis], ['LMDB', stores.lmdb]] as const) {
+    const { reader, subscriber } = connectHotCache({ url: stores.url, timeoutMs: 60_000 });
+    const cache = new HotCache({ reader, subscriber }, 64 * 2 ** 20);
+    // The same keys as `stores.redis`, written by it.
+    const cached = new RedisEventStore(stores.client, PREFIX, { hotCache: cache });
+    closeCached = () => cache.close();
+    for (const [name, store, written] of [['Redis', stores.redis, false], ['Redis with the hot cache', cached, true], ['LMDB', stores.lmdb, false]] as const) {
       const started = performance.now();
-      for (let at = 0; at < world.events.length; at += 100) await store.putEvents(world.events.slice(at, at + 100));
+      if (!written) for (let at = 0; at < world.events.length; at += 100) await store.putEvents(world.events.slice(at, at + 100));
       process.stderr.write(`${name}: ${world.events.length} events written in ${fixed((performance.now() - started) / 1000, 1)} s\n`);
+      if (store === cached) while (!cache.active) await new Promise((resolve) => setTimeout(resolve, 10));
       const replies = (viewer: boolean) => `{ event(id: "${world.note.id}") { replies(first: 20${viewer ? `, viewer: "${world.viewer}"` : ''}) { edges { node { id pubkey content } } pageInfo { hasNextPage endCursor } } } }`;
       const stats = (reader?: string) => `{ event(id: "${world.note.id}") { stats${reader ? `(viewer: "${reader}")` : ''} { replies threadReplies quotes reposts reactions { pubkeys likes dislikes byContent { content pubkeys } } } } }`;
       const first = await firstRead(store, replies(true));
@@ -113,6 +124,7 @@ async function main() {
     }
     printTable(`npx tsx scripts/bench/trust.ts --follows ${options.follows} --each ${options.each} --pool ${options.pool} --replies ${options.replies} --reactions ${options.reactions} --rounds ${options.rounds}`, rows);
   } finally {
+    await closeCached();
     await stores.close();
   }
 }
