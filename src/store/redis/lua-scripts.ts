@@ -1561,20 +1561,19 @@ return changed
 
 /**
  * Many authors' notes at once (one Redis only: the authors' lists are in many slots), for a home
- * feed (schema/feed.ts): KEYS the authors' lists; ARGV[1] how many per range; then per key the
- * number of its ranges and each range's BYLEX bounds (author-list.ts kindRange). Returns per key the
- * members of its ranges, each range's first ARGV[1] (the caller merges a key's ranges).
+ * feed (schema/feed.ts): KEYS the authors' lists; ARGV[1] how many per range; ARGV[2] the number of
+ * ranges, then each range's BYLEX bounds (author-list.ts kindRange), the same for every key (a feed
+ * reads its authors from one place, so the bounds are sent once, not once per author). Returns per
+ * key the members of its ranges, each range's first ARGV[1] (the caller merges a key's ranges).
  */
 export const TIMELINES_SCRIPT = `
-local limit = tonumber(ARGV[1])
-local at, out = 2, {}
+local limit, ranges = tonumber(ARGV[1]), tonumber(ARGV[2])
+local out = {}
 for i = 1, #KEYS do
-  local ranges, found = tonumber(ARGV[at]), {}
-  at = at + 1
-  for _ = 1, ranges do
-    local members = redis.call('ZRANGE', KEYS[i], ARGV[at], ARGV[at + 1], 'BYLEX', 'LIMIT', 0, limit)
+  local found = {}
+  for r = 1, ranges do
+    local members = redis.call('ZRANGE', KEYS[i], ARGV[1 + 2 * r], ARGV[2 + 2 * r], 'BYLEX', 'LIMIT', 0, limit)
     for _, member in ipairs(members) do found[#found + 1] = member end
-    at = at + 2
   end
   out[i] = found
 end

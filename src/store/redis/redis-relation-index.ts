@@ -618,20 +618,25 @@ export class RedisRelationIndex implements RelationIndex {
     if (this.client instanceof Cluster) return Promise.all(pages.map(({ author, kinds, after, first }) => this.notes(author, kinds, after, first)));
     return this.commands.read(async () => {
       const found: Buffer[][] = [];
-      // Pages of one `first` in one call, TIMELINES_PER_CALL at most (a script holds its node).
-      const byFirst = new Map<number, number[]>();
-      pages.forEach(({ first }, index) => byFirst.set(first, [...(byFirst.get(first) ?? []), index]));
+      // Pages of one `first`, kinds and `after` in one call (the bounds sent once), TIMELINES_PER_CALL
+      // at most (a script holds its node): a page's first read is one group, what the merge reads on
+      // is a group per author's place.
+      const groups = new Map<string, number[]>();
+      pages.forEach(({ first, kinds, after }, index) => {
+        const group = `${first} ${kinds.join(',')} ${after ? `${after.createdAt} ${after.id}` : '-'}`;
+        const members = groups.get(group);
+        if (members) members.push(index);
+        else groups.set(group, [index]);
+      });
       const calls: Promise<void>[] = [];
-      for (const [first, indexes] of byFirst) {
+      for (const indexes of groups.values()) {
+        const { first, kinds, after } = pages[indexes[0] as number] as NotePage;
+        const bounds = kinds.flatMap((kind) => kindRange(kind, after));
         for (let start = 0; start < indexes.length; start += TIMELINES_PER_CALL) {
           const part = indexes.slice(start, start + TIMELINES_PER_CALL);
           const keys = part.map((index) => this.keys.author((pages[index] as NotePage).author).list);
-          const args = part.flatMap((index) => {
-            const { kinds, after } = pages[index] as NotePage;
-            return [String(kinds.length), ...kinds.flatMap((kind) => kindRange(kind, after))];
-          });
           calls.push(
-            this.client.nostrTimelinesBuffer(keys.length, ...keys, String(first), ...args).then((lists) => {
+            this.client.nostrTimelinesBuffer(keys.length, ...keys, String(first), String(kinds.length), ...bounds).then((lists) => {
               part.forEach((index, at) => {
                 found[index] = lists[at] ?? [];
               });
