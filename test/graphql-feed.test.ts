@@ -225,7 +225,7 @@ describe.each(BOTH_STORES)('the home feed and mutes over GraphQL ($name)', ({ op
     }
   });
 
-  it('`trusted` is accepted and filters nothing yet', async () => {
+  it('`trusted: true` filters nothing: every followed author is in the pubkey’s own web', async () => {
     const { ids } = await wholeFeed(context.server, { first: 20, trusted: true });
     expect(ids).toEqual(expectedFeed(world, world.followList, world.muteList));
   });

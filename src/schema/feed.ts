@@ -29,7 +29,7 @@ import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
  * cost model charges MAX_FOLLOWS of them per kind, and scripts/bench/feed.ts measures a page at
  * 1,000 authors against a profile read. With relays, a first page asks them first what the authors
  * wrote lately (FEED: RELAYS and each author's write relays, once per RELATIONS_TTL per author, within
- * the request's deadline, RELAY_MAX_KEYS_PER_REQUEST authors a request: the others on later reads);
+ * the request's deadline, half of RELAY_MAX_KEYS_PER_REQUEST authors a request: the others on later reads);
  * later pages read the index only.
  */
 
