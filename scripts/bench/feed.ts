@@ -2,13 +2,15 @@
 // stores: a pubkey following --authors authors who wrote --notes notes between them (kind 1, spread
 // over 30 days), and GraphQL over HTTP on loopback: a feed page of 20 (the first page, and a page
 // further on, from a cursor) against a `profile(pubkey)` read, sequential requests, interleaved,
-// median and p99 of --rounds each.
+// median and p99 of --rounds each; and `GET /feed` against its fixed operation (the same page, each
+// event with its people's profiles) over /graphql.
 //
 //   npx tsx scripts/bench/feed.ts --authors 1000 --notes 200000 --rounds 200
 //
 // The events are written straight into the stores (putEvents trusts its callers: no signatures
 // are made or checked; what is measured is reads). Uses a private redis-server unless REDIS_URL is set.
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import type { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
@@ -58,6 +60,7 @@ async function main() {
   const rounds = Number(options.rounds);
   const viewer = hex('the viewer');
   const authors = Array.from({ length: authorCount }, (_, n) => hex(`author ${n}`));
+  const operation = readFileSync(new URL('../../src/http/operations/feed.graphql', import.meta.url), 'utf8');
   const stores = await openStorePair('feed0:', 'bench-feed-');
   const rows: string[] = [];
   try {
@@ -74,6 +77,8 @@ async function main() {
           ['profile', { query: `{ profile(pubkey: "${viewer}") { pubkey name about } }` }],
           ['feed', { query: feed() }],
           ['feed deep', { query: feed(deep) }],
+          ['REST', { path: `/feed?pubkey=${viewer}&limit=20` }],
+          ['operation', { query: operation, variables: { pubkey: viewer, first: 20 } }],
         ],
         rounds,
       );
@@ -84,6 +89,11 @@ async function main() {
           `| GraphQL on ${name}: a feed page of 20${label === 'feed deep' ? ' after 200 items' : ''} of a pubkey following ${authorCount} authors over ${notes} notes, against profile(pubkey) (${rounds} rounds) | median ${fixed(figures.median, 2)} ms, p99 ${fixed(figures.p99, 2)} ms vs median ${fixed(profile.median, 2)} ms, p99 ${fixed(profile.p99, 2)} ms | ${fixed(figures.median / profile.median, 1)}× |`,
         );
       }
+      const rest = timing.get('REST') as Timing;
+      const fixedOperation = timing.get('operation') as Timing;
+      rows.push(
+        `| ${name}: GET /feed (limit 20) against its fixed operation over /graphql (${rounds} rounds) | median ${fixed(rest.median, 2)} ms, p99 ${fixed(rest.p99, 2)} ms vs median ${fixed(fixedOperation.median, 2)} ms, p99 ${fixed(fixedOperation.p99, 2)} ms | ${fixed(rest.median / fixedOperation.median, 2)}× (≤ 1.2×) |`,
+      );
     }
     printTable(`npx tsx scripts/bench/feed.ts --authors ${options.authors} --notes ${options.notes} --rounds ${options.rounds}`, rows);
   } finally {
