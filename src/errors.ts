@@ -34,7 +34,7 @@ export const ERRORS = {
   },
   invalid_search: {
     status: 400,
-    message: 'A search query is 1 to 64 characters (Unicode code points): words (letters, marks and digits) that each start a word of the name, display name or NIP-05 address of the profiles to find.',
+    message: 'A search query is 1 to 64 characters (Unicode code points): words (letters, marks and digits) that each start a word of the name, display name or NIP-05 address of the profiles to find, or that the notes to find hold (the last word may start one).',
   },
   invalid_cursor: {
     status: 400,

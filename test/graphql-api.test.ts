@@ -297,6 +297,11 @@ describe('unexpected failures are masked', () => {
           throw new TypeError(secret);
         },
         noteFeeds: async function* () {},
+        noteWordsStarting: async () => [],
+        searchNotes: async () => {
+          throw new TypeError(secret);
+        },
+        noteSearchLists: async function* () {},
         searchProfiles: async () => {
           throw new TypeError(secret);
         },

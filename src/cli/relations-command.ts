@@ -35,11 +35,11 @@ export async function runRelations(action: 'rebuild' | 'check', options: Relatio
 }
 
 function differencesOf(check: RelationCheck): number {
-  return check.differences.length + check.zapDifferences.length + check.followDifferences.length + check.noteDifferences.length + check.searchDifferences.length + check.notificationDifferences.length + check.kindDifferences.length + check.totalDifferences.length;
+  return check.differences.length + check.zapDifferences.length + check.followDifferences.length + check.noteDifferences.length + check.searchDifferences.length + check.noteSearchDifferences.length + check.notificationDifferences.length + check.kindDifferences.length + check.totalDifferences.length;
 }
 
 function report(options: RelationsCommandOptions, action: string, check: RelationCheck): void {
-  const { events, targets, differences, zapSubjects, zapDifferences, followSubjects, followDifferences, noteLists, noteDifferences, searchSubjects, searchDifferences, notificationRecipients, notificationDifferences, kindDifferences, totalDifferences } = check;
+  const { events, targets, differences, zapSubjects, zapDifferences, followSubjects, followDifferences, noteLists, noteDifferences, searchSubjects, searchDifferences, noteSearchWords, noteSearchDifferences, notificationRecipients, notificationDifferences, kindDifferences, totalDifferences } = check;
   const count = differencesOf(check);
   if (options.json) {
     const shown = {
@@ -48,11 +48,12 @@ function report(options: RelationsCommandOptions, action: string, check: Relatio
       followDifferences: followDifferences.slice(0, SHOWN_DIFFERENCES),
       noteDifferences: noteDifferences.slice(0, SHOWN_DIFFERENCES),
       searchDifferences: searchDifferences.slice(0, SHOWN_DIFFERENCES),
+      noteSearchDifferences: noteSearchDifferences.slice(0, SHOWN_DIFFERENCES),
       notificationDifferences: notificationDifferences.slice(0, SHOWN_DIFFERENCES),
       kindDifferences,
       totalDifferences,
     };
-    process.stdout.write(`${JSON.stringify({ action, events, targets, zapped: zapSubjects, follows: followSubjects, notes: noteLists, search: searchSubjects, notified: notificationRecipients, differences: count, shown })}\n`);
+    process.stdout.write(`${JSON.stringify({ action, events, targets, zapped: zapSubjects, follows: followSubjects, notes: noteLists, search: searchSubjects, words: noteSearchWords, notified: notificationRecipients, differences: count, shown })}\n`);
     return;
   }
   const lines = [
@@ -62,6 +63,7 @@ function report(options: RelationsCommandOptions, action: string, check: Relatio
     `follows    ${followSubjects}`,
     `notes      ${noteLists}`,
     `search     ${searchSubjects}`,
+    `words      ${noteSearchWords}`,
     `notified   ${notificationRecipients}`,
     `differences ${count}`,
   ];
@@ -87,6 +89,10 @@ function report(options: RelationsCommandOptions, action: string, check: Relatio
   for (const { pubkey, maintained, recounted } of searchDifferences.slice(0, SHOWN_DIFFERENCES)) {
     lines.push(`  search of ${pubkey}`, `    maintained ${JSON.stringify(maintained)}`, `    recounted  ${JSON.stringify(recounted)}`);
   }
+  for (const { word, maintained, recounted } of noteSearchDifferences.slice(0, SHOWN_DIFFERENCES)) {
+    lines.push(`  notes with the word ${JSON.stringify(word)}: ${maintained.length} indexed, ${recounted.length} recounted`);
+  }
+  if (noteSearchDifferences.length > SHOWN_DIFFERENCES) lines.push(`  … and ${noteSearchDifferences.length - SHOWN_DIFFERENCES} more words`);
   for (const { pubkey, maintained, recounted } of notificationDifferences.slice(0, SHOWN_DIFFERENCES)) {
     lines.push(`  notifications of ${pubkey}: ${maintained.entries.length} kept, ${recounted.entries.length} recounted (${JSON.stringify(maintained.counts)} vs ${JSON.stringify(recounted.counts)})`);
   }

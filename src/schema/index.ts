@@ -13,6 +13,7 @@ import './notes.js';
 import './feed.js';
 import './notifications.js';
 import './search.js';
+import './note-search.js';
 import './trust.js';
 
 /**

@@ -1,3 +1,4 @@
+import type { NoteSearchQuery, NoteSearchResult } from '../store/note-search-index.js';
 import DataLoader from 'dataloader';
 import { errorCodeOf, LookupError } from '../errors.js';
 import { MAX_EVENT_BYTES } from '../nostr/work-caps.js';
@@ -52,6 +53,10 @@ export interface Loaders {
   followerPages: DataLoader<{ pubkey: string; after: string | null; first: number }, string[], string>;
   /** The pubkeys whose profile matches every word, best ranked first (store/search-index.ts): one read, nothing to batch. */
   searchProfiles(words: readonly string[], first: number): Promise<string[]>;
+  /** Notes matching a planned query (store/note-search-index.ts), from the index alone: one read of every shard, nothing to batch. */
+  searchNotes(query: NoteSearchQuery): Promise<NoteSearchResult>;
+  /** The words the note search index holds that start with a prefix (a query's last word), at most `limit`. */
+  noteWordsStarting(prefix: string, limit: number): Promise<string[]>;
   /** A page of a recipient's notifications (store/notification-index.ts), from the index alone: one read, nothing to batch. */
   notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]>;
   /** A recipient's notification counts per type (created_at >= since), from the index alone. */
@@ -276,6 +281,8 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     followerCounts,
     followerPages,
     searchProfiles,
+    searchNotes: (query: NoteSearchQuery) => readBeside(() => store.relations.searchNotes(query)),
+    noteWordsStarting: (prefix: string, limit: number) => readBeside(() => store.relations.noteWordsStarting(prefix, limit)),
     notifications,
     notificationCounts,
     relatedIds,

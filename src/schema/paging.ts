@@ -44,11 +44,12 @@ export function pageSizeOf(first: number | null | undefined): number {
 /**
  * A position cursor is base64url (no padding) of `<version>:<created_at>:<id>`: a version, then the
  * position of the item in its list (store/relation-index.ts: replies by created_at then id, an
- * author's notes newest first then by id, a home feed as notes: schema/feed.ts). Opaque to
+ * author's notes newest first then by id, a home feed as notes: schema/feed.ts, a note search's
+ * results as notes: schema/note-search.ts). Opaque to
  * clients: the version names the list, so that a reply cursor is never read as a notes cursor, and
  * lets the form change without old cursors being misread.
  */
-const POSITION_CURSOR_VERSIONS = { replies: 'r1', notes: 'n1', feed: 'h1', notifications: 'w1' } as const;
+const POSITION_CURSOR_VERSIONS = { replies: 'r1', notes: 'n1', feed: 'h1', notifications: 'w1', search: 's1' } as const;
 export type PositionList = keyof typeof POSITION_CURSOR_VERSIONS;
 /** A version, created_at without leading zeros (at most 2^53 - 1: 16 digits), `:`, a lowercase hex id. */
 const CURSOR_TEXT = /^([a-z][0-9]):(0|[1-9][0-9]{0,15}):([0-9a-f]{64})$/;

@@ -191,6 +191,13 @@ export const LEAF_COST = 0.1;
 export const SEARCH_COST = 2 * RANK_WALK_LIMIT;
 
 /**
+ * A note search: up to SEARCH_READS_PER_PAGE reads of the index (schema/note-search.ts), each
+ * looking at SCAN_PER_SHARD postings in each of NOTE_SEARCH_SHARDS shards at most. Charged as a
+ * profile search is until scripts/bench measures it: GRAPHQL_MAX_COST allows four a request.
+ */
+export const NOTE_SEARCH_COST = SEARCH_COST;
+
+/**
  * A reader's web of trust (store/trust-webs.ts): held and shared by every request once built, so
  * charged as its lists read (the reader's two) and a share of a build; a cold build (up to 1,000
  * lists of hop 1) is bounded apart: one web per request, two builds at once per process.
@@ -240,6 +247,10 @@ export const FIELD_COSTS: Readonly<Record<string, FieldCost>> = {
   'Query.profiles': { read: 0, items: 'ids', item: 1 },
   'Query.pubkey': { read: LEAF_COST },
   'Query.searchProfiles': { read: SEARCH_COST, items: 'first', item: 1 },
+  // Up to SEARCH_READS_PER_PAGE reads of every shard of the note search index, each looking at
+  // SCAN_PER_SHARD postings at most (a set lookup each per other word), the prefix's expansion,
+  // then up to FEED_SCAN_FACTOR events examined per item.
+  'Query.searchNotes': { read: NOTE_SEARCH_COST, page: FEED_SCAN_FACTOR * EVENT_READ },
   'Event.author': { read: 1 },
   // The pubkey at its offset in the stored event: what resolving an object costs.
   'Event.authorPubkey': { read: LEAF_COST },

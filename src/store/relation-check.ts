@@ -6,6 +6,8 @@ import { NO_NOTIFICATION_COUNTS, type NotificationCounts, type NotificationEntry
 import { recountNotifications } from './notification-recount.js';
 import { recountRelations, relatedFigure } from './relation-recount.js';
 import type { SearchRecord } from './search-index.js';
+import { indexedWordsOf, type NotePosting } from './note-search-index.js';
+import { compareNotes, storedSizeOf } from './relation-index.js';
 import { sortZapGroups, type ZapGroup, type ZapSubject, zapGroupKey } from './zap-index.js';
 
 /**
@@ -67,6 +69,13 @@ export interface NotificationDifference {
   recounted: { entries: NotificationEntry[]; counts: NotificationCounts };
 }
 
+/** One word whose notes in the note search index differ from the recount. */
+export interface NoteSearchDifference {
+  word: string;
+  maintained: NotePosting[];
+  recounted: NotePosting[];
+}
+
 /** One pubkey whose search record (words, followers it ranks by, entries) differs from the recount. */
 export interface SearchDifference {
   pubkey: string;
@@ -92,6 +101,9 @@ export interface RelationCheck {
   /** Pubkeys with a profile or followers, compared as the search index holds them. */
   searchSubjects: number;
   searchDifferences: SearchDifference[];
+  /** Words of the note search index compared (maintained or recounted). */
+  noteSearchWords: number;
+  noteSearchDifferences: NoteSearchDifference[];
   /** Recipients of notifications compared. */
   notificationRecipients: number;
   notificationDifferences: NotificationDifference[];
@@ -223,6 +235,7 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
     (batch) => relations.searchRecords(batch),
     (pubkey) => ({ words: recount.profileWords.get(pubkey) ?? [], followers: recount.followers.get(pubkey)?.length ?? 0, indexed: true }),
   );
+  const noteSearch = await compareNoteSearch(store, events);
   const notified = recountNotifications(events);
   const countsOf = (entries: readonly NotificationEntry[]): NotificationCounts => {
     const counts = { ...NO_NOTIFICATION_COUNTS };
@@ -268,11 +281,43 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
     noteDifferences: notes.differences.map(({ subject, ...rest }) => ({ author: subject.slice(0, 64), kind: Number(subject.slice(65)), ...rest })),
     searchSubjects: search.compared,
     searchDifferences: search.differences.map(({ subject, ...rest }) => ({ pubkey: subject, ...rest })),
+    noteSearchWords: noteSearch.compared,
+    noteSearchDifferences: noteSearch.differences,
     notificationRecipients: notifications.compared,
     notificationDifferences: notifications.differences.map(({ subject, ...rest }) => ({ pubkey: subject, ...rest })),
     kindDifferences,
     totalDifferences,
   };
+}
+
+/**
+ * The note search index against its recount: every word's notes (all shards), held in memory as
+ * the other parts' recounts are.
+ */
+async function compareNoteSearch(store: EventStore, events: readonly NostrEvent[]): Promise<{ compared: number; differences: NoteSearchDifference[] }> {
+  const recounted = new Map<string, NotePosting[]>();
+  for (const event of events) {
+    const words = indexedWordsOf(event);
+    if (words.length === 0) continue;
+    const posting = { createdAt: event.created_at, id: event.id, kind: event.kind, bytes: storedSizeOf(event) };
+    for (const word of words) {
+      const list = recounted.get(word) ?? [];
+      recounted.set(word, list);
+      list.push(posting);
+    }
+  }
+  const maintained = new Map<string, NotePosting[]>();
+  for await (const batch of store.relations.noteSearchLists()) {
+    for (const { word, notes } of batch) maintained.set(word, [...(maintained.get(word) ?? []), ...notes]);
+  }
+  const words = [...new Set([...recounted.keys(), ...maintained.keys()])].sort();
+  const differences: NoteSearchDifference[] = [];
+  for (const word of words) {
+    const held = (maintained.get(word) ?? []).sort(compareNotes);
+    const counted = (recounted.get(word) ?? []).sort(compareNotes);
+    if (JSON.stringify(held) !== JSON.stringify(counted)) differences.push({ word, maintained: held, recounted: counted });
+  }
+  return { compared: words.length, differences };
 }
 
 /** Empties the index and relates every servable event again. Returns how many events it read. */

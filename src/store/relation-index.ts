@@ -3,6 +3,7 @@ import { hasContentEntry, type RelationEdge } from '../nostr/relationships.js';
 import type { FollowIndex } from './follow-index.js';
 import type { ListChangeLog } from './list-changes.js';
 import type { NotificationIndex } from './notification-index.js';
+import type { NoteSearchIndex } from './note-search-index.js';
 import type { SearchIndex } from './search-index.js';
 import type { ZapIndex } from './zap-index.js';
 
@@ -94,8 +95,8 @@ export interface NoteFeed {
   kind: number;
 }
 
-/** The index; its zap part is described in zap-index.ts, its follow part in follow-index.ts, its search part in search-index.ts. */
-export interface RelationIndex extends ZapIndex, FollowIndex, SearchIndex, NotificationIndex, ListChangeLog {
+/** The index; its zap part is described in zap-index.ts, its follow part in follow-index.ts, its search parts in search-index.ts and note-search-index.ts. */
+export interface RelationIndex extends ZapIndex, FollowIndex, SearchIndex, NoteSearchIndex, NotificationIndex, ListChangeLog {
   /** The figures of each target id, in the order asked (zeros where nothing relates). One round trip. */
   stats(ids: readonly string[]): Promise<RelationStats[]>;
   /** Up to `first` direct replies of `id` after `after` (exclusive), oldest first. */

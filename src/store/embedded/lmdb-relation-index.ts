@@ -35,6 +35,8 @@ import type { NotificationType } from '../../nostr/notifications.js';
 import type { NotificationCounts, NotificationEntry } from '../notification-index.js';
 import { LmdbNotificationIndex, type ServableAuthorOf, TOTAL_NOTIFICATIONS } from './lmdb-notification-index.js';
 import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
+import { LmdbNoteSearch } from './lmdb-note-search.js';
+import type { NoteSearchLimits, NoteSearchList, NoteSearchQuery, NoteSearchResult } from '../note-search-index.js';
 
 /** Follows held (RelationIndex.totals; the notifications' beside them: lmdb-notification-index.ts). */
 const TOTAL_FOLLOWS = 'ct:follows';
@@ -81,13 +83,17 @@ const rank = (count: number) => (RANK_BASE - count).toString(16).padStart(12, '0
  * - search (search-index.ts): `Sw:<pubkey>` → `<replyMember of its profile's place> <words…>`,
  *   `Sx:<word> <pubkey>` → '' (the words in lexical order) and `Sk:<prefix of a word> <rankKey of
  *   its followers><pubkey>` → '' (rank order); followers are read from `f:`. One writer applies a
- *   profile's replacement in order (its removal, then its addition): no marks are needed.
+ *   profile's replacement in order (its removal, then its addition): no marks are needed;
+ * - note search (note-search-index.ts, lmdb-note-search.ts): `Q:<word> <place>` → `<kind> <size>`
+ *   and `Qv:<word>` → its postings held.
  */
 export class LmdbRelationIndex implements RelationIndex {
   /** While a batch of events is written (withFollowBatch): its follows, applied grouped at its end. */
   private followBatch: FollowWrites | undefined;
   /** Notifications, kept on the same transitions (lmdb-notification-index.ts). */
   private readonly notificationIndex: LmdbNotificationIndex;
+  /** The note search index, kept on the same transitions (lmdb-note-search.ts). */
+  private readonly noteSearch: LmdbNoteSearch;
 
   constructor(
     private readonly db: Database<string, string>,
@@ -99,6 +105,19 @@ export class LmdbRelationIndex implements RelationIndex {
     authorOf: ServableAuthorOf = () => undefined,
   ) {
     this.notificationIndex = new LmdbNotificationIndex(db, transactions, authorOf);
+    this.noteSearch = new LmdbNoteSearch(db, transactions);
+  }
+
+  noteWordsStarting(prefix: string, limit: number): Promise<string[]> {
+    return this.noteSearch.noteWordsStarting(prefix, limit);
+  }
+
+  searchNotes(query: NoteSearchQuery, limits?: NoteSearchLimits): Promise<NoteSearchResult> {
+    return this.noteSearch.searchNotes(query, limits);
+  }
+
+  noteSearchLists(): AsyncIterable<NoteSearchList[]> {
+    return this.noteSearch.noteSearchLists();
   }
 
   notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]> {
@@ -150,6 +169,7 @@ export class LmdbRelationIndex implements RelationIndex {
       if (entry.subject.startsWith('e')) this.relateId(entry.subject.slice(1), event, delta, size);
     }
     this.notificationIndex.apply(event, delta);
+    this.noteSearch.apply(event, delta, size);
     if (withFollows && event.kind === FOLLOW_LIST_KIND) this.follow(event, delta);
     if (event.kind === 0) this.searchProfile(event, delta);
     if (LOGGED_LIST_KINDS.has(event.kind)) this.logListChange(event.pubkey);

@@ -50,6 +50,9 @@ import calculateSlot from 'cluster-key-slot';
  *   their pubkeys, every followed pubkey's followers, and per prefix of 1 and of 3 characters of a word
  *   its pubkeys in rank order. One hash slot (`{s}`), so that one script answers a query: on a cluster that
  *   slot's node takes every search and every batch of follows (BENCHMARKS.md, hot keys).
+ * - `<prefix>q:{q<h>}:w:<word>`, `q:{q<h>}:v`, `q:{q<h>}:d`: the note search index (store/note-search-index.ts,
+ *   redis/redis-note-search.ts), one shard per hex digit `<h>` a note's id starts with: each word's
+ *   notes, the shard's words, its removed postings. A shard's keys share its hash tag.
  * - `<prefix>ck:{k}`: servable events by kind, kind → count (relation-index.ts eventCounts), one
  *   HINCRBY per kind a batch changed.
  */
@@ -68,6 +71,8 @@ export interface RedisKeys {
   author(pubkey: string): { list: string; tombstones: string };
   search: { words: string; removals: string; lexical: string; followers: string; ranks: string };
   notifications(pubkey: string): { records: string; order: string };
+  /** A shard of the note search index (0 to 15): its words, its tombstones, and each word's list. */
+  noteSearch(shard: number): { words: string; tombstones: string; list(word: string): string };
   inbound(id: string): string;
   /** Servable events by kind (a hash, kind → count; relation-index.ts eventCounts). */
   eventCounts: string;
@@ -78,7 +83,7 @@ export interface RedisKeys {
 }
 
 /** The first letters of the relationship index's keys (after the prefix). */
-export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fl', 'fn', 'fs', 'fg', 'fr', 'fk', 'fb', 'n', 'nd', 's', 'ni', 'nr', 'nz', 'ck', 'lc', 'ct', 'rj'] as const;
+export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fl', 'fn', 'fs', 'fg', 'fr', 'fk', 'fb', 'n', 'nd', 's', 'ni', 'nr', 'nz', 'ck', 'lc', 'ct', 'rj', 'q'] as const;
 
 /** The notification index's key types among them (store/notification-index.ts). */
 export const NOTIFICATION_KEY_TYPES = ['ni', 'nr', 'nz'] as const satisfies readonly (typeof RELATION_KEY_TYPES)[number][];
@@ -116,6 +121,10 @@ export function redisKeys(prefix: string): RedisKeys {
     notifications: (pubkey) => {
       const tag = Buffer.from(pubkey, 'hex').toString('base64url');
       return { records: `${prefix}nr:{${tag}}`, order: `${prefix}nz:{${tag}}` };
+    },
+    noteSearch: (shard) => {
+      const tag = `${prefix}q:{q${shard.toString(16)}}:`;
+      return { words: `${tag}v`, tombstones: `${tag}d`, list: (word) => `${tag}w:${word}` };
     },
     inbound: (id) => `${prefix}ni:{${Buffer.from(id, 'hex').toString('base64url')}}`,
     eventCounts: `${prefix}ck:{k}`,

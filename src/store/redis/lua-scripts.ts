@@ -1597,3 +1597,125 @@ elseif redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[2]) then
 end
 return {0, redis.call('XRANGE', KEYS[1], '(' .. after, '+', 'COUNT', ARGV[2])}
 `;
+
+/**
+ * A note added to (ARGV[1] 1) or taken from (-1) one shard of the note search index
+ * (store/note-search-index.ts): KEYS[1] the shard's words (`q:{q<h>}:v`, a word while its list holds
+ * a note), KEYS[2] its tombstones (`q:{q<h>}:d`), KEYS[3…] the note's word lists (`q:{q<h>}:w:<word>`);
+ * ARGV[2] the note's member (place, kind, size), ARGV[3…] the words, in the order of their lists. As
+ * NOTE: a removal leaves a tombstone for good, and no addition (late, or another writer's replay)
+ * lists the note past it. Returns the postings it changed.
+ */
+export const NOTE_INDEX_SCRIPT = `
+local member = ARGV[2]
+local changed = 0
+if tonumber(ARGV[1]) > 0 then
+  if redis.call('SISMEMBER', KEYS[2], member) == 1 then return 0 end
+  for i = 3, #KEYS do
+    if redis.call('ZADD', KEYS[i], 0, member) == 1 then
+      changed = changed + 1
+      if redis.call('ZCARD', KEYS[i]) == 1 then redis.call('ZADD', KEYS[1], 0, ARGV[i]) end
+    end
+  end
+else
+  redis.call('SADD', KEYS[2], member)
+  for i = 3, #KEYS do
+    if redis.call('ZREM', KEYS[i], member) == 1 then
+      changed = changed + 1
+      if redis.call('EXISTS', KEYS[i]) == 0 then redis.call('ZREM', KEYS[1], ARGV[i]) end
+    end
+  end
+end
+return changed
+`;
+
+/**
+ * One shard's answer to a note search (store/note-search-index.ts): KEYS[1…ARGV[1]] the lists of
+ * the query's whole words (a note must be in each), the other KEYS the lists of its last word's
+ * expansion (a note must be in one). ARGV[2], ARGV[3] the BYLEX bounds (after the cursor, or from
+ * `until`; to `since`), ARGV[4] the matches wanted, ARGV[5] the most postings to look at, ARGV[6]
+ * the kinds asked as 2-byte values ('' for every kind). The smallest side drives: the rarest whole
+ * word's list, or the expansion's lists merged (when they hold fewer postings); each posting it
+ * reads is checked against the other lists. Members compare byte by byte (their order in Redis),
+ * never with Lua's locale-bound string order. Returns a status (1: nothing more in the shard, 2:
+ * the matches wanted found, 0: stopped after ARGV[5] postings), the last member looked at, then
+ * the matches in order.
+ */
+export const NOTE_SEARCH_SCRIPT = `
+local whole = tonumber(ARGV[1])
+local stop, want, cap, kinds = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local function less(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local drive, checks, anyOf = {}, {}, {}
+local rarest, fewest = 0, -1
+for i = 1, whole do
+  local n = redis.call('ZCARD', KEYS[i])
+  if n == 0 then return {1, ''} end
+  if fewest < 0 or n < fewest then rarest, fewest = i, n end
+end
+local expansion = 0
+for i = whole + 1, #KEYS do expansion = expansion + redis.call('ZCARD', KEYS[i]) end
+if #KEYS > whole and (whole == 0 or expansion < fewest) then
+  for i = whole + 1, #KEYS do drive[#drive + 1] = KEYS[i] end
+  for i = 1, whole do checks[#checks + 1] = KEYS[i] end
+else
+  drive[1] = KEYS[rarest]
+  for i = 1, whole do if i ~= rarest then checks[#checks + 1] = KEYS[i] end end
+  for i = whole + 1, #KEYS do anyOf[#anyOf + 1] = KEYS[i] end
+end
+local chunk = math.min(cap, 256)
+if #drive > 1 then chunk = math.min(cap, want + 1, 32) end
+local heads = {}
+for i, key in ipairs(drive) do heads[i] = {key = key, from = ARGV[2], buffer = {}, at = 1, done = false} end
+local function fill(head)
+  head.buffer = redis.call('ZRANGE', head.key, head.from, stop, 'BYLEX', 'LIMIT', 0, chunk)
+  head.at = 1
+  if #head.buffer < chunk then head.done = true end
+  if #head.buffer > 0 then head.from = '(' .. head.buffer[#head.buffer] end
+end
+for _, head in ipairs(heads) do fill(head) end
+local out, looked, last = {2, ''}, 0, nil
+while true do
+  local least = nil
+  for _, head in ipairs(heads) do
+    if head.at > #head.buffer and not head.done then fill(head) end
+    if head.at <= #head.buffer and (least == nil or less(head.buffer[head.at], least.buffer[least.at])) then least = head end
+  end
+  if least == nil then out[1] = 1 break end
+  local member = least.buffer[least.at]
+  least.at = least.at + 1
+  if member ~= last then
+    if looked >= cap then out[1] = 0 break end
+    looked = looked + 1
+    last = member
+    local ok = true
+    if kinds ~= '' then
+      ok = false
+      local kind = string.sub(member, 40, 41)
+      for k = 1, #kinds, 2 do if string.sub(kinds, k, k + 1) == kind then ok = true break end end
+    end
+    for _, key in ipairs(checks) do
+      if not ok then break end
+      if not redis.call('ZSCORE', key, member) then ok = false end
+    end
+    if ok and #anyOf > 0 then
+      ok = false
+      for _, key in ipairs(anyOf) do
+        if redis.call('ZSCORE', key, member) then ok = true break end
+      end
+    end
+    if ok then
+      out[#out + 1] = member
+      if #out - 2 >= want then break end
+    end
+  end
+end
+out[2] = last or ''
+return out
+`;

@@ -36,6 +36,8 @@ import type { NotificationType } from '../../nostr/notifications.js';
 import type { NotificationCounts, NotificationEntry } from '../notification-index.js';
 import { type AuthorsOf, NotificationWrites, RedisNotificationIndex } from './redis-notification-index.js';
 import { escapeGlob, scanKeys } from './scan-keys.js';
+import { RedisNoteSearch } from './redis-note-search.js';
+import { isSearchableKind, type NoteSearchLimits, type NoteSearchList, type NoteSearchQuery, type NoteSearchResult } from '../note-search-index.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -180,6 +182,8 @@ function zapGroupFrom(group: { recipient: string; provider: string }, value: str
 export class RedisRelationIndex implements RelationIndex {
   /** Notifications, kept on the same transitions (redis-notification-index.ts). */
   readonly notificationIndex: RedisNotificationIndex;
+  /** The note search index, kept on the same transitions (redis-note-search.ts). */
+  private readonly noteSearch: RedisNoteSearch;
   /** A batch's notification writes, gathered beside its follows and sent when they are (flushFollows). */
   private readonly batchNotifications = new WeakMap<FollowWrites, NotificationWrites>();
   /** A batch's changes of the events held by kind, sent with its follows (flushFollows). */
@@ -201,6 +205,7 @@ export class RedisRelationIndex implements RelationIndex {
     private readonly followBucketSize = FOLLOW_BUCKET_SIZE,
   ) {
     this.notificationIndex = new RedisNotificationIndex(client, commands, keys, prefix, authorsOf);
+    this.noteSearch = new RedisNoteSearch(client, commands, keys, prefix);
     client.defineCommand('nostrRelate', { numberOfKeys: 4, lua: RELATE_SCRIPT });
     client.defineCommand('nostrZap', { numberOfKeys: 2, lua: ZAP_SCRIPT });
     client.defineCommand('nostrFollow', { numberOfKeys: 2, lua: FOLLOW_SCRIPT });
@@ -259,6 +264,8 @@ export class RedisRelationIndex implements RelationIndex {
       const pubkey = Buffer.from(event.pubkey, 'hex');
       writes.push(this.client.nostrSearchProfile(words, removals, lexical, followers, ranks, pubkey, String(delta), String(event.created_at), event.id, profileWords(event).join(' ')));
     }
+    // A note or an article: its words in the note search index (one script, in its shard).
+    if (isSearchableKind(event.kind)) writes.push(this.noteSearch.index(event, delta, size));
     // Its place in its author's list (its notes; what a request to vanish finds).
     if (listed && isListedKind(event.kind)) {
       const { list, tombstones } = this.keys.author(event.pubkey);
@@ -447,6 +454,18 @@ export class RedisRelationIndex implements RelationIndex {
       const found = await this.client.nostrSearchBuffer(records, lexical, followers, ranks, String(first), String(limits.lexRange), String(limits.rankWalk), ...words);
       return found.map((pubkey) => pubkey.toString('hex'));
     });
+  }
+
+  noteWordsStarting(prefix: string, limit: number): Promise<string[]> {
+    return this.noteSearch.noteWordsStarting(prefix, limit);
+  }
+
+  searchNotes(query: NoteSearchQuery, limits?: NoteSearchLimits): Promise<NoteSearchResult> {
+    return this.noteSearch.searchNotes(query, limits);
+  }
+
+  noteSearchLists(): AsyncIterable<NoteSearchList[]> {
+    return this.noteSearch.noteSearchLists();
   }
 
   searchRecords(pubkeys: readonly string[]): Promise<SearchRecord[]> {
