@@ -98,6 +98,8 @@ const ARGUMENTS: Record<string, string> = {
   'Query.profiles': '(pubkeys: $pubkeys)',
   'Query.pubkey': `(pubkey: "${star}")`,
   'Query.searchProfiles': '(query: "user", first: 100)',
+  // A prefix over two hundred notes and replies ("note", "nostr"): the expansion's lists merged.
+  'Query.searchNotes': '(query: "no", first: 100)',
   'Event.replies': '(first: 100)',
   'Profile.followers': '(first: 100)',
   'Profile.following': '(first: 100)',

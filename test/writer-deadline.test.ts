@@ -74,6 +74,7 @@ describe('a bulk writer waits for its pipelined batch; serve and sync keep REDIS
     const check = await checkRelations(writer.store);
     expect(check.followDifferences).toEqual([]);
     expect(check.searchDifferences).toEqual([]);
+    expect(check.noteSearchDifferences).toEqual([]);
     expect([...check.differences, ...check.zapDifferences, ...check.noteDifferences]).toEqual([]);
   });
 

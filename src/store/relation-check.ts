@@ -312,9 +312,11 @@ async function compareNoteSearch(store: EventStore, events: readonly NostrEvent[
   }
   const words = [...new Set([...recounted.keys(), ...maintained.keys()])].sort();
   const differences: NoteSearchDifference[] = [];
+  // One shape whatever each store's objects hold (compared as JSON).
+  const canonical = (postings: readonly NotePosting[]) => [...postings].sort(compareNotes).map(({ createdAt, id, kind, bytes }) => ({ createdAt, id, kind, bytes }));
   for (const word of words) {
-    const held = (maintained.get(word) ?? []).sort(compareNotes);
-    const counted = (recounted.get(word) ?? []).sort(compareNotes);
+    const held = canonical(maintained.get(word) ?? []);
+    const counted = canonical(recounted.get(word) ?? []);
     if (JSON.stringify(held) !== JSON.stringify(counted)) differences.push({ word, maintained: held, recounted: counted });
   }
   return { compared: words.length, differences };

@@ -44,6 +44,7 @@ export async function expectExact(store: EventStore, { kinds = true }: { kinds?:
   expect(check.followDifferences).toEqual([]);
   expect(check.noteDifferences).toEqual([]);
   expect(check.searchDifferences).toEqual([]);
+  expect(check.noteSearchDifferences).toEqual([]);
   expect(check.notificationDifferences).toEqual([]);
   if (kinds) expect(check.kindDifferences).toEqual([]);
   if (kinds) expect(check.totalDifferences).toEqual([]);
