@@ -88,6 +88,7 @@ export const ERRORS = {
     message: 'Too many requests from this client (RATE_LIMIT), or too many that had to ask relays or NIP-05 domains (MISS_RATE_LIMIT). Retry after the seconds in Retry-After.',
   },
   shutting_down: { status: 503, message: 'The service is restarting. Try again shortly.' },
+  note_search_off: { status: 501, message: 'Search of notes is off on this service (its operator did not set NOTE_SEARCH=true): its index is not kept.' },
   webs_busy: { status: 503, message: 'Too many webs of trust are being built at once (a viewer seen for the first time). Try again shortly.' },
   profile_not_found: { status: 404, message: 'No profile (kind 0 event) is known for this pubkey.' },
   event_not_found: { status: 404, message: 'No event with this id is known.' },

@@ -21,7 +21,7 @@ describe('configuration from the environment', () => {
       rateLimits: { trustProxy: false },
       metrics: { enabled: true },
       http: { port: 8080, host: '127.0.0.1', landing: true, limits: DEFAULT_HTTP_LIMITS },
-      store: { kind: 'embedded', dataDir: resolve('data') },
+      store: { kind: 'embedded', dataDir: resolve('data'), noteSearch: false },
       log: { level: 'info' },
       lookup: { maxProfiles: 100, maxListLength: 100, trustSeeds: [] },
       relays: {
@@ -124,7 +124,7 @@ describe('configuration from the environment', () => {
           maxRequestsPerConnection: 2,
         },
       },
-      store: { kind: 'redis', url: 'rediss://:pw@cache.internal:6380/2', keyPrefix: '{nostr}:', timeoutMs: 250, waitReplicas: 1, hotCacheMb: 128, packEvents: false },
+      store: { kind: 'redis', url: 'rediss://:pw@cache.internal:6380/2', keyPrefix: '{nostr}:', timeoutMs: 250, waitReplicas: 1, hotCacheMb: 128, packEvents: false, noteSearch: false },
       log: { level: 'debug' },
       lookup: { maxProfiles: 20, maxListLength: 10, trustSeeds: ['ab'.repeat(32), '1739d937dc8c0c7370aa27585938c119e25c41f6c441a5d34c6d38503e3136ef'] },
       relays: {
@@ -151,8 +151,8 @@ describe('configuration from the environment', () => {
   });
 
   it('DATA_DIR places the embedded store; REDIS_URL takes precedence over it', () => {
-    expect(loadConfig({ DATA_DIR: '/var/lib/nostr' }).store).toEqual({ kind: 'embedded', dataDir: '/var/lib/nostr' });
-    expect(loadConfig({ DATA_DIR: 'rel/dir' }).store).toEqual({ kind: 'embedded', dataDir: resolve('rel/dir') });
+    expect(loadConfig({ DATA_DIR: '/var/lib/nostr' }).store).toEqual({ kind: 'embedded', dataDir: '/var/lib/nostr', noteSearch: false });
+    expect(loadConfig({ DATA_DIR: 'rel/dir' }).store).toEqual({ kind: 'embedded', dataDir: resolve('rel/dir'), noteSearch: false });
     expect(loadConfig({ DATA_DIR: '/x', REDIS_URL: 'redis://h:1' }).store.kind).toBe('redis');
   });
 
@@ -161,6 +161,7 @@ describe('configuration from the environment', () => {
       kind: 'embedded',
       dataDir: resolve('./data'),
       publicUrl: 'https://lookup.example.com/',
+      noteSearch: false,
     });
     expect(loadConfig({ PUBLIC_URL: 'wss://lookup.example.com', REDIS_URL: 'redis://h:1' }).store.publicUrl).toBe('wss://lookup.example.com');
     expect(loadConfig({}).store.publicUrl).toBeUndefined();
@@ -449,6 +450,7 @@ describe('configuration from the environment', () => {
       waitReplicas: 1,
       hotCacheMb: 64,
       packEvents: true,
+      noteSearch: false,
     });
     expect(loadConfig({ REDIS_CLUSTER_NODES: 'rediss://svc:s%40cret@a.example:6380,rediss://svc:s%40cret@b.example:6380' }).store).toMatchObject({
       kind: 'redis-cluster',
@@ -518,6 +520,11 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ REDIS_URL: 'redis://a:6379' }).store).toMatchObject({ packEvents: true });
     expect(loadConfig({ REDIS_URL: 'redis://a:6379', REDIS_PACK_EVENTS: 'false' }).store).toMatchObject({ packEvents: false });
     expect(problems({ REDIS_URL: 'redis://a:6379', REDIS_PACK_EVENTS: 'maybe' })).toEqual(['REDIS_PACK_EVENTS must be true or false']);
+    // NOTE_SEARCH: off unless turned on, on every store.
+    expect(loadConfig({ REDIS_URL: 'redis://a:6379' }).store).toMatchObject({ noteSearch: false });
+    expect(loadConfig({ DATA_DIR: '/d', NOTE_SEARCH: 'true' }).store).toMatchObject({ kind: 'embedded', noteSearch: true });
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'a:7000', NOTE_SEARCH: '1' }).store).toMatchObject({ kind: 'redis-cluster', noteSearch: true });
+    for (const hostile of ['yes', 'TRUE ', 'on', '2', 'true\u0000']) expect(problems({ NOTE_SEARCH: hostile }), hostile).toEqual(['NOTE_SEARCH must be true or false']);
     expect(loadConfig({ REDIS_URL: 'redis://a:6379', REDIS_WAIT_REPLICAS: '' }).store).toMatchObject({ waitReplicas: 0 });
     expect(problems({ REDIS_URL: 'redis://a:6379', REDIS_WAIT_REPLICAS: '17' })).toEqual(['REDIS_WAIT_REPLICAS must be at most 16']);
     expect(problems({ REDIS_URL: 'redis://a:6379', REDIS_WAIT_REPLICAS: '-1' })).toEqual(['REDIS_WAIT_REPLICAS must be a whole number']);

@@ -297,6 +297,7 @@ describe('unexpected failures are masked', () => {
           throw new TypeError(secret);
         },
         noteFeeds: async function* () {},
+        noteSearchEnabled: true,
         noteWordsStarting: async () => [],
         searchNotes: async () => {
           throw new TypeError(secret);

@@ -1,15 +1,21 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { nip19 } from 'nostr-tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../src/nostr/event.js';
 import { noteWords } from '../src/nostr/note-search.js';
 import { encodeCursor } from '../src/schema/paging.js';
+import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
 import { isSearchableKind, type NoteSearchQuery } from '../src/store/note-search-index.js';
+import { checkRelations } from '../src/store/relation-check.js';
 import { compareNotes, type ReplyPosition } from '../src/store/relation-index.js';
 import { BOTH_STORES, type OpenedStore } from './support/both-stores.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
 import { pubkeyOf, secretKey, signed } from './support/events.js';
 import { shuffled } from './support/shuffle.js';
 import { collectPages, postGraphql, startTestServer, type TestServer } from './support/test-server.js';
+import { createTestStore } from './support/test-store.js';
 
 /**
  * searchNotes (DESIGN "Screens", search of notes, NIP-50) on both stores, over GraphQL on the real
@@ -274,6 +280,52 @@ describe.each(BOTH_STORES)('searchNotes on $name', ({ open }) => {
     // Only separators, emoji or extensions: nothing to search, an empty page.
     for (const query of ['🤙🤙', '!!!', '   ', 'include:spam', '\u0000\ud800', '\u0301\u0301']) {
       expect(await search(server, { query }), JSON.stringify(query)).toEqual({ edges: [], pageInfo: { hasNextPage: false, endCursor: null } });
+    }
+  });
+});
+
+describe('searchNotes with NOTE_SEARCH off', () => {
+  const offStores: { name: string; open(): Promise<OpenedStore> }[] = [
+    {
+      name: 'Redis',
+      async open() {
+        const opened = await createTestStore(undefined, { noteSearch: false });
+        return { store: opened.store, cleanup: opened.cleanup };
+      },
+    },
+    {
+      name: 'embedded (LMDB)',
+      async open() {
+        const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-search-off-'));
+        const store = new LmdbEventStore(dir, { noteSearch: false });
+        return {
+          store,
+          cleanup: async () => {
+            await store.close().catch(() => {});
+            rmSync(dir, { recursive: true, force: true });
+          },
+        };
+      },
+    },
+  ];
+  it.each(offStores)('$name: nothing is indexed, the field answers note_search_off, relations check compares nothing', async ({ open }) => {
+    const opened = await open();
+    const server = await startTestServer(opened.store);
+    try {
+      await opened.store.putEvents([signed('alice', { content: 'nostr bitcoin', created_at: T })]);
+      const response = await postGraphql(server, SEARCH, { query: 'nostr' });
+      expect(response.status).toBe(200);
+      expect(response.body.data ?? null).toBeNull();
+      expect(response.body.errors?.[0]?.extensions?.code).toBe('note_search_off');
+      expect(response.body.errors?.[0]?.message).toContain('NOTE_SEARCH=true');
+      const lists = [];
+      for await (const batch of opened.store.relations.noteSearchLists()) lists.push(...batch);
+      expect(lists).toEqual([]);
+      const check = await checkRelations(opened.store);
+      expect(check).toMatchObject({ noteSearchWords: 0, noteSearchDifferences: [] });
+    } finally {
+      await server.close();
+      await opened.cleanup();
     }
   });
 });

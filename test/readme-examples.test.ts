@@ -80,7 +80,8 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'nostr-lookup-readme-'));
   relayPort = await freePort();
   // As the walkthrough starts: `npm start` on an empty index, no network (OFFLINE: nothing leaves).
-  served = await serveCli({ REDIS_URL: '', REDIS_CLUSTER_NODES: '', DATA_DIR: dataDir, OFFLINE: 'true' });
+  // NOTE_SEARCH on, as docs/screens.md says its example was run.
+  served = await serveCli({ REDIS_URL: '', REDIS_CLUSTER_NODES: '', DATA_DIR: dataDir, OFFLINE: 'true', NOTE_SEARCH: 'true' });
 });
 afterAll(async () => {
   served?.child.kill('SIGTERM');
@@ -132,7 +133,7 @@ async function until(check: () => boolean | Promise<boolean>, what: string): Pro
 async function runExample(example: Example, port: string): Promise<string | undefined> {
   const command = adapted(example.command, port);
   // Commands with relays of their own may reach them; the rest, nothing outside (nor the public indexers).
-  const env = { ...process.env, DATA_DIR: dataDir, REDIS_URL: '', REDIS_CLUSTER_NODES: '', RELAYS: '', INDEXER_RELAYS: '', OFFLINE: /\bRELAYS=\S/.test(command) ? '' : 'true', PORT: port };
+  const env = { ...process.env, DATA_DIR: dataDir, REDIS_URL: '', REDIS_CLUSTER_NODES: '', RELAYS: '', INDEXER_RELAYS: '', OFFLINE: /\bRELAYS=\S/.test(command) ? '' : 'true', PORT: port, NOTE_SEARCH: 'true' };
   const expected = example.expected.map((line) => adapted(line, port));
   const interrupted = expected.indexOf('^C');
   const longRunning = / {2,}# in another terminal$/.test(command) || command.startsWith('npm run relay:dev');

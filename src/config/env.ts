@@ -119,6 +119,8 @@ const StoreModel = z.object({
   HOT_CACHE_MB: integer('HOT_CACHE_MB', 0, 65536, 64),
   // Regular events written packed (store/packed-event.ts); false while instances of an earlier version still read the store.
   REDIS_PACK_EVENTS: flag('REDIS_PACK_EVENTS', true),
+  // The note search index (store/note-search-index.ts) kept by every write; off: searchNotes answers note_search_off.
+  NOTE_SEARCH: flag('NOTE_SEARCH', false),
   // The service's public URL: a request to vanish (NIP-62) naming it applies, as ALL_RELAYS does.
   PUBLIC_URL: z.preprocess(
     emptyAsUnset,
@@ -405,7 +407,11 @@ export type StoreConfig = (
   | ({ kind: 'redis'; url: string } & RedisConfig)
   | ({ kind: 'redis-cluster' } & ClusterSeeds & RedisConfig)
   | { kind: 'embedded'; dataDir: string }
-) & { publicUrl?: string };
+) & {
+  publicUrl?: string;
+  /** NOTE_SEARCH: every write keeps the note search index, and searchNotes reads it (unset: false). */
+  noteSearch?: boolean;
+};
 export interface LogConfig {
   level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
@@ -562,9 +568,10 @@ function limitOf<K extends 'requests' | 'misses'>(perSecond: number | undefined,
 /** Which store the variables name (loadConfig has refused REDIS_URL with REDIS_CLUSTER_NODES). */
 function storeKind(store: z.output<typeof StoreModel>): StoreConfig {
   const shared = { keyPrefix: store.REDIS_KEY_PREFIX, timeoutMs: store.REDIS_TIMEOUT_MS, waitReplicas: store.REDIS_WAIT_REPLICAS, hotCacheMb: store.HOT_CACHE_MB, packEvents: store.REDIS_PACK_EVENTS };
-  if (store.REDIS_URL) return { kind: 'redis', url: store.REDIS_URL, ...shared };
-  if (store.REDIS_CLUSTER_NODES) return { kind: 'redis-cluster', ...store.REDIS_CLUSTER_NODES, ...shared };
-  return { kind: 'embedded', dataDir: resolve(store.DATA_DIR) };
+  const noteSearch = store.NOTE_SEARCH;
+  if (store.REDIS_URL) return { kind: 'redis', url: store.REDIS_URL, ...shared, noteSearch };
+  if (store.REDIS_CLUSTER_NODES) return { kind: 'redis-cluster', ...store.REDIS_CLUSTER_NODES, ...shared, noteSearch };
+  return { kind: 'embedded', dataDir: resolve(store.DATA_DIR), noteSearch };
 }
 
 /** Reads the whole configuration; throws ConfigError listing every problem. */

@@ -65,6 +65,7 @@ const EMPTY: EventConnection = { edges: [], pageInfo: { hasNextPage: false, endC
 /** A page of a note search (see the module comment and the field's description). */
 export async function searchNotesPage(args: SearchArguments, context: GraphQLContext): Promise<EventConnection> {
   const { loaders, budget } = context;
+  if (!context.store.relations.noteSearchEnabled) throw new LookupError('note_search_off');
   // A secret key pasted into the search box is refused, never searched for (as searchProfiles).
   if (containsSecretKey(args.query)) throw new LookupError('secret_key_refused');
   const size = pageSizeOf(args.first);

@@ -21,6 +21,8 @@ import { compareNotes, type ReplyPosition } from './relation-index.js';
  * going on from where it stopped.
  */
 export interface NoteSearchIndex {
+  /** Whether the index is kept (NOTE_SEARCH): when not, writes leave it alone and `searchNotes` is refused (note_search_off). */
+  readonly noteSearchEnabled: boolean;
   /** The words the index holds that start with `prefix`, in code point order, at most `limit` (for a query's last word). */
   noteWordsStarting(prefix: string, limit: number): Promise<string[]>;
   /** Up to `first` notes matching `query`, in order, after its `after`, and how far the search looked. */

@@ -56,7 +56,7 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false,
   if (config.kind === 'embedded') {
     let store: LmdbEventStore;
     try {
-      store = new LmdbEventStore(config.dataDir, { publicUrl: config.publicUrl, log: logger });
+      store = new LmdbEventStore(config.dataDir, { publicUrl: config.publicUrl, log: logger, noteSearch: config.noteSearch ?? false });
     } catch (error) {
       throw new StoreOpenError(`cannot open the embedded store in ${config.dataDir}: ${(error as Error).message}`);
     }
@@ -133,7 +133,7 @@ export function openStore(config: StoreConfig, logger: Logger, { writer = false,
     metrics.followHotCache(hotCache);
   }
   return {
-    store: new RedisEventStore(client, config.keyPrefix, { publicUrl: config.publicUrl, timeoutMs: config.timeoutMs, readTimeoutMs: commandTimeoutMs, waitReplicas, hotCache, packEvents: config.packEvents ?? true }),
+    store: new RedisEventStore(client, config.keyPrefix, { publicUrl: config.publicUrl, timeoutMs: config.timeoutMs, readTimeoutMs: commandTimeoutMs, waitReplicas, hotCache, packEvents: config.packEvents ?? true, noteSearch: config.noteSearch ?? false }),
     description,
     ready: (timeoutMs) => waitUntilReady(client, timeoutMs),
   };

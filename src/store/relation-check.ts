@@ -295,6 +295,8 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
  * the other parts' recounts are.
  */
 async function compareNoteSearch(store: EventStore, events: readonly NostrEvent[]): Promise<{ compared: number; differences: NoteSearchDifference[] }> {
+  // Not kept (NOTE_SEARCH off): nothing to compare; a rebuild after it is turned on writes it.
+  if (!store.relations.noteSearchEnabled) return { compared: 0, differences: [] };
   const recounted = new Map<string, NotePosting[]>();
   for (const event of events) {
     const words = indexedWordsOf(event);

@@ -15,6 +15,8 @@ export interface StoreOptions {
   pendingTtlSeconds?: number;
   /** Redis only: followers per bucket log before they move (tests of the layout use 96, the size it had before b6bd54e). */
   followBucketSize?: number;
+  /** NOTE_SEARCH: the note search index kept and read (default true, as the store classes). */
+  noteSearch?: boolean;
 }
 
 /** Runs a test against a fresh store, cleaned up after. */

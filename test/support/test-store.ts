@@ -63,9 +63,9 @@ async function openClient(where: Where, readyMs: number): Promise<RedisClient> {
   return client;
 }
 
-async function connect(where: Where, prefix: string, { publicUrl, pendingTtlSeconds, followBucketSize }: StoreOptions = {}) {
+async function connect(where: Where, prefix: string, { publicUrl, pendingTtlSeconds, followBucketSize, noteSearch }: StoreOptions = {}) {
   const client = await openClient(where, 5000);
-  return { client, store: new RedisEventStore(client, prefix, { publicUrl, pendingTtlSeconds, followBucketSize, timeoutMs: 2000 }) };
+  return { client, store: new RedisEventStore(client, prefix, { publicUrl, pendingTtlSeconds, followBucketSize, timeoutMs: 2000, ...(noteSearch === undefined ? {} : { noteSearch }) }) };
 }
 
 /**

@@ -52,7 +52,7 @@ function postingOf(member: string, value: string): NotePosting {
  * it: no shards; a query looks at NOTE_SEARCH_SHARDS × scanPerShard postings at most, as a
  * Redis query of all its shards does.
  */
-export class LmdbNoteSearch implements NoteSearchIndex {
+export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'> {
   constructor(
     private readonly db: Database<string, string>,
     private readonly transactions: LmdbTransactions,

@@ -103,6 +103,8 @@ export class LmdbRelationIndex implements RelationIndex {
     /** The followers as an earlier version kept them (a 64-byte key per follow), emptied by clear(); undefined where never written. */
     private readonly legacyFollowerKeys?: Database<Buffer, Buffer>,
     authorOf: ServableAuthorOf = () => undefined,
+    /** NOTE_SEARCH: whether the note search index is kept. */
+    readonly noteSearchEnabled = true,
   ) {
     this.notificationIndex = new LmdbNotificationIndex(db, transactions, authorOf);
     this.noteSearch = new LmdbNoteSearch(db, transactions);
@@ -169,7 +171,7 @@ export class LmdbRelationIndex implements RelationIndex {
       if (entry.subject.startsWith('e')) this.relateId(entry.subject.slice(1), event, delta, size);
     }
     this.notificationIndex.apply(event, delta);
-    this.noteSearch.apply(event, delta, size);
+    if (this.noteSearchEnabled) this.noteSearch.apply(event, delta, size);
     if (withFollows && event.kind === FOLLOW_LIST_KIND) this.follow(event, delta);
     if (event.kind === 0) this.searchProfile(event, delta);
     if (LOGGED_LIST_KINDS.has(event.kind)) this.logListChange(event.pubkey);

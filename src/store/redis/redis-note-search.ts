@@ -66,7 +66,7 @@ const LISTS_PER_BATCH = 200;
  * `q:{q<h>}:d` its removed postings (NOTE_INDEX_SCRIPT). Every key of a shard shares its hash tag:
  * one script writes a note's postings, one per shard answers a query.
  */
-export class RedisNoteSearch implements NoteSearchIndex {
+export class RedisNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'> {
   constructor(
     private readonly client: RedisClient,
     private readonly commands: RedisCommands,

@@ -203,6 +203,8 @@ export class RedisRelationIndex implements RelationIndex {
     authorsOf: AuthorsOf,
     /** Followers per bucket log before they move (FOLLOW_BUCKET_SIZE unless a test says). */
     private readonly followBucketSize = FOLLOW_BUCKET_SIZE,
+    /** NOTE_SEARCH: whether the note search index is kept. */
+    readonly noteSearchEnabled = true,
   ) {
     this.notificationIndex = new RedisNotificationIndex(client, commands, keys, prefix, authorsOf);
     this.noteSearch = new RedisNoteSearch(client, commands, keys, prefix);
@@ -265,7 +267,7 @@ export class RedisRelationIndex implements RelationIndex {
       writes.push(this.client.nostrSearchProfile(words, removals, lexical, followers, ranks, pubkey, String(delta), String(event.created_at), event.id, profileWords(event).join(' ')));
     }
     // A note or an article: its words in the note search index (one script, in its shard).
-    if (isSearchableKind(event.kind)) writes.push(this.noteSearch.index(event, delta, size));
+    if (this.noteSearchEnabled && isSearchableKind(event.kind)) writes.push(this.noteSearch.index(event, delta, size));
     // Its place in its author's list (its notes; what a request to vanish finds).
     if (listed && isListedKind(event.kind)) {
       const { list, tombstones } = this.keys.author(event.pubkey);

@@ -1,0 +1,191 @@
+// `npx tsx scripts/bench/note-search.ts`: search of notes (schema/note-search.ts), in one run, side by
+// side on both stores:
+// - the import: --import notes written as kind 1 (indexed) and the same contents as kind 1111 (a
+//   NIP-22 comment: every other index the same, no search index), chunks alternating, events/s of each;
+// - the index's size against the indexed text's bytes (Redis: MEMORY USAGE of its keys; LMDB: the
+//   relationship database of the kind-1 store less the kind-1111 one's);
+// - over --notes notes (words drawn from a Zipf vocabulary; one word, `often`, in half of them), first
+//   pages of 20 over GraphQL on loopback against a `profile(pubkey)` read, median and p99 of --rounds,
+//   interleaved: two words, a word in half the notes with another, that word alone, a prefix.
+//
+//   npx tsx scripts/bench/note-search.ts --notes 1000000 --import 100000 --rounds 200
+//
+// The events are written straight into the stores (putEvents trusts its callers: no signatures are
+// made or checked). Uses a private redis-server unless REDIS_URL is set.
+import { createHash } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import type { NostrEvent } from '../../src/nostr/event.js';
+import { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
+import type { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
+import { RedisEventStore as RedisStore } from '../../src/store/redis/redis-event-store.js';
+import { fixed, lmdbBytes, openStorePair, printTable, rate, type Timing, timeRequests } from './store-pair.js';
+import { seeded } from './recall/network/random.js';
+import { totalUsage } from './redis-memory.js';
+import { deleteByPrefix } from '../../test/support/redis-server.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const { values: options } = parseArgs({
+  options: {
+    notes: { type: 'string', default: '1000000' },
+    import: { type: 'string', default: '100000' },
+    rounds: { type: 'string', default: '200' },
+  },
+});
+
+const hex = (text: string) => createHash('sha256').update(text).digest('hex');
+const T = 1_700_000_000;
+const SPREAD = 365 * 86_400;
+const AUTHORS = 10_000;
+const VOCABULARY = 50_000;
+
+/** A pronounceable word per rank (distinct): the vocabulary's words. */
+function wordOf(rank: number): string {
+  const syllables = ['ka', 'lo', 'mi', 'nu', 'pe', 'ra', 'si', 'to', 'vu', 'ze', 'ba', 'do', 'fi', 'gu', 'he', 'jo'];
+  let word = '';
+  let n = rank + 16;
+  while (n > 0) {
+    word += syllables[n % 16];
+    n = Math.floor(n / 16);
+  }
+  return word;
+}
+
+/** Ranks drawn by Zipf's law (exponent 1) over the vocabulary, by inverse of its cumulative weights. */
+function zipf(next: () => number): () => number {
+  const cumulative = new Float64Array(VOCABULARY);
+  let sum = 0;
+  for (let rank = 0; rank < VOCABULARY; rank++) cumulative[rank] = sum += 1 / (rank + 1);
+  return () => {
+    const target = next() * sum;
+    let low = 0;
+    let high = VOCABULARY - 1;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if ((cumulative[middle] as number) < target) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  };
+}
+
+/** Note n's text: 5 to 30 words, `often` in every other note. */
+function texts(count: number, seed: number): string[] {
+  const next = seeded(seed);
+  const rank = zipf(next);
+  const out: string[] = [];
+  for (let n = 0; n < count; n++) {
+    const words: string[] = [];
+    const length = 5 + Math.floor(next() * 26);
+    for (let index = 0; index < length; index++) words.push(wordOf(rank()));
+    if (n % 2 === 0) words.splice(Math.floor(next() * words.length), 0, 'often');
+    out.push(words.join(' '));
+  }
+  return out;
+}
+
+function note(n: number, kind: number, content: string): NostrEvent {
+  const pubkey = hex(`author ${n % AUTHORS}`);
+  const createdAt = T + Math.floor((n * 7919) % SPREAD);
+  return { id: hex(`${kind} ${n}`), pubkey, created_at: createdAt, kind, tags: [], content, sig: '0'.repeat(128) };
+}
+
+const BATCH = 2000;
+
+async function main() {
+  const noteCount = Number(options.notes);
+  const importCount = Number(options.import);
+  const rounds = Number(options.rounds);
+  const rows: string[] = [];
+  const stores = await openStorePair('ns0:', 'bench-note-search-');
+  // The kind-1111 twins: the same writes but the search index.
+  const plainRedis = new RedisStore(stores.client, 'ns1:');
+  const plainDir = mkdtempSync(join(tmpdir(), 'bench-note-search-plain-'));
+  const plainLmdb = new LmdbEventStore(plainDir);
+  try {
+    const imported = texts(importCount, 5);
+    const textBytes = imported.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
+    for (const [name, indexed, plain] of [
+      ['Redis', stores.redis, plainRedis],
+      ['LMDB', stores.lmdb, plainLmdb],
+    ] as const) {
+      let indexedMs = 0;
+      let plainMs = 0;
+      for (let start = 0; start < importCount; start += BATCH) {
+        const end = Math.min(importCount, start + BATCH);
+        const ones = [];
+        const comments = [];
+        for (let n = start; n < end; n++) {
+          ones.push(note(n, 1, imported[n] as string));
+          comments.push(note(n, 1111, imported[n] as string));
+        }
+        let started = performance.now();
+        await indexed.putEvents(ones);
+        indexedMs += performance.now() - started;
+        started = performance.now();
+        await plain.putEvents(comments);
+        plainMs += performance.now() - started;
+      }
+      const indexedRate = rate(importCount, indexedMs / 1000);
+      const plainRate = rate(importCount, plainMs / 1000);
+      rows.push(`| ${name}: import of ${importCount} notes with the search index (kind 1) against the same without it (kind 1111), batches of ${BATCH} alternating | ${fixed(indexedRate)} vs ${fixed(plainRate)} events/s | ${fixed(indexedRate / plainRate, 2)}× (≥ 0.75×) |`);
+    }
+    const redisIndex = await totalUsage(stores.admin, 'ns0:q:{*');
+    rows.push(`| Redis: the search index of ${importCount} notes (${redisIndex.keys} keys, MEMORY USAGE) against their text (${textBytes} bytes) | ${fixed(redisIndex.bytes / 1e6, 1)} MB, ${fixed(redisIndex.bytes / importCount)} bytes a note | ${fixed(redisIndex.bytes / textBytes, 2)}× (≤ 1.5×) |`);
+    const lmdbIndex = lmdbBytes(stores.lmdb, 'relations') - lmdbBytes(plainLmdb, 'relations');
+    rows.push(`| LMDB: the search index of ${importCount} notes (the relationship database's pages, kind 1 less kind 1111) against their text | ${fixed(lmdbIndex / 1e6, 1)} MB, ${fixed(lmdbIndex / importCount)} bytes a note | ${fixed(lmdbIndex / textBytes, 2)}× (≤ 1.5×) |`);
+
+    // The rest of the notes, for the queries.
+    const rest = texts(noteCount - importCount, 6);
+    for (const [name, store] of [
+      ['Redis', stores.redis],
+      ['LMDB', stores.lmdb],
+    ] as const) {
+      const started = performance.now();
+      for (let start = 0; start < rest.length; start += BATCH) {
+        await store.putEvents(rest.slice(start, start + BATCH).map((text, index) => note(importCount + start + index, 1, text)));
+      }
+      process.stderr.write(`${name}: ${rest.length} more notes written in ${fixed((performance.now() - started) / 1000, 1)} s\n`);
+      const profileOf = hex('author 1');
+      await store.putEvents([{ id: hex('profile'), pubkey: profileOf, created_at: T, kind: 0, tags: [], content: '{"name":"author one"}', sig: '0'.repeat(128) }]);
+      const search = (query: string) => ({ query: `{ searchNotes(query: "${query}", first: 20) { edges { node { id createdAt content } } pageInfo { hasNextPage endCursor } } }` });
+      // Ranks 300 and 301 are in about 0.3% of the notes each: a two-word query finds a few hundred.
+      const two = `${wordOf(300)} ${wordOf(301)}`;
+      const often = `often ${wordOf(40)}`;
+      const prefix = wordOf(1000).slice(0, 5);
+      const timing = await timeRequests(
+        store as RedisEventStore | LmdbEventStore,
+        [
+          ['profile', { query: `{ profile(pubkey: "${profileOf}") { pubkey name } }` }],
+          ['two', search(two)],
+          ['often', search(often)],
+          ['often alone', search('often')],
+          ['prefix', search(prefix)],
+        ],
+        rounds,
+      );
+      const profile = timing.get('profile') as Timing;
+      for (const [label, what] of [
+        ['two', `two words ("${two}")`],
+        ['often', `a word in half the notes and another ("${often}")`],
+        ['often alone', 'a word in half the notes alone ("often")'],
+        ['prefix', `a prefix ("${prefix}")`],
+      ] as const) {
+        const figures = timing.get(label) as Timing;
+        rows.push(
+          `| GraphQL on ${name}: searchNotes first page of 20 over ${noteCount} notes, ${what}, against profile(pubkey) (${rounds} rounds) | median ${fixed(figures.median, 2)} ms, p99 ${fixed(figures.p99, 2)} ms vs median ${fixed(profile.median, 2)} ms | ${fixed(figures.median / profile.median, 1)}× |`,
+        );
+      }
+    }
+    printTable(`npx tsx scripts/bench/note-search.ts --notes ${options.notes} --import ${options.import} --rounds ${options.rounds}`, rows);
+  } finally {
+    // The twin shares the pair's Redis client (closed with the pair): its keys only.
+    await deleteByPrefix(stores.admin, 'ns1:');
+    await plainLmdb.close();
+    rmSync(plainDir, { recursive: true, force: true });
+    await stores.close();
+  }
+}
+
+await main();
