@@ -94,10 +94,15 @@ describe('note words and queries', () => {
 
   it('a long-form article (kind 30023) is searched by its title and summary too; other kinds by their content only', () => {
     const tags = [['d', 'slug'], ['title', 'Lightning Guide'], ['summary', 'How zaps work'], ['t', 'bitcoin'], ['title', 'second title']];
-    expect(noteWords(note('Body text', 30023, tags))).toEqual(['body', 'text', 'lightning', 'guide', 'how', 'zaps', 'work']);
+    expect(noteWords(note('Body text', 30023, tags))).toEqual(['lightning', 'guide', 'how', 'zaps', 'work', 'body', 'text']);
     expect(noteWords(note('Body text', 1, tags))).toEqual(['body', 'text']);
     expect(matches('body', 'lightning guide', 30023, tags)).toBe(true);
     expect(matches('body', 'bitcoin', 30023, tags)).toBe(false);
+    // An essay of more distinct words than are indexed is still found by its title and summary.
+    const essay = Array.from({ length: MAX_NOTE_WORDS + 500 }, (_, index) => `word${index}`).join(' ');
+    const long = noteWords(note(essay, 30023, [['title', 'Zebracorn'], ['summary', 'quokka']]));
+    expect(long).toHaveLength(MAX_NOTE_WORDS);
+    expect(long.slice(0, 3)).toEqual(['zebracorn', 'quokka', 'word0']);
   });
 
   it('every query word must be held as it is; the last may start a word when it has 2 characters or more', () => {

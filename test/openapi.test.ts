@@ -74,8 +74,10 @@ describe('/openapi.json', () => {
       expect(responses['200']?.headers).toHaveProperty('etag');
       expect(responses['429']?.headers).toHaveProperty('retry-after');
     }
+    // /search also says 501: search of notes off (NOTE_SEARCH).
+    expect(Object.keys(document.paths['/search']?.get?.responses ?? {}).sort()).toEqual(['200', '304', '400', '404', '405', '429', '500', '501', '503']);
     // No request path of ours is missing, and none is there that we do not answer.
-    expect(Object.keys(document.paths).sort()).toEqual(['/', '/event', '/feed', '/healthz', '/metrics', '/notifications', '/readyz', '/thread', '/user-profile']);
+    expect(Object.keys(document.paths).sort()).toEqual(['/', '/event', '/feed', '/healthz', '/metrics', '/notifications', '/readyz', '/search', '/thread', '/user-profile']);
   });
 
   it('lists every error code of the table that the REST routes answer, under its status', () => {

@@ -21,7 +21,7 @@ import { foldText, MAX_QUERY_CHARS, MAX_WORD_CHARS } from './profile-search.js';
  * (`nost` finds `nostr`, as a user types). The query is split as the note is; NIP-50's extensions
  * (`include:spam`, `domain:`, `language:`, `sentiment:`, `nsfw:`) are not supported and, as NIP-50
  * asks, ignored rather than searched for. Words are compared by their first MAX_WORD_CHARS
- * characters; a note's first MAX_NOTE_WORDS distinct words are indexed.
+ * characters; a note's first MAX_NOTE_WORDS distinct words are indexed (an article's title and summary first).
  */
 
 /** A note's distinct words past this many are not indexed (a note has far fewer; an article its first this many). */
@@ -97,19 +97,24 @@ function eachWord(folded: string, add: (word: string) => boolean | void): void {
   }
 }
 
-/** The text a note is searched by: its content, and an article's first `title` and `summary`. */
+/**
+ * The text a note is searched by: an article's first `title` and `summary`, then its content. The
+ * title and summary come first: an essay of more than MAX_NOTE_WORDS distinct words is still found
+ * by its title (found by review).
+ */
 function searchedTexts(event: Pick<NostrEvent, 'kind' | 'content' | 'tags'>): string[] {
-  const texts = [event.content];
+  const texts: string[] = [];
   if (event.kind === ARTICLE_KIND) {
     for (const name of ['title', 'summary']) {
       const tag = event.tags.find((candidate) => candidate[0] === name && typeof candidate[1] === 'string');
       if (tag) texts.push(tag[1] as string);
     }
   }
+  texts.push(event.content);
   return texts;
 }
 
-/** The distinct words of a note, in the order they first appear (content, then title and summary), MAX_NOTE_WORDS at most. */
+/** The distinct words of a note, in the order they first appear (an article's title and summary, then the content), MAX_NOTE_WORDS at most. */
 export function noteWords(event: Pick<NostrEvent, 'kind' | 'content' | 'tags'>): string[] {
   const words = new Set<string>();
   for (const text of searchedTexts(event)) {

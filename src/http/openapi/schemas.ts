@@ -271,6 +271,32 @@ export const FEED_SCHEMA = {
   },
 };
 
+export const SEARCH_SCHEMA = {
+  operationId: 'searchNotes',
+  summary: 'A page of a search of notes and articles: what a search screen draws',
+  description:
+    "Notes (kind 1) and long-form articles (kind 30023) whose words hold the query's (every word, the last may start one; NFKC, lower case; Chinese, Japanese and Korean as pairs of characters), newest first, then by id, as `Query.searchNotes` answers; with the latest profile of every relevant pubkey of every note shown, as /event's map. A page looks at a bounded number of matches: it may hold fewer than `limit`, even none, with `next` set. Off unless the operator set NOTE_SEARCH=true (501 note_search_off). The fixed operation is src/http/operations/search.graphql.",
+  tags: ['screens'],
+  headers: CONDITIONAL_HEADERS,
+  response: {
+    200: {
+      description: 'A page of the search.',
+      type: 'object',
+      required: ['events', 'profiles', 'next'],
+      additionalProperties: false,
+      properties: {
+        events: { type: 'array', items: { $ref: 'NostrEvent#' }, description: 'Newest first (by created_at, then id).' },
+        profiles: PROFILES_MAP,
+        next: { type: ['string', 'null'], description: 'Pass as `after` for the next page; null after the last.' },
+      },
+      headers: { ...SUCCESS_HEADERS, etag: header('Strong validator: a digest of the body. Send it back in If-None-Match.') },
+    },
+    304: notModified({ etag: SUCCESS_HEADERS.etag, 'cache-control': SUCCESS_HEADERS['cache-control'] }),
+    ...restErrors(['nip05_not_found', 'nip05_unresolvable'], 'invalid_search', ['invalid_argument', 'invalid_cursor', 'invalid_pubkey']),
+    501: errorSchema(501, ['note_search_off'], 'The operator did not turn search of notes on (NOTE_SEARCH).'),
+  },
+};
+
 export const NOTIFICATIONS_SCHEMA = {
   operationId: 'getNotifications',
   summary: 'A page of what happened to a pubkey: what a notifications screen draws',

@@ -22,10 +22,10 @@ export function notificationTypesOf(value: string | undefined): NotificationType
   return [...new Set(names)] as NotificationType[];
 }
 
-/** `since`: unix seconds, a whole number (else invalid_argument); absent: no bound. */
-export function sinceOf(value: string | undefined): number | null {
+/** `since` (or another time bound, `name`): unix seconds, a whole number (else invalid_argument); absent: no bound. */
+export function sinceOf(value: string | undefined, name = 'since'): number | null {
   if (value === undefined) return null;
-  if (!/^[0-9]{1,15}$/.test(value)) throw new LookupError('invalid_argument', { message: '"since" is a time in unix seconds.' });
+  if (!/^[0-9]{1,15}$/.test(value)) throw new LookupError('invalid_argument', { message: `"${name}" is a time in unix seconds.` });
   return Number(value);
 }
 

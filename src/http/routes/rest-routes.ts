@@ -5,7 +5,7 @@ import { notModified, validatorHeaders } from '../conditional.js';
 import type { FailureLog } from '../failure-log.js';
 import { sendJson, sendNotModified } from '../reply.js';
 import type { RestResponse } from '../rest-response.js';
-import { DOCUMENTATION_ONLY, EVENT_SCHEMA, FEED_SCHEMA, NOTIFICATIONS_SCHEMA, THREAD_SCHEMA, USER_PROFILE_SCHEMA } from '../openapi/schemas.js';
+import { DOCUMENTATION_ONLY, EVENT_SCHEMA, FEED_SCHEMA, NOTIFICATIONS_SCHEMA, SEARCH_SCHEMA, THREAD_SCHEMA, USER_PROFILE_SCHEMA } from '../openapi/schemas.js';
 import { eventLookup } from './event.js';
 import type { AnswerCache } from '../../store/answer-cache.js';
 import type { ReadReceipt } from '../../store/read-receipt.js';
@@ -13,10 +13,11 @@ import { type KeptAnswer, type RenderLimits, type RestLookup, restLookupHandler 
 import { feedLookup } from './feed.js';
 import { notificationsLookup } from './notifications.js';
 import { threadLookup } from './thread.js';
+import { searchLookup } from './search.js';
 import { userProfileLookup } from './user-profile.js';
 
 /** The REST lookups, in the order the README lists them. */
-export const REST_LOOKUPS = [userProfileLookup, eventLookup, threadLookup, feedLookup, notificationsLookup] as const;
+export const REST_LOOKUPS = [userProfileLookup, eventLookup, threadLookup, feedLookup, notificationsLookup, searchLookup] as const;
 /** What a REST route answers besides OPTIONS (DESIGN §1); anything else is 405. */
 export const REST_ALLOW = 'GET, HEAD';
 
@@ -70,5 +71,6 @@ export const restRoutes: FastifyPluginCallback<RestRoutesOptions> = (app, { sche
   register(threadLookup, THREAD_SCHEMA);
   register(feedLookup, FEED_SCHEMA);
   register(notificationsLookup, NOTIFICATIONS_SCHEMA);
+  register(searchLookup, SEARCH_SCHEMA);
   done();
 };
