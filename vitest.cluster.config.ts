@@ -45,6 +45,8 @@ export default defineConfig({
       'test/rest-thread.test.ts',
       'test/web-of-trust.test.ts',
       'test/relations-rebuild.test.ts',
+      'test/note-search.test.ts',
+      'test/rest-search.test.ts',
     ],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,

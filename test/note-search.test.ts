@@ -257,6 +257,27 @@ describe.each(BOTH_STORES)('searchNotes on $name', ({ open }) => {
     expect(seen).toEqual(want);
   });
 
+  it('viewer: only authors in its web of trust, nothing it muted (a word, a hashtag-free note of a muted author)', async () => {
+    // erin follows alice and bob; she muted bob and the word "zap" (a private entry is ignored).
+    const follows = signed('erin', { kind: 3, created_at: T + 50, tags: [['p', pubkeyOf('alice')], ['p', pubkeyOf('bob')]] });
+    const mutes = signed('erin', { kind: 10000, created_at: T + 50, tags: [['p', pubkeyOf('bob')], ['word', 'ZAP']], content: 'private entries are encrypted here' });
+    await opened.store.putEvents([follows, mutes]);
+    const viewer = nip19.npubEncode(pubkeyOf('erin'));
+    for (const query of ['café', 'nost', '東京']) {
+      const everyone = await allOf(server, { query });
+      const shown = await allOf(server, { query, viewer });
+      const byId = new Map(generated.events.map((event) => [event.id, event]));
+      const want = everyone.filter((id) => {
+        const event = byId.get(id);
+        if (!event) throw new Error(`a result that is no event of the world: ${id}`);
+        const trusted = [pubkeyOf('erin'), pubkeyOf('alice')].includes(event.pubkey);
+        return trusted && !/zap/iu.test(event.content.normalize('NFKC'));
+      });
+      expect(want.length, query).toBeGreaterThan(0);
+      expect(shown, query).toEqual(want);
+    }
+  });
+
   it('hostile arguments get the error table, never a crash', async () => {
     const errorOf = async (variables: Record<string, unknown>) => {
       const response = await postGraphql(server, SEARCH, variables);
