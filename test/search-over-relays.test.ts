@@ -61,3 +61,35 @@ describe.each(BOTH_STORES)('searchProfiles with SEARCH_RELAYS ($name)', ({ open 
     expect(relay.requests.some((filters) => filters.some((filter) => filter.search !== undefined))).toBe(false);
   }, 30_000);
 });
+
+describe.each(BOTH_STORES)('searchNotes with SEARCH_RELAYS ($name)', ({ open }) => {
+  it('asks the search relays once per query for notes and articles, stores and indexes what verifies, the index answers by its own rule', async () => {
+    const heldNote = signed('alice', { created_at: T, content: 'Bitcoin Lightning, held here' });
+    const remoteNote = signed('bob', { created_at: T + 10, content: 'bitcoin lightning from a relay' });
+    // The loopback relay does not read `search`: it answers a note that does not match too.
+    const unrelated = signed('carol', { created_at: T + 20, content: 'something else' });
+    const forgedNote = { ...signed('dave', { created_at: T + 30, content: 'bitcoin lightning forged' }), pubkey: pubkeyOf('bob') };
+    const searchRelay = await startLoopbackRelay({ events: [remoteNote, unrelated, forgedNote] });
+    // SEARCH_RELAYS are asked only while RELAYS has some (with none, no relay traffic at all).
+    const plainRelay = await startLoopbackRelay({ events: [] });
+    cleanups.push(() => searchRelay.stop(), () => plainRelay.stop());
+    const { server, store } = await storeAndServer(open, cleanups, { urls: [plainRelay.url], indexerUrls: [], searchUrls: [searchRelay.url] }, [heldNote]);
+    const ask = async (query: string) => {
+      const response = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: `{ searchNotes(query: "${query}") { edges { node { id } } } }` }) });
+      return { status: response.status, body: (await response.json()) as { data?: { searchNotes: { edges: { node: { id: string } }[] } } } };
+    };
+    const found = await ask('BITCOIN light');
+    expect(found.status).toBe(200);
+    expect(found.body.data?.searchNotes.edges.map((edge) => edge.node.id)).toEqual([remoteNote.id, heldNote.id]);
+    const searches = () => searchRelay.requests.filter((filters) => filters.some((filter) => filter.search !== undefined));
+    // The query's words as the rule reads them (NFKC, lower case), the last as typed.
+    expect(searches().map((filters) => filters.map(({ kinds, search }) => ({ kinds, search })))).toEqual([[{ kinds: [1, 30023], search: 'bitcoin light' }]]);
+    const [unrelatedHeld, forgedHeld] = await store.getEvents([unrelated.id, forgedNote.id]);
+    expect(unrelatedHeld).not.toBeNull();
+    expect(forgedHeld).toBeNull();
+    // Asked again within RELATIONS_TTL: the index answers alone; a later page never asks.
+    expect((await ask('bitcoin light')).body.data?.searchNotes.edges).toHaveLength(2);
+    expect(searches()).toHaveLength(1);
+    expect(plainRelay.requests.some((filters) => filters.some((filter) => filter.search !== undefined))).toBe(false);
+  }, 30_000);
+});

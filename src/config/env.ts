@@ -440,7 +440,7 @@ export interface RelayConfig {
   missesPerClient: number;
   /** Indexer relays: asked with `urls` for profiles and relay lists (kinds 0 and 10002) on a miss. Trusted. */
   indexerUrls: string[];
-  /** NIP-50 search relays: asked for the profiles a searchProfiles query matches (fill/relation-fill.ts SEARCH). Trusted. */
+  /** NIP-50 search relays: asked for the profiles a searchProfiles query matches and the notes a searchNotes query matches (fill/relation-fill.ts SEARCH, NOTE_SEARCH). Trusted. */
   searchUrls: string[];
   /** Outbox discovery (NIP-65): a miss also asks the author's write relays (fill/outbox-plan.ts). */
   outbox: { enabled: boolean; relaysPerPubkey: number; maxRelays: number };

@@ -17,7 +17,7 @@ import { InFlightLookups } from './coalescing.js';
 import { ABSENT, type Fetched, type Found, GONE, THROTTLED, UNAVAILABLE } from './fetched.js';
 import { acrossInstances } from './instance-claims.js';
 import { ADDRESS_LOOKUP, EVENT_LOOKUP, type LookupKind, PROFILE_LOOKUP } from './lookup-kind.js';
-import { FEED, FOLLOWERS, NOTES, NOTIFICATIONS, RelationFill, SEARCH } from './relation-fill.js';
+import { FEED, FOLLOWERS, NOTES, NOTIFICATIONS, RelationFill, SEARCH, NOTE_SEARCH } from './relation-fill.js';
 import { RelaySearch, type SearchResult } from './relay-search.js';
 import { type MissLimit, RelayRequest } from './relay-request.js';
 import { warnStoreFailure } from '../store/store-failure.js';
@@ -83,6 +83,8 @@ export class ReadThrough {
   readonly notes: RelationFill;
   /** The search fill: profiles a query matches, asked of SEARCH_RELAYS (NIP-50) before the index is searched. */
   readonly profileSearch: RelationFill;
+  /** The note search fill: notes a query matches, asked of SEARCH_RELAYS (NIP-50) before the index is searched. */
+  readonly noteSearch: RelationFill;
   readonly notifications: RelationFill;
   /** The feed fill: what the authors a pubkey follows wrote lately, asked before its feed's first page is merged. */
   readonly feed: RelationFill;
@@ -95,6 +97,7 @@ export class ReadThrough {
     this.followers = new RelationFill(deps, { subject: FOLLOWERS, clientSlots });
     this.notes = new RelationFill(deps, { subject: NOTES, clientSlots });
     this.profileSearch = new RelationFill(deps, { subject: SEARCH, clientSlots });
+    this.noteSearch = new RelationFill(deps, { subject: NOTE_SEARCH, clientSlots });
     this.notifications = new RelationFill(deps, { subject: NOTIFICATIONS, clientSlots });
     this.feed = new RelationFill(deps, { subject: FEED, clientSlots });
     this.inflight = {
@@ -224,7 +227,7 @@ export class ReadThrough {
    */
   async settled(): Promise<void> {
     while (this.background.size > 0) await Promise.allSettled([...this.background]);
-    await Promise.all([this.relations.settled(), this.followers.settled(), this.notes.settled(), this.profileSearch.settled(), this.notifications.settled(), this.feed.settled()]);
+    await Promise.all([this.relations.settled(), this.followers.settled(), this.notes.settled(), this.profileSearch.settled(), this.noteSearch.settled(), this.notifications.settled(), this.feed.settled()]);
   }
 
   /** The relay lists of the misses' authors, if outbox discovery is on (one store read, on misses only). */

@@ -255,6 +255,22 @@ export const SEARCH: FillSubject = {
   isTarget: (words) => words.length <= 256 && SEARCH_TARGET.test(words),
 };
 
+/**
+ * What people wrote (`searchNotes`): `{"kinds":[1,30023],"search":"<words>"}` asked of
+ * SEARCH_RELAYS (NIP-50), SEARCH_PER_FILL notes per fill, once per RELATIONS_TTL per query (its words
+ * as nostr/note-search.ts reads them, the last one as typed); the notes are verified, stored and
+ * indexed, and the index answers by its own rule, whatever the relays matched.
+ */
+export const NOTE_SEARCH: FillSubject = {
+  name: 'note-search',
+  markKey: (words) => `note-search:${words}`,
+  refreshMarkKey: (words) => `note-search-refresh:${words}`,
+  filters: (words) => [{ kinds: [1, 30023], search: words }],
+  maxEvents: () => SEARCH_PER_FILL,
+  relays: (config) => config.searchUrls,
+  isTarget: (words) => words.length <= 256 && SEARCH_TARGET.test(words),
+};
+
 /** What a resolver holds for one request: `ensure` before reading an event's relationships from the index. */
 export interface RequestRelationFill {
   ensure(ids: readonly string[]): Promise<void>;

@@ -113,11 +113,13 @@ export function createContext({ store, limits, fill, client = '', maxObjects, ma
   const notes = relationFillFor(fill.notes, relays.request);
   // And a search, of SEARCH_RELAYS when there are any (SEARCH).
   const search = relationFillFor(fill.profileSearch, relays.request);
+  // And a note search, of SEARCH_RELAYS likewise (NOTE_SEARCH).
+  const noteSearch = relationFillFor(fill.noteSearch, relays.request);
   // And what names a pubkey, for its notifications (NOTIFICATIONS).
   const notifications = relationFillFor(fill.notifications, relays.request);
   // And what the authors a pubkey follows wrote lately, for its feed (FEED).
   const feed = relationFillFor(fill.feed, relays.request);
-  return { loaders: createLoaders(store, relays, { relations, followers, notes, search, notifications, feed }, reads), relays, ...shared, relationFill: relations };
+  return { loaders: createLoaders(store, relays, { relations, followers, notes, search, noteSearch, notifications, feed }, reads), relays, ...shared, relationFill: relations };
 }
 
 /**

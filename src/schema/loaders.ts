@@ -55,6 +55,8 @@ export interface Loaders {
   searchProfiles(words: readonly string[], first: number): Promise<string[]>;
   /** Notes matching a planned query (store/note-search-index.ts), from the index alone: one read of every shard, nothing to batch. */
   searchNotes(query: NoteSearchQuery): Promise<NoteSearchResult>;
+  /** With SEARCH_RELAYS: asks them for the notes a query's words match (NOTE_SEARCH), before the index is read; once per request and query. */
+  fillNoteSearch(words: string): Promise<void>;
   /** The words the note search index holds that start with a prefix (a query's last word), at most `limit`. */
   noteWordsStarting(prefix: string, limit: number): Promise<string[]>;
   /** A page of a recipient's notifications (store/notification-index.ts), from the index alone: one read, nothing to batch. */
@@ -97,6 +99,7 @@ export interface RelationFills {
   followers?: RelationFill;
   notes?: RelationFill;
   search?: RelationFill;
+  noteSearch?: RelationFill;
   notifications?: RelationFill;
   feed?: RelationFill;
 }
@@ -112,7 +115,7 @@ export interface RequestFill {
  * or, without relays, one store read.
  */
 export function createLoaders(store: EventStore, relays?: RequestFill, fills: RelationFills = {}, reads?: ReadReceipt): Loaders {
-  const { relations: relationFill, followers: followersFill, notes: notesFill, search: searchFill, notifications: notificationsFill, feed: feedFill } = fills;
+  const { relations: relationFill, followers: followersFill, notes: notesFill, search: searchFill, noteSearch: noteSearchFill, notifications: notificationsFill, feed: feedFill } = fills;
   const profiles = new DataLoader<string, Held>(
     (pubkeys): Promise<ReadAnswer[]> =>
       relays ? relays.fill.profiles(pubkeys, relays.request) : counted('profile', guarded(() => store.getProfiles(pubkeys, reads)), reads),
@@ -233,6 +236,15 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     }
     return search;
   };
+  // With SEARCH_RELAYS, a note search asks them first (once per request and query); a fill's failure leaves the index's answer.
+  const noteSearchFills = new Map<string, Promise<void>>();
+  const fillNoteSearch = (words: string) => {
+    if (!noteSearchFill) return Promise.resolve();
+    notKept();
+    let filled = noteSearchFills.get(words);
+    if (!filled) noteSearchFills.set(words, (filled = noteSearchFill.ensure([words])));
+    return filled;
+  };
   // With relays, a first page asks them first (once per request and pubkey): what names the
   // pubkey (NOTIFICATIONS), and the relationships of its most recent events (EVENT_RELATIONS), so
   // that a reply that does not tag it is found too. A fill's failure leaves the index's answer.
@@ -283,6 +295,7 @@ export function createLoaders(store: EventStore, relays?: RequestFill, fills: Re
     searchProfiles,
     searchNotes: (query: NoteSearchQuery) => readBeside(() => store.relations.searchNotes(query)),
     noteWordsStarting: (prefix: string, limit: number) => readBeside(() => store.relations.noteWordsStarting(prefix, limit)),
+    fillNoteSearch,
     notifications,
     notificationCounts,
     relatedIds,

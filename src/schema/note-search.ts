@@ -22,6 +22,7 @@ import { readerFilter } from './trust.js';
  * and a reader's web of trust and mutes (`viewer`, else TRUST_SEEDS) are applied to the events the
  * index hands back, as a filtered page is (event-connection.ts filteredEventPage): a page looks at
  * FEED_SCAN_FACTOR × `first` matches at most, and at SEARCH_READS_PER_PAGE reads of the index.
+ * With SEARCH_RELAYS, a first page asks them first (NOTE_SEARCH), once per RELATIONS_TTL per query.
  */
 
 /** The most authors `authors` names. */
@@ -78,6 +79,9 @@ export async function searchNotesPage(args: SearchArguments, context: GraphQLCon
   const parsed = parseNoteQuery(args.query);
   if (parsed === null) return EMPTY;
   const reader = await readerFilter(context, args.viewer);
+  // With SEARCH_RELAYS, a first page asks them first (fill/relation-fill.ts NOTE_SEARCH): what they
+  // answer is verified, stored and indexed before the index is read.
+  if (from === null) await loaders.fillNoteSearch([...parsed.words, ...(parsed.prefix === null ? [] : [parsed.prefix])].join(' '));
   const plan = await planOf(parsed, context);
   if (plan === null) return EMPTY;
   const since = args.since ?? null;
