@@ -205,6 +205,31 @@ describe.each(BOTH_STORES)('searchNotes on $name', ({ open }) => {
     expect(found).toBeGreaterThan(200);
   });
 
+  it('the store, asked directly: whole words and an expansion, whichever side drives, against the rule', async () => {
+    const cases: { words: string[]; anyOf: string[] | null }[] = [
+      // The expansion larger than the whole word: the word drives, the expansion's lists are walked.
+      { words: ['zaps'], anyOf: ['café', 'cafe', 'bitcoin', 'nostr', 'über', '東京'] },
+      // Smaller: the expansion's lists drive, merged.
+      { words: ['nostr'], anyOf: ['zaps', 'naïve'] },
+      { words: [], anyOf: ['nostr', 'nostrich', 'nostalgia'] },
+      { words: ['café', 'bitcoin'], anyOf: null },
+      { words: ['東京', 'タワ'], anyOf: ['京タ', 'ワー'] },
+    ];
+    for (const { words, anyOf } of cases) {
+      const want = generated.servable
+        .filter((event) => {
+          const held = noteWords(event);
+          return words.every((word) => held.includes(word)) && (anyOf === null || anyOf.some((word) => held.includes(word)));
+        })
+        .sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? -1 : 1))
+        .map((event) => event.id);
+      expect(want.length, JSON.stringify(words)).toBeGreaterThan(0);
+      const { notes, stoppedAt } = await opened.store.relations.searchNotes({ words, anyOf, kinds: [1, 30023], since: null, until: null, after: null, first: 1000 });
+      expect(stoppedAt).toBeNull();
+      expect(notes.map((note) => note.id), JSON.stringify({ words, anyOf })).toEqual(want);
+    }
+  });
+
   it('kinds, authors (any pubkey form), since and until narrow it', async () => {
     const cases: { query: string; filter: { kinds?: number[]; since?: number; until?: number; authors?: string[] } }[] = [
       { query: 'nostr', filter: { kinds: [30023] } },

@@ -23,6 +23,9 @@ const postingPrefix = (word: string) => `Q:${word} `;
 const countKey = (word: string) => `Qv:${word}`;
 /** After every member (hex digits) of a word's postings, in place of the space. */
 const PAST_MEMBERS = '!';
+/** Keys a walk of an expansion's list reads ahead of the member asked. */
+const WALK_AHEAD = 16;
+
 /** After every word starting with a prefix: no character is above U+10FFFF. */
 const PAST_WORDS = '\u{10FFFF}';
 
@@ -104,6 +107,8 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
     }
     const kinds = new Set(query.kinds);
     const holds = (word: string, member: string) => this.db.get(postingPrefix(word) + member) !== undefined;
+    // The expansion's lists, walked beside the driving list (as NOTE_SEARCH_SCRIPT walks them).
+    const walks = oneOf.map((word) => this.walk(word, query));
     // The driving lists merged: each a lazy range over its word's postings, in key order (the notes' order).
     const heads = drive.map((word) => {
       const [start, end] = boundsOf(word, query);
@@ -133,10 +138,37 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
       const posting = postingOf(entry.member, entry.value);
       if (!kinds.has(posting.kind)) continue;
       if (!checks.every((word) => holds(word, entry.member))) continue;
-      if (oneOf.length > 0 && !oneOf.some((word) => holds(word, entry.member))) continue;
+      if (walks.length > 0 && !walks.some((meets) => meets(entry.member))) continue;
       notes.push(posting);
       if (notes.length >= query.first) return { notes, stoppedAt: null };
     }
+  }
+
+  /**
+   * Whether a word's list holds each member asked, the members asked in order: a walk of the list
+   * that reads a few keys ahead, and seeks to the member asked once they are behind it.
+   */
+  private walk(word: string, query: NoteSearchQuery): (member: string) => boolean {
+    const prefix = postingPrefix(word);
+    const end = boundsOf(word, query)[1];
+    let ahead: string[] = [];
+    let at = 0;
+    let done = false;
+    return (member) => {
+      for (;;) {
+        if (at >= ahead.length) {
+          if (done) return false;
+          ahead = [...this.db.getKeys({ start: prefix + member, end, limit: WALK_AHEAD })].map((key) => key.slice(prefix.length));
+          at = 0;
+          done = ahead.length < WALK_AHEAD;
+          continue;
+        }
+        const current = ahead[at] as string;
+        if (current === member) return true;
+        if (current > member) return false;
+        at += 1;
+      }
+    };
   }
 
   async *noteSearchLists(): AsyncIterable<NoteSearchList[]> {
