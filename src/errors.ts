@@ -43,7 +43,7 @@ export const ERRORS = {
   query_too_costly: {
     status: 400,
     message:
-      'The query asks for too much: its cost (each field by what it reads, multiplied through lists, pages and relevantProfiles, and 4,000 for each searchProfiles) is over the limit. Ask for fewer ids, fields or searches, or nest less.',
+      'The query asks for too much: its cost (each field by what it reads, multiplied through lists, pages and relevantProfiles, 4,000 for each searchProfiles and 8,000 for each searchNotes) is over the limit. Ask for fewer ids, fields or searches, or nest less.',
   },
   response_too_large: {
     status: 400,

@@ -317,7 +317,7 @@ describe.each(BOTH_STORES)('Threads and reactions over GraphQL, $name store', ({
       errors: [
         {
           message:
-            'The query may cost about 21110 units of work (each field by what it reads, lists multiplied through: relevantProfiles by 100, pages by their first, each searchProfiles 4000 and its first); the limit is 20000. Ask for fewer ids, fewer fields, smaller pages or nest less.',
+            'The query may cost about 21110 units of work (each field by what it reads, lists multiplied through: relevantProfiles by 100, pages by their first, each searchProfiles 4000 and its first, each searchNotes 8000); the limit is 20000. Ask for fewer ids, fewer fields, smaller pages or nest less.',
           extensions: { code: 'query_too_costly' },
         },
       ],

@@ -330,6 +330,59 @@ describe.each(BOTH_STORES)('searchNotes on $name', ({ open }) => {
   });
 });
 
+describe.each(BOTH_STORES)('searchNotes on $name: a last word that starts more than 64 indexed words', ({ open }) => {
+  it('is still a prefix: each note found is checked for it (found by review: it was searched as a whole word)', async () => {
+    const opened = await open();
+    const server = await startTestServer(opened.store);
+    try {
+      // 70 words starting with "ab", one note each (ten to a second), and the notes the queries are about.
+      const many = Array.from({ length: 70 }, (_, n) => signed(AUTHORS[n % 5] as string, { created_at: T + Math.floor(n / 10), content: `ab${String(n).padStart(2, '0')}x filler` }));
+      const about = signed('alice', { created_at: T + 3, content: 'Bitcoin is about money' });
+      const bare = signed('bob', { created_at: T + 9, content: 'Bitcoin ab' });
+      const other = signed('carol', { created_at: T + 9, content: 'bitcoin only' });
+      await opened.store.putEvents([...many, about, bare, other]);
+      expect(await opened.store.relations.noteWordsStarting('ab', 65)).toHaveLength(65);
+      const newest = (events: NostrEvent[]) => [...events].sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? -1 : 1)).map((event) => event.id);
+      expect(await allOf(server, { query: 'bitcoin ab', first: 2 })).toEqual(newest([about, bare]));
+      // Alone: every note is read, newest first, and checked; pages may be short, never wrong.
+      expect(await allOf(server, { query: 'ab', first: 7 })).toEqual(newest([...many, about, bare]));
+      expect(await allOf(server, { query: 'filler ab00', first: 3 })).toEqual(newest([many[0] as NostrEvent]));
+      // Beside a whole-word plan the index's own word lists stay exact.
+      expect((await checkRelations(opened.store)).noteSearchDifferences).toEqual([]);
+    } finally {
+      await server.close();
+      await opened.cleanup();
+    }
+  });
+
+  it('a query of many words does bounded work per read, and still lists every match across pages', async () => {
+    const opened = await open();
+    try {
+      const words = Array.from({ length: 40 }, (_, n) => `w${n}`);
+      // Note n holds every word but the n-th (from the 10th on): each word is as common as the others, and a note fails only at its missing word.
+      const almost = Array.from({ length: 30 }, (_, n) => signed(AUTHORS[n % 5] as string, { created_at: T + n, content: words.filter((_, index) => index !== n + 10).join(' ') }));
+      const all = signed('alice', { created_at: T + 100, content: words.join(' ') });
+      await opened.store.putEvents([...almost, all]);
+      const query: NoteSearchQuery = { words, anyOf: null, kinds: [1, 30023], since: null, until: null, after: null, first: 5 };
+      const found: string[] = [];
+      let after: ReplyPosition | null = null;
+      let reads = 0;
+      for (; reads < 1000; reads++) {
+        const { notes, stoppedAt } = await opened.store.relations.searchNotes({ ...query, after }, { scanPerShard: 20 });
+        found.push(...notes.map((note) => note.id));
+        const last = notes.length === query.first ? (notes.at(-1) as ReplyPosition) : stoppedAt;
+        if (!last) break;
+        after = last;
+      }
+      expect(found).toEqual([all.id]);
+      // 20 units a shard: a posting and its 39 lookups do not fit, so reads stop early and go on.
+      expect(reads).toBeGreaterThan(1);
+    } finally {
+      await opened.cleanup();
+    }
+  });
+});
+
 describe('searchNotes with NOTE_SEARCH off', () => {
   const offStores: { name: string; open(): Promise<OpenedStore> }[] = [
     {

@@ -192,10 +192,11 @@ export const SEARCH_COST = 2 * RANK_WALK_LIMIT;
 
 /**
  * A note search: up to SEARCH_READS_PER_PAGE reads of the index (schema/note-search.ts), each
- * looking at SCAN_PER_SHARD postings in each of NOTE_SEARCH_SHARDS shards at most. Charged as a
- * profile search is until scripts/bench measures it: GRAPHQL_MAX_COST allows four a request.
+ * SCAN_PER_SHARD units of work (a posting looked at, a lookup, a range read) in each of
+ * NOTE_SEARCH_SHARDS shards at most: up to 128,000 commands of scripts, charged as twice a profile
+ * search, so that GRAPHQL_MAX_COST (20,000 by default) allows two a request.
  */
-export const NOTE_SEARCH_COST = SEARCH_COST;
+export const NOTE_SEARCH_COST = 2 * SEARCH_COST;
 
 /**
  * A reader's web of trust (store/trust-webs.ts): held and shared by every request once built, so

@@ -15,10 +15,12 @@ import { compareNotes, type ReplyPosition } from './relation-index.js';
  * each in order, are merged by the caller. A query is driven by its rarest word (the fewest
  * postings in the shard), each posting checked against the other words' lists; a query whose last
  * word is a prefix (nostr/note-search.ts) expands it to the words the index holds that start with
- * it, at most MAX_PREFIX_WORDS (a note must hold one of them); past that many, the last word must
- * be held whole. Each shard looks at SCAN_PER_SHARD postings at most per call: a query whose words
- * are common and seldom together stops there, its page short (never out of order), the next page
- * going on from where it stopped.
+ * it, at most MAX_PREFIX_WORDS (a note must hold one of them); past that many, the other words are
+ * intersected alone (or, with none, every note is read: ALL_NOTES_WORD) and the caller checks the
+ * prefix against each note's words. Each shard does SCAN_PER_SHARD units of work at most per call (a posting looked
+ * at, a lookup in another list, a range read: one each; at least one posting): a query whose words
+ * are common and seldom together, or many, stops there, its page short (never out of order), the
+ * next page going on from where it stopped.
  */
 export interface NoteSearchIndex {
   /** Whether the index is kept (NOTE_SEARCH): when not, writes leave it alone and `searchNotes` is refused (note_search_off). */
@@ -70,7 +72,7 @@ export interface NoteSearchList {
 }
 
 export interface NoteSearchLimits {
-  /** Postings of its driving lists one shard looks at per call, at most. */
+  /** Units of work one shard does per call, at most (a posting looked at, a lookup, a range read; at least one posting). */
   scanPerShard: number;
 }
 
@@ -81,8 +83,9 @@ export const NOTE_SEARCH_SHARDS = 16;
 export const MAX_PREFIX_WORDS = 64;
 
 /**
- * Postings one shard looks at per call: 16 shards, 2,000 each, bound a query's work in Redis to a
- * few tens of thousands of set lookups (measured in scripts/bench/note-search.ts).
+ * Units of work one shard does per call: 16 shards, 2,000 each, bound a read of the index to some
+ * 32,000 commands of a script, whatever the query's words (a query of 191 words made one shard's
+ * call take 457 ms when only postings were counted: found by review).
  */
 export const SCAN_PER_SHARD = 2000;
 
@@ -100,9 +103,16 @@ export function noteShardOf(id: string): number {
   return Number.parseInt(id[0] ?? '0', 16);
 }
 
-/** The words an event is indexed under: none unless it is of a searchable kind. */
+/**
+ * A list of every note of the index (per shard), under a name no word has (words are letters, marks
+ * and digits): what a query whose last word starts too many words to look in all their lists reads,
+ * checking each note's words itself (schema/note-search.ts).
+ */
+export const ALL_NOTES_WORD = '*';
+
+/** The words an event is indexed under (ALL_NOTES_WORD first): none unless it is of a searchable kind. */
 export function indexedWordsOf(event: NostrEvent): string[] {
-  return isSearchableKind(event.kind) ? noteWords(event) : [];
+  return isSearchableKind(event.kind) ? [ALL_NOTES_WORD, ...noteWords(event)] : [];
 }
 
 /**

@@ -4,7 +4,7 @@ import type { GraphqlConfig, LookupConfig } from '../../config/env.js';
 import { errorCodeOf, LookupError } from '../../errors.js';
 import type { GraphQLContext } from '../../schema/context.js';
 import { JsonText } from '../../store/json-text.js';
-import { operationCost, SEARCH_COST } from '../../schema/query-cost.js';
+import { NOTE_SEARCH_COST, operationCost, SEARCH_COST } from '../../schema/query-cost.js';
 
 export interface QueryLimitOptions {
   limits: LookupConfig;
@@ -88,7 +88,7 @@ export function costRefusal(request: OperationRequest, { limits, config }: Query
   const cost = operationCost(request.schema, request.document, request.operationName, request.variableValues, limits);
   if (cost <= config.maxCost) return undefined;
   return new LookupError('query_too_costly', {
-    message: `The query may cost about ${cost} units of work (each field by what it reads, lists multiplied through: relevantProfiles by ${limits.maxProfiles}, pages by their first, each searchProfiles ${SEARCH_COST} and its first); the limit is ${config.maxCost}. Ask for fewer ids, fewer fields, smaller pages or nest less.`,
+    message: `The query may cost about ${cost} units of work (each field by what it reads, lists multiplied through: relevantProfiles by ${limits.maxProfiles}, pages by their first, each searchProfiles ${SEARCH_COST} and its first, each searchNotes ${NOTE_SEARCH_COST}); the limit is ${config.maxCost}. Ask for fewer ids, fewer fields, smaller pages or nest less.`,
   });
 }
 

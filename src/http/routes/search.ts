@@ -45,7 +45,7 @@ export const searchLookup: RestLookup<RestSearchQuery, RestSearchQueryVariables>
     { name: 'q', required: true, description: 'What to find: 1 to 64 characters; every word must be in the note, the last may start one.', examples: ['bitcoin light'] },
     ...pageParameters('Notes', DEFAULT_LIMIT, MAX_LIMIT),
     { name: 'kinds', required: false, description: `Comma-separated: some of ${SEARCHABLE_KINDS.join(', ')} (default both).` },
-    { name: 'authors', required: false, description: `Comma-separated pubkeys (hex, npub, nprofile), 1 to ${MAX_SEARCH_AUTHORS}.` },
+    { name: 'authors', required: false, description: `Comma-separated pubkeys (hex, npub, nprofile, or a NIP-05 name, resolved at its domain), 1 to ${MAX_SEARCH_AUTHORS}.` },
     { name: 'since', required: false, description: 'Only notes with created_at >= since (unix seconds).' },
     { name: 'until', required: false, description: 'Only notes with created_at <= until (unix seconds).' },
     { name: 'viewer', required: false, description: "A pubkey (any form, NIP-05 too): only authors in its web of trust, nothing it muted." },

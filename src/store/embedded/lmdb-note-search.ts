@@ -85,30 +85,40 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
     return this.transactions.read(() => this.search(query, NOTE_SEARCH_SHARDS * limits.scanPerShard));
   }
 
-  /** As NOTE_SEARCH_SCRIPT (lua-scripts.ts) does in one shard: the smallest side drives, every posting it reads checked against the others. */
+  /**
+   * As NOTE_SEARCH_SCRIPT (lua-scripts.ts) does in one shard: the smallest side drives, every
+   * posting it reads checked against the others, until `cap` units of work are done.
+   */
   private search(query: NoteSearchQuery, cap: number): NoteSearchResult {
     const countOf = (word: string) => Number(this.db.get(countKey(word)) ?? 0);
     const whole = query.words.map((word) => ({ word, count: countOf(word) }));
     if (whole.some(({ count }) => count === 0)) return { notes: [], stoppedAt: null };
-    const anyOf = query.anyOf ?? [];
-    const expansion = anyOf.reduce((sum, word) => sum + countOf(word), 0);
+    const anyOf = (query.anyOf ?? []).map((word) => ({ word, count: countOf(word) }));
+    const expansion = anyOf.reduce((sum, { count }) => sum + count, 0);
     let drive: string[];
     let checks: string[];
-    let oneOf: string[] = [];
+    // The expansion's lists shorter than the driving list are walked beside it; longer ones looked up.
+    let walked: string[] = [];
+    let lookedUp: string[] = [];
     const rarest = whole.reduce<{ word: string; count: number } | undefined>((least, entry) => (!least || entry.count < least.count ? entry : least), undefined);
     if (anyOf.length > 0 && (!rarest || expansion < rarest.count)) {
-      drive = [...anyOf];
+      drive = anyOf.map(({ word }) => word);
       checks = query.words.slice();
     } else {
-      const driver = (rarest as { word: string }).word;
+      const { word: driver, count: fewest } = rarest as { word: string; count: number };
       drive = [driver];
       checks = query.words.filter((word) => word !== driver);
-      oneOf = [...anyOf];
+      walked = anyOf.filter(({ count }) => count < fewest).map(({ word }) => word);
+      lookedUp = anyOf.filter(({ count }) => count >= fewest).map(({ word }) => word);
     }
     const kinds = new Set(query.kinds);
-    const holds = (word: string, member: string) => this.db.get(postingPrefix(word) + member) !== undefined;
-    // The expansion's lists, walked beside the driving list (as NOTE_SEARCH_SCRIPT walks them).
-    const walks = oneOf.map((word) => this.walk(word, query));
+    // The work done, as NOTE_SEARCH_SCRIPT counts it: a posting looked at, a lookup, a seek.
+    let work = 0;
+    const holds = (word: string, member: string) => {
+      work += 1;
+      return this.db.get(postingPrefix(word) + member) !== undefined;
+    };
+    const walks = walked.map((word) => this.walk(word, query, () => (work += 1)));
     // The driving lists merged: each a lazy range over its word's postings, in key order (the notes' order).
     const heads = drive.map((word) => {
       const [start, end] = boundsOf(word, query);
@@ -123,7 +133,6 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
       return head;
     });
     const notes: NotePosting[] = [];
-    let looked = 0;
     let last: { member: string; value: string } | undefined;
     for (;;) {
       let least: (typeof heads)[number] | undefined;
@@ -132,13 +141,13 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
       const entry = least.next as { member: string; value: string };
       least.advance();
       if (entry.member === last?.member) continue;
-      if (looked >= cap) return { notes, stoppedAt: last ? postingOf(last.member, last.value) : null };
-      looked += 1;
+      if (last && work >= cap) return { notes, stoppedAt: postingOf(last.member, last.value) };
+      work += 1;
       last = entry;
       const posting = postingOf(entry.member, entry.value);
       if (!kinds.has(posting.kind)) continue;
       if (!checks.every((word) => holds(word, entry.member))) continue;
-      if (walks.length > 0 && !walks.some((meets) => meets(entry.member))) continue;
+      if (walks.length + lookedUp.length > 0 && !walks.some((meets) => meets(entry.member)) && !lookedUp.some((word) => holds(word, entry.member))) continue;
       notes.push(posting);
       if (notes.length >= query.first) return { notes, stoppedAt: null };
     }
@@ -148,7 +157,7 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
    * Whether a word's list holds each member asked, the members asked in order: a walk of the list
    * that reads a few keys ahead, and seeks to the member asked once they are behind it.
    */
-  private walk(word: string, query: NoteSearchQuery): (member: string) => boolean {
+  private walk(word: string, query: NoteSearchQuery, onSeek: () => void): (member: string) => boolean {
     const prefix = postingPrefix(word);
     const end = boundsOf(word, query)[1];
     let ahead: string[] = [];
@@ -158,6 +167,7 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
       for (;;) {
         if (at >= ahead.length) {
           if (done) return false;
+          onSeek();
           ahead = [...this.db.getKeys({ start: prefix + member, end, limit: WALK_AHEAD })].map((key) => key.slice(prefix.length));
           at = 0;
           done = ahead.length < WALK_AHEAD;

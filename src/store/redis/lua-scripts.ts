@@ -1633,14 +1633,16 @@ return changed
  * One shard's answer to a note search (store/note-search-index.ts): KEYS[1…ARGV[1]] the lists of
  * the query's whole words (a note must be in each), the other KEYS the lists of its last word's
  * expansion (a note must be in one). ARGV[2], ARGV[3] the BYLEX bounds (after the cursor, or from
- * `until`; to `since`), ARGV[4] the matches wanted, ARGV[5] the most postings to look at, ARGV[6]
+ * `until`; to `since`), ARGV[4] the matches wanted, ARGV[5] the most work to do (a posting looked at,
+ * a lookup, a range read: one each; at least one posting is looked at), ARGV[6]
  * the kinds asked as 2-byte values ('' for every kind). The smallest side drives: the rarest whole
  * word's list, or the expansion's lists merged (when they hold fewer postings); each posting it
- * reads is looked up in the other whole words' lists, and met by a walk of the expansion's lists
- * (a lookup in each of 13 lists per posting was 60,000 lookups for a rare two-word query over
- * 1,000,000 notes: BENCHMARKS.md). Members compare byte by byte (their order in Redis),
+ * reads is looked up in the other whole words' lists and in the expansion's longer lists, and met by
+ * a walk of its shorter ones (a lookup in each of 13 short lists per posting was 60,000 lookups for
+ * a rare two-word query over 1,000,000 notes: BENCHMARKS.md; a walk of lists longer than the
+ * driving one reads a range per posting: found by review). Members compare byte by byte (their order in Redis),
  * never with Lua's locale-bound string order. Returns a status (1: nothing more in the shard, 2:
- * the matches wanted found, 0: stopped after ARGV[5] postings), the last member looked at, then
+ * the matches wanted found, 0: stopped after ARGV[5] units of work), the last member looked at, then
  * the matches in order.
  */
 export const NOTE_SEARCH_SCRIPT = `
@@ -1661,17 +1663,27 @@ for i = 1, whole do
   if n == 0 then return {1, ''} end
   if fewest < 0 or n < fewest then rarest, fewest = i, n end
 end
-local expansion = 0
-for i = whole + 1, #KEYS do expansion = expansion + redis.call('ZCARD', KEYS[i]) end
+local expansion, sizes = 0, {}
+for i = whole + 1, #KEYS do
+  sizes[i] = redis.call('ZCARD', KEYS[i])
+  expansion = expansion + sizes[i]
+end
+-- An expansion's list shorter than the driving list is walked beside it; a longer one is looked up.
+local walked = {}
 if #KEYS > whole and (whole == 0 or expansion < fewest) then
   for i = whole + 1, #KEYS do drive[#drive + 1] = KEYS[i] end
   for i = 1, whole do checks[#checks + 1] = KEYS[i] end
 else
   drive[1] = KEYS[rarest]
   for i = 1, whole do if i ~= rarest then checks[#checks + 1] = KEYS[i] end end
-  for i = whole + 1, #KEYS do anyOf[#anyOf + 1] = KEYS[i] end
+  for i = whole + 1, #KEYS do
+    if sizes[i] < fewest then walked[#walked + 1] = KEYS[i] else anyOf[#anyOf + 1] = KEYS[i] end
+  end
 end
+-- The work done: a posting looked at, a lookup, a range read each count one.
+local work = 0
 local function fill(head)
+  work = work + 1
   head.buffer = redis.call('ZRANGE', head.key, head.from, stop, 'BYLEX', 'LIMIT', 0, head.chunk)
   head.at = 1
   if #head.buffer < head.chunk then head.done = true end
@@ -1686,7 +1698,7 @@ for _, head in ipairs(heads) do fill(head) end
 -- them when a list's walk meets it; a list behind it jumps to it (one range read) once its read
 -- ahead runs out. Cheaper than a lookup in every list per posting when most postings are in none.
 local walks = {}
-for i, key in ipairs(anyOf) do walks[i] = {key = key, from = ARGV[2], buffer = {}, at = 1, done = false, chunk = 16} end
+for i, key in ipairs(walked) do walks[i] = {key = key, from = ARGV[2], buffer = {}, at = 1, done = false, chunk = 16} end
 local function walkMeets(walk, member)
   while true do
     if walk.at > #walk.buffer then
@@ -1701,7 +1713,7 @@ local function walkMeets(walk, member)
     end
   end
 end
-local out, looked, last = {2, ''}, 0, nil
+local out, last = {2, ''}, nil
 while true do
   local least = nil
   for _, head in ipairs(heads) do
@@ -1712,8 +1724,8 @@ while true do
   local member = least.buffer[least.at]
   least.at = least.at + 1
   if member ~= last then
-    if looked >= cap then out[1] = 0 break end
-    looked = looked + 1
+    if last ~= nil and work >= cap then out[1] = 0 break end
+    work = work + 1
     last = member
     local ok = true
     if kinds ~= '' then
@@ -1723,12 +1735,18 @@ while true do
     end
     for _, key in ipairs(checks) do
       if not ok then break end
+      work = work + 1
       if not redis.call('ZSCORE', key, member) then ok = false end
     end
-    if ok and #walks > 0 then
+    if ok and #walks + #anyOf > 0 then
       ok = false
       for _, walk in ipairs(walks) do
         if walkMeets(walk, member) then ok = true break end
+      end
+      for _, key in ipairs(anyOf) do
+        if ok then break end
+        work = work + 1
+        if redis.call('ZSCORE', key, member) then ok = true end
       end
     end
     if ok then

@@ -114,7 +114,11 @@ export class RedisNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled
   }
 
   async *noteSearchLists(): AsyncIterable<NoteSearchList[]> {
-    for await (const names of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}q:{q?}:w:*`)) {
+    // SCAN may hand a key over twice: each list once (a word's list in two shards is two keys).
+    const seen = new Set<string>();
+    for await (const found of scanKeys(this.client, this.commands, `${escapeGlob(this.prefix)}q:{q?}:w:*`)) {
+      const names = found.filter((name) => !seen.has(name));
+      for (const name of names) seen.add(name);
       for (let start = 0; start < names.length; start += LISTS_PER_BATCH) {
         const lists = await this.commands.read(() =>
           Promise.all(
