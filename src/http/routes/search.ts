@@ -10,9 +10,13 @@ import { type RestLookup, requiredValue } from './rest-lookup.js';
 import { sinceOf } from './notifications.js';
 import { nextCursor, pageParameters, pushEvents, pushProfiles } from './screen-body.js';
 
-/** Notes on a page when `limit` is left out, and at most (as /feed). */
+/**
+ * Notes on a page when `limit` is left out, and at most: a search costs 8,000 in the cost model and
+ * each note brings up to MAX_PROFILES profiles; a page of 40 costs about 18,900 of the 20,000 a
+ * request may (50, as /feed allows, would be refused as query_too_costly).
+ */
 const DEFAULT_LIMIT = 20;
-const MAX_LIMIT = 50;
+const MAX_LIMIT = 40;
 
 /** `kinds`: comma-separated kinds (each one the index holds: Query.searchNotes says); absent: the field's default. */
 function kindsOf(value: string | undefined): number[] | undefined {
