@@ -13,11 +13,11 @@ import type { StoreOptions } from './support/store-under-test.js';
 
 function openTemporary(options: StoreOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-lmdb-'));
-  const store = new LmdbEventStore(dir, options);
+  const store = new LmdbEventStore(dir, { noteSearch: true, ...options });
   return {
     store,
     dir,
-    reopen: () => new LmdbEventStore(dir, options),
+    reopen: () => new LmdbEventStore(dir, { noteSearch: true, ...options }),
     cleanup: async () => {
       await store.close().catch(() => {});
       rmSync(dir, { recursive: true, force: true });

@@ -14,6 +14,7 @@ import { BOTH_STORES, type OpenedStore } from './support/both-stores.js';
 import { deletion, vanish } from './support/deletion-conformance.js';
 import { pubkeyOf, secretKey, signed } from './support/events.js';
 import { shuffled } from './support/shuffle.js';
+import { seeded } from '../scripts/bench/recall/network/random.js';
 import { collectPages, postGraphql, startTestServer, type TestServer } from './support/test-server.js';
 import { createTestStore } from './support/test-store.js';
 
@@ -25,18 +26,6 @@ import { createTestStore } from './support/test-store.js';
  */
 
 const T = 1_700_000_000;
-
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Words as people write them: accents (composed and not), full width, case, CJK without spaces, Arabic, emoji. */
 const VOCABULARY = [
@@ -87,7 +76,7 @@ interface World {
 }
 
 function world(seed: number): World {
-  const next = random(seed);
+  const next = seeded(seed);
   const notes: NostrEvent[] = [];
   for (let index = 0; index < 160; index++) {
     const author = AUTHORS[index % AUTHORS.length] as string;

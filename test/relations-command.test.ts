@@ -46,7 +46,7 @@ const STORES: { name: string; open(): Promise<Subject> }[] = [
     name: 'embedded (LMDB)',
     async open() {
       const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-relations-'));
-      const store = new LmdbEventStore(dir);
+      const store = new LmdbEventStore(dir, { noteSearch: true });
       return {
         store,
         env: { DATA_DIR: dir, REDIS_URL: undefined, REDIS_CLUSTER_NODES: undefined, NOTE_SEARCH: 'true' },

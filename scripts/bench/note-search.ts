@@ -98,8 +98,8 @@ async function main() {
   const importCount = Number(options.import);
   const rounds = Number(options.rounds);
   const rows: string[] = [];
-  const stores = await openStorePair('ns0:', 'bench-note-search-');
-  // The kind-1111 twins: the same writes but the search index.
+  const stores = await openStorePair('ns0:', 'bench-note-search-', { noteSearch: true });
+  // The kind-1111 twins, without the index (the stores' default): the same writes but the search index.
   const plainRedis = new RedisStore(stores.client, 'ns1:');
   const plainDir = mkdtempSync(join(tmpdir(), 'bench-note-search-plain-'));
   const plainLmdb = new LmdbEventStore(plainDir);

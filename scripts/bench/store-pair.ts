@@ -28,16 +28,16 @@ export interface StorePair {
   close(): Promise<void>;
 }
 
-/** A Redis store under `prefix` and an LMDB store in a fresh directory. */
-export async function openStorePair(prefix: string, directoryName: string): Promise<StorePair> {
+/** A Redis store under `prefix` and an LMDB store in a fresh directory (`noteSearch`: both keep the note search index). */
+export async function openStorePair(prefix: string, directoryName: string, { noteSearch = false }: { noteSearch?: boolean } = {}): Promise<StorePair> {
   let privateRedis: PrivateRedis | undefined;
   const redisUrl = process.env.REDIS_URL ?? (privateRedis = await startPrivateRedis()).url;
   const admin = new Redis(redisUrl);
   const client = connectRedis({ url: redisUrl, timeoutMs: 60_000 });
   await waitUntilReady(client, 5000);
-  const redis = new RedisEventStore(client, prefix);
+  const redis = new RedisEventStore(client, prefix, { noteSearch });
   const dir = mkdtempSync(join(tmpdir(), directoryName));
-  const lmdb = new LmdbEventStore(dir);
+  const lmdb = new LmdbEventStore(dir, { noteSearch });
   const close = async () => {
     await deleteByPrefix(admin, prefix);
     admin.disconnect();

@@ -27,7 +27,7 @@ export const BOTH_STORES: { name: string; open(): Promise<OpenedStore> }[] = [
     name: 'embedded (LMDB)',
     async open() {
       const dir = mkdtempSync(join(tmpdir(), 'nostr-lookup-both-'));
-      const store = new LmdbEventStore(dir);
+      const store = new LmdbEventStore(dir, { noteSearch: true });
       return {
         store,
         cleanup: async () => {

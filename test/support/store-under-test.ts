@@ -15,7 +15,7 @@ export interface StoreOptions {
   pendingTtlSeconds?: number;
   /** Redis only: followers per bucket log before they move (tests of the layout use 96, the size it had before b6bd54e). */
   followBucketSize?: number;
-  /** NOTE_SEARCH: the note search index kept and read (default true, as the store classes). */
+  /** NOTE_SEARCH: the note search index kept and read (the test stores' default: true, so that the suites check it; the store classes' and the service's: false). */
   noteSearch?: boolean;
 }
 

@@ -65,7 +65,7 @@ async function openClient(where: Where, readyMs: number): Promise<RedisClient> {
 
 async function connect(where: Where, prefix: string, { publicUrl, pendingTtlSeconds, followBucketSize, noteSearch }: StoreOptions = {}) {
   const client = await openClient(where, 5000);
-  return { client, store: new RedisEventStore(client, prefix, { publicUrl, pendingTtlSeconds, followBucketSize, timeoutMs: 2000, ...(noteSearch === undefined ? {} : { noteSearch }) }) };
+  return { client, store: new RedisEventStore(client, prefix, { publicUrl, pendingTtlSeconds, followBucketSize, timeoutMs: 2000, noteSearch: noteSearch ?? true }) };
 }
 
 /**

@@ -246,16 +246,11 @@ export const THREAD_SCHEMA = {
   },
 };
 
-export const FEED_SCHEMA = {
-  operationId: 'getFeed',
-  summary: "A page of a pubkey's home feed: what a home screen draws",
-  description:
-    'Notes and reposts (kinds 1, 6, 16; no replies) by the authors of the pubkey\'s latest follow list (NIP-02), newest first, then by id, its own public mutes (NIP-51) applied, as `Pubkey.feed` answers with its defaults; with the latest profile of every relevant pubkey of every event shown, as /event\'s map. A pubkey without a follow list has an empty feed. `next` is the cursor of the next page (null after the last). The fixed operation is src/http/operations/feed.graphql.',
-  tags: ['screens'],
-  headers: CONDITIONAL_HEADERS,
-  response: {
+/** A screen's page of events (`{events, profiles, next}`, /feed and /search): its 200 and 304. */
+function eventPageResponses(what: string) {
+  return {
     200: {
-      description: 'A page of the feed.',
+      description: `A page of the ${what}.`,
       type: 'object',
       required: ['events', 'profiles', 'next'],
       additionalProperties: false,
@@ -267,6 +262,18 @@ export const FEED_SCHEMA = {
       headers: { ...SUCCESS_HEADERS, etag: header('Strong validator: a digest of the body. Send it back in If-None-Match.') },
     },
     304: notModified({ etag: SUCCESS_HEADERS.etag, 'cache-control': SUCCESS_HEADERS['cache-control'] }),
+  };
+}
+
+export const FEED_SCHEMA = {
+  operationId: 'getFeed',
+  summary: "A page of a pubkey's home feed: what a home screen draws",
+  description:
+    'Notes and reposts (kinds 1, 6, 16; no replies) by the authors of the pubkey\'s latest follow list (NIP-02), newest first, then by id, its own public mutes (NIP-51) applied, as `Pubkey.feed` answers with its defaults; with the latest profile of every relevant pubkey of every event shown, as /event\'s map. A pubkey without a follow list has an empty feed. `next` is the cursor of the next page (null after the last). The fixed operation is src/http/operations/feed.graphql.',
+  tags: ['screens'],
+  headers: CONDITIONAL_HEADERS,
+  response: {
+    ...eventPageResponses('feed'),
     ...restErrors(['nip05_not_found', 'nip05_unresolvable'], 'invalid_pubkey', ['invalid_argument', 'invalid_cursor']),
   },
 };
@@ -279,19 +286,7 @@ export const SEARCH_SCHEMA = {
   tags: ['screens'],
   headers: CONDITIONAL_HEADERS,
   response: {
-    200: {
-      description: 'A page of the search.',
-      type: 'object',
-      required: ['events', 'profiles', 'next'],
-      additionalProperties: false,
-      properties: {
-        events: { type: 'array', items: { $ref: 'NostrEvent#' }, description: 'Newest first (by created_at, then id).' },
-        profiles: PROFILES_MAP,
-        next: { type: ['string', 'null'], description: 'Pass as `after` for the next page; null after the last.' },
-      },
-      headers: { ...SUCCESS_HEADERS, etag: header('Strong validator: a digest of the body. Send it back in If-None-Match.') },
-    },
-    304: notModified({ etag: SUCCESS_HEADERS.etag, 'cache-control': SUCCESS_HEADERS['cache-control'] }),
+    ...eventPageResponses('search'),
     ...restErrors(['nip05_not_found', 'nip05_unresolvable'], 'invalid_search', ['invalid_argument', 'invalid_cursor', 'invalid_pubkey']),
     501: errorSchema(501, ['note_search_off'], 'The operator did not turn search of notes on (NOTE_SEARCH).'),
   },

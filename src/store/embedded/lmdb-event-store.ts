@@ -78,7 +78,7 @@ export interface LmdbEventStoreOptions extends LmdbMarkStoreOptions {
   publicUrl?: string;
   /** How long a deletion whose event is not held is remembered (tests shorten it). */
   pendingTtlSeconds?: number;
-  /** NOTE_SEARCH: the note search index is kept and read (store/note-search-index.ts); default true (the service's default is false: config). */
+  /** NOTE_SEARCH: the note search index is kept and read (store/note-search-index.ts); default false, as the service's. */
   noteSearch?: boolean;
 }
 
@@ -148,7 +148,7 @@ export class LmdbEventStore implements EventStore {
       // so that new directories do not hold it (lmdb-js allows 12 databases by default).
       this.readOnly ? undefined : this.root.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary', create: false } as DatabaseOptions & { name: string }) as Database<Buffer, Buffer> | undefined,
       (id) => this.servableAuthor(id),
-      options.noteSearch ?? true,
+      options.noteSearch ?? false,
     );
   }
 

@@ -104,7 +104,7 @@ export class LmdbRelationIndex implements RelationIndex {
     private readonly legacyFollowerKeys?: Database<Buffer, Buffer>,
     authorOf: ServableAuthorOf = () => undefined,
     /** NOTE_SEARCH: whether the note search index is kept. */
-    readonly noteSearchEnabled = true,
+    readonly noteSearchEnabled = false,
   ) {
     this.notificationIndex = new LmdbNotificationIndex(db, transactions, authorOf);
     this.noteSearch = new LmdbNoteSearch(db, transactions);

@@ -140,7 +140,7 @@ export interface RedisStoreOptions {
   hotCache?: HotCache;
   /** REDIS_PACK_EVENTS: regular events are written packed (store/packed-event.ts); default true. */
   packEvents?: boolean;
-  /** NOTE_SEARCH: the note search index is kept and read (store/note-search-index.ts); default true (the service's default is false: config). */
+  /** NOTE_SEARCH: the note search index is kept and read (store/note-search-index.ts); default false, as the service's. */
   noteSearch?: boolean;
   /** Followers per bucket log before they move to more buckets (FOLLOW_BUCKET_SIZE, its default; tests use smaller ones). */
   followBucketSize?: number;
@@ -207,7 +207,7 @@ export class RedisEventStore implements EventStore {
     this.cursors = new RedisCursorStore(this.commands, this.keys);
     // Notifications read whose a target event is, as it is held now (read directly, never cached).
     const authorsOf = async (ids: readonly string[]) => (await this.readEvents(ids)).map((held) => held?.event?.pubkey);
-    this.relations = new RedisRelationIndex(client, this.commands, this.keys, keyPrefix, authorsOf, options.followBucketSize, options.noteSearch ?? true);
+    this.relations = new RedisRelationIndex(client, this.commands, this.keys, keyPrefix, authorsOf, options.followBucketSize, options.noteSearch ?? false);
     client.defineCommand('nostrReplaceEvent', { numberOfKeys: 2, lua: REPLACE_SCRIPT });
     client.defineCommand('nostrSettleJournal', { numberOfKeys: 1, lua: SETTLE_JOURNAL_SCRIPT });
     client.defineCommand('nostrDeleteIf', { numberOfKeys: 1, lua: DELETE_IF_SCRIPT });

@@ -204,7 +204,7 @@ export class RedisRelationIndex implements RelationIndex {
     /** Followers per bucket log before they move (FOLLOW_BUCKET_SIZE unless a test says). */
     private readonly followBucketSize = FOLLOW_BUCKET_SIZE,
     /** NOTE_SEARCH: whether the note search index is kept. */
-    readonly noteSearchEnabled = true,
+    readonly noteSearchEnabled = false,
   ) {
     this.notificationIndex = new RedisNotificationIndex(client, commands, keys, prefix, authorsOf);
     this.noteSearch = new RedisNoteSearch(client, commands, keys, prefix);
