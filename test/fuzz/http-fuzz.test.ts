@@ -43,7 +43,9 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 800);
 const SEED = Number(process.env.FUZZ_SEED ?? 42);
 const TIMEOUT_MS = 120_000 + RUNS * 60;
 const JSON_TYPE = 'application/json; charset=utf-8';
-const MAX_RSS_GROWTH = 300 * 1024 * 1024;
+// The server's growth is bounded (document-caches.ts, the hot and answer caches); the harness keeps
+// every exchange and every log line it captured, about 4 KB a request (a heap snapshot, 2026-12-03).
+const MAX_RSS_GROWTH = 300 * 1024 * 1024 + RUNS * 4 * 1024;
 
 const alice = profile('fuzz-alice', { name: 'alice', about: 'emoji 🤙 "quotes" \\ </script>', nip05: 'a@b.example' });
 const note = signed('fuzz-bob', {
@@ -391,7 +393,7 @@ describe.each(STORES)('HTTP fuzzing, $name store', (store) => {
     expect(leaks.size, `secret keys that were sent appear in the log (${leaks.size} kinds of leak):\n\n${report}\n`).toBe(0);
   });
 
-  it('7. the process is alive afterwards: /healthz 200, /readyz 200, RSS grew by less than 300 MB', async () => {
+  it('7. the process is alive afterwards: /healthz 200, /readyz 200, RSS grew by less than 300 MB (and 4 KB a request the harness keeps)', async () => {
     const health = await fetch(`${harness.server.url}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.text()).toBe('{"status":"ok"}');

@@ -7,6 +7,7 @@ import type { Logger } from '../../logger.js';
 import type { FailureLog } from '../failure-log.js';
 import { GRAPHIQL_EXAMPLE_QUERY, GRAPHIQL_TITLE, renderOfflineGraphiQL } from './graphiql.js';
 import type { GraphQLContext } from '../../schema/context.js';
+import { boundedParserCache } from './document-caches.js';
 import { useCompiledExecution } from './use-compiled-execution.js';
 import { armorRejection, useErrorCodes } from './use-error-codes.js';
 import { useLogServerErrors } from './use-log-server-errors.js';
@@ -74,6 +75,7 @@ export function createLookupYoga({ schema, config, limits, logger, logFailure, c
     cors: false,
     logging: yogaLogger(logger),
     context: ({ req }) => createContext(req.ip),
+    parserAndValidationCache: boundedParserCache(),
     plugins: [
       EnvelopArmorPlugin({
         maxDepth: { n: 8, onReject: [armorRejection('query_too_deep')] },

@@ -1,12 +1,19 @@
 import { type DocumentNode, type ExecutionResult, type GraphQLError, type GraphQLSchema, getOperationAST, type OperationDefinitionNode } from 'graphql';
 import type { CompiledQuery } from 'graphql-jit';
 import { maskError } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../logger.js';
+import { documentBytes } from './document-caches.js';
 import { compiledFor, executeCompiled } from './use-compiled-execution.js';
 import { costRefusal, type QueryLimitOptions, withinResponseSize } from './use-query-limits.js';
 
-/** How many operations are kept prepared, and the longest query text that is (apps repeat a few short ones). */
+/**
+ * How many operations are kept prepared, what they may hold (document-caches.ts: a document and its
+ * compiled code are about 520 bytes a token), and the longest query text that is (apps repeat a few
+ * short ones).
+ */
 const MAX_PREPARED = 256;
+export const PREPARED_BYTES = 16 * 2 ** 20;
 const MAX_QUERY_LENGTH = 16 * 1024;
 /** yoga's message for a masked error (createYoga's default). */
 const MASKED_MESSAGE = 'Unexpected error.';
@@ -37,11 +44,20 @@ export interface PreparedOperationsOptions extends QueryLimitOptions {
  * the context merge) was a third of /graphql's CPU time for one profile.
  */
 export class PreparedOperations {
-  private readonly prepared = new Map<string, PreparedOperation>();
+  private readonly prepared = new LRUCache<string, PreparedOperation>({
+    max: MAX_PREPARED,
+    maxSize: PREPARED_BYTES,
+    sizeCalculation: (prepared, key) => documentBytes(prepared.document, key),
+  });
   /** Query texts validated once: prepared the second time, so a one-off query is never compiled. */
   private readonly validatedOnce = new Set<string>();
 
   constructor(private readonly options: PreparedOperationsOptions) {}
+
+  /** What the kept operations are charged, in bytes (at most PREPARED_BYTES). */
+  get heldBytes(): number {
+    return this.prepared.calculatedSize;
+  }
 
   get(query: string, operationName: string | undefined): PreparedOperation | undefined {
     return this.prepared.get(keyOf(query, operationName));
@@ -62,7 +78,6 @@ export class PreparedOperations {
     const compiled = compiledFor(this.options.schema, document, operationName);
     if (!compiled) return;
     this.validatedOnce.delete(key);
-    if (this.prepared.size >= MAX_PREPARED) this.prepared.delete(this.prepared.keys().next().value as string);
     this.prepared.set(key, { document, operation, operationName, query: compiled });
   }
 
