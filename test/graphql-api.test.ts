@@ -297,6 +297,8 @@ describe('unexpected failures are masked', () => {
           throw new TypeError(secret);
         },
         noteFeeds: async function* () {},
+        keepsHomeTimelines: false,
+        homeTimelineAuthors: async function* () {},
         noteSearchEnabled: true,
         noteWordsStarting: async () => [],
         searchNotes: async () => {

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { serializeEvent } from '../src/nostr/event.js';
 import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
 import { StoreUnavailableError } from '../src/store/event-store.js';
-import { rebuildRelations } from '../src/store/relation-check.js';
+import { checkRelations, rebuildRelations } from '../src/store/relation-check.js';
+import { notePlace, replyMember } from '../src/store/relation-index.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { describeEventStoreConformance } from './support/event-store-conformance.js';
 import type { StoreOptions } from './support/store-under-test.js';
@@ -125,6 +126,103 @@ describe('LMDB followers', () => {
       } finally {
         await reader.close();
       }
+    } finally {
+      if (store !== first) await store.close();
+      await cleanup();
+    }
+  });
+});
+
+describe('LMDB home timelines (h:)', () => {
+  // One author's notes of the default feed kinds (1, 6, 16), merged, and a kind they do not hold.
+  const author = 'home author';
+  const events = [
+    signed(author, { kind: 1, created_at: 1_700_000_005, content: 'a note' }),
+    signed(author, { kind: 6, created_at: 1_700_000_004, content: '' }),
+    signed(author, { kind: 16, created_at: 1_700_000_006, content: '' }),
+    signed(author, { kind: 1, created_at: 1_700_000_005, content: 'same second' }),
+    signed(author, { kind: 30023, created_at: 1_700_000_007, content: 'an article', tags: [['d', 'x']] }),
+  ];
+  const feedKinds = [16, 6, 1];
+  const expected = () =>
+    events
+      .filter((event) => event.kind !== 30023)
+      .map((event) => ({ createdAt: event.created_at, id: event.id }))
+      .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? -1 : 1));
+  const idsOf = (positions: { createdAt: number; id: string }[]) => positions.map(({ createdAt, id }) => ({ createdAt, id }));
+
+  it('a feed of the default kinds reads one merged list per author, in the note lists’ order, paged; other kinds read their lists', async () => {
+    const { store, cleanup } = openTemporary();
+    try {
+      await store.putEvents(events);
+      expect(store.relations.keepsHomeTimelines).toBe(true);
+      expect(idsOf(await store.relations.notes(pubkeyOf(author), feedKinds, null, 10))).toEqual(expected());
+      const [first, second] = await store.relations.timelines([
+        { author: pubkeyOf(author), kinds: [1, 6, 16], after: null, first: 2 },
+        { author: pubkeyOf(author), kinds: [1, 6, 16], after: expected()[1]!, first: 10 },
+      ]);
+      expect(idsOf(first!)).toEqual(expected().slice(0, 2));
+      expect(idsOf(second!)).toEqual(expected().slice(2));
+      expect((await store.relations.notes(pubkeyOf(author), [1, 30023], null, 10)).map(({ id }) => id)).toEqual([events[4]!.id, ...[events[0]!, events[3]!].map((e) => e.id).sort()]);
+      // A deletion takes the note out of both.
+      await store.putEvents([signed(author, { kind: 5, created_at: 1_700_000_010, tags: [['e', events[2]!.id]] })]);
+      expect(idsOf(await store.relations.notes(pubkeyOf(author), feedKinds, null, 10))).toEqual(expected().filter(({ id }) => id !== events[2]!.id));
+      const check = await checkRelations(store);
+      expect(check.noteDifferences).toEqual([]);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('relations check finds a home timeline entry missing or one too many, and a rebuild writes them again', async () => {
+    const { store: first, dir, reopen, cleanup } = openTemporary();
+    let store = first;
+    try {
+      await store.putEvents(events);
+      await first.close();
+      const stray = pubkeyOf('home stray');
+      const writer = open({ path: dir });
+      const relations = writer.openDB<string, string>({ name: 'relations', encoding: 'string' });
+      await writer.transaction(() => {
+        void relations.remove(`h:${pubkeyOf(author)}:${replyMember(notePlace({ createdAt: events[0]!.created_at, id: events[0]!.id }))}`);
+        void relations.put(`h:${stray}:${replyMember(notePlace({ createdAt: 1_700_000_000, id: 'ab'.repeat(32) }))}`, '1 100');
+      });
+      await writer.close();
+      store = reopen();
+      const check = await checkRelations(store);
+      expect(check.noteDifferences.map(({ author: who, kind, maintained, recounted }) => [who, kind, maintained.length, recounted.length]).sort()).toEqual(
+        [
+          [pubkeyOf(author), 'home', 3, 4],
+          [stray, 'home', 1, 0],
+        ].sort(),
+      );
+      await rebuildRelations(store);
+      expect((await checkRelations(store)).noteDifferences).toEqual([]);
+      expect(idsOf(await store.relations.notes(pubkeyOf(author), feedKinds, null, 10))).toEqual(expected());
+    } finally {
+      if (store !== first) await store.close();
+      await cleanup();
+    }
+  });
+
+  it('a directory written before them has them built from the note lists when opened for writing', async () => {
+    const { store: first, dir, reopen, cleanup } = openTemporary();
+    let store = first;
+    try {
+      await store.putEvents(events);
+      await first.close();
+      // As an earlier version left it: note lists, no home timelines and no mark.
+      const writer = open({ path: dir });
+      const relations = writer.openDB<string, string>({ name: 'relations', encoding: 'string' });
+      await writer.transaction(() => {
+        for (const key of relations.getKeys({ start: 'h:', end: 'h;' })) void relations.remove(key);
+        void relations.remove('hv');
+      });
+      await writer.close();
+      store = reopen();
+      expect(store.relations.keepsHomeTimelines).toBe(true);
+      expect(idsOf(await store.relations.notes(pubkeyOf(author), feedKinds, null, 10))).toEqual(expected());
+      expect((await checkRelations(store)).noteDifferences).toEqual([]);
     } finally {
       if (store !== first) await store.close();
       await cleanup();

@@ -6,7 +6,7 @@ import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
 import { redisKeys } from '../src/store/redis/keys.js';
 import type { EventStore } from '../src/store/event-store.js';
 import { spawnCli } from './support/cli.js';
-import { isNoteKind } from '../src/nostr/relationships.js';
+import { DEFAULT_FEED_KINDS, isNoteKind } from '../src/nostr/relationships.js';
 import { pubkeyOf, signed } from './support/events.js';
 import { createTestStore, storeEnv } from './support/test-store.js';
 
@@ -77,8 +77,11 @@ describe.each(STORES)('nostr-lookup relations check | rebuild ($name)', ({ open 
       // Each author's events of each listed kind are one note list.
       const noteLists = new Set(events.filter((event) => isNoteKind(event.kind)).map((event) => `${event.pubkey}:${event.kind}`)).size;
       expect(noteLists).toBe(4);
+      // LMDB also keeps each author's notes of the default feed kinds merged (its home timeline), and checks it.
+      const homes = subject.store.relations.keepsHomeTimelines ? new Set(events.filter((event) => DEFAULT_FEED_KINDS.includes(event.kind)).map((event) => event.pubkey)).size : 0;
+      expect(homes).toBe(subject.store instanceof LmdbEventStore ? 3 : 0);
       const clean = { differences: 0, shown: { differences: [], zapDifferences: [], followDifferences: [], noteDifferences: [], searchDifferences: [], noteSearchDifferences: [], notificationDifferences: [], kindDifferences: [], totalDifferences: [] } };
-      expect(JSON.parse(ok.stdout)).toEqual({ action: 'check', events: 5, targets: 1, zapped: 0, follows: 0, notes: noteLists, search: 1, words: 5, notified: 1, ...clean });
+      expect(JSON.parse(ok.stdout)).toEqual({ action: 'check', events: 5, targets: 1, zapped: 0, follows: 0, notes: noteLists + homes, search: 1, words: 5, notified: 1, ...clean });
 
       await subject.lose();
       const lost = await run(['check'], subject.env);
@@ -86,7 +89,7 @@ describe.each(STORES)('nostr-lookup relations check | rebuild ($name)', ({ open 
       // The counts of events by kind go with the index: one difference per kind held.
       const kinds = new Set(events.map((event) => event.kind));
       // The note search index too: the words of the note and of the reply ("the", "note", "a", "reply") and the list of every note ("*").
-      expect(lost.stdout).toContain(`differences ${1 + noteLists + 1 + 5 + 1 + kinds.size + 1}\n`);
+      expect(lost.stdout).toContain(`differences ${1 + noteLists + homes + 1 + 5 + 1 + kinds.size + 1}\n`);
       expect(lost.stdout).toContain('  notes with the word "note": 0 indexed, 1 recounted\n');
       // Alice's three notifications go with the index too (no follow list: no follows to lose).
       expect(lost.stdout).toContain('  notifications: 0 counted, 3 held\n');
@@ -95,12 +98,13 @@ describe.each(STORES)('nostr-lookup relations check | rebuild ($name)', ({ open 
       expect(lost.stdout).toContain(`  notifications of ${pubkeyOf('alice')}: 0 kept, 3 recounted (`);
       expect(lost.stdout).toContain(`  search of ${pubkeyOf('alice')}\n    maintained {"words":[],"followers":0,"indexed":true}\n    recounted  {"words":["alice","liddell"],"followers":0,"indexed":true}\n`);
       expect(lost.stdout).toContain(`  notes of ${target.pubkey} kind ${target.kind}\n    maintained 0 events\n    recounted  1 events\n`);
+      if (homes) expect(lost.stdout).toContain(`  the home timeline of ${target.pubkey} (kinds 1, 6, 16)\n    maintained 0 events\n    recounted  1 events\n`);
       expect(lost.stdout).toContain(`  ${target.id}\n`);
       expect(lost.stdout).toContain('    maintained {"replies":0,"threadReplies":0,"quotes":0,"reposts":0,');
 
       const rebuilt = await run(['rebuild', '--json'], subject.env);
       expect(rebuilt).toMatchObject({ code: 0, stderr: '' });
-      expect(JSON.parse(rebuilt.stdout)).toEqual({ action: 'rebuild', events: 5, targets: 1, zapped: 0, follows: 0, notes: noteLists, search: 1, words: 5, notified: 1, ...clean });
+      expect(JSON.parse(rebuilt.stdout)).toEqual({ action: 'rebuild', events: 5, targets: 1, zapped: 0, follows: 0, notes: noteLists + homes, search: 1, words: 5, notified: 1, ...clean });
       expect((await subject.store.relations.stats([target.id]))[0]).toEqual(before);
     } finally {
       await subject.cleanup();

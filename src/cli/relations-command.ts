@@ -84,7 +84,8 @@ function report(options: RelationsCommandOptions, action: string, check: Relatio
     );
   }
   for (const { author, kind, maintained, recounted } of noteDifferences.slice(0, SHOWN_DIFFERENCES)) {
-    lines.push(`  notes of ${author} kind ${kind}`, `    maintained ${maintained.length} events`, `    recounted  ${recounted.length} events`);
+    const list = kind === 'home' ? `the home timeline of ${author} (kinds 1, 6, 16)` : `notes of ${author} kind ${kind}`;
+    lines.push(`  ${list}`, `    maintained ${maintained.length} events`, `    recounted  ${recounted.length} events`);
   }
   for (const { pubkey, maintained, recounted } of searchDifferences.slice(0, SHOWN_DIFFERENCES)) {
     lines.push(`  search of ${pubkey}`, `    maintained ${JSON.stringify(maintained)}`, `    recounted  ${JSON.stringify(recounted)}`);

@@ -168,6 +168,14 @@ export function isNoteKind(kind: number): boolean {
   return !isReplaceableKind(kind) && !isEphemeralKind(kind) && kind !== ZAP_RECEIPT_KIND;
 }
 
+/** The kinds a home feed lists when its reader does not say (DESIGN "Screens"): notes and reposts (NIP-18's kind 6 and 16). */
+export const DEFAULT_FEED_KINDS: readonly number[] = [1, 6, 16];
+
+/** Whether `kinds` are exactly the default feed's, in any order (a store may keep these merged per author). */
+export function areDefaultFeedKinds(kinds: readonly number[]): boolean {
+  return kinds.length === DEFAULT_FEED_KINDS.length && DEFAULT_FEED_KINDS.every((kind) => kinds.includes(kind));
+}
+
 /** Every relation of one event, one edge per target, in a fixed order; empty for most events. */
 export function relationEdgesOf(event: NostrEvent): RelationEdge[] {
   const edges = new Map<string, RelationEdge>();

@@ -2,7 +2,7 @@ import { LookupError } from '../errors.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { FOLLOW_LIST_KIND, followsOf } from '../nostr/follows.js';
 import { isMuted, MUTE_LIST_KIND, type Mutes, mutesOf } from '../nostr/mutes.js';
-import { NOTE_KIND, threadPositionOf, type ThreadPosition } from '../nostr/relationships.js';
+import { DEFAULT_FEED_KINDS, NOTE_KIND, threadPositionOf, type ThreadPosition } from '../nostr/relationships.js';
 import { compareNotes, type ReplyPosition } from '../store/relation-index.js';
 import { isDeleted } from '../store/tombstones.js';
 import { builder } from './builder.js';
@@ -36,8 +36,6 @@ import { type FieldsOfPubkey, ProfileRef, PubkeyRef } from './profile.js';
 /** The fewest positions read per followed author on a page's first read: the heads, and one behind to save a round trip. */
 const MIN_FIRST_READ = 2;
 
-/** The kinds a feed lists when the query does not say (DESIGN "Screens"): notes and reposts. */
-export const DEFAULT_FEED_KINDS = [1, 6, 16];
 
 interface Timeline {
   author: string;
@@ -223,7 +221,7 @@ const feedFields: FieldsOfPubkey = (t) => ({
     args: {
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE }),
       after: t.arg.string(),
-      kinds: t.arg.intList({ defaultValue: DEFAULT_FEED_KINDS }),
+      kinds: t.arg.intList({ defaultValue: [...DEFAULT_FEED_KINDS] }),
       replies: t.arg.boolean({ defaultValue: false }),
       trusted: t.arg.boolean({ defaultValue: false }),
     },

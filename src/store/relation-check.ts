@@ -1,4 +1,5 @@
 import type { NostrEvent } from '../nostr/event.js';
+import { DEFAULT_FEED_KINDS } from '../nostr/relationships.js';
 import type { EventStore } from './event-store.js';
 import { NO_RELATIONS, type RelatedEvents, type RelationStats, type ReplyPosition } from './relation-index.js';
 import { NOTIFICATION_TYPES } from '../nostr/notifications.js';
@@ -57,7 +58,8 @@ export interface FollowDifference {
 /** One author's list of one kind whose maintained notes differ from the recount. */
 export interface NoteDifference {
   author: string;
-  kind: number;
+  /** The list's kind, or `home`: the author's notes of the default feed kinds, where the store keeps them merged (RelationIndex.homeTimelineAuthors). */
+  kind: number | 'home';
   maintained: ReplyPosition[];
   recounted: ReplyPosition[];
 }
@@ -95,7 +97,7 @@ export interface RelationCheck {
   /** Pubkeys followed or following, compared. */
   followSubjects: number;
   followDifferences: FollowDifference[];
-  /** (author, kind) note lists compared. */
+  /** (author, kind) note lists compared, and the home timelines where the store keeps them. */
   noteLists: number;
   noteDifferences: NoteDifference[];
   /** Pubkeys with a profile or followers, compared as the search index holds them. */
@@ -171,6 +173,7 @@ async function compareSubjects<F>(
 /** A note list's name in the comparison: `<author>:<kind>`. */
 async function* noteLists(store: EventStore): AsyncIterable<string[]> {
   for await (const batch of store.relations.noteFeeds()) yield batch.map(({ author, kind }) => `${author}:${kind}`);
+  for await (const batch of store.relations.homeTimelineAuthors()) yield batch.map((author) => `${author}:home`);
 }
 
 export async function checkRelations(store: EventStore): Promise<RelationCheck> {
@@ -223,11 +226,24 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
       return { followers: list.length, following: recount.following.get(pubkey) ?? 0, list };
     },
   );
+  // A home timeline (`<author>:home`) is compared where the store keeps one: its notes of the
+  // default feed kinds, merged, against the recounted lists of those kinds.
+  const homes = relations.keepsHomeTimelines ? [...new Set([...recount.notes.keys()].filter((list) => DEFAULT_FEED_KINDS.includes(Number(list.slice(65)))).map((list) => `${list.slice(0, 64)}:home`))] : [];
   const notes = await compareSubjects(
-    recount.notes.keys(),
+    [...recount.notes.keys(), ...homes],
     noteLists(store),
-    (batch) => Promise.all(batch.map((list) => relations.notes(list.slice(0, 64), [Number(list.slice(65))], null, Number.MAX_SAFE_INTEGER))),
-    (list) => recount.notes.get(list) ?? [],
+    (batch) =>
+      Promise.all(
+        batch.map((list) => {
+          const kind = list.slice(65);
+          return relations.notes(list.slice(0, 64), kind === 'home' ? DEFAULT_FEED_KINDS : [Number(kind)], null, Number.MAX_SAFE_INTEGER);
+        }),
+      ),
+    (list) => {
+      const author = list.slice(0, 64);
+      if (list.slice(65) !== 'home') return recount.notes.get(list) ?? [];
+      return DEFAULT_FEED_KINDS.flatMap((kind) => recount.notes.get(`${author}:${kind}`) ?? []).sort(compareNotes);
+    },
   );
   const search = await compareSubjects<SearchRecord>(
     [...recount.profileWords.keys(), ...recount.followers.keys()],
@@ -278,7 +294,7 @@ export async function checkRelations(store: EventStore): Promise<RelationCheck> 
     followSubjects: follows.compared,
     followDifferences: follows.differences.map(({ subject, ...rest }) => ({ pubkey: subject, ...rest })),
     noteLists: notes.compared,
-    noteDifferences: notes.differences.map(({ subject, ...rest }) => ({ author: subject.slice(0, 64), kind: Number(subject.slice(65)), ...rest })),
+    noteDifferences: notes.differences.map(({ subject, ...rest }) => ({ author: subject.slice(0, 64), kind: subject.slice(65) === 'home' ? 'home' : Number(subject.slice(65)), ...rest })),
     searchSubjects: search.compared,
     searchDifferences: search.differences.map(({ subject, ...rest }) => ({ pubkey: subject, ...rest })),
     noteSearchWords: noteSearch.compared,

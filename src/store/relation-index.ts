@@ -124,6 +124,14 @@ export interface RelationIndex extends ZapIndex, FollowIndex, SearchIndex, NoteS
   timelines(pages: readonly NotePage[]): Promise<ReplyPosition[][]>;
   /** Every (author, kind) list that holds an event (for `relations check`), in batches. */
   noteFeeds(): AsyncIterable<NoteFeed[]>;
+  /**
+   * Whether the store keeps each author's notes of the default feed kinds merged (a home timeline:
+   * LMDB, where a feed page would otherwise seek three lists per author), which `notes` reads for
+   * exactly those kinds; Redis merges the lists in its script as it reads them.
+   */
+  readonly keepsHomeTimelines: boolean;
+  /** Every author with a home timeline (for `relations check`), in batches; none where none are kept. */
+  homeTimelineAuthors(): AsyncIterable<string[]>;
   /** Every target that has anything in the index (for `relations check`), in batches. */
   targets(): AsyncIterable<string[]>;
   /** Empties the index (`relations rebuild`, before it relates every servable event again). */

@@ -149,6 +149,7 @@ export class LmdbEventStore implements EventStore {
       this.readOnly ? undefined : this.root.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary', create: false } as DatabaseOptions & { name: string }) as Database<Buffer, Buffer> | undefined,
       (id) => this.servableAuthor(id),
       options.noteSearch ?? false,
+      this.readOnly,
     );
   }
 

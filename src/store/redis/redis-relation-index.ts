@@ -675,6 +675,11 @@ export class RedisRelationIndex implements RelationIndex {
     });
   }
 
+  /** Notes are merged across kinds by the TIMELINES script as it reads them. */
+  readonly keepsHomeTimelines = false;
+
+  async *homeTimelineAuthors(): AsyncIterable<string[]> {}
+
   async *noteFeeds(): AsyncIterable<NoteFeed[]> {
     for await (const lists of this.authorLists()) {
       const feeds: NoteFeed[] = [];
