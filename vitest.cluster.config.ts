@@ -38,6 +38,7 @@ export default defineConfig({
       'test/graphql-search.test.ts',
       'test/redis-followers.test.ts',
       'test/graphql-notifications.test.ts',
+      'test/notification-order-buckets.test.ts',
       'test/redis-notification-races.test.ts',
       'test/rest-notifications.test.ts',
       'test/graphql-feed.test.ts',

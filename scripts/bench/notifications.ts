@@ -94,9 +94,14 @@ async function main() {
     // Redis bytes per notification: every key of the notification index (inbound records of the
     // 200 notes, the two recipients' records and page orders).
     let bytes = 0;
-    for (const type of NOTIFICATION_KEY_TYPES) bytes += (await totalUsage(stores.admin, `${PREFIX}${type}:{*`)).bytes;
+    const byType: string[] = [];
+    for (const type of NOTIFICATION_KEY_TYPES) {
+      const usage = (await totalUsage(stores.admin, `${PREFIX}${type}:{*`)).bytes;
+      bytes += usage;
+      byType.push(`\`${type}\` ${fixed(usage / (count + 10), 1)}`);
+    }
     const order = redisKeys(PREFIX).notifications(big).order;
-    rows.push(`| Redis: bytes per notification (MEMORY USAGE of the \`ni\`, \`nr\`, \`nz\` keys over ${count + 10} notifications; the popular one's page order alone ${fixed(Number(await stores.admin.memory('USAGE', order, 'SAMPLES', 0)) / count, 1)} bytes each) | ${fixed(bytes / (count + 10), 1)} bytes | |`);
+    rows.push(`| Redis: bytes per notification (MEMORY USAGE of the \`ni\`, \`nr\`, \`nz\` keys over ${count + 10} notifications; the popular one's page order alone ${fixed(Number(await stores.admin.memory('USAGE', order, 'SAMPLES', 0)) / count, 1)} bytes each) | ${fixed(bytes / (count + 10), 1)} bytes (${byType.join(', ')}) | |`);
     printTable(`npx tsx scripts/bench/notifications.ts --notifications ${options.notifications} --rounds ${options.rounds}`, rows);
   } finally {
     await stores.close();

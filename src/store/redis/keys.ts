@@ -43,7 +43,10 @@ import calculateSlot from 'cluster-key-slot';
  *   two, and a key's name is a good part of what such a small key costs.
  * - `<prefix>ni:{<id64>}`: the events that notify the author of event `<id>` once it is known
  *   (inbound records), `nr:{<pubkey64>}` and `nz:{<pubkey64>}`: a recipient's notifications, each
- *   event's reasons and the page order (store/notification-index.ts, lua-scripts.ts INBOUND, NOTIFY).
+ *   event's reasons and the page order (store/notification-index.ts, lua-scripts.ts INBOUND, NOTIFY);
+ *   past 128 notifications the order is split into buckets of at most 128, `nz:{<pubkey64>}:<low>`,
+ *   listed in `nb:{<pubkey64>}`, with the counts by type in `nk:{<pubkey64>}` (lua-scripts.ts
+ *   ORDER_FUNCTIONS): one large sorted set costs about three times a member what small ones do.
  * - `<prefix>s:{s}:w`, `:d`, `:x`, `:c` and `:k:<prefix>`: the search index (store/search-index.ts,
  *   lua-scripts.ts SEARCH_PROFILE, SEARCH_FOLLOWERS, SEARCH): each pubkey's words and the place of
  *   the profile they come from, removals ahead of their additions, the words in lexical order with
@@ -83,10 +86,10 @@ export interface RedisKeys {
 }
 
 /** The first letters of the relationship index's keys (after the prefix). */
-export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fl', 'fn', 'fs', 'fg', 'fr', 'fk', 'fb', 'n', 'nd', 's', 'ni', 'nr', 'nz', 'ck', 'lc', 'ct', 'rj', 'q'] as const;
+export const RELATION_KEY_TYPES = ['t', 'l', 'd', 'b', 'z', 'y', 'zp', 'yp', 'fl', 'fn', 'fs', 'fg', 'fr', 'fk', 'fb', 'n', 'nd', 's', 'ni', 'nr', 'nz', 'nb', 'nk', 'ck', 'lc', 'ct', 'rj', 'q'] as const;
 
 /** The notification index's key types among them (store/notification-index.ts). */
-export const NOTIFICATION_KEY_TYPES = ['ni', 'nr', 'nz'] as const satisfies readonly (typeof RELATION_KEY_TYPES)[number][];
+export const NOTIFICATION_KEY_TYPES = ['ni', 'nr', 'nz', 'nb', 'nk'] as const satisfies readonly (typeof RELATION_KEY_TYPES)[number][];
 
 /**
  * The key type of the authors' lists among them: also the author index every stored event has (it

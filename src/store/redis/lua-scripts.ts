@@ -1432,8 +1432,179 @@ for i = 1, #KEYS do out[i] = redis.call('HGETALL', KEYS[i]) end
 return out
 `;
 
+/**
+ * A recipient's page order (keys.ts `nz`, `nb`, `nk`) as sorted sets of at most ORDER_BUCKET members
+ * each, so that each stays a listpack (Redis' compact encoding: about 45 bytes a member, where one
+ * large sorted set costs about 136, its skiplist and hash table; BENCHMARKS.md). `nz:{T}` is the
+ * first bucket and all of a recipient's order until it passes ORDER_BUCKET; then the upper half of
+ * a full bucket moves to a new one, `nz:{T}:<letter><8 bytes of its first member's id, hex>`, whose
+ * first member (its low) goes to the directory `nb:{T}` (a sorted set, by bytes). A member belongs
+ * to the bucket of the greatest low at or below it, else to the first. `nk:{T}` holds each letter's
+ * count while there is a directory (a count without a time bound reads it). An emptied bucket goes
+ * (an emptied first bucket takes the next one's place), and with the last the directory and counts;
+ * a bucket under a quarter full joins the one before it where both fit in half a bucket.
+ * An order written before buckets, past 4 × ORDER_BUCKET members, stays one set (read and written
+ * the same way) until \`relations rebuild\` writes it again.
+ */
+const ORDER_FUNCTIONS = `
+local ORDER_BUCKET = 128
+local function directoryOf(order) return string.sub(order, 1, -49) .. 'nb' .. string.sub(order, -46) end
+local function countsOf(order) return string.sub(order, 1, -49) .. 'nk' .. string.sub(order, -46) end
+local function bucketKey(order, low)
+  return order .. ':' .. string.sub(low, 1, 1) .. string.format('%02x%02x%02x%02x%02x%02x%02x%02x', string.byte(low, 9, 16))
+end
+-- The bucket a member is in, or goes to, and its low (nil: the first bucket).
+local function bucketOf(order, directory, member)
+  local low = redis.call('ZRANGE', directory, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+  if low then return bucketKey(order, low), low end
+  return order, nil
+end
+local function orderHas(order, member)
+  local key = bucketOf(order, directoryOf(order), member)
+  return redis.call('ZSCORE', key, member)
+end
+local LETTERS = 'ZRQOKMF'
+-- Adds a member; 1 when it was not there.
+local function orderAdd(order, member)
+  local directory = directoryOf(order)
+  local key, low = bucketOf(order, directory, member)
+  if redis.call('ZADD', key, 0, member) == 0 then return 0 end
+  local split = low ~= nil or redis.call('EXISTS', directory) == 1
+  if split then redis.call('HINCRBY', countsOf(order), string.sub(member, 1, 1), 1) end
+  local size = redis.call('ZCARD', key)
+  if size <= ORDER_BUCKET or size > 4 * ORDER_BUCKET then return 1 end
+  if not split then
+    -- The first split: the counts start from the one bucket.
+    local counts = countsOf(order)
+    for i = 1, #LETTERS do
+      local letter = string.sub(LETTERS, i, i)
+      local count = redis.call('ZLEXCOUNT', key, '[' .. letter, '(' .. letter .. '\\255')
+      if count > 0 then redis.call('HSET', counts, letter, count) end
+    end
+  end
+  local half = math.floor(size / 2)
+  local upper = redis.call('ZRANGE', key, half, -1)
+  local moved = {}
+  for i, value in ipairs(upper) do
+    moved[2 * i - 1] = 0
+    moved[2 * i] = value
+  end
+  redis.call('ZADD', bucketKey(order, upper[1]), unpack(moved))
+  redis.call('ZREMRANGEBYRANK', key, half, -1)
+  redis.call('ZADD', directory, 0, upper[1])
+  return 1
+end
+-- Takes a member away; 1 when it was there.
+local function orderRemove(order, member)
+  local directory = directoryOf(order)
+  local key, low = bucketOf(order, directory, member)
+  if redis.call('ZREM', key, member) == 0 then return 0 end
+  if low == nil and redis.call('EXISTS', directory) == 0 then return 1 end
+  local counts = countsOf(order)
+  if redis.call('HINCRBY', counts, string.sub(member, 1, 1), -1) == 0 then redis.call('HDEL', counts, string.sub(member, 1, 1)) end
+  local size = redis.call('ZCARD', key)
+  if size > 0 and low and size < ORDER_BUCKET / 4 then
+    -- A bucket gone sparse joins the one before it where both fit in half a bucket (deletions
+    -- would otherwise leave many small sets, each a key's cost).
+    local before = redis.call('ZRANGE', directory, '(' .. low, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+    local into = before and bucketKey(order, before) or order
+    if redis.call('ZCARD', into) + size <= ORDER_BUCKET / 2 then
+      local moved = {}
+      for i, value in ipairs(redis.call('ZRANGE', key, 0, -1)) do
+        moved[2 * i - 1] = 0
+        moved[2 * i] = value
+      end
+      redis.call('ZADD', into, unpack(moved))
+      redis.call('DEL', key)
+      size = 0
+    end
+  end
+  if size > 0 then return 1 end
+  if low then
+    redis.call('ZREM', directory, low)
+  else
+    local first = redis.call('ZRANGE', directory, 0, 0)[1]
+    redis.call('RENAME', bucketKey(order, first), order)
+    redis.call('ZREM', directory, first)
+  end
+  if redis.call('EXISTS', directory) == 0 then redis.call('DEL', counts) end
+  return 1
+end
+-- The members from min to max (BYLEX bounds), at most limit, in order.
+local function orderRange(order, min, max, limit)
+  local directory = directoryOf(order)
+  local key, low = bucketOf(order, directory, string.sub(min, 2))
+  local out = {}
+  while true do
+    local found = redis.call('ZRANGE', key, min, max, 'BYLEX', 'LIMIT', 0, limit - #out)
+    for _, member in ipairs(found) do out[#out + 1] = member end
+    if #out >= limit then return out end
+    low = redis.call('ZRANGE', directory, low and ('(' .. low) or '-', max, 'BYLEX', 'LIMIT', 0, 1)[1]
+    if not low then return out end
+    key = bucketKey(order, low)
+  end
+end
+-- How many members from min to max (BYLEX bounds).
+local function orderCount(order, min, max)
+  local directory = directoryOf(order)
+  local key, low = bucketOf(order, directory, string.sub(min, 2))
+  local count = 0
+  while true do
+    count = count + redis.call('ZLEXCOUNT', key, min, max)
+    low = redis.call('ZRANGE', directory, low and ('(' .. low) or '-', max, 'BYLEX', 'LIMIT', 0, 1)[1]
+    if not low then return count end
+    key = bucketKey(order, low)
+  end
+end
+`;
+
+/**
+ * A page of a recipient's notifications (store/notification-index.ts): KEYS[1] its page order
+ * (ORDER_FUNCTIONS); ARGV[1] how many per type at most, then per type its BYLEX bounds. Returns the
+ * members of each type's range in turn (the caller merges them).
+ */
+export const NOTIFICATIONS_PAGE_SCRIPT = `${ORDER_FUNCTIONS}
+local limit = tonumber(ARGV[1])
+local out = {}
+for i = 2, #ARGV, 2 do
+  for _, member in ipairs(orderRange(KEYS[1], ARGV[i], ARGV[i + 1], limit)) do out[#out + 1] = member end
+end
+return out
+`;
+
+/**
+ * A recipient's counts by type: KEYS[1] its page order; ARGV per type its letter and the place bound
+ * past which a notification is older than since (none: every one). Returns the counts in that order.
+ * With a directory, a count of all reads \`nk\`, and a count since a time walks the buckets of the
+ * shorter side of the bound (the count of all less the older ones where those are fewer buckets).
+ */
+export const NOTIFICATION_COUNTS_SCRIPT = `${ORDER_FUNCTIONS}
+local order = KEYS[1]
+local directory = directoryOf(order)
+local split = redis.call('EXISTS', directory) == 1
+local out = {}
+for i = 1, #ARGV, 2 do
+  local letter, bound = ARGV[i], ARGV[i + 1]
+  local all = '(' .. letter .. '\\255'
+  if not split then
+    out[#out + 1] = redis.call('ZLEXCOUNT', order, '[' .. letter, bound == '' and all or ('(' .. letter .. bound))
+  elseif bound == '' then
+    out[#out + 1] = tonumber(redis.call('HGET', countsOf(order), letter) or 0)
+  else
+    local newer = redis.call('ZLEXCOUNT', directory, '[' .. letter, '(' .. letter .. bound)
+    local older = redis.call('ZLEXCOUNT', directory, '[' .. letter .. bound, all)
+    if newer <= older then
+      out[#out + 1] = orderCount(order, '[' .. letter, '(' .. letter .. bound)
+    else
+      out[#out + 1] = tonumber(redis.call('HGET', countsOf(order), letter) or 0) - orderCount(order, '[' .. letter .. bound, all)
+    end
+  end
+end
+return out
+`;
+
 /** NOTIFY's rule as a function (see NOTIFY_SCRIPT): tokens from ARGV[first] to ARGV[last]. */
-const NOTIFY_FUNCTION = `
+const NOTIFY_FUNCTION = `${ORDER_FUNCTIONS}
 local ORDER = 'ZRQOKMF'
 local function best(live)
   local pick, pickRank
@@ -1452,8 +1623,8 @@ local function notify(records, order, d, id, place, first, last)
   -- version held: redis-event-store.ts), and a removal that comes before its addition (two writers)
   -- finds no place and takes the general path, which leaves the tombstone that addition meets.
   if first == last and ARGV[first] == 'F' and redis.call('HEXISTS', records, id) == 0 then
-    if d > 0 then return redis.call('ZADD', order, 0, 'F' .. place) end
-    if redis.call('ZREM', order, 'F' .. place) == 1 then return -1 end
+    if d > 0 then return orderAdd(order, 'F' .. place) end
+    if orderRemove(order, 'F' .. place) == 1 then return -1 end
   end
   local held = redis.call('HGET', records, id)
   local live, dead = {}, {}
@@ -1464,7 +1635,7 @@ local function notify(records, order, d, id, place, first, last)
   else
     -- No record: a direct reason alone (a mention, a follow, a zap) is kept as its place only.
     for _, letter in ipairs(DIRECT) do
-      if redis.call('ZSCORE', order, letter .. place) then
+      if orderHas(order, letter .. place) then
         live[letter] = true
         break
       end
@@ -1493,8 +1664,8 @@ local function notify(records, order, d, id, place, first, last)
   local was = before and string.sub(before, 1, 1)
   local is = after and string.sub(after, 1, 1)
   if was ~= is then
-    if was then redis.call('ZREM', order, was .. place) end
-    if is then redis.call('ZADD', order, 0, is .. place) end
+    if was then orderRemove(order, was .. place) end
+    if is then orderAdd(order, is .. place) end
   end
   -- The change in the recipient's notifications: one more, one fewer, or none (a type changed).
   if not was and is then return 1 end

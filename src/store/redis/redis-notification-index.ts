@@ -16,7 +16,16 @@ import {
 } from '../notification-index.js';
 import { type ReplyPosition, replyPositionOfBytes } from '../relation-index.js';
 import type { RedisKeys } from './keys.js';
-import { INBOUND_MANY_SCRIPT, INBOUND_READ_MANY_SCRIPT, INBOUND_SCRIPT, NOTIFY_FOLLOWS_SCRIPT, NOTIFY_MANY_SCRIPT, NOTIFY_SCRIPT } from './lua-scripts.js';
+import {
+  INBOUND_MANY_SCRIPT,
+  INBOUND_READ_MANY_SCRIPT,
+  INBOUND_SCRIPT,
+  NOTIFICATION_COUNTS_SCRIPT,
+  NOTIFICATIONS_PAGE_SCRIPT,
+  NOTIFY_FOLLOWS_SCRIPT,
+  NOTIFY_MANY_SCRIPT,
+  NOTIFY_SCRIPT,
+} from './lua-scripts.js';
 import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
 import { escapeGlob, scanKeys } from './scan-keys.js';
@@ -29,6 +38,8 @@ declare module 'ioredis' {
     nostrNotify(records: string, order: string, delta: string, id: Buffer, place: Buffer, ...tokens: string[]): Result<number, Context>;
     nostrNotifyMany(numberOfKeys: number, ...keysThenArguments: (string | Buffer)[]): Result<number, Context>;
     nostrNotifyFollows(prefix: string, token: string, packed: Buffer): Result<number, Context>;
+    nostrNotificationsPageBuffer(order: string, limit: string, ...bounds: Buffer[]): Result<Buffer[], Context>;
+    nostrNotificationCounts(order: string, ...lettersAndBounds: (string | Buffer)[]): Result<number[], Context>;
   }
 }
 
@@ -117,6 +128,8 @@ export class RedisNotificationIndex implements NotificationIndex {
     client.defineCommand('nostrNotify', { numberOfKeys: 2, lua: NOTIFY_SCRIPT });
     client.defineCommand('nostrNotifyMany', { lua: NOTIFY_MANY_SCRIPT });
     client.defineCommand('nostrNotifyFollows', { numberOfKeys: 0, lua: NOTIFY_FOLLOWS_SCRIPT });
+    client.defineCommand('nostrNotificationsPage', { numberOfKeys: 1, lua: NOTIFICATIONS_PAGE_SCRIPT });
+    client.defineCommand('nostrNotificationCounts', { numberOfKeys: 1, lua: NOTIFICATION_COUNTS_SCRIPT });
   }
 
   /** An event's transition (stored +1, gone -1), as the notifying event and as a target: gathered into `writes`, else sent now. */
@@ -253,14 +266,10 @@ export class RedisNotificationIndex implements NotificationIndex {
       const { records, order } = this.keys.notifications(recipient);
       const from = after ? notificationPlace(after) : undefined;
       const letters = types.map((type) => TYPE_LETTERS[type]);
-      const ranges = await Promise.all(
-        letters.map((letter) => {
-          const low = from ? Buffer.concat([Buffer.from(`(${letter}`), from]) : Buffer.from(`[${letter}`);
-          return this.client.zrangebylexBuffer(order, low, Buffer.concat([Buffer.from(`(${letter}`), PAST_PLACES]), 'LIMIT', 0, first);
-        }),
-      );
+      // Each type's range, through the order's buckets (lua-scripts.ts ORDER_FUNCTIONS).
+      const bounds = letters.flatMap((letter) => [from ? Buffer.concat([Buffer.from(`(${letter}`), from]) : Buffer.from(`[${letter}`), Buffer.concat([Buffer.from(`(${letter}`), PAST_PLACES])]);
+      const ranges = await this.client.nostrNotificationsPageBuffer(order, String(Math.min(first, 2 ** 31 - 1)), ...bounds);
       const members = ranges
-        .flat()
         .sort((a, b) => Buffer.compare(a.subarray(1), b.subarray(1)))
         .slice(0, first);
       if (members.length === 0) return [];
@@ -286,10 +295,8 @@ export class RedisNotificationIndex implements NotificationIndex {
       const { order } = this.keys.notifications(recipient);
       // created_at >= since: places before (since - 1)'s, whose first 7 bytes are its mirrored time.
       // Every created_at is at least 0: since 0 (or none) is all of them.
-      const bound = since === undefined || since <= 0 ? PAST_PLACES : notificationPlace({ createdAt: since - 1, id: '00'.repeat(32) }).subarray(0, 7);
-      const counts = await Promise.all(
-        NOTIFICATION_TYPES.map((type) => this.client.zlexcount(order, Buffer.from(`[${TYPE_LETTERS[type]}`), Buffer.concat([Buffer.from(`(${TYPE_LETTERS[type]}`), bound]))),
-      );
+      const bound = since === undefined || since <= 0 ? '' : notificationPlace({ createdAt: since - 1, id: '00'.repeat(32) }).subarray(0, 7);
+      const counts = await this.client.nostrNotificationCounts(order, ...NOTIFICATION_TYPES.flatMap((type) => [TYPE_LETTERS[type], bound]));
       const result = { ...NO_NOTIFICATION_COUNTS };
       NOTIFICATION_TYPES.forEach((type, index) => {
         result[type] = Number(counts[index]);
