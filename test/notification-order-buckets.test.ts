@@ -8,7 +8,7 @@ import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
 import type { EventStore } from '../src/store/event-store.js';
 import { redisKeys } from '../src/store/redis/keys.js';
 import type { RedisClient } from '../src/store/redis/mget-by-slot.js';
-import { checkRelations } from '../src/store/relation-check.js';
+import { checkRelations, rebuildRelations } from '../src/store/relation-check.js';
 import { deletion } from './support/deletion-conformance.js';
 import { pubkeyOf, signed } from './support/events.js';
 import { createTestStore } from './support/test-store.js';
@@ -104,7 +104,7 @@ async function buckets({ client, prefix }: { client: RedisClient; prefix: string
     if (low) expect(Buffer.compare(held[0] as Buffer, low)).toBeGreaterThanOrEqual(0);
     members.push(...held.map((member) => member.toString('hex')));
   }
-  return { lows: lows.length, sizes, members, counts: await client.hgetall(countsKey), exists: await client.exists(order, directoryKey, countsKey) };
+  return { lows: lows.length, sizes, members, keys: [...keys.slice(1), directoryKey, countsKey], counts: await client.hgetall(countsKey), exists: await client.exists(order, directoryKey, countsKey) };
 }
 
 describe.each(STORES)('a recipient of many notifications, its page order in buckets ($name)', ({ open }) => {
@@ -205,5 +205,46 @@ describe.each(STORES)('a recipient of many notifications, its page order in buck
     await agrees(order.slice(1100));
     await store.putEvents(gone(order.slice(1100)));
     await agrees([]);
+  }, 120_000);
+});
+
+describe('a page order written before buckets (one sorted set past 512), on Redis', () => {
+  it('is read and written as one set, and relations rebuild splits it', async () => {
+    const opened = await createTestStore();
+    try {
+      const { store, client, prefix } = opened;
+      const mentions = notifying.filter(({ type }) => type === 'MENTION');
+      await store.putEvents(mentions.map(({ event }) => event));
+      // Laid out as before buckets: every member in nz:{T}, no directory, no counts.
+      const redis = { client, prefix };
+      const before = await buckets(redis);
+      const { order } = redisKeys(prefix).notifications(pubkeyOf(V));
+      expect(before.keys.length).toBeGreaterThan(2);
+      // One key at a time: on a cluster DEL of many keys needs them in one slot (they are: one tag).
+      for (const key of before.keys) await client.del(key);
+      await client.zadd(order, ...before.members.flatMap((member) => ['0', Buffer.from(member, 'hex')]));
+      expect(await client.zcard(order)).toBe(600);
+      const read = async () => (await store.relations.notifications(pubkeyOf(V), NOTIFICATION_TYPES, null, 1000)).map((entry) => entry.id);
+      const expected = (held: typeof mentions) => [...held].sort((a, b) => b.event.created_at - a.event.created_at || (a.event.id < b.event.id ? -1 : 1)).map(({ event }) => event.id);
+      expect(await read()).toEqual(expected(mentions));
+      expect((await store.relations.notificationCounts(pubkeyOf(V), T + 100)).MENTION).toBe(mentions.filter(({ event }) => event.created_at >= T + 100).length);
+      // One more and one fewer: still one set.
+      const more = { author: 'bk-late', type: 'MENTION' as const, event: signed('bk-late', { created_at: T + 50, content: 'late', tags: [['p', pubkeyOf(V)]] }) };
+      const [dropped] = mentions;
+      await store.putEvents([more.event, deletion(dropped!.author, { ids: [dropped!.event.id], at: T + 5000 })]);
+      const held = [...mentions.slice(1), more];
+      expect(await read()).toEqual(expected(held));
+      expect((await store.relations.notificationCounts(pubkeyOf(V))).MENTION).toBe(600);
+      expect((await buckets(redis)).lows).toBe(0);
+      // relations rebuild writes it again, in buckets.
+      await rebuildRelations(store);
+      const after = await buckets(redis);
+      expect(after.lows).toBeGreaterThanOrEqual(Math.ceil(600 / BUCKET) - 1);
+      expect(Math.max(...after.sizes)).toBeLessThanOrEqual(BUCKET);
+      expect(await read()).toEqual(expected(held));
+      expect((await checkRelations(store)).notificationDifferences).toEqual([]);
+    } finally {
+      await opened.cleanup();
+    }
   }, 120_000);
 });
