@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, {
   type FastifyBaseLogger,
@@ -28,6 +29,7 @@ import {
 } from './connection-limits.js';
 import cors from '@fastify/cors';
 import { createFailureLog } from './failure-log.js';
+import { clientAddressReader, createFastLane, type FastLane } from './fast-lane.js';
 import { createLookupYoga } from './graphql/create-yoga.js';
 import { createDirectGraphql, type KeptGraphqlAnswer } from './graphql/direct-execution.js';
 import { registerGraphqlRoute } from './graphql/graphql-route.js';
@@ -63,6 +65,18 @@ export interface AppDependencies {
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
 /**
+ * A request's id: the caller's X-Request-Id if it is short and plain, and not a secret key (it is
+ * echoed and logged); otherwise a new one.
+ */
+function requestIdOf(headers: IncomingHttpHeaders): string {
+  const given = headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) && !containsSecretKey(given) ? given : randomUUID();
+}
+
+/** What a browser script may read of an answer besides the simple headers (CORS). */
+const EXPOSED_HEADERS = ['etag', 'last-modified', 'retry-after', 'x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
+
+/**
  * Requests Node's HTTP parser refuses before any route sees them (a URL over 16 KiB, a malformed
  * request line) still get the JSON error shape.
  */
@@ -80,6 +94,8 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
 /** The HTTP service: the two REST lookups, /graphql, health probes, JSON errors for everything else. */
 export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDependencies): FastifyInstance {
   const limits = config.http?.limits ?? DEFAULT_HTTP_LIMITS;
+  // Kept answers are served ahead of Fastify (fast-lane.ts), once the routes and limits are in place below.
+  let fastLane: FastLane | undefined;
   // How full the index is, for /metrics (read from kept counters when scraped).
   if (config.metrics?.enabled !== false) metrics.followIndex(() => summarizeIndex(store));
   const app = Fastify({
@@ -95,13 +111,17 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
     trustProxy: (config.rateLimits?.trustProxy ?? false) as FastifyServerOptions['trustProxy'],
     // Fastify's two lines per request are replaced by one of ours (onResponse below).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
-    // Trust a caller's request id only if it is short and plain, and not a secret key (it is echoed
-    // and logged); otherwise make one.
-    genReqId: (request) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) && !containsSecretKey(given) ? given : randomUUID();
-    },
+    genReqId: (request) => requestIdOf(request.headers),
     clientErrorHandler: answerClientError,
+    // The server Fastify would make (lib/server.js: the `http` options, connectionTimeout above;
+    // limitConnections sets the rest), with the fast lane in front.
+    serverFactory: (handler, options) => {
+      const server = createServer(options.http ?? {}, (request, response) => {
+        if (!fastLane?.(request, response)) handler(request, response);
+      });
+      server.setTimeout(SOCKET_INACTIVITY_MS);
+      return server;
+    },
     // A URL Fastify cannot decode (`/%`) would get Fastify's own body, which echoes the input.
     frameworkErrors: (error, request, reply) => {
       request.log.info({ err: error }, 'bad request');
@@ -110,7 +130,7 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
   });
   // Rate limits first: the plugin's hook must see every route registered after it.
   const shared = store instanceof RedisEventStore ? { client: store.client, keyPrefix: store.keyPrefix } : undefined;
-  const { missLimit } = registerRateLimits(app, config.rateLimits ?? { trustProxy: false }, shared, logger);
+  const { missLimit, takeRequest } = registerRateLimits(app, config.rateLimits ?? { trustProxy: false }, shared, logger);
   // The document collects the routes registered after it.
   registerDocs(app, {
     lookup: config.lookup,
@@ -151,12 +171,12 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
     maxAge: 86_400,
     strictPreflight: false,
     // What a browser script may read besides the simple headers.
-    exposedHeaders: ['etag', 'last-modified', 'retry-after', 'x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
+    exposedHeaders: EXPOSED_HEADERS,
   });
   limitConnections(app.server, limits);
-  closeConnectionsOnShutdown(app);
-  limitRequestsPerConnection(app, limits.maxRequestsPerConnection);
-  registerRequestLog(app, logger);
+  const closing = closeConnectionsOnShutdown(app);
+  const hasRoom = limitRequestsPerConnection(app, limits.maxRequestsPerConnection);
+  const logRequest = registerRequestLog(app, logger);
   // Metrics are on unless METRICS=false; with METRICS_PORT, /metrics is served there (service.ts).
   const metricsConfig = config.metrics ?? { enabled: true };
   if (metricsConfig.enabled) {
@@ -171,6 +191,22 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
   });
   const logFailure = createFailureLog(undefined, outage);
   const answers = store.answerCache?.<KeptAnswer>();
+  if (answers) {
+    fastLane = createFastLane({
+      routes: REST_LOOKUPS,
+      answers,
+      gates: {
+        open: (request) => !closing() && hasRoom(request.socket),
+        ...(takeRequest ? { takeRequest } : {}),
+        clientAddress: clientAddressReader(config.rateLimits?.trustProxy ?? false),
+      },
+      requestId: requestIdOf,
+      // What @fastify/cors adds to a GET's answer with `origin: '*'` (test/fast-lane.test.ts checks).
+      corsHeaders: { 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSED_HEADERS.join(', ') },
+      logRequest,
+      ...(metricsConfig.enabled ? { countRequest: (route, method, status, seconds) => metrics.httpRequest(route, method, status, seconds) } : {}),
+    });
+  }
   void app.register(restRoutes, {
     schema,
     newContext,

@@ -58,8 +58,9 @@ export function limitConnections(server: Server, limits: HttpLimits): void {
 /**
  * Pipelining: a client may send many requests on one connection without reading the answers;
  * Node starts them all. At most `max` run at once per connection; the excess is answered 429.
+ * Returns whether a connection has room for one more.
  */
-export function limitRequestsPerConnection(app: FastifyInstance, max: number): void {
+export function limitRequestsPerConnection(app: FastifyInstance, max: number): (socket: Socket) => boolean {
   const inProgress = new WeakMap<Socket, Set<IncomingMessage>>();
   const done = (raw: IncomingMessage) => inProgress.get(raw.socket)?.delete(raw);
   app.addHook('onRequest', (request, reply, next) => {
@@ -84,6 +85,8 @@ export function limitRequestsPerConnection(app: FastifyInstance, max: number): v
     done(request.raw);
     next();
   });
+  // Whether a request answered at once (the fast lane) is within the cap: it never runs beside others.
+  return (socket) => (inProgress.get(socket)?.size ?? 0) < max;
 }
 
 /**
@@ -91,8 +94,9 @@ export function limitRequestsPerConnection(app: FastifyInstance, max: number): v
  * behind one in flight) get a 503 in the error shape (`shutting_down`) that closes their
  * connection, and keep-alive sockets are closed as soon as they are idle: in-flight requests
  * finish, and the server closes right after them instead of waiting for keep-alive timeouts.
+ * Returns whether the close has started.
  */
-export function closeConnectionsOnShutdown(app: FastifyInstance): void {
+export function closeConnectionsOnShutdown(app: FastifyInstance): () => boolean {
   let closing = false;
   const inFlight = new Set<IncomingMessage>();
   // Once nothing is in flight, every connection goes, idle or not: a client that connected and sent
@@ -124,4 +128,5 @@ export function closeConnectionsOnShutdown(app: FastifyInstance): void {
     settled(request.raw);
     next();
   });
+  return () => closing;
 }

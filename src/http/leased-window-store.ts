@@ -1,6 +1,6 @@
-import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
+import type { FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { RedisClient } from '../store/redis/mget-by-slot.js';
-import { FixedWindows } from './fixed-windows.js';
+import { FixedWindows, type SynchronousWindowStore } from './fixed-windows.js';
 
 /**
  * A store for @fastify/rate-limit that keeps a fleet's fixed-window counters in Redis without a
@@ -45,12 +45,16 @@ interface LeasedWindow {
 type LeaseCommand = (key: string, count: number, windowMs: number) => Promise<[number, number]>;
 
 /** The store constructor the plugin takes (`store:`), on `client`, its keys under `namespace`. */
-export function leasedWindowStore(client: RedisClient, namespace: string, onFailure: (error: unknown) => void = () => {}): FastifyRateLimitStoreCtor {
+export function leasedWindowStore(
+  client: RedisClient,
+  namespace: string,
+  onFailure: (error: unknown) => void = () => {},
+): new (options?: unknown) => SynchronousWindowStore {
   if (!('rateLimitLease' in client)) client.defineCommand('rateLimitLease', { numberOfKeys: 1, lua: LEASE_SCRIPT });
   const commands = client as unknown as { rateLimitLease: LeaseCommand };
   const lease: LeaseCommand = (key, count, windowMs) => commands.rateLimitLease(key, count, windowMs);
 
-  class LeasedWindowStore implements FastifyRateLimitStore {
+  class LeasedWindowStore implements SynchronousWindowStore {
     private readonly windows = new FixedWindows<LeasedWindow>((endsAt) => ({ endsAt, tokens: 0, total: 0 }));
 
     constructor(
@@ -61,7 +65,7 @@ export function leasedWindowStore(client: RedisClient, namespace: string, onFail
     incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number, max: number): void {
       // Answered at once from the lease in hand (the common case), else once a lease comes back.
       const now = Date.now();
-      const taken = this.takeNow(this.windows.at(key, now, timeWindow), now, max);
+      const taken = this.decide(this.windows.at(key, now, timeWindow), now, max);
       if (taken) {
         callback(null, taken);
         return;
@@ -70,6 +74,13 @@ export function leasedWindowStore(client: RedisClient, namespace: string, onFail
         (result) => callback(null, result),
         (error: unknown) => callback(error as Error),
       );
+    }
+
+    takeNow(key: string, timeWindow: number): boolean {
+      const window = this.windows.at(key, Date.now(), timeWindow);
+      if (window.tokens === 0) return false;
+      window.tokens -= 1;
+      return true;
     }
 
     child(routeOptions: Parameters<FastifyRateLimitStore['child']>[0]): FastifyRateLimitStore {
@@ -83,7 +94,7 @@ export function leasedWindowStore(client: RedisClient, namespace: string, onFail
      * fleet has taken the whole limit in this window. `current` past `max` means refused (the
      * plugin's rule). Undefined: a lease is needed.
      */
-    private takeNow(window: LeasedWindow, now: number, max: number): { current: number; ttl: number } | undefined {
+    private decide(window: LeasedWindow, now: number, max: number): { current: number; ttl: number } | undefined {
       const ttl = window.endsAt - now;
       if (window.tokens > 0) {
         window.tokens -= 1;
@@ -99,7 +110,7 @@ export function leasedWindowStore(client: RedisClient, namespace: string, onFail
       for (;;) {
         const now = Date.now();
         const window = this.windows.at(key, now, timeWindow);
-        const taken = this.takeNow(window, now, max);
+        const taken = this.decide(window, now, max);
         if (taken) return taken;
         window.leasing ??= this.lease(key, window, timeWindow, max);
         await window.leasing;

@@ -1,4 +1,4 @@
-import rateLimit from '@fastify/rate-limit';
+import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { clientKey } from '../client-key.js';
 import type { RateLimit, RateLimitConfig } from '../config/env.js';
@@ -38,14 +38,14 @@ function window({ perSecond, burst }: RateLimit): { max: number; timeWindow: num
  * If the counters cannot be read (Redis down), requests are let through (`skipOnError`): the
  * lookups themselves then fail with store_unavailable anyway.
  *
- * Returns the miss check, ready once the app has booted (before it serves).
+ * Returns the miss check and the fast lane's check (RegisteredLimits).
  */
 export function registerRateLimits(
   app: FastifyInstance,
   config: RateLimitConfig,
   shared: SharedCounters | undefined,
   logger: Logger,
-): { missLimit: () => MissLimit | undefined } {
+): RegisteredLimits {
   const { requests, misses } = config;
   if (!requests && !misses) return { missLimit: () => undefined };
   let missLimit: MissLimit | undefined;
@@ -57,13 +57,18 @@ export function registerRateLimits(
     lastWarning = Date.now();
     logger.warn({ err: error }, 'rate-limit counters unreachable: requests are let through unlimited');
   };
+  // One store, made here: the plugin counts RATE_LIMIT in it, and the fast lane takes from it too.
+  const store = shared ? new (leasedWindowStore(shared.client, `${shared.keyPrefix}rl:`, counterFailed))() : new LocalWindowStore();
   void app.register(rateLimit, {
     global: requests !== undefined,
     ...(requests ? window(requests) : {}),
     keyGenerator: (request: FastifyRequest) => clientKey(request.ip),
     // On Redis: leased blocks of the shared counters (leased-window-store.ts), not a round trip per
     // request. Else ours, not the plugin's LocalStore: checks made in one turn misread it (fixed-windows.ts).
-    store: shared ? leasedWindowStore(shared.client, `${shared.keyPrefix}rl:`, counterFailed) : LocalWindowStore,
+    // The plugin takes a constructor and makes its store with `new`: this one hands over ours.
+    store: function sharedStore() {
+      return store;
+    } as unknown as FastifyRateLimitStoreCtor,
     skipOnError: true,
     // The x-ratelimit-* headers on 429s only (with Retry-After): on every answer they cost ~1% of
     // a cached lookup (three headers), for what a client rarely reads.
@@ -87,7 +92,22 @@ export function registerRateLimits(
       };
     });
   }
-  return { missLimit: () => missLimit };
+  const limit = requests && window(requests);
+  return {
+    missLimit: () => missLimit,
+    ...(limit ? { takeRequest: (ip: string | undefined) => store.takeNow(clientKey(ip), limit.timeWindow, limit.max) } : {}),
+  };
+}
+
+export interface RegisteredLimits {
+  /** The miss check, ready once the app has booted (before it serves). */
+  missLimit: () => MissLimit | undefined;
+  /**
+   * With RATE_LIMIT: counts one request of the client at `ip` (as request.ip reads it) where it is
+   * allowed and known at once (SynchronousWindowStore.takeNow); false leaves the count as it was,
+   * for the plugin's hook to decide.
+   */
+  takeRequest?: (ip: string | undefined) => boolean;
 }
 
 /** Route options of the routes no limit applies to (probes and scrapes). */

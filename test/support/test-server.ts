@@ -42,6 +42,8 @@ export interface TestServerOptions {
   zaps?: Partial<ZapProviderConfig>;
   /** Names the guarded fetcher resolves (to loopback, say) instead of asking DNS: `hosts(...)` makes one. */
   resolve?: HostLookup;
+  /** Called with the app before it listens (a hook that watches what reaches Fastify). */
+  beforeListen?: (app: FastifyInstance) => void;
 }
 
 /** A lookup that resolves these names to these addresses (in this order), and nothing else (ENOTFOUND), as a hosts file would. */
@@ -113,6 +115,7 @@ export async function startTestServer(
       ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
     },
   });
+  options.beforeListen?.(app);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (typeof address !== 'object' || address === null) throw new Error('server has no address');

@@ -101,14 +101,10 @@ export function restLookupHandler<TResult, TVariables extends Record<string, unk
     let key: string | undefined;
     try {
       const values = parameterValues(query, lookup.parameters);
-      const answerKey = answers && lookup.answerKey(values);
-      if (answers && answerKey !== undefined) {
-        key = `${lookup.path}?${answerKey}`;
-        const kept = answers.get(key);
-        if (kept) {
-          metrics.lookupsAgain(kept.lookups);
-          return renderedResponse(kept.rendered);
-        }
+      key = answers && keptAnswerKey(lookup, values);
+      if (answers && key !== undefined) {
+        const kept = servedAgain(answers, key);
+        if (kept) return renderedResponse(kept.rendered);
       }
       context = newContext(key !== undefined ? new ReadReceipt() : undefined);
       const variables = lookup.variables(values);
@@ -143,6 +139,38 @@ function keptBytes(key: string, { parts, validators }: Rendered, reads: ReadRece
   let bytes = 200 + 2 * (key.length + validators.etag.length) + 48 * reads.lookups.length;
   for (const part of parts) bytes += typeof part === 'string' ? 40 + 2 * part.length : 48;
   return bytes;
+}
+
+/** What of a route names its kept answers. */
+export type KeptAnswerRoute = Pick<RestLookup<unknown, Record<string, unknown>>, 'path' | 'parameters' | 'answerKey'>;
+
+/** The key an answer of `lookup` for these parameters is kept under; undefined where it may not be kept. */
+function keptAnswerKey(lookup: KeptAnswerRoute, values: ParameterValues): string | undefined {
+  const answerKey = lookup.answerKey(values);
+  return answerKey === undefined ? undefined : `${lookup.path}?${answerKey}`;
+}
+
+/** The answer kept under `key`, if it still holds, counted as the lookups it stands for (metrics). */
+function servedAgain(answers: AnswerCache<KeptAnswer>, key: string): KeptAnswer | undefined {
+  const kept = answers.get(key);
+  if (kept) metrics.lookupsAgain(kept.lookups);
+  return kept;
+}
+
+/**
+ * The kept answer of `lookup` for a parsed query string, if there is one (the fast lane's way in,
+ * fast-lane.ts): what the route's handler would serve without running its operation. Undefined for
+ * anything else, a parameter that breaks its rule included (the route then answers it).
+ */
+export function keptAnswerOf(lookup: KeptAnswerRoute, answers: AnswerCache<KeptAnswer>, query: unknown): KeptAnswer | undefined {
+  let key: string | undefined;
+  try {
+    key = keptAnswerKey(lookup, parameterValues(query, lookup.parameters));
+  } catch (error) {
+    if (error instanceof LookupError) return undefined;
+    throw error;
+  }
+  return key === undefined ? undefined : servedAgain(answers, key);
 }
 
 /** Each parameter's value, by its rule (required or not; never repeated): 400 on the first that breaks it. */

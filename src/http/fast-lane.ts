@@ -1,0 +1,113 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import proxyAddr from '@fastify/proxy-addr';
+import { parse as parseQueryString } from 'fast-querystring';
+import type { RequestLog } from '../logger.js';
+import type { AnswerCache } from '../store/answer-cache.js';
+import { joinJson } from '../store/json-text.js';
+import { notModified, validatorHeaders } from './conditional.js';
+import { cacheControlFor, JSON_TYPE } from './reply.js';
+import { type KeptAnswer, type KeptAnswerRoute, keptAnswerOf } from './routes/rest-lookup.js';
+
+/** What decides whether a request may be answered here at all, from the app's own limits. */
+export interface FastLaneGates {
+  /** Not closing, and the connection has room for one more request (connection-limits.ts). */
+  open(request: IncomingMessage): boolean;
+  /** With RATE_LIMIT: counts the client's request where it is allowed at once (rate-limits.ts). */
+  takeRequest?: (ip: string | undefined) => boolean;
+  /** The client's address, as Fastify's request.ip reads it (TRUST_PROXY). */
+  clientAddress(request: IncomingMessage): string | undefined;
+}
+
+export interface FastLaneOptions {
+  /** The routes whose answers may be kept (those with an answer key: /user-profile, /event). */
+  routes: readonly KeptAnswerRoute[];
+  answers: AnswerCache<KeptAnswer>;
+  gates: FastLaneGates;
+  /** The request id Fastify would give this request (app.ts genReqId). */
+  requestId(headers: IncomingHttpHeaders): string;
+  /** The headers @fastify/cors adds to an answer to a GET (app.ts). */
+  corsHeaders: Readonly<Record<string, string>>;
+  logRequest: RequestLog;
+  /** The request metrics, when on (routes/metrics.ts): route pattern, method, status, seconds. */
+  countRequest?: (route: string, method: string, status: number, seconds: number) => void;
+}
+
+/** Answers `request` and says true, or says false and leaves it untouched for Fastify. */
+export type FastLane = (request: IncomingMessage, response: ServerResponse) => boolean;
+
+/**
+ * Kept answers served before the framework. A `GET /user-profile` or `/event` whose answer the
+ * answer cache holds (store/answer-cache.ts) is served from the node:http request handler, without
+ * Fastify's request, reply, routing and hook chain: that machinery cost more CPU than the answer
+ * itself (BENCHMARKS.md, "CPU per request"). Everything a client or an operator sees is the same
+ * as through the route: the same bytes, status and headers (x-request-id, CORS, ETag,
+ * Last-Modified, 304, Cache-Control; test/fast-lane.test.ts compares them), the same request-log
+ * line, the same metrics, the same rate limit and per-connection cap, counted in the same places.
+ *
+ * Anything else goes to Fastify untouched: another method (HEAD included) or path, a path spelled
+ * otherwise (percent-encoded, a trailing slash), a request with a body, a query the route would
+ * refuse, an answer not kept, a closing server, a full connection, and a request the rate limit
+ * cannot let through at once (refused, or waiting for a lease): there the plugin decides, and
+ * counts, as for every request.
+ */
+export function createFastLane({ routes, answers, gates, requestId, corsHeaders, logRequest, countRequest }: FastLaneOptions): FastLane {
+  const byPath = new Map(routes.map((route) => [route.path, route]));
+  return (request, response) => {
+    if (request.method !== 'GET') return false;
+    const url = request.url ?? '';
+    const mark = url.indexOf('?');
+    const route = mark > 0 ? byPath.get(url.slice(0, mark)) : undefined;
+    if (route === undefined || hasBody(request.headers) || !gates.open(request)) return false;
+    const started = performance.now();
+    const kept = keptAnswerOf(route, answers, parseQueryString(url.slice(mark + 1)));
+    if (kept === undefined) return false;
+    if (gates.takeRequest && !gates.takeRequest(gates.clientAddress(request))) return false;
+    const reqId = requestId(request.headers);
+    const { validators, parts } = kept.rendered;
+    // In the order the route's reply sets them: the id first (onRequest), CORS, the validators.
+    const headers: Record<string, string | number> = { 'x-request-id': reqId, ...corsHeaders, ...validatorHeaders(validators) };
+    let status = 200;
+    let body: Buffer | undefined;
+    if (notModified(request.headers, validators)) {
+      status = 304;
+      headers['cache-control'] = cacheControlFor(304);
+    } else {
+      body = joinJson(parts);
+      headers['content-type'] = JSON_TYPE;
+      headers['cache-control'] = cacheControlFor(200);
+      headers['content-length'] = body.length;
+    }
+    response.writeHead(status, headers);
+    response.end(body);
+    const ms = performance.now() - started;
+    logRequest({ reqId, method: 'GET', url, status, ms });
+    countRequest?.(route.path, 'GET', status, ms / 1000);
+    return true;
+  };
+}
+
+/** A request that carries a body (read or refused by Fastify's parsers, never here). */
+function hasBody(headers: IncomingHttpHeaders): boolean {
+  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+}
+
+/**
+ * The client's address as Fastify's request.ip reads it for a TRUST_PROXY value
+ * (fastify/lib/request.js, getTrustProxyFn): the socket's peer, or with a proxy trusted, the
+ * nearest untrusted hop of X-Forwarded-For, by the same library. A hop count trusts no one
+ * (Fastify fails closed there: the peer cannot be checked).
+ */
+export function clientAddressReader(trustProxy: boolean | number | string | readonly string[]): (request: IncomingMessage) => string | undefined {
+  if (trustProxy === false || trustProxy === 0) return (request) => request.socket.remoteAddress;
+  const trust =
+    trustProxy === true
+      ? () => true
+      : typeof trustProxy === 'number'
+        ? () => false
+        : proxyAddr.compile(typeof trustProxy === 'string' ? trustProxy.split(',').map((value) => value.trim()) : [...trustProxy]);
+  return (request) => {
+    const addresses = proxyAddr.all(request, trust);
+    return addresses[addresses.length - 1];
+  };
+}

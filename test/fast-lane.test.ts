@@ -1,0 +1,263 @@
+import type { IncomingMessage } from 'node:http';
+import fc from 'fast-check';
+import Fastify from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RateLimitConfig } from '../src/config/env.js';
+import { clientAddressReader } from '../src/http/fast-lane.js';
+import { registry } from '../src/metrics/metrics.js';
+import { profile, pubkeyOf, signed } from './support/events.js';
+import { nip19 } from 'nostr-tools';
+import { type CachedInstance, cachedInstance } from './support/hot-cache-instance.js';
+import { openRaw, statusesOf } from './support/raw-http.js';
+import { createTestStore, type TestStore, testClusterNodes } from './support/test-store.js';
+import { startTestServer, type TestServer } from './support/test-server.js';
+
+/**
+ * The fast lane (src/http/fast-lane.ts): kept REST answers served before Fastify. What it answers
+ * must be what the route answers, header for header; what it does not answer must reach the route
+ * untouched; and the request log, metrics and rate limit must count it as they count the route's.
+ * The reference is an instance without the hot cache, on the same Redis: every request runs its route.
+ */
+
+const T = 1_700_000_000;
+const alice = profile('lane alice', { name: 'alice' }, T);
+const bob = profile('lane bob', { name: 'bob' }, T);
+const note = signed('lane alice', { created_at: T, content: 'hi', tags: [['p', pubkeyOf('lane bob')]] });
+
+/** What a client can see of an answer, but the date and, where the server made it, the request id. */
+async function seen(response: Response, { keepId = false } = {}) {
+  const headers = Object.fromEntries([...response.headers].filter(([name]) => name !== 'date' && (keepId || name !== 'x-request-id')));
+  return { status: response.status, headers, body: await response.text() };
+}
+
+interface Setup {
+  writer: TestStore;
+  instance: CachedInstance;
+  plain: TestServer;
+  /** Requests that reached Fastify on the cached instance. */
+  reachedFastify: () => number;
+}
+
+const opened: Setup[] = [];
+afterEach(async () => {
+  for (const { writer, instance, plain } of opened.splice(0)) {
+    await plain.close();
+    await instance.close();
+    await writer.cleanup();
+  }
+});
+
+async function setUp(rateLimits?: RateLimitConfig): Promise<Setup> {
+  const writer = await createTestStore();
+  await writer.store.putEvents([alice, bob, note]);
+  let reached = 0;
+  const instance = await cachedInstance(writer.url, writer.prefix, undefined, {
+    ...(rateLimits ? { rateLimits } : {}),
+    beforeListen: (app) =>
+      app.addHook('onRequest', (_request, _reply, done) => {
+        reached += 1;
+        done();
+      }),
+  });
+  const plain = await startTestServer(writer.store, rateLimits ? { rateLimits } : {});
+  const setup = { writer, instance, plain, reachedFastify: () => reached };
+  opened.push(setup);
+  return setup;
+}
+
+/** Asks `path` until its answer is kept (made twice: answer-cache.ts), then once more through the lane. */
+async function keep(setup: Setup, path: string): Promise<void> {
+  for (let n = 0; n < 2; n++) expect((await fetch(`${setup.instance.server.url}${path}`)).status).toBe(200);
+  const before = setup.reachedFastify();
+  expect((await fetch(`${setup.instance.server.url}${path}`)).status).toBe(200);
+  expect(setup.reachedFastify()).toBe(before);
+}
+
+/** The value of one series of http_requests_total. */
+async function requestsCounted(route: string, status: number): Promise<number> {
+  const line = (await registry.metrics())
+    .split('\n')
+    .find((candidate) => candidate.startsWith(`nostr_lookup_http_requests_total{route="${route}",method="GET",status="${status}"} `));
+  return Number(line?.split(' ')[1] ?? 0);
+}
+
+// The hot cache is for a single Redis (a cluster run leaves it off: README), and with it the lane.
+describe.skipIf(testClusterNodes() !== undefined)('the fast lane: kept answers served before Fastify', () => {
+  it('answers as the route does, header for header: 200, 304 by ETag and by date, CORS, a given request id, every spelling', async () => {
+    const setup = await setUp();
+    const lastModified = new Date(T * 1000).toUTCString();
+    const etagOf = async (path: string) => (await fetch(`${setup.plain.url}${path}`)).headers.get('etag') ?? '';
+    const profilePath = `/user-profile?pubkey=${alice.pubkey}`;
+    const eventPath = `/event?id=${note.id}`;
+    await keep(setup, profilePath);
+    await keep(setup, eventPath);
+    const profileTag = await etagOf(profilePath);
+    const eventTag = await etagOf(eventPath);
+    const asked: [string, Record<string, string>, { keepId?: boolean }?][] = [
+      [profilePath, {}],
+      [eventPath, {}],
+      [profilePath, { origin: 'https://client.example' }],
+      [eventPath, { origin: 'https://client.example', 'accept-encoding': 'gzip' }],
+      [profilePath, { 'if-none-match': profileTag }],
+      [profilePath, { 'if-none-match': `"other", W/${profileTag}` }],
+      [profilePath, { 'if-none-match': '"other"' }],
+      [profilePath, { 'if-none-match': '*' }],
+      [profilePath, { 'if-modified-since': lastModified }],
+      [profilePath, { 'if-modified-since': 'yesterday' }],
+      [eventPath, { 'if-none-match': eventTag }],
+      [eventPath, { 'if-modified-since': lastModified }],
+      [profilePath, { 'x-request-id': 'client-chosen.id:1' }, { keepId: true }],
+      [`/user-profile?pubkey=${alice.pubkey.toUpperCase()}`, {}],
+      [`/user-profile?pubkey=${nip19.npubEncode(alice.pubkey)}`, {}],
+      [`/user-profile?pubkey=nostr:${nip19.npubEncode(alice.pubkey)}&unknown=1`, {}],
+      [`/user-profile?pubkey=%20${alice.pubkey}`, {}],
+    ];
+    const before = setup.reachedFastify();
+    for (const [path, headers, options] of asked) {
+      const fast = await seen(await fetch(`${setup.instance.server.url}${path}`, { headers }), options);
+      const route = await seen(await fetch(`${setup.plain.url}${path}`, { headers }), options);
+      expect({ path, sent: headers, ...fast }).toEqual({ path, sent: headers, ...route });
+    }
+    // Every one of them was answered by the lane (the spellings share the answer kept above).
+    expect(setup.reachedFastify()).toBe(before);
+    // A request id that is not plain, or holds a secret key, is replaced (as genReqId does).
+    const nsec = 'nsec1vl029mgpspedva04g90vltkh6fvh240zqtv9k0t9af8935ke9laqsnlfe5';
+    for (const given of [nsec, 'a b', 'x'.repeat(65)]) {
+      const answer = await fetch(`${setup.instance.server.url}${profilePath}`, { headers: { 'x-request-id': given } });
+      expect(answer.headers.get('x-request-id')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    }
+    expect(setup.reachedFastify()).toBe(before);
+  });
+
+  it('leaves everything else to the route, untouched: HEAD, other spellings of the path, a body, bad or repeated parameters, answers not kept', async () => {
+    const setup = await setUp();
+    const profilePath = `/user-profile?pubkey=${alice.pubkey}`;
+    await keep(setup, profilePath);
+    const unknown = 'f'.repeat(64);
+    const cases: [string, RequestInit][] = [
+      [profilePath, { method: 'HEAD' }],
+      [profilePath, { method: 'POST' }],
+      [profilePath, { method: 'OPTIONS', headers: { origin: 'https://client.example', 'access-control-request-method': 'GET' } }],
+      [`/user-profile/?pubkey=${alice.pubkey}`, {}],
+      [`/user%2Dprofile?pubkey=${alice.pubkey}`, {}],
+      [`/USER-PROFILE?pubkey=${alice.pubkey}`, {}],
+      [`/user-profile?pubkey=${alice.pubkey}&pubkey=${alice.pubkey}`, {}],
+      ['/user-profile?pubkey=', {}],
+      ['/user-profile?', {}],
+      ['/user-profile', {}],
+      [`/user-profile?pubkey=${unknown}`, {}],
+      ['/user-profile?pubkey=%zz', {}],
+      [`/user-profile?pubkey=${nsecText()}`, {}],
+      [`/event?id=${alice.pubkey}`, {}],
+    ];
+    for (const [path, init] of cases) {
+      const before = setup.reachedFastify();
+      const fast = await seen(await fetch(`${setup.instance.server.url}${path}`, init));
+      const route = await seen(await fetch(`${setup.plain.url}${path}`, init));
+      expect({ path, method: init.method, ...fast }).toEqual({ path, method: init.method, ...route });
+      // A preflight is answered by @fastify/cors's hook, ahead of the one that counts.
+      const reached = init.method === 'OPTIONS' ? 0 : 1;
+      expect({ path, method: init.method, reached: setup.reachedFastify() - before }).toEqual({ path, method: init.method, reached });
+    }
+    // A GET with a body (which fetch cannot send): the route's, not the lane's.
+    const raw = await openRaw(setup.instance.server.url);
+    const before = setup.reachedFastify();
+    raw.write(`GET ${profilePath} HTTP/1.1\r\nHost: test\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello`);
+    expect(statusesOf(await raw.closed)).toEqual([200]);
+    expect(setup.reachedFastify()).toBe(before + 1);
+  });
+
+  it('pipelined requests on one connection: answered in order, the lane and the route mixed', async () => {
+    const setup = await setUp();
+    const kept = `/user-profile?pubkey=${alice.pubkey}`;
+    await keep(setup, kept);
+    const raw = await openRaw(setup.instance.server.url);
+    const paths = [kept, `/user-profile?pubkey=${'e'.repeat(64)}`, kept, `/event?id=${note.id}`, kept];
+    raw.write(paths.map((path, index) => `GET ${path} HTTP/1.1\r\nHost: test\r\n${index === paths.length - 1 ? 'Connection: close\r\n' : ''}\r\n`).join(''));
+    const stream = await raw.closed;
+    expect(statusesOf(stream)).toEqual([200, 404, 200, 200, 200]);
+    // Bodies in the order asked: alice's profile, the 404, alice's, the note (alice's profile in its map), alice's.
+    const ids = [...stream.matchAll(/"id":"([0-9a-f]{64})"/g)].map((match) => match[1]);
+    expect(ids.filter((id) => id === alice.id || id === note.id)).toEqual([alice.id, alice.id, note.id, alice.id, alice.id]);
+  });
+
+  it('logs each request as the route does and counts it in the metrics', async () => {
+    const setup = await setUp();
+    const profilePath = `/user-profile?pubkey=${alice.pubkey}`;
+    await keep(setup, profilePath);
+    const before = { ok: await requestsCounted('/user-profile', 200), notModified: await requestsCounted('/user-profile', 304) };
+    const tag = (await fetch(`${setup.plain.url}${profilePath}`)).headers.get('etag') ?? '';
+    const beforeReached = setup.reachedFastify();
+    for (let n = 0; n < 5; n++) await fetch(`${setup.instance.server.url}${profilePath}`, { headers: { 'x-request-id': `lane-${n}` } });
+    await fetch(`${setup.instance.server.url}${profilePath}`, { headers: { 'x-request-id': 'lane-304', 'if-none-match': tag } });
+    expect(setup.reachedFastify()).toBe(beforeReached);
+    // The plain instance adds one 200 (the ETag above): the registry is the process's.
+    expect(await requestsCounted('/user-profile', 200)).toBe(before.ok + 6);
+    expect(await requestsCounted('/user-profile', 304)).toBe(before.notModified + 1);
+    // The request log writes in pieces: close the instance to have them all.
+    await setup.instance.server.close();
+    const lines = setup.instance.server.logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => String(line.reqId).startsWith('lane-'));
+    expect(lines.map(({ reqId, method, url, status, msg, level }) => ({ reqId, method, url, status, msg, level }))).toEqual([
+      ...[0, 1, 2, 3, 4].map((n) => ({ reqId: `lane-${n}`, method: 'GET', url: profilePath, status: 200, msg: 'request', level: 'info' })),
+      { reqId: 'lane-304', method: 'GET', url: profilePath, status: 304, msg: 'request', level: 'info' },
+    ]);
+    for (const line of lines) expect(line.ms).toBeTypeOf('number');
+  });
+
+  it('RATE_LIMIT counts answers of the lane: exactly the burst is let through, the rest get the route 429', async () => {
+    // A burst of 80 in a window of 8 s: leases of 10 (leased-window-store.ts), most taken by the lane.
+    const setup = await setUp({ requests: { perSecond: 10, burst: 80 }, trustProxy: false });
+    const profilePath = `/user-profile?pubkey=${alice.pubkey}`;
+    const url = `${setup.instance.server.url}${profilePath}`;
+    const statuses: number[] = [];
+    const before = setup.reachedFastify();
+    for (let n = 0; n < 100; n++) statuses.push((await fetch(url)).status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(80);
+    expect(statuses.slice(80)).toEqual(Array.from({ length: 20 }, () => 429));
+    // The lane answered most of the 200s: the route saw the first two, a lease in ten, and the 429s.
+    expect(setup.reachedFastify() - before).toBeLessThan(40);
+    const refused = await fetch(url);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toMatch(/^[1-8]$/);
+  });
+});
+
+/** A secret key in a parameter: refused by the route as ever, never served by the lane. */
+function nsecText(): string {
+  return 'nsec1vl029mgpspedva04g90vltkh6fvh240zqtv9k0t9af8935ke9laqsnlfe5';
+}
+
+describe("the client's address, as Fastify's request.ip reads it (TRUST_PROXY)", () => {
+  const octet = fc.integer({ min: 0, max: 255 });
+  const ipv4 = fc.tuple(octet, octet, octet, octet).map((parts) => parts.join('.'));
+  const hop = fc.oneof(ipv4, fc.ipV6(), fc.constantFrom('127.0.0.1', '10.1.2.3', 'unknown', ''), fc.string({ maxLength: 12 }));
+  const forwardedFor = fc.option(
+    fc.array(hop, { maxLength: 5 }).map((hops) => hops.join(fc.sample(fc.constantFrom(',', ', ', ' ,'), 1)[0] ?? ',')),
+    { nil: undefined },
+  );
+  const settings: (boolean | number | string[])[] = [false, true, 0, 1, 3, ['127.0.0.1'], ['loopback', '10.0.0.0/8'], ['10.0.0.0/8'], ['::1']];
+
+  it.each(settings.map((setting) => [JSON.stringify(setting), setting] as const))('trustProxy %s: the same address for any X-Forwarded-For', async (_name, trustProxy) => {
+    const reader = clientAddressReader(trustProxy);
+    // Fastify's types leave out the hop count its code takes (config/env.ts passes it through).
+    const app = Fastify({ trustProxy: trustProxy as boolean });
+    app.get('/ip', (request) => ({ fastify: request.ip ?? null, ours: reader(request.raw as IncomingMessage) ?? null }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      await fc.assert(
+        fc.asyncProperty(forwardedFor, async (header) => {
+          // Header values must be legal to send: what fetch refuses is not a case.
+          if (header !== undefined && !/^[\t\x20-\x7e]*$/.test(header)) return;
+          const response = await fetch(`http://127.0.0.1:${port}/ip`, { headers: header === undefined ? {} : { 'x-forwarded-for': header } });
+          const { fastify, ours } = (await response.json()) as { fastify: string | null; ours: string | null };
+          expect(ours).toBe(fastify);
+        }),
+        { numRuns: 40 },
+      );
+    } finally {
+      await app.close();
+    }
+  });
+});
