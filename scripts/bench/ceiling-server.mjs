@@ -7,3 +7,5 @@ createServer((_req, res) => {
   res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
   res.end(body);
 }).listen(Number(PORT), '127.0.0.1', () => process.send?.('listening'));
+// Exit (not die) on SIGTERM, so that `node --cpu-prof` writes its profile (profile-lookup.ts --ceiling).
+process.on('SIGTERM', () => process.exit(0));

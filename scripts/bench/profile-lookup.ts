@@ -1,6 +1,6 @@
 // A CPU profile of one `serve` under load on one route: where its time goes.
 //
-//   npx tsx scripts/bench/profile-lookup.ts --route user-profile|event|graphql-profile --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline] [--warmup 3]
+//   npx tsx scripts/bench/profile-lookup.ts --route user-profile|event|graphql-profile --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline | --ceiling] [--warmup 3]
 //
 // Imports --profiles generated profiles (and notes with K = 10 for --route event) into the Redis at
 // REDIS_URL (default the local one) under a fresh prefix, or into a fresh embedded store (--embedded), starts `node --cpu-prof dist/cli/main.js
@@ -17,12 +17,16 @@ import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix, freePort } from '../../test/support/redis-server.js';
 import { identity, makeNotes, makeProfiles } from './dataset.js';
-import { cycle, processCpuMs, startProcess, stop } from './harness.js';
+import { cycle, processCpuMs, startProcess, stop, zipf } from './harness.js';
 
 const { values: options } = parseArgs({
   options: {
     route: { type: 'string', default: 'user-profile' },
     profiles: { type: 'string', default: '5000' },
+    // Notes of --route event (fewer: each asked more often, so more answers are kept ones).
+    notes: { type: 'string', default: '10000' },
+    // --zipf S: keys drawn by a Zipf law of exponent S (as `npm run bench --zipf`) instead of all in turn.
+    zipf: { type: 'string' },
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
     env: { type: 'string', default: '' },
@@ -33,6 +37,8 @@ const { values: options } = parseArgs({
     profile: { type: 'boolean', default: true },
     // --baseline: the hand-written handler of `npm run bench` (scripts/bench/baseline-server.mjs) instead of `serve`.
     baseline: { type: 'boolean', default: false },
+    // --ceiling: the fixed-body ceiling of `npm run bench` (scripts/bench/ceiling-server.mjs), its body the size of a profile's answer.
+    ceiling: { type: 'boolean', default: false },
     // --warmup S: load for S seconds before the measured window (caches filled, as `npm run bench` warms up); the profile still covers both.
     warmup: { type: 'string', default: '0' },
   },
@@ -56,19 +62,25 @@ const dataDir = mkdtempSync(join(tmpdir(), 'nostr-lookup-profile-'));
 const store = options.embedded ? new LmdbEventStore(dataDir) : new RedisEventStore(client, prefix);
 const identities = Array.from({ length: Number(options.profiles) }, (_, index) => identity(index));
 await store.putEvents(makeProfiles(identities));
-const notes = options.route === 'event' ? makeNotes(identities, 10_000, 10, 10) : [];
+const notes = options.route === 'event' ? makeNotes(identities, Number(options.notes), 10, 10) : [];
 for (let offset = 0; offset < notes.length; offset += 1000) await store.putEvents(notes.slice(offset, offset + 1000));
 if (options.embedded) await store.close();
 const port = await freePort();
+// The ceiling's body: as long as the first profile's /user-profile answer.
+const answerBytes = Buffer.byteLength(`{"profile":${JSON.stringify(makeProfiles(identities.slice(0, 1))[0])}}`);
 mkdirSync(options.dir, { recursive: true });
 const before = new Set(readdirSync(options.dir));
 const where: Record<string, string> = options.embedded ? { REDIS_URL: '', DATA_DIR: dataDir } : { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix };
 const service = await startProcess(
-  [...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${options.dir}`] : []), ...(options.baseline ? ['scripts/bench/baseline-server.mjs'] : ['dist/cli/main.js', 'serve'])],
-  { ...where, HOST: '127.0.0.1', RELAYS: '', NODE_ENV: 'production', PORT: String(port), ...extraEnv },
-  `http://127.0.0.1:${port}/${options.baseline ? '' : 'healthz'}`,
+  [
+    ...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${options.dir}`] : []),
+    ...(options.baseline ? ['scripts/bench/baseline-server.mjs'] : options.ceiling ? ['scripts/bench/ceiling-server.mjs'] : ['dist/cli/main.js', 'serve']),
+  ],
+  { ...where, HOST: '127.0.0.1', RELAYS: '', NODE_ENV: 'production', PORT: String(port), BODY_BYTES: String(answerBytes), ...extraEnv },
+  `http://127.0.0.1:${port}/${options.baseline || options.ceiling ? '' : 'healthz'}`,
 );
-const nextPath = options.route === 'event' ? cycle(notes.map((note) => `/event?id=${note.id}`)) : cycle(identities.map((who) => `/user-profile?pubkey=${who.pubkey}`));
+const keys = <T>(items: readonly T[]) => (options.zipf === undefined ? cycle(items) : zipf(items, Number(options.zipf)));
+const nextPath = options.route === 'event' ? keys(notes.map((note) => `/event?id=${note.id}`)) : keys(identities.map((who) => `/user-profile?pubkey=${who.pubkey}`));
 const nextPubkey = cycle(identities.map((who) => who.pubkey));
 const next = (request: Record<string, unknown>) =>
   options.route === 'graphql-profile'
@@ -89,6 +101,12 @@ const profiledCpu = (cpuMs * 1000) / result.requests.total;
 process.stderr.write(
   `${result.requests.average.toFixed(0)} req/s, ${result.non2xx} non-2xx, service CPU ${profiledCpu.toFixed(1)} µs/req\n`,
 );
+// What the answer cache served, against the requests (a scrape before the process stops).
+if (!options.baseline && !options.ceiling) {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const served = text.split('\n').find((line) => line.startsWith('nostr_lookup_hot_cache_answers_served_total'));
+  process.stderr.write(`${served ?? 'no answers-served metric'}; requests ${result.requests.total}\n`);
+}
 await stop(service);
 const admin = new Redis(redisUrl);
 await deleteByPrefix(admin, prefix);
@@ -134,7 +152,7 @@ const FEATURES: [group: string, test: (url: string, name: string) => boolean][] 
   ['Redis client (ioredis)', (url) => /\/(ioredis|redis-parser|standard-as-callback)\//.test(url)],
   ['store (reads, unpacking)', (url) => /\/dist\/store\//.test(url)],
   ['GraphQL execution (schema, loaders, graphql-jit, graphql-js, yoga)', (url) => /\/dist\/(schema|http\/fixed-operation|http\/graphql)\/?|\/(graphql|graphql-jit|dataloader|graphql-yoga|@graphql-yoga|@envelop|@whatwg-node|@escape\.tech)\//.test(url)],
-  ['REST routes and replies', (url) => /\/dist\/http\/(routes\/|reply|rest-response|query-parameter)/.test(url)],
+  ['REST routes and replies', (url) => /\/dist\/http\/(routes\/|reply|rest-response|query-parameter|fast-lane)/.test(url)],
   ['socket writes and reads', (url, name) => /^(writev|writeBuffer|writeUtf8String|writeLatin1String|onStreamRead|writevGeneric)$/.test(name) || /^node:(net|internal\/stream_base_commons)$/.test(url)],
   ['Fastify', (url) => /\/(fastify|find-my-way|avvio|light-my-request|fast-json-stringify|@fastify)\//.test(url)],
   ['node:http', (url) => url.startsWith('node:_http') || url === 'node:http'],
