@@ -32,9 +32,19 @@ describe('SIGTERM', () => {
     const { url } = served;
     try {
       const connection = await openRaw(url);
-      // A keep-alive request answered before the signal: the socket stays open, idle.
-      connection.write(get(`/user-profile?pubkey=${alice.pubkey}`));
-      await expect.poll(() => statusesOf(connection.received()), { timeout: 3000 }).toEqual([200]);
+      // The profile's answer kept (the hot cache on, as by default), so that the fast lane serves
+      // it: the one asked during shutdown below must still get the 503.
+      const servedAgain = async () => {
+        await fetch(`${url}/user-profile?pubkey=${alice.pubkey}`);
+        const text = await (await fetch(`${url}/metrics`)).text();
+        return Number(/^nostr_lookup_hot_cache_answers_served_total (\d+)/m.exec(text)?.[1] ?? 0);
+      };
+      await expect.poll(servedAgain, { timeout: 5000, interval: 1100 }).toBeGreaterThan(0);
+      // Keep-alive requests answered before the signal: the socket stays open, idle.
+      for (let asked = 1; asked <= 3; asked++) {
+        connection.write(get(`/user-profile?pubkey=${alice.pubkey}`));
+        await expect.poll(() => statusesOf(connection.received()), { timeout: 3000 }).toEqual(Array.from({ length: asked }, () => 200));
+      }
       // A slow request (the relay waits 800 ms), then SIGTERM while it is in flight.
       connection.write(get(`/event?id=${slowNote.id}`));
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -46,9 +56,9 @@ describe('SIGTERM', () => {
       const stream = await connection.closed;
       const code = await served.exited;
       const elapsed = Date.now() - signalled;
-      expect(statusesOf(stream)).toEqual([200, 200, 503]);
+      expect(statusesOf(stream)).toEqual([200, 200, 200, 200, 503]);
       expect(stream).toContain(`"id":"${slowNote.id}"`);
-      const shuttingDown = stream.split('HTTP/1.1 ')[3] ?? '';
+      const shuttingDown = stream.split('HTTP/1.1 ')[5] ?? '';
       expect(shuttingDown).toContain('{"error":{"status":503,"code":"shutting_down","message":"The service is restarting. Try again shortly."}}');
       expect(shuttingDown.toLowerCase()).toContain('connection: close');
       expect(shuttingDown.toLowerCase()).toContain('content-type: application/json; charset=utf-8');
