@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixedWindows, LocalWindowStore, MAX_WINDOWS } from '../src/http/fixed-windows.js';
+import { FixedWindows, LocalWindowStore, MAX_WINDOWS, type SynchronousWindowStore } from '../src/http/fixed-windows.js';
 import { leasedWindowStore } from '../src/http/leased-window-store.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
 
@@ -98,5 +98,35 @@ describe('LocalWindowStore', () => {
     expect((await incr('a', 200)).current).toBe(1);
     // The store of a route limit counts apart.
     expect((await new Promise<number>((resolve) => store.child().incr('b', (_e, result) => resolve(result?.current ?? 0), 200, 1)))).toBe(1);
+  });
+});
+
+describe.each(STORES)('the $name store, asked at once (takeNow, the fast lane)', ({ store }) => {
+  it('takes what can be let through now, and otherwise changes nothing: the plugin then counts as ever', async () => {
+    const Store = store() as unknown as new () => SynchronousWindowStore;
+    const windows = new Store();
+    // The plugin passes the limit as a fourth argument (the leased store reads it).
+    const incr = (key: string) =>
+      new Promise<number>((resolve, reject) =>
+        (windows.incr as (...args: unknown[]) => void)(key, (error: Error | null, result?: { current: number }) => (error ? reject(error) : resolve(result?.current ?? -1)), 60_000, 16),
+      );
+    if ((Store as unknown) === LocalWindowStore) {
+      // In process: always known at once, up to the limit.
+      expect(Array.from({ length: 18 }, () => windows.takeNow('a', 60_000, 16))).toEqual([...Array.from({ length: 16 }, () => true), false, false]);
+      // The refusals were not counted: the plugin's next check is the 17th.
+      expect(await incr('a')).toBe(17);
+    } else {
+      // Leased: nothing in hand before the first lease (a block of 2: an eighth of 16).
+      expect(windows.takeNow('a', 60_000, 16)).toBe(false);
+      expect(await incr('a')).toBe(1);
+      expect(windows.takeNow('a', 60_000, 16)).toBe(true);
+      expect(windows.takeNow('a', 60_000, 16)).toBe(false);
+      // Counted once each: the lane's take and the plugin's checks share the blocks, and the 17th is refused.
+      const counts: number[] = [];
+      for (let n = 0; n < 15; n++) counts.push(await incr('a'));
+      expect(counts.slice(0, 14)).toEqual(Array.from({ length: 14 }, (_, index) => index + 3));
+      expect(counts[14]).toBeGreaterThan(16);
+      expect(windows.takeNow('a', 60_000, 16)).toBe(false);
+    }
   });
 });
