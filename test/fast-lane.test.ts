@@ -3,7 +3,11 @@ import fc from 'fast-check';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RateLimitConfig } from '../src/config/env.js';
-import { clientAddressReader } from '../src/http/fast-lane.js';
+import { createServer } from 'node:http';
+import { clientAddressReader, createFastLane } from '../src/http/fast-lane.js';
+import type { KeptAnswer } from '../src/http/routes/rest-lookup.js';
+import type { AnswerCache } from '../src/store/answer-cache.js';
+import { captureLogs } from './support/logs.js';
 import { registry } from '../src/metrics/metrics.js';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { nip19 } from 'nostr-tools';
@@ -71,6 +75,12 @@ async function keep(setup: Setup, path: string): Promise<void> {
   const before = setup.reachedFastify();
   expect((await fetch(`${setup.instance.server.url}${path}`)).status).toBe(200);
   expect(setup.reachedFastify()).toBe(before);
+}
+
+/** Profiles read from the index, as the lookups metric counts them (kept answers included). */
+async function profileHits(): Promise<number> {
+  const line = (await registry.metrics()).split('\n').find((candidate) => candidate.startsWith('nostr_lookup_lookups_total{kind="profile",outcome="index_hit"} '));
+  return Number(line?.split(' ')[1] ?? 0);
 }
 
 /** The value of one series of http_requests_total. */
@@ -181,6 +191,20 @@ describe.skipIf(testClusterNodes() !== undefined)('the fast lane: kept answers s
     expect(ids.filter((id) => id === alice.id || id === note.id)).toEqual([alice.id, alice.id, note.id, alice.id, alice.id]);
   });
 
+  it('MAX_REQUESTS_PER_CONNECTION: pipelined asks of a kept answer are capped as the route caps them (found by review: 30 of 30 answered)', async () => {
+    const setup = await setUp();
+    const kept = `/user-profile?pubkey=${alice.pubkey}`;
+    await keep(setup, kept);
+    const pipelined = async (url: string) => {
+      const raw = await openRaw(url);
+      raw.write(Array.from({ length: 30 }, (_, index) => `GET ${kept} HTTP/1.1\r\nHost: test\r\n${index === 29 ? 'Connection: close\r\n' : ''}\r\n`).join(''));
+      return statusesOf(await raw.closed);
+    };
+    const expected = [...Array.from({ length: 8 }, () => 200), ...Array.from({ length: 22 }, () => 429)];
+    expect(await pipelined(setup.plain.url)).toEqual(expected);
+    expect(await pipelined(setup.instance.server.url)).toEqual(expected);
+  });
+
   it('logs each request as the route does and counts it in the metrics', async () => {
     const setup = await setUp();
     const profilePath = `/user-profile?pubkey=${alice.pubkey}`;
@@ -204,15 +228,19 @@ describe.skipIf(testClusterNodes() !== undefined)('the fast lane: kept answers s
     for (const line of lines) expect(line.ms).toBeTypeOf('number');
   });
 
-  it('RATE_LIMIT counts answers of the lane: exactly the burst is let through, the rest get the route 429', async () => {
+  it('RATE_LIMIT counts answers of the lane: exactly the burst is let through, the rest get the route 429; the lookups counted once each', async () => {
     // A burst of 80 in a window of 8 s: leases of 10 (leased-window-store.ts), most taken by the lane.
     const setup = await setUp({ requests: { perSecond: 10, burst: 80 }, trustProxy: false });
     const profilePath = `/user-profile?pubkey=${alice.pubkey}`;
     const url = `${setup.instance.server.url}${profilePath}`;
     const statuses: number[] = [];
     const before = setup.reachedFastify();
+    const hitsBefore = await profileHits();
     for (let n = 0; n < 100; n++) statuses.push((await fetch(url)).status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(80);
+    // One profile read counted per answer served, made or kept; none for a refusal, none twice for
+    // an answer the lane found but left to the route (a lease needed): found by review, 107 for 77.
+    expect((await profileHits()) - hitsBefore).toBe(80);
     expect(statuses.slice(80)).toEqual(Array.from({ length: 20 }, () => 429));
     // The lane answered most of the 200s: the route saw the first two, a lease in ten, and the 429s.
     expect(setup.reachedFastify() - before).toBeLessThan(40);
@@ -258,6 +286,35 @@ describe("the client's address, as Fastify's request.ip reads it (TRUST_PROXY)",
       );
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe('a failure inside the lane', () => {
+  it('is logged, and the request goes to the route untouched', async () => {
+    const { lines, logger } = captureLogs();
+    const answers = { find: () => undefined } as unknown as AnswerCache<KeptAnswer>;
+    const lane = createFastLane({
+      routes: [{ path: '/user-profile', parameters: [], answerKey: () => { throw new TypeError('a bug in a route'); } }],
+      answers,
+      gates: { closing: () => false, connections: { hasRoom: () => true, track: () => {} }, clientAddress: () => undefined },
+      requestId: () => 'id',
+      corsHeaders: {},
+      logRequest: Object.assign(() => {}, { flush: () => {} }),
+      logger,
+    });
+    const server = createServer((request, response) => {
+      if (!lane(request, response)) response.end('the route');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      const answer = await fetch(`http://127.0.0.1:${port}/user-profile?pubkey=x`);
+      expect([answer.status, await answer.text()]).toEqual([200, 'the route']);
+      expect(lines.map((line) => JSON.parse(line) as { msg: string; err?: { message: string } }).map(({ msg, err }) => [msg, err?.message])).toEqual([['fast lane failed', 'a bug in a route']]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

@@ -9,7 +9,7 @@ import type { VariableName } from './env.js';
  */
 export const VARIABLE_HELP: Record<VariableName, { does: string; unset?: string }> = {
   PORT: { does: "HTTP port" },
-  HOST: { does: "interface to listen on (`0.0.0.0` to expose it; the Docker image does)" },
+  HOST: { does: "the address to listen on (`0.0.0.0` to expose it; the Docker image does; `::` for IPv6 too). One address: a name that resolves to several (`localhost`) listens on the first" },
   REDIS_URL: { does: "`redis://` or `rediss://`, with optional password and database (`/2`); set: the index is in Redis; unset: the embedded store" },
   REDIS_CLUSTER_NODES: { does: "seed nodes of a Redis Cluster, comma-separated: `host:port`, or `redis://` / `rediss://` URLs with the cluster's credentials (`rediss://user:pass@host:port`; every entry the same scheme and credentials; no database). Set: the index is in the cluster ([Redis Cluster](stores.md#redis-cluster)). Not together with `REDIS_URL`" },
   REDIS_WAIT_REPLICAS: { does: "`import` and `sync` count a batch as written only once this many replicas of every master hold it (`WAIT`); fewer within `REDIS_TIMEOUT_MS` fails the batch (import retries it, sync keeps its cursor). `serve` never waits" },

@@ -114,7 +114,8 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
     genReqId: (request) => requestIdOf(request.headers),
     clientErrorHandler: answerClientError,
     // The server Fastify would make (lib/server.js: the `http` options, connectionTimeout above;
-    // limitConnections sets the rest), with the fast lane in front.
+    // limitConnections sets the rest), with the fast lane in front. With a factory Fastify listens
+    // on one address: HOST=localhost no longer adds the name's other addresses (docs/configuration.md).
     serverFactory: (handler, options) => {
       const server = createServer(options.http ?? {}, (request, response) => {
         if (!fastLane?.(request, response)) handler(request, response);
@@ -154,7 +155,8 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
     });
   };
   // First of the hooks, so that every answer has them, those of the limits below included.
-  // (Callback-style hooks: an async hook costs a promise per request.)
+  // (Callback-style hooks: an async hook costs a promise per request.) A header added to every
+  // answer here or by a hook below must be added by the fast lane too (fast-lane.ts).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();
@@ -175,7 +177,7 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
   });
   limitConnections(app.server, limits);
   const closing = closeConnectionsOnShutdown(app);
-  const hasRoom = limitRequestsPerConnection(app, limits.maxRequestsPerConnection);
+  const connections = limitRequestsPerConnection(app, limits.maxRequestsPerConnection);
   const logRequest = registerRequestLog(app, logger);
   // Metrics are on unless METRICS=false; with METRICS_PORT, /metrics is served there (service.ts).
   const metricsConfig = config.metrics ?? { enabled: true };
@@ -196,7 +198,8 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
       routes: REST_LOOKUPS,
       answers,
       gates: {
-        open: (request) => !closing() && hasRoom(request.socket),
+        closing,
+        connections,
         ...(takeRequest ? { takeRequest } : {}),
         clientAddress: clientAddressReader(config.rateLimits?.trustProxy ?? false),
       },
@@ -204,6 +207,7 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
       // What @fastify/cors adds to a GET's answer with `origin: '*'` (test/fast-lane.test.ts checks).
       corsHeaders: { 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSED_HEADERS.join(', ') },
       logRequest,
+      logger,
       ...(metricsConfig.enabled ? { countRequest: (route, method, status, seconds) => metrics.httpRequest(route, method, status, seconds) } : {}),
     });
   }

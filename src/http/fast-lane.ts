@@ -2,17 +2,20 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { performance } from 'node:perf_hooks';
 import proxyAddr from '@fastify/proxy-addr';
 import { parse as parseQueryString } from 'fast-querystring';
-import type { RequestLog } from '../logger.js';
+import type { Logger, RequestLog } from '../logger.js';
 import type { AnswerCache } from '../store/answer-cache.js';
 import { joinJson } from '../store/json-text.js';
 import { notModified, validatorHeaders } from './conditional.js';
+import type { RequestsPerConnection } from './connection-limits.js';
 import { cacheControlFor, JSON_TYPE } from './reply.js';
-import { type KeptAnswer, type KeptAnswerRoute, keptAnswerOf } from './routes/rest-lookup.js';
+import { type KeptAnswer, type KeptAnswerRoute, keptAnswerOf, servedAgain } from './routes/rest-lookup.js';
 
 /** What decides whether a request may be answered here at all, from the app's own limits. */
 export interface FastLaneGates {
-  /** Not closing, and the connection has room for one more request (connection-limits.ts). */
-  open(request: IncomingMessage): boolean;
+  /** The close has started (connection-limits.ts): Fastify answers 503. */
+  closing(): boolean;
+  /** The per-connection cap (MAX_REQUESTS_PER_CONNECTION), shared with the routes. */
+  connections: RequestsPerConnection;
   /** With RATE_LIMIT: counts the client's request where it is allowed at once (rate-limits.ts). */
   takeRequest?: (ip: string | undefined) => boolean;
   /** The client's address, as Fastify's request.ip reads it (TRUST_PROXY). */
@@ -29,6 +32,8 @@ export interface FastLaneOptions {
   /** The headers @fastify/cors adds to an answer to a GET (app.ts). */
   corsHeaders: Readonly<Record<string, string>>;
   logRequest: RequestLog;
+  /** Where a failure of the lane itself is logged (never expected: the request then goes to Fastify). */
+  logger: Logger;
   /** The request metrics, when on (routes/metrics.ts): route pattern, method, status, seconds. */
   countRequest?: (route: string, method: string, status: number, seconds: number) => void;
 }
@@ -40,29 +45,50 @@ export type FastLane = (request: IncomingMessage, response: ServerResponse) => b
  * Kept answers served before the framework. A `GET /user-profile` or `/event` whose answer the
  * answer cache holds (store/answer-cache.ts) is served from the node:http request handler, without
  * Fastify's request, reply, routing and hook chain: that machinery cost more CPU than the answer
- * itself (BENCHMARKS.md, "CPU per request"). Everything a client or an operator sees is the same
- * as through the route: the same bytes, status and headers (x-request-id, CORS, ETag,
- * Last-Modified, 304, Cache-Control; test/fast-lane.test.ts compares them), the same request-log
- * line, the same metrics, the same rate limit and per-connection cap, counted in the same places.
+ * itself (BENCHMARKS.md, "CPU per request"). What a client or an operator sees is what the route
+ * gives: the same bytes, status and headers (x-request-id, CORS, ETag, Last-Modified, 304,
+ * Cache-Control; test/fast-lane.test.ts compares them), the request-log line and the metrics once
+ * the answer is written out (as the route's onResponse hooks), the same rate limit and
+ * per-connection cap, counted in the same counters. A header the routes' hooks or replies add
+ * (app.ts, reply.ts) must be added here too: the test compares every header.
  *
  * Anything else goes to Fastify untouched: another method (HEAD included) or path, a path spelled
  * otherwise (percent-encoded, a trailing slash), a request with a body, a query the route would
  * refuse, an answer not kept, a closing server, a full connection, and a request the rate limit
- * cannot let through at once (refused, or waiting for a lease): there the plugin decides, and
+ * cannot let through at once (refused, or waiting for a lease: with RATE_LIMIT's burst at 8 or less
+ * every lease is a single request, so the route serves them all): there the plugin decides, and
  * counts, as for every request.
  */
-export function createFastLane({ routes, answers, gates, requestId, corsHeaders, logRequest, countRequest }: FastLaneOptions): FastLane {
+export function createFastLane(options: FastLaneOptions): FastLane {
+  const answer = answerFrom(options);
+  return (request, response) => {
+    try {
+      return answer(request, response);
+    } catch (error) {
+      // Nothing sent yet: the route answers (and its error handler, if it fails the same way).
+      options.logger.error({ err: error }, 'fast lane failed');
+      if (!response.headersSent) return false;
+      response.destroy();
+      return true;
+    }
+  };
+}
+
+function answerFrom({ routes, answers, gates, requestId, corsHeaders, logRequest, countRequest }: FastLaneOptions): FastLane {
   const byPath = new Map(routes.map((route) => [route.path, route]));
   return (request, response) => {
     if (request.method !== 'GET') return false;
     const url = request.url ?? '';
     const mark = url.indexOf('?');
     const route = mark > 0 ? byPath.get(url.slice(0, mark)) : undefined;
-    if (route === undefined || hasBody(request.headers) || !gates.open(request)) return false;
+    if (route === undefined || hasBody(request.headers) || gates.closing() || !gates.connections.hasRoom(request.socket)) return false;
     const started = performance.now();
     const kept = keptAnswerOf(route, answers, parseQueryString(url.slice(mark + 1)));
     if (kept === undefined) return false;
     if (gates.takeRequest && !gates.takeRequest(gates.clientAddress(request))) return false;
+    // Served from here on: counted as the route counts it.
+    gates.connections.track(request, response);
+    servedAgain(answers, kept);
     const reqId = requestId(request.headers);
     const { validators, parts } = kept.rendered;
     // In the order the route's reply sets them: the id first (onRequest), CORS, the validators.
@@ -78,11 +104,15 @@ export function createFastLane({ routes, answers, gates, requestId, corsHeaders,
       headers['cache-control'] = cacheControlFor(200);
       headers['content-length'] = body.length;
     }
+    // Logged and counted once written out, as the route's onResponse hooks do (an answer never
+    // written, its connection gone, is neither).
+    response.once('finish', () => {
+      const ms = performance.now() - started;
+      logRequest({ reqId, method: 'GET', url, status, ms });
+      countRequest?.(route.path, 'GET', status, ms / 1000);
+    });
     response.writeHead(status, headers);
     response.end(body);
-    const ms = performance.now() - started;
-    logRequest({ reqId, method: 'GET', url, status, ms });
-    countRequest?.(route.path, 'GET', status, ms / 1000);
     return true;
   };
 }

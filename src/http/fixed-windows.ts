@@ -66,6 +66,8 @@ export class LocalWindowStore implements SynchronousWindowStore {
     callback(null, { current: window.count, ttl: window.endsAt - now });
   }
 
+  // Today only the Redis-leased store serves the lane (kept answers need the hot cache, on Redis);
+  // this one keeps the interface whole.
   takeNow(key: string, timeWindow: number, max: number): boolean {
     const window = this.windows.at(key, Date.now(), timeWindow);
     if (window.count >= max) return false;

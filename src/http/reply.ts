@@ -13,7 +13,8 @@ export function cacheControlFor(status: number): string {
 }
 
 /**
- * The one place that writes a JSON answer's status and headers: the content type, the cache policy
+ * The one place that writes a JSON answer's status and headers (and the fast lane, fast-lane.ts,
+ * writes a kept answer's from the same pieces): the content type, the cache policy
  * and, for answers that say "try again shortly" (429, 503), `Retry-After`: what a limit said
  * (`retryAfterSeconds`, rate_limited), else one second.
  */

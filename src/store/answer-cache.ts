@@ -51,8 +51,23 @@ export class AnswerCache<T> {
     private readonly offered: OfferedKeys,
   ) {}
 
-  /** The answer kept for `key`, if it is still true. */
+  /** The answer kept for `key`, if it is still true, counted as served. */
   get(key: string): T | undefined {
+    const value = this.find(key);
+    if (value !== undefined) this.served();
+    return value;
+  }
+
+  /** Counts an answer served again (metrics): what `get` does after `find`. */
+  served(): void {
+    this.slots.served();
+  }
+
+  /**
+   * The answer kept for `key`, if it is still true, not yet counted as served: for a caller that
+   * may still not serve it (the fast lane, before the rate limit: fast-lane.ts).
+   */
+  find(key: string): T | undefined {
     const answer = this.slots.get(key);
     if (answer === undefined) return undefined;
     const now = Date.now();
@@ -64,7 +79,6 @@ export class AnswerCache<T> {
       answer.touchedAt = now;
       this.slots.touch(answer.dependencies);
     }
-    this.slots.served();
     return answer.value as T;
   }
 

@@ -103,7 +103,7 @@ export function restLookupHandler<TResult, TVariables extends Record<string, unk
       const values = parameterValues(query, lookup.parameters);
       key = answers && keptAnswerKey(lookup, values);
       if (answers && key !== undefined) {
-        const kept = servedAgain(answers, key);
+        const kept = takeKept(answers, key);
         if (kept) return renderedResponse(kept.rendered);
       }
       context = newContext(key !== undefined ? new ReadReceipt() : undefined);
@@ -150,17 +150,24 @@ function keptAnswerKey(lookup: KeptAnswerRoute, values: ParameterValues): string
   return answerKey === undefined ? undefined : `${lookup.path}?${answerKey}`;
 }
 
-/** The answer kept under `key`, if it still holds, counted as the lookups it stands for (metrics). */
-function servedAgain(answers: AnswerCache<KeptAnswer>, key: string): KeptAnswer | undefined {
-  const kept = answers.get(key);
-  if (kept) metrics.lookupsAgain(kept.lookups);
+/** The answer kept under `key`, if it still holds, counted as served (servedAgain). */
+function takeKept(answers: AnswerCache<KeptAnswer>, key: string): KeptAnswer | undefined {
+  const kept = answers.find(key);
+  if (kept) servedAgain(answers, kept);
   return kept;
+}
+
+/** Counts a kept answer served: by the answer cache, and as the lookups it stands for (metrics). */
+export function servedAgain(answers: AnswerCache<KeptAnswer>, kept: KeptAnswer): void {
+  answers.served();
+  metrics.lookupsAgain(kept.lookups);
 }
 
 /**
  * The kept answer of `lookup` for a parsed query string, if there is one (the fast lane's way in,
- * fast-lane.ts): what the route's handler would serve without running its operation. Undefined for
- * anything else, a parameter that breaks its rule included (the route then answers it).
+ * fast-lane.ts): what the route's handler would serve without running its operation, not yet
+ * counted (servedAgain, once it is served). Undefined for anything else, a parameter that breaks
+ * its rule included (the route then answers it).
  */
 export function keptAnswerOf(lookup: KeptAnswerRoute, answers: AnswerCache<KeptAnswer>, query: unknown): KeptAnswer | undefined {
   let key: string | undefined;
@@ -170,7 +177,7 @@ export function keptAnswerOf(lookup: KeptAnswerRoute, answers: AnswerCache<KeptA
     if (error instanceof LookupError) return undefined;
     throw error;
   }
-  return key === undefined ? undefined : servedAgain(answers, key);
+  return key === undefined ? undefined : answers.find(key);
 }
 
 /** Each parameter's value, by its rule (required or not; never repeated): 400 on the first that breaks it. */
