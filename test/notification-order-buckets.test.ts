@@ -7,6 +7,8 @@ import { NOTIFICATION_TYPES, type NotificationType, TYPE_LETTERS } from '../src/
 import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
 import type { EventStore } from '../src/store/event-store.js';
 import { redisKeys } from '../src/store/redis/keys.js';
+import { NOTIFICATION_COUNTS_SCRIPT, NOTIFICATIONS_PAGE_SCRIPT, ORDER_FUNCTIONS } from '../src/store/redis/lua-scripts.js';
+import { notificationPlace } from '../src/store/notification-index.js';
 import type { RedisClient } from '../src/store/redis/mget-by-slot.js';
 import { checkRelations, rebuildRelations } from '../src/store/relation-check.js';
 import { deletion } from './support/deletion-conformance.js';
@@ -247,4 +249,45 @@ describe('a page order written before buckets (one sorted set past 512), on Redi
       await opened.cleanup();
     }
   }, 120_000);
+});
+
+describe('bucket names that collide (ids chosen to share the 8 bytes a bucket is named by), on Redis', () => {
+  it('a split never lands on a bucket in use: every member is kept once, and the counts hold', async () => {
+    const opened = await createTestStore();
+    try {
+      const { client, prefix } = opened;
+      // The order functions alone, on members as the store writes them (a type letter and a place).
+      client.defineCommand('orderTest', { numberOfKeys: 1, lua: `${ORDER_FUNCTIONS}\nreturn orderAdd(KEYS[1], ARGV[1])` });
+      client.defineCommand('orderPageTest', { numberOfKeys: 1, lua: NOTIFICATIONS_PAGE_SCRIPT });
+      client.defineCommand('orderCountsTest', { numberOfKeys: 1, lua: NOTIFICATION_COUNTS_SCRIPT });
+      const commands = client as unknown as {
+        orderTest(order: string, member: Buffer): Promise<number>;
+        orderPageTestBuffer(order: string, limit: string, min: Buffer, max: Buffer): Promise<Buffer[]>;
+        orderCountsTest(order: string, letter: string, bound: string): Promise<number[]>;
+      };
+      const { order } = redisKeys(prefix).notifications(pubkeyOf(V));
+      const member = (id: string) => Buffer.concat([Buffer.from('M'), notificationPlace({ createdAt: T, id: id.padEnd(64, '0') })]);
+      const shared = '5050505050505050';
+      const hex2 = (n: number) => n.toString(16).padStart(2, '0');
+      // The first split makes A a low; the bucket from A then fills, and its split would make B
+      // (the same 8 bytes as A) a low named as A's bucket (a review's reproduction).
+      const members = [
+        ...Array.from({ length: 64 }, (_, n) => member(`10${hex2(n)}`)),
+        member(`${shared}00`),
+        ...Array.from({ length: 63 }, (_, n) => member(`${shared}01${hex2(n)}`)),
+        member(`${shared}80`),
+        ...Array.from({ length: 64 }, (_, n) => member(`60${hex2(n)}`)),
+      ];
+      for (const each of members) expect(await commands.orderTest(order, each)).toBe(1);
+      const page = await commands.orderPageTestBuffer(order, '1000', Buffer.from('[M'), Buffer.from('(M\xff', 'latin1'));
+      const expected = members.map((each) => each.toString('hex')).sort();
+      expect(page.map((each) => each.toString('hex'))).toEqual(expected);
+      expect(await commands.orderCountsTest(order, 'M', '')).toEqual([members.length]);
+      const laid = await buckets({ client, prefix });
+      expect(laid.members.sort()).toEqual(expected);
+      expect(new Set(laid.keys).size).toBe(laid.keys.length);
+    } finally {
+      await opened.cleanup();
+    }
+  });
 });

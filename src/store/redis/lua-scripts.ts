@@ -1438,7 +1438,8 @@ return out
  * large sorted set costs about 136, its skiplist and hash table; BENCHMARKS.md). `nz:{T}` is the
  * first bucket and all of a recipient's order until it passes ORDER_BUCKET; then the upper half of
  * a full bucket moves to a new one, `nz:{T}:<letter><8 bytes of its first member's id, hex>`, whose
- * first member (its low) goes to the directory `nb:{T}` (a sorted set, by bytes). A member belongs
+ * first member (its low) goes to the directory `nb:{T}` (a sorted set, by bytes); where that name is
+ * in use (ids chosen to share the 8 bytes), the split moves up to the next member whose is not. A member belongs
  * to the bucket of the greatest low at or below it, else to the first. `nk:{T}` holds each letter's
  * count while there is a directory (a count without a time bound reads it). An emptied bucket goes
  * (an emptied first bucket takes the next one's place), and with the last the directory and counts;
@@ -1446,7 +1447,7 @@ return out
  * An order written before buckets, past 4 × ORDER_BUCKET members, stays one set (read and written
  * the same way) until \`relations rebuild\` writes it again.
  */
-const ORDER_FUNCTIONS = `
+export const ORDER_FUNCTIONS = `
 local ORDER_BUCKET = 128
 local function directoryOf(order) return string.sub(order, 1, -49) .. 'nb' .. string.sub(order, -46) end
 local function countsOf(order) return string.sub(order, 1, -49) .. 'nk' .. string.sub(order, -46) end
@@ -1484,14 +1485,20 @@ local function orderAdd(order, member)
   end
   local half = math.floor(size / 2)
   local upper = redis.call('ZRANGE', key, half, -1)
+  -- A bucket is named by 8 bytes of its low's id: ids chosen to share them would name a new bucket
+  -- as one that holds members, and the split would overwrite it (found by review: 65 of 193
+  -- lost). The split moves up past such lows; with none free the bucket stays whole.
+  local first = 1
+  while upper[first] and redis.call('EXISTS', bucketKey(order, upper[first])) == 1 do first = first + 1 end
+  if not upper[first] then return 1 end
   local moved = {}
-  for i, value in ipairs(upper) do
-    moved[2 * i - 1] = 0
-    moved[2 * i] = value
+  for i = first, #upper do
+    moved[#moved + 1] = 0
+    moved[#moved + 1] = upper[i]
   end
-  redis.call('ZADD', bucketKey(order, upper[1]), unpack(moved))
-  redis.call('ZREMRANGEBYRANK', key, half, -1)
-  redis.call('ZADD', directory, 0, upper[1])
+  redis.call('ZADD', bucketKey(order, upper[first]), unpack(moved))
+  redis.call('ZREMRANGEBYRANK', key, half + first - 1, -1)
+  redis.call('ZADD', directory, 0, upper[first])
   return 1
 end
 -- Takes a member away; 1 when it was there.
