@@ -48,6 +48,8 @@ import { metricsRoutes, registerRequestMetrics } from './routes/metrics.js';
 import { metrics } from '../metrics/metrics.js';
 import { REST_ALLOW, REST_LOOKUPS, restRoutes, sendRest } from './routes/rest-routes.js';
 import type { KeptAnswer } from './routes/rest-lookup.js';
+import { eventLookup } from './routes/event.js';
+import { userProfileLookup } from './routes/user-profile.js';
 import type { ReadReceipt } from '../store/read-receipt.js';
 
 export interface AppDependencies {
@@ -195,7 +197,8 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
   const answers = store.answerCache?.<KeptAnswer>();
   if (answers) {
     fastLane = createFastLane({
-      routes: REST_LOOKUPS,
+      // The routes whose answers are kept (the screens' never are: each is made of many things).
+      routes: [userProfileLookup, eventLookup],
       answers,
       gates: {
         closing,
