@@ -4,6 +4,7 @@ import { redisKeys } from '../src/store/redis/keys.js';
 import { checkRelations } from '../src/store/relation-check.js';
 import { RedisCommands } from '../src/store/redis/redis-commands.js';
 import { RedisNotificationIndex } from '../src/store/redis/redis-notification-index.js';
+import { NO_NOTIFICATION_COUNTS, notificationPlace } from '../src/store/notification-index.js';
 import { deletion } from './support/deletion-conformance.js';
 import { pubkeyOf, signed } from './support/events.js';
 import { createTestStore, type TestStore } from './support/test-store.js';
@@ -101,4 +102,81 @@ describe('an addition replayed after the removal (Redis)', () => {
     expect(await notifications.notifications(pubkeyOf('race-v'), NOTIFICATION_TYPES, null, 10)).toEqual([]);
     expect((await notifications.notificationCounts(pubkeyOf('race-v'))).REACTION).toBe(0);
   });
+});
+
+describe('how Redis keeps a notification of one reason', () => {
+  it('in its member alone (a target token: its letter, place and 4 bytes of the target); one written in the earlier form is read the same and rewritten', async () => {
+    const prefix = `${opened.prefix}form1:`;
+    const notifications = index(prefix, () => true);
+    const { records, order } = redisKeys(prefix).notifications(pubkeyOf('race-v'));
+    await notifications.relate(target, 1);
+    await notifications.relate(reaction, 1);
+    expect(await opened.client.hlen(records)).toBe(0);
+    const members = await opened.client.zrangeBuffer(order, '0', '-1');
+    expect(members.map((member) => member.toString('hex'))).toEqual([
+      Buffer.concat([Buffer.from('K'), notificationPlace({ createdAt: reaction.created_at, id: reaction.id }), Buffer.from(target.id.slice(0, 8), 'hex')]).toString('hex'),
+    ]);
+    const read = await notifications.notifications(pubkeyOf('race-v'), NOTIFICATION_TYPES, null, 10);
+    expect(read).toEqual([{ id: reaction.id, createdAt: reaction.created_at, type: 'REACTION', token: `K${target.id.slice(0, 8)}` }]);
+
+    // The earlier form: a record of the token, and a member of the letter and place alone.
+    const earlier = signed('race-fan-3', { kind: 7, created_at: T + 3, content: '+', tags: [['e', target.id]] });
+    await opened.client.hset(records, Buffer.from(earlier.id, 'hex'), `K${target.id.slice(0, 8)}`);
+    await opened.client.zadd(order, '0', Buffer.concat([Buffer.from('K'), notificationPlace({ createdAt: earlier.created_at, id: earlier.id })]));
+    expect((await notifications.notifications(pubkeyOf('race-v'), NOTIFICATION_TYPES, null, 10)).map(({ id, type, token }) => [id, type, token])).toEqual([
+      [earlier.id, 'REACTION', `K${target.id.slice(0, 8)}`],
+      [reaction.id, 'REACTION', `K${target.id.slice(0, 8)}`],
+    ]);
+    // Taken away: its member goes whatever its form, and a tombstone stays.
+    await notifications.relate(earlier, -1);
+    await notifications.relate(reaction, -1);
+    expect(await opened.client.zcard(order)).toBe(0);
+    const tombstone = `-K${target.id.slice(0, 8)}`;
+    expect(await opened.client.hmget(records, Buffer.from(earlier.id, 'hex'), Buffer.from(reaction.id, 'hex'))).toEqual([tombstone, tombstone]);
+    expect(await notifications.notificationCounts(pubkeyOf('race-v'))).toEqual(NO_NOTIFICATION_COUNTS);
+  });
+});
+
+describe('a follow list that also quotes (Redis)', () => {
+  it('its follow, arriving after its quote (two writers), finds the quote alone in its member', async () => {
+    const prefix = `${opened.prefix}listq0:`;
+    index(prefix, () => true);
+    const { records, order } = redisKeys(prefix).notifications(pubkeyOf('race-v'));
+    const list = signed('race-lister', { kind: 3, created_at: T + 5, content: '', tags: [['p', target.pubkey], ['q', target.id]] });
+    const id = Buffer.from(list.id, 'hex');
+    const place = notificationPlace({ createdAt: list.created_at, id: list.id });
+    // The target's writer drains the list's inbound record first (it cannot know the list's other
+    // reasons: every letter), then the list's writer sends its follow.
+    expect(await opened.client.nostrNotify(records, order, '1', id, place, 'ZRQOKMF', `Q${target.id.slice(0, 8)}`)).toBe(1);
+    expect(await opened.client.nostrNotify(records, order, '1', id, place, 'FQ', 'F')).toBe(0);
+    expect(await opened.client.zcard(order)).toBe(1);
+    expect(await opened.client.hget(records, id)).toBe(`F Q${target.id.slice(0, 8)}`);
+  });
+
+  // A kind 3 may quote (a `q` tag): its follow and its quote of the same recipient's note are one
+  // notification, the quote (first that fits), whichever side writes first; the note deleted, the
+  // follow is left.
+  for (const targetFirst of [true, false]) {
+    it(`is one notification, a QUOTE, then a FOLLOW once the note is gone (the note stored ${targetFirst ? 'before' : 'after'} the list)`, async () => {
+      let held = targetFirst;
+      const notifications = index(`${opened.prefix}listq${targetFirst ? 1 : 2}:`, () => held);
+      const list = signed('race-lister', { kind: 3, created_at: T + 5, content: '', tags: [['p', target.pubkey], ['p', pubkeyOf('race-other')], ['q', target.id]] });
+      if (targetFirst) await notifications.relate(target, 1);
+      await notifications.relate(list, 1);
+      if (!targetFirst) {
+        held = true;
+        await notifications.relate(target, 1);
+      }
+      // Sent again (a replayed write): its follow finds the quote's member.
+      await notifications.relate(list, 1);
+      const read = await notifications.notifications(pubkeyOf('race-v'), NOTIFICATION_TYPES, null, 10);
+      expect(read.map(({ id, type }) => [id, type])).toEqual([[list.id, 'QUOTE']]);
+      expect(await notifications.notificationCounts(pubkeyOf('race-v'))).toEqual({ ...NO_NOTIFICATION_COUNTS, QUOTE: 1 });
+      expect((await notifications.notifications(pubkeyOf('race-other'), NOTIFICATION_TYPES, null, 10)).map(({ type }) => type)).toEqual(['FOLLOW']);
+      held = false;
+      await notifications.relate(target, -1);
+      expect((await notifications.notifications(pubkeyOf('race-v'), NOTIFICATION_TYPES, null, 10)).map(({ id, type }) => [id, type])).toEqual([[list.id, 'FOLLOW']]);
+      expect(await notifications.notificationCounts(pubkeyOf('race-v'))).toEqual({ ...NO_NOTIFICATION_COUNTS, FOLLOW: 1 });
+    });
+  }
 });

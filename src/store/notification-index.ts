@@ -14,7 +14,8 @@ import { notePlace, type ReplyPosition, replyMemberBytes } from './relation-inde
  *   is the first that fits among the live ones. A token taken away stays as a tombstone (`-` before
  *   it): every reason goes for good (an event deleted or vanished, a version replaced never comes
  *   back), so an addition that arrives after its removal (two writers, any order) changes nothing,
- *   and one sent twice (a replayed write) counts once.
+ *   and one sent twice (a replayed write) counts once. (Redis keeps an event's one live token, with
+ *   no tombstone, in its page-order member alone: lua-scripts.ts NOTIFY.)
  * - per recipient V, its notifications in page order (newest first, then id) under their type's
  *   letter: a page of some types reads one range per type, a count one range per type.
  *

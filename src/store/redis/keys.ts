@@ -42,8 +42,8 @@ import calculateSlot from 'cluster-key-slot';
  *   The id is written in base64url (43 characters, never a brace): most notes have a reaction or
  *   two, and a key's name is a good part of what such a small key costs.
  * - `<prefix>ni:{<id64>}`: the events that notify the author of event `<id>` once it is known
- *   (inbound records), `nr:{<pubkey64>}` and `nz:{<pubkey64>}`: a recipient's notifications, each
- *   event's reasons and the page order (store/notification-index.ts, lua-scripts.ts INBOUND, NOTIFY);
+ *   (inbound records), `nr:{<pubkey64>}` and `nz:{<pubkey64>}`: a recipient's notifications, the
+ *   reasons of an event that has more than one (or a tombstone), and the page order (store/notification-index.ts, lua-scripts.ts INBOUND, NOTIFY);
  *   past 128 notifications the order is split into buckets of at most 128, `nz:{<pubkey64>}:<low>`,
  *   listed in `nb:{<pubkey64>}`, with the counts by type in `nk:{<pubkey64>}` (lua-scripts.ts
  *   ORDER_FUNCTIONS): one large sorted set costs about three times a member what small ones do.

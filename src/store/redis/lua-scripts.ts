@@ -1621,34 +1621,59 @@ local function best(live)
   end
   return pick
 end
-local DIRECT = {'Z', 'M', 'F'}
-local function notify(records, order, d, id, place, first, last)
+-- A token's member: its letter and the place, then for a target's token (a letter and 8 hex
+-- digits) the target's first 4 bytes, so that a notification of one reason needs no record.
+local function memberFor(token, place)
+  if #token == 1 then return token .. place end
+  return string.sub(token, 1, 1) .. place .. (string.gsub(string.sub(token, 2), '..', function (pair) return string.char(tonumber(pair, 16)) end))
+end
+local function tokenOf(member)
+  if #member <= 40 then return string.sub(member, 1, 1) end
+  return string.sub(member, 1, 1) .. string.format('%02x%02x%02x%02x', string.byte(member, 41, 44))
+end
+-- Past every member of one place (a member has at most 4 bytes after it).
+local PAST_PLACE = '\\255\\255\\255\\255\\255'
+-- The member an event has in the order (nil: none), of one of the letters it may hold.
+local function memberAt(order, place, look)
+  for i = 1, #look do
+    local letter = string.sub(look, i, i)
+    local found = orderRange(order, '[' .. letter .. place, '[' .. letter .. place .. PAST_PLACE, 1)[1]
+    if found then return found end
+  end
+end
+-- look: the letters the event may hold for anyone (its reasons' letters; all seven where the caller
+-- does not know the event), so that finding its member reads one range per letter it may have.
+local function notify(records, order, d, id, place, look, first, last)
   -- A follow list's one reason (\`F\` alone: a list names a thousand pubkeys, and a replacement
-  -- takes them all away and adds them again, dated by the new list), where the recipient holds no
-  -- record of the event: its place only, added, or taken away with no tombstone. A list is
-  -- replaceable, so a version once removed is never added again by a replay (a heal adds the
-  -- version held: redis-event-store.ts), and a removal that comes before its addition (two writers)
-  -- finds no place and takes the general path, which leaves the tombstone that addition meets.
-  if first == last and ARGV[first] == 'F' and redis.call('HEXISTS', records, id) == 0 then
+  -- takes them all away and adds them again, dated by the new list), where the list has no other
+  -- reason (look) and the recipient holds no record of it: its place only, added, or taken away
+  -- with no tombstone. A list is replaceable, so a version once removed is never added again by a
+  -- replay (a heal adds the version held: redis-event-store.ts), and a removal that comes before
+  -- its addition (two writers) finds no place and takes the general path, which leaves the
+  -- tombstone that addition meets.
+  if look == 'F' and first == last and ARGV[first] == 'F' and redis.call('HEXISTS', records, id) == 0 then
     if d > 0 then return orderAdd(order, 'F' .. place) end
     if orderRemove(order, 'F' .. place) == 1 then return -1 end
   end
   local held = redis.call('HGET', records, id)
   local live, dead = {}, {}
+  -- The event's member now (nil: none).
+  local was
   if held then
     for token in string.gmatch(held, '%S+') do
       if string.sub(token, 1, 1) == '-' then dead[string.sub(token, 2)] = true else live[token] = true end
     end
-  else
-    -- No record: a direct reason alone (a mention, a follow, a zap) is kept as its place only.
-    for _, letter in ipairs(DIRECT) do
-      if orderHas(order, letter .. place) then
-        live[letter] = true
-        break
-      end
+    local before = best(live)
+    if before then
+      was = memberFor(before, place)
+      -- A member written before target tokens were kept in it: its letter and place alone.
+      if not orderHas(order, was) then was = string.sub(before, 1, 1) .. place end
     end
+  else
+    -- No record: one live reason, which the member says.
+    was = memberAt(order, place, look)
+    if was then live[tokenOf(was)] = true end
   end
-  local before = best(live)
   for index = first, last do
     local token = ARGV[index]
     if d > 0 then
@@ -1663,16 +1688,15 @@ local function notify(records, order, d, id, place, first, last)
   for token in pairs(live) do out[#out + 1] = token end
   for token in pairs(dead) do out[#out + 1] = '-' .. token end
   table.sort(out)
-  if #out == 0 or (#out == 1 and string.len(out[1]) == 1 and live[out[1]]) then
+  if #out == 0 or (#out == 1 and live[out[1]]) then
     if held then redis.call('HDEL', records, id) end
   else
     redis.call('HSET', records, id, table.concat(out, ' '))
   end
-  local was = before and string.sub(before, 1, 1)
-  local is = after and string.sub(after, 1, 1)
+  local is = after and memberFor(after, place)
   if was ~= is then
-    if was then orderRemove(order, was .. place) end
-    if is then orderAdd(order, is .. place) end
+    if was then orderRemove(order, was) end
+    if is then orderAdd(order, is) end
   end
   -- The change in the recipient's notifications: one more, one fewer, or none (a type changed).
   if not was and is then return 1 end
@@ -1685,27 +1709,30 @@ end
  * Reasons (tokens) of one event added to (ARGV[1] = 1) or taken from (-1) one recipient's
  * notifications (store/notification-index.ts applyTokens, the same rule): KEYS[1] the recipient's
  * records, event id (32 bytes) → its tokens, a taken one kept as a tombstone (`-<token>`), none
- * where the one token is a direct reason's letter (`M`, `F`, `Z`: most notifications; the page
- * order says it); KEYS[2] its notifications in page order, `<type letter><place>` (ARGV[3], 39 bytes). ARGV[2] the event's
- * id; ARGV[4…] the tokens. The type is the first letter of ZRQOKMF among the live tokens (DESIGN:
+ * where the event has one live reason and no tombstone (nearly every notification: its member says
+ * it); KEYS[2] its notifications in page order, one member each: the type's letter, the place
+ * (ARGV[3], 39 bytes) and, where the deciding token is a target's, the target's first 4 bytes
+ * (a member of the letter and place alone, written before, is still found). ARGV[2] the event's
+ * id; ARGV[4] the letters of every reason the event has for anyone (\`ZRQOKMF\` where the caller
+ * does not know them); ARGV[5…] the tokens. The type is the first letter of ZRQOKMF among the live tokens (DESIGN:
  * first that fits). Returns the change in the recipient's notifications (1, 0 or -1).
  */
 export const NOTIFY_SCRIPT = `${NOTIFY_FUNCTION}
-return notify(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], ARGV[3], 4, #ARGV)
+return notify(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], 5, #ARGV)
 `;
 
 /**
  * NOTIFY for many (recipient, event) at once (one Redis only): KEYS in pairs (records, order), ARGV
- * per pair: delta, id, place, the number of tokens, the tokens. Returns the change in the
- * notifications held, summed.
+ * per pair: delta, id, place, the letters the event may hold, the number of tokens, the tokens.
+ * Returns the change in the notifications held, summed.
  */
 export const NOTIFY_MANY_SCRIPT = `${NOTIFY_FUNCTION}
 local at = 1
 local changed = 0
 for i = 1, #KEYS / 2 do
-  local count = tonumber(ARGV[at + 3])
-  changed = changed + notify(KEYS[2 * i - 1], KEYS[2 * i], tonumber(ARGV[at]), ARGV[at + 1], ARGV[at + 2], at + 4, at + 3 + count)
-  at = at + 4 + count
+  local count = tonumber(ARGV[at + 4])
+  changed = changed + notify(KEYS[2 * i - 1], KEYS[2 * i], tonumber(ARGV[at]), ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], at + 5, at + 4 + count)
+  at = at + 5 + count
 end
 return changed
 `;
@@ -1715,7 +1742,8 @@ return changed
  * one Redis (the recipients' keys are in many slots, made here from their tags): ARGV[1] the key
  * prefix, ARGV[2] the token \`F\`, ARGV[3] per list its change (a signed byte), id (32 bytes), place
  * (39), how many recipients (4 bytes, big-endian), then each recipient's key tag (43 characters,
- * keys.ts). Each as NOTIFY would. Returns the change in notifications.
+ * keys.ts). Only lists whose one reason is \`F\` (no quote: NOTIFY's look is \`F\`). Each as NOTIFY
+ * would. Returns the change in notifications.
  */
 export const NOTIFY_FOLLOWS_SCRIPT = `${NOTIFY_FUNCTION}
 local prefix, packed = ARGV[1], ARGV[3]
@@ -1731,7 +1759,7 @@ while at + 75 <= #packed do
   for _ = 1, count do
     local tag = string.sub(packed, at, at + 42)
     at = at + 43
-    changed = changed + notify(prefix .. 'nr:{' .. tag .. '}', prefix .. 'nz:{' .. tag .. '}', d, id, place, 2, 2)
+    changed = changed + notify(prefix .. 'nr:{' .. tag .. '}', prefix .. 'nz:{' .. tag .. '}', d, id, place, 'F', 2, 2)
   end
 end
 return changed

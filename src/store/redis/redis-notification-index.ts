@@ -10,6 +10,7 @@ import {
   type NotificationEntry,
   type NotificationIndex,
   notificationPlace,
+  type NotificationReasons,
   notificationReasonsOf,
   readInboundValue,
   tokensOfInbound,
@@ -35,7 +36,7 @@ declare module 'ioredis' {
     nostrInbound(inbound: string, delta: string, id: Buffer, record: string): Result<number, Context>;
     nostrInboundMany(numberOfKeys: number, ...keysThenArguments: (string | Buffer)[]): Result<number, Context>;
     nostrInboundReadManyBuffer(numberOfKeys: number, ...keys: string[]): Result<Buffer[][], Context>;
-    nostrNotify(records: string, order: string, delta: string, id: Buffer, place: Buffer, ...tokens: string[]): Result<number, Context>;
+    nostrNotify(records: string, order: string, delta: string, id: Buffer, place: Buffer, look: string, ...tokens: string[]): Result<number, Context>;
     nostrNotifyMany(numberOfKeys: number, ...keysThenArguments: (string | Buffer)[]): Result<number, Context>;
     nostrNotifyFollows(prefix: string, token: string, packed: Buffer): Result<number, Context>;
     nostrNotificationsPageBuffer(order: string, limit: string, ...bounds: Buffer[]): Result<Buffer[], Context>;
@@ -48,6 +49,18 @@ const tagOf = (pubkey: string) => Buffer.from(pubkey, 'hex').toString('base64url
 
 /** After every place of a type's range: a place's first byte is at most 0x1f (created_at below 2^53). */
 const PAST_PLACES = Buffer.from([0xff]);
+
+/** After every member of one place: a member holds at most 4 bytes after its place (NOTIFY_SCRIPT). */
+const PAST_PLACE = Buffer.alloc(5, 0xff);
+
+/** A member's letter and place (40 bytes), then, for a target's token, the target's first 4 bytes. */
+const PLACE_END = 40;
+
+/** The token a member says where the recipient holds no record of its event (NOTIFY_SCRIPT). */
+function tokenOfMember(member: Buffer): string {
+  const letter = String.fromCharCode(member[0] as number);
+  return member.length > PLACE_END ? letter + member.toString('hex', PLACE_END, PLACE_END + 4) : letter;
+}
 
 /** Writes per INBOUND_MANY or NOTIFY_MANY call at most: a script runs alone on its node, so a long one holds it. */
 const MANY_PER_CALL = 500;
@@ -65,8 +78,21 @@ interface NotifyWrite {
   recipient: string;
   id: Buffer;
   place: Buffer;
+  /** The letters of every reason the event has for anyone (NOTIFY_SCRIPT's look). */
+  look: string;
   tokens: string[];
   delta: 1 | -1;
+}
+
+/** NOTIFY's look where the event is not at hand (a target's side reads only its inbound records). */
+const ANY_LETTER = NOTIFICATION_TYPES.map((type) => TYPE_LETTERS[type]).join('');
+
+/** The letters of an event's reasons, each once: what it may hold for any recipient. */
+function lettersOf({ direct, targets }: NotificationReasons): string {
+  const letters = new Set<string>();
+  for (const tokens of direct.values()) for (const token of tokens) letters.add(token[0] as string);
+  for (const held of targets.values()) for (const letter of held) letters.add(letter);
+  return [...letters].join('');
 }
 
 /**
@@ -78,27 +104,30 @@ interface NotifyWrite {
 export class NotificationWrites {
   readonly direct: NotifyWrite[] = [];
   /**
-   * A follow list's follows (its one reason per pubkey it names, `F`), kept per list: on one Redis
+   * A follow list's follows (its one reason per pubkey it names, `F`), where the list has no other
+   * reason (no quote: NOTIFY's fast path), kept per list: on one Redis
    * sent packed (NOTIFY_FOLLOWS: a list names a thousand pubkeys, and seven arguments each were most
    * of an import of lists), on a cluster as direct writes.
    */
   readonly follows: { id: Buffer; place: Buffer; delta: 1 | -1; recipients: string[] }[] = [];
   /** Events with target reasons: their inbound records, then their targets' authors. */
-  readonly related: { event: NostrEvent; targets: Map<string, string>; id: Buffer; place: Buffer; delta: 1 | -1 }[] = [];
+  readonly related: { event: NostrEvent; targets: Map<string, string>; id: Buffer; place: Buffer; look: string; delta: 1 | -1 }[] = [];
   /** Every event of the batch as a target: its inbound records, read after it was stored or removed. */
   readonly asTargets: { event: NostrEvent; delta: 1 | -1 }[] = [];
 
   add(event: NostrEvent, delta: 1 | -1): void {
-    const { direct, targets } = notificationReasonsOf(event);
+    const reasons = notificationReasonsOf(event);
+    const { direct, targets } = reasons;
     const id = Buffer.from(event.id, 'hex');
     const place = notificationPlace({ createdAt: event.created_at, id: event.id });
+    const look = lettersOf(reasons);
     let follows: string[] | undefined;
     for (const [recipient, tokens] of direct) {
-      if (tokens.length === 1 && tokens[0] === FOLLOW_TOKEN) (follows ??= []).push(recipient);
-      else this.direct.push({ recipient, id, place, tokens, delta });
+      if (look === FOLLOW_TOKEN) (follows ??= []).push(recipient);
+      else this.direct.push({ recipient, id, place, look, tokens, delta });
     }
     if (follows) this.follows.push({ id, place, delta, recipients: follows });
-    if (targets.size > 0) this.related.push({ event, targets, id, place, delta });
+    if (targets.size > 0) this.related.push({ event, targets, id, place, look, delta });
     this.asTargets.push({ event, delta });
   }
 }
@@ -151,10 +180,10 @@ export class RedisNotificationIndex implements NotificationIndex {
     const [authors, held] = await Promise.all([targets.length > 0 ? this.authorsOf(targets) : [], drained]);
     const authorOf = new Map(targets.map((target, index) => [target, authors[index]]));
     const notify: NotifyWrite[] = [...batch.direct];
-    for (const { event, targets: reasons, id, place, delta } of batch.related) {
+    for (const { event, targets: reasons, id, place, look, delta } of batch.related) {
       for (const [target, letters] of reasons) {
         const author = authorOf.get(target);
-        if (author !== undefined && author !== event.pubkey) notify.push({ recipient: author, id, place, tokens: tokensOfInbound(letters, target), delta });
+        if (author !== undefined && author !== event.pubkey) notify.push({ recipient: author, id, place, look, tokens: tokensOfInbound(letters, target), delta });
       }
     }
     batch.asTargets.forEach(({ event, delta }, index) => {
@@ -165,7 +194,7 @@ export class RedisNotificationIndex implements NotificationIndex {
         const record = readInboundValue((fields[at + 1] as Buffer).toString());
         if (!record || record.authorPrefix === own || source.length !== 32) continue;
         const place = notificationPlace({ createdAt: record.createdAt, id: source.toString('hex') });
-        notify.push({ recipient: event.pubkey, id: source, place, tokens: tokensOfInbound(record.letters, event.id), delta: drainDelta(record, delta) });
+        notify.push({ recipient: event.pubkey, id: source, place, look: ANY_LETTER, tokens: tokensOfInbound(record.letters, event.id), delta: drainDelta(record, delta) });
       }
     });
     await Promise.all([this.sendNotify(notify), this.sendFollows(batch.follows)]);
@@ -178,7 +207,7 @@ export class RedisNotificationIndex implements NotificationIndex {
   private async sendFollows(lists: NotificationWrites['follows']): Promise<void> {
     if (lists.length === 0) return;
     if (!this.many) {
-      await this.sendNotify(lists.flatMap(({ id, place, delta, recipients }) => recipients.map((recipient) => ({ recipient, id, place, tokens: [FOLLOW_TOKEN], delta }))));
+      await this.sendNotify(lists.flatMap(({ id, place, delta, recipients }) => recipients.map((recipient) => ({ recipient, id, place, look: FOLLOW_TOKEN, tokens: [FOLLOW_TOKEN], delta }))));
       return;
     }
     const calls: Promise<number>[] = [];
@@ -232,9 +261,9 @@ export class RedisNotificationIndex implements NotificationIndex {
     if (writes.length === 0) return;
     const calls: Promise<number>[] = [];
     if (!this.many) {
-      for (const { recipient, id, place, tokens, delta } of writes) {
+      for (const { recipient, id, place, look, tokens, delta } of writes) {
         const { records, order } = this.keys.notifications(recipient);
-        calls.push(this.client.nostrNotify(records, order, String(delta), id, place, ...tokens));
+        calls.push(this.client.nostrNotify(records, order, String(delta), id, place, look, ...tokens));
       }
     } else {
       // One call per MANY_PER_CALL writes (one Redis: their keys are in many slots).
@@ -244,7 +273,7 @@ export class RedisNotificationIndex implements NotificationIndex {
           const { records, order } = this.keys.notifications(recipient);
           return [records, order];
         });
-        calls.push(this.client.nostrNotifyMany(keys.length, ...keys, ...part.flatMap(({ id, place, tokens, delta }) => [String(delta), id, place, String(tokens.length), ...tokens])));
+        calls.push(this.client.nostrNotifyMany(keys.length, ...keys, ...part.flatMap(({ id, place, look, tokens, delta }) => [String(delta), id, place, look, String(tokens.length), ...tokens])));
       }
     }
     await this.countNotifications(calls);
@@ -267,19 +296,19 @@ export class RedisNotificationIndex implements NotificationIndex {
       const from = after ? notificationPlace(after) : undefined;
       const letters = types.map((type) => TYPE_LETTERS[type]);
       // Each type's range, through the order's buckets (lua-scripts.ts ORDER_FUNCTIONS).
-      const bounds = letters.flatMap((letter) => [from ? Buffer.concat([Buffer.from(`(${letter}`), from]) : Buffer.from(`[${letter}`), Buffer.concat([Buffer.from(`(${letter}`), PAST_PLACES])]);
+      const bounds = letters.flatMap((letter) => [from ? Buffer.concat([Buffer.from(`(${letter}`), from, PAST_PLACE]) : Buffer.from(`[${letter}`), Buffer.concat([Buffer.from(`(${letter}`), PAST_PLACES])]);
       const ranges = await this.client.nostrNotificationsPageBuffer(order, String(Math.min(first, 2 ** 31 - 1)), ...bounds);
       const members = ranges
-        .sort((a, b) => Buffer.compare(a.subarray(1), b.subarray(1)))
+        .sort((a, b) => Buffer.compare(a.subarray(1, PLACE_END), b.subarray(1, PLACE_END)))
         .slice(0, first);
       if (members.length === 0) return [];
-      const ids = members.map((member) => member.subarray(8, 40));
+      const ids = members.map((member) => member.subarray(8, PLACE_END));
       const held = await this.client.hmgetBuffer(records, ...ids);
       const entries: NotificationEntry[] = [];
       members.forEach((member, index) => {
-        const place = member.subarray(1);
-        // No record: its one token is the direct reason its letter says (NOTIFY_SCRIPT).
-        const record = held[index]?.toString() ?? String.fromCharCode(member[0] as number);
+        const place = member.subarray(1, PLACE_END);
+        // No record: its one token is what the member says (NOTIFY_SCRIPT).
+        const record = held[index]?.toString() ?? tokenOfMember(member);
         const tokens = record.split(' ').filter((token) => token !== '' && !token.startsWith('-'));
         const decided = typeOfTokens(tokens);
         if (!decided) return;
