@@ -1,6 +1,6 @@
 // A CPU profile of one `serve` under load on one route: where its time goes.
 //
-//   npx tsx scripts/bench/profile-lookup.ts --route user-profile|event|graphql-profile --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline | --ceiling] [--warmup 3]
+//   npx tsx scripts/bench/profile-lookup.ts --route user-profile|event|graphql-profile|graphql-event --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline | --ceiling] [--warmup 3]
 //
 // Imports --profiles generated profiles (and notes with K = 10 for --route event) into the Redis at
 // REDIS_URL (default the local one) under a fresh prefix, or into a fresh embedded store (--embedded), starts `node --cpu-prof dist/cli/main.js
@@ -44,9 +44,12 @@ const { values: options } = parseArgs({
   },
   allowNegative: true,
 });
-if (!['user-profile', 'event', 'graphql-profile'].includes(options.route)) throw new Error('--route: user-profile, event or graphql-profile');
+if (!['user-profile', 'event', 'graphql-profile', 'graphql-event'].includes(options.route)) throw new Error('--route: user-profile, event, graphql-profile or graphql-event');
 // What `npm run bench` posts for its /graphql profile row (run.ts PROFILE_QUERY).
 const PROFILE_QUERY = 'query ($pubkey: String!) { profile(pubkey: $pubkey) { event { json } } }';
+// And for its /graphql event row (run.ts EVENT_QUERY).
+const EVENT_QUERY = 'query ($id: String!) { event(id: $id) { json relevantProfiles { pubkey event { json } } } }';
+const isEventRoute = options.route === 'event' || options.route === 'graphql-event';
 const extraEnv = Object.fromEntries(
   options.env
     .split(',')
@@ -62,7 +65,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'nostr-lookup-profile-'));
 const store = options.embedded ? new LmdbEventStore(dataDir) : new RedisEventStore(client, prefix);
 const identities = Array.from({ length: Number(options.profiles) }, (_, index) => identity(index));
 await store.putEvents(makeProfiles(identities));
-const notes = options.route === 'event' ? makeNotes(identities, Number(options.notes), 10, 10) : [];
+const notes = isEventRoute ? makeNotes(identities, Number(options.notes), 10, 10) : [];
 for (let offset = 0; offset < notes.length; offset += 1000) await store.putEvents(notes.slice(offset, offset + 1000));
 if (options.embedded) await store.close();
 const port = await freePort();
@@ -80,12 +83,16 @@ const service = await startProcess(
   `http://127.0.0.1:${port}/${options.baseline || options.ceiling ? '' : 'healthz'}`,
 );
 const keys = <T>(items: readonly T[]) => (options.zipf === undefined ? cycle(items) : zipf(items, Number(options.zipf)));
-const nextPath = options.route === 'event' ? keys(notes.map((note) => `/event?id=${note.id}`)) : keys(identities.map((who) => `/user-profile?pubkey=${who.pubkey}`));
+const nextPath = isEventRoute ? keys(notes.map((note) => `/event?id=${note.id}`)) : keys(identities.map((who) => `/user-profile?pubkey=${who.pubkey}`));
 const nextPubkey = cycle(identities.map((who) => who.pubkey));
+const nextId = cycle(notes.map((note) => note.id));
+const posted = (query: string, variables: Record<string, string>) => ({ path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
 const next = (request: Record<string, unknown>) =>
   options.route === 'graphql-profile'
-    ? { ...request, path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: PROFILE_QUERY, variables: { pubkey: nextPubkey() } }) }
-    : { ...request, path: nextPath() };
+    ? { ...request, ...posted(PROFILE_QUERY, { pubkey: nextPubkey() }) }
+    : options.route === 'graphql-event'
+      ? { ...request, ...posted(EVENT_QUERY, { id: nextId() }) }
+      : { ...request, path: nextPath() };
 if (Number(options.warmup) > 0) {
   await autocannon({ url: `http://127.0.0.1:${port}`, connections: Number(options.connections), duration: Number(options.warmup), requests: [{ setupRequest: next }] as never });
 }

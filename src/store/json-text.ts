@@ -56,12 +56,22 @@ const PLACEHOLDER_LITERAL = JSON.stringify(PLACEHOLDER);
 let collecting: JsonText[] | undefined;
 
 /**
- * `Buffer.from(JSON.stringify(value))`, byte for byte, except that every JsonText inside is written
- * as a JSON string from its stored bytes (quotedLatin1): not decoded from UTF-8 and encoded back. For
- * /graphql answers that select `json`: the escaping is that of a string literal,
- * since GraphQL's `json` is a String, where the REST routes splice the text itself (joinJson).
+ * A JSON body in pieces: the text between stored JSON texts, and the texts, each written as a JSON
+ * string from its stored bytes when the body is written (writeQuotedJson). A kept GraphQL answer is
+ * held so (answer-cache.ts): its texts are the hot cache's own values, not copies of them.
  */
-export function stringifyKeepingJsonText(value: unknown): Buffer {
+export interface QuotedJson {
+  /** The literal text before, between and after the texts: one more than `texts`. */
+  readonly between: readonly string[];
+  readonly texts: readonly JsonText[];
+}
+
+/**
+ * JSON.stringify(value) as pieces, every JsonText inside left as a piece of its own (a string
+ * literal once written: GraphQL's `json` is a String, where the REST routes splice the text itself
+ * with joinJson).
+ */
+export function quoteKeepingJsonText(value: unknown): QuotedJson {
   const texts: JsonText[] = [];
   collecting = texts;
   let json: string | undefined;
@@ -71,17 +81,23 @@ export function stringifyKeepingJsonText(value: unknown): Buffer {
     collecting = undefined;
   }
   if (json === undefined) throw new TypeError('not a JSON value');
-  if (texts.length === 0) return Buffer.from(json);
+  if (texts.length === 0) return { between: [json], texts };
   const between: string[] = [];
   let from = 0;
   for (let index = 0; index < texts.length; index++) {
     const at = json.indexOf(PLACEHOLDER_LITERAL, from);
     // Cannot happen (one placeholder per toJSON call); if it did, the plain way is still right.
-    if (at < 0) return Buffer.from(JSON.stringify(value));
+    if (at < 0) return { between: [JSON.stringify(value)], texts: [] };
     between.push(json.slice(from, at));
     from = at + PLACEHOLDER_LITERAL.length;
   }
   between.push(json.slice(from));
+  return { between, texts };
+}
+
+/** The bytes of a QuotedJson: each text escaped from its stored bytes (quotedLatin1), in one allocation. */
+export function writeQuotedJson({ between, texts }: QuotedJson): Buffer {
+  if (texts.length === 0) return Buffer.from(between[0] as string);
   const quoted = texts.map((text) => text.quotedLatin1());
   let length = 0;
   for (const text of between) length += Buffer.byteLength(text);
@@ -93,6 +109,15 @@ export function stringifyKeepingJsonText(value: unknown): Buffer {
     offset += body.write(between[index + 1] as string, offset);
   }
   return body;
+}
+
+/**
+ * `Buffer.from(JSON.stringify(value))`, byte for byte, except that every JsonText inside is written
+ * as a JSON string from its stored bytes (quotedLatin1): not decoded from UTF-8 and encoded back. For
+ * /graphql answers that select `json`.
+ */
+export function stringifyKeepingJsonText(value: unknown): Buffer {
+  return writeQuotedJson(quoteKeepingJsonText(value));
 }
 
 /** What a `String` field of a fixed operation (src/http/fixed-operation.ts) yields: event JSON stays bytes. */

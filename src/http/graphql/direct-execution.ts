@@ -3,7 +3,7 @@ import { type DocumentNode, type ExecutionResult, GraphQLError, getOperationAST 
 import { LookupError } from '../../errors.js';
 import { metrics } from '../../metrics/metrics.js';
 import type { AnswerCache } from '../../store/answer-cache.js';
-import { stringifyKeepingJsonText } from '../../store/json-text.js';
+import { JsonText, type QuotedJson, quoteKeepingJsonText, writeQuotedJson } from '../../store/json-text.js';
 import { type CountedLookup, ReadReceipt } from '../../store/read-receipt.js';
 import type { Logger } from '../../logger.js';
 import type { FailureLog } from '../failure-log.js';
@@ -53,21 +53,22 @@ export interface DirectGraphqlOptions {
   answers?: AnswerCache<KeptGraphqlAnswer>;
 }
 
-/** A prepared operation's answer, kept: its body and the lookups it stands for. */
+/**
+ * A prepared operation's answer, kept: its body and the lookups it stands for. The body's stored
+ * JSON texts are the hot cache's values (json-text.ts QuotedJson), escaped again each time it is
+ * sent: kept as a copy, an event with ten profiles (11 KB) asked in turn over 10,000 events crowded
+ * out the values themselves (the Redis commands of the REST /event beside it went from 0 to 0.81 a
+ * lookup: BENCHMARKS.md), so only answers of 4 KB or less were kept, and /event's never.
+ */
 export interface KeptGraphqlAnswer {
-  body: Buffer;
+  body: QuotedJson;
   lookups: readonly CountedLookup[];
 }
 
 /** The longest body an answer is kept under (its key): a longer one is run each time. */
 const MAX_KEPT_KEY_LENGTH = 4096;
-/**
- * The largest body kept. A GraphQL answer is a copy (stored JSON written as escaped strings), not
- * parts of the cache's values as a REST answer is: larger ones crowded out the values themselves
- * (an event with ten profiles, 11 KB, asked in turn over 10,000 events, took the Redis commands of
- * the REST /event beside it from 0 to 0.81 per lookup: BENCHMARKS.md).
- */
-const MAX_KEPT_BODY_BYTES = 4096;
+/** The most text of its own (beside its stored JSON texts) a kept answer holds. */
+const MAX_KEPT_OWN_CHARACTERS = 4096;
 
 export function createDirectGraphql({ yoga, logger, logFailure, prepared, createContext, answers }: DirectGraphqlOptions): DirectGraphql {
   return {
@@ -85,7 +86,7 @@ export function createDirectGraphql({ yoga, logger, logFailure, prepared, create
       const kept = key === undefined ? undefined : answers?.get(key);
       if (kept) {
         metrics.lookupsAgain(kept.lookups);
-        await sendBody(200, kept.body);
+        await sendBody(200, writeQuotedJson(kept.body));
         return true;
       }
       const params = readParams(body);
@@ -113,11 +114,12 @@ export function createDirectGraphql({ yoga, logger, logFailure, prepared, create
         // A whole answer without errors is kept (redacted as sent: the same bytes again), unless
         // its key would hold a secret key: the check above reads the parsed query, and the body may
         // carry one beside it (an unused variable, a repeated member JSON.parse drops).
-        const answer = stringifyResult(redactResult(result));
-        if (answer.length <= MAX_KEPT_BODY_BYTES && !containsSecretKey(key)) {
-          answers?.keep(key, { body: ownCopy(answer), lookups: reads.lookups }, reads, 200 + 2 * key.length + answer.length + 48 * reads.lookups.length);
+        const answer = quoteResult(redactResult(result));
+        const own = ownCharacters(answer);
+        if (own <= MAX_KEPT_OWN_CHARACTERS && !containsSecretKey(key)) {
+          answers?.keep(key, { body: keptCopy(answer), lookups: reads.lookups }, reads, 200 + 2 * key.length + 2 * own + 48 * (answer.texts.length + reads.lookups.length));
         }
-        await sendBody(200, answer);
+        await sendBody(200, writeQuotedJson(answer));
         return true;
       }
       const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({ req: request, reply, params } as never);
@@ -204,14 +206,20 @@ function readParams(body: Buffer): Params | undefined {
   };
 }
 
+/** The characters a body holds beside its stored texts (the texts are the hot cache's). */
+function ownCharacters({ between }: QuotedJson): number {
+  let characters = 0;
+  for (const text of between) characters += text.length;
+  return characters;
+}
+
 /**
- * A body in memory of its own: a small Buffer is cut from a shared 8 KB pool, and kept, it would
- * hold the whole pool alive outside HOT_CACHE_MB (found by review: 9 times its size at worst).
+ * What a kept answer holds: its texts as fresh JsonTexts over the same bytes (one a resolver read
+ * holds its decoded string too, a copy outside HOT_CACHE_MB), and its own text flattened (a slice
+ * keeps the whole string it was cut from).
  */
-function ownCopy(body: Buffer): Buffer {
-  const copy = Buffer.allocUnsafeSlow(body.length);
-  body.copy(copy);
-  return copy;
+function keptCopy({ between, texts }: QuotedJson): QuotedJson {
+  return { between: between.map((text) => Buffer.from(text).toString()), texts: texts.map((text) => new JsonText(text.bytes)) };
 }
 
 function asGraphQLError(error: unknown): GraphQLError {
@@ -223,6 +231,11 @@ function asGraphQLError(error: unknown): GraphQLError {
  * with stored event JSON written from its bytes.
  */
 function stringifyResult(result: ExecutionResult): Buffer {
+  return writeQuotedJson(quoteResult(result));
+}
+
+/** stringifyResult in pieces (json-text.ts QuotedJson). */
+function quoteResult(result: ExecutionResult): QuotedJson {
   const errors = result.errors?.map((error) => {
     const json: Record<string, unknown> = { ...error.toJSON() };
     if (!json.extensions || !('http' in (json.extensions as object))) return json;
@@ -232,5 +245,5 @@ function stringifyResult(result: ExecutionResult): Buffer {
     else delete json.extensions;
     return json;
   });
-  return stringifyKeepingJsonText(errors ? { errors, ...('data' in result ? { data: result.data } : {}) } : { data: result.data });
+  return quoteKeepingJsonText(errors ? { errors, ...('data' in result ? { data: result.data } : {}) } : { data: result.data });
 }
