@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import fc from 'fast-check';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -84,10 +84,10 @@ async function profileHits(): Promise<number> {
 }
 
 /** The value of one series of http_requests_total. */
-async function requestsCounted(route: string, status: number): Promise<number> {
+async function requestsCounted(route: string, status: number, method = 'GET'): Promise<number> {
   const line = (await registry.metrics())
     .split('\n')
-    .find((candidate) => candidate.startsWith(`nostr_lookup_http_requests_total{route="${route}",method="GET",status="${status}"} `));
+    .find((candidate) => candidate.startsWith(`nostr_lookup_http_requests_total{route="${route}",method="${method}",status="${status}"} `));
   return Number(line?.split(' ')[1] ?? 0);
 }
 
@@ -177,6 +177,65 @@ describe.skipIf(testClusterNodes() !== undefined)('the fast lane: kept answers s
     expect(setup.reachedFastify()).toBe(before + 1);
   });
 
+  it('POST /graphql: a kept answer is served as the route serves it, header for header, under either media type; anything else reaches the route with its body whole', async () => {
+    const setup = await setUp();
+    const query = 'query ($id: String!) { event(id: $id) { json relevantProfiles { pubkey event { json } } } }';
+    const body = JSON.stringify({ query, variables: { id: note.id } });
+    const post = (url: string, init: { body?: string; headers?: Record<string, string> } = {}) =>
+      fetch(`${url}/graphql`, { method: 'POST', body: init.body ?? body, headers: { 'content-type': 'application/json', ...init.headers } });
+    // Kept the second time it is made, once the operation is prepared (direct-execution.ts).
+    for (let n = 0; n < 4; n++) expect((await post(setup.instance.server.url)).status).toBe(200);
+    const cases: { headers?: Record<string, string>; body?: string }[] = [
+      {},
+      { headers: { accept: 'application/graphql-response+json' } },
+      { headers: { accept: 'text/html;q=0.5, application/json' } },
+      { headers: { origin: 'https://client.example', 'content-type': 'application/json; charset=utf-8' } },
+      { headers: { 'x-request-id': 'client-chosen.id:2' } },
+    ];
+    const before = setup.reachedFastify();
+    for (const init of cases) {
+      const keepId = init.headers?.['x-request-id'] !== undefined;
+      const fast = await seen(await post(setup.instance.server.url, init), { keepId });
+      const route = await seen(await post(setup.plain.url, init), { keepId });
+      expect({ sent: init, ...fast }).toEqual({ sent: init, ...route });
+    }
+    expect(setup.reachedFastify()).toBe(before);
+    // Not kept, or not the lane's to answer: the route's answer, the body read once and whole.
+    const handedOn: { headers?: Record<string, string>; body?: string }[] = [
+      { body: JSON.stringify({ query, variables: { id: 'f'.repeat(64) } }) },
+      { body: `${body} ` },
+      { body: '{"query": "{ profile(pubkey: \\"nope\\") { name } }"}' },
+      { body: '{"query": ' },
+      { body: JSON.stringify({ query: `${query}#${'x'.repeat(5000)}`, variables: { id: note.id } }) },
+      { headers: { 'content-type': 'text/plain' } },
+      { headers: { accept: 'text/html' } },
+      { headers: { accept: 'application/xml' } },
+    ];
+    for (const init of handedOn) {
+      const reached = setup.reachedFastify();
+      const fast = await seen(await post(setup.instance.server.url, init));
+      const route = await seen(await post(setup.plain.url, init));
+      expect({ sent: init, ...fast }).toEqual({ sent: init, ...route });
+      expect(setup.reachedFastify() - reached).toBe(1);
+    }
+    // A body cut short (the client gone), then a whole one on a new connection: still served.
+    const raw = await openRaw(setup.instance.server.url);
+    raw.write(`POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`);
+    raw.socket.end();
+    await raw.closed;
+    expect(await (await post(setup.instance.server.url)).text()).toBe(await (await post(setup.plain.url)).text());
+    // Pipelined: the lane's and the route's answers in the order asked.
+    const pipelined = await openRaw(setup.instance.server.url);
+    const other = JSON.stringify({ query, variables: { id: 'f'.repeat(64) } });
+    const posts = [body, other, body];
+    pipelined.write(
+      posts.map((text, index) => `POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n${index === posts.length - 1 ? 'Connection: close\r\n' : ''}\r\n${text}`).join(''),
+    );
+    const stream = await pipelined.closed;
+    expect(statusesOf(stream)).toEqual([200, 200, 200]);
+    expect([...stream.matchAll(/\{"data":\{"event":(null|\{)/g)].map((match) => match[1])).toEqual(['{', 'null', '{']);
+  });
+
   it('pipelined requests on one connection: answered in order, the lane and the route mixed', async () => {
     const setup = await setUp();
     const kept = `/user-profile?pubkey=${alice.pubkey}`;
@@ -248,6 +307,25 @@ describe.skipIf(testClusterNodes() !== undefined)('the fast lane: kept answers s
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toMatch(/^[1-8]$/);
   });
+
+  it('POST /graphql answers of the lane are rate limited, logged and counted as the route\'s', async () => {
+    const setup = await setUp({ requests: { perSecond: 10, burst: 80 }, trustProxy: false });
+    const body = JSON.stringify({ query: 'query ($pubkey: String!) { profile(pubkey: $pubkey) { event { json } } }', variables: { pubkey: alice.pubkey } });
+    const post = (n: number) => fetch(`${setup.instance.server.url}/graphql`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-request-id': `gql-${n}` } });
+    const counted = await requestsCounted('/graphql', 200, 'POST');
+    const before = setup.reachedFastify();
+    const statuses: number[] = [];
+    for (let n = 0; n < 100; n++) statuses.push((await post(n)).status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(80);
+    expect(statuses.slice(80)).toEqual(Array.from({ length: 20 }, () => 429));
+    // The route made the first four (prepared, then kept), took a lease in ten, and refused the rest.
+    expect(setup.reachedFastify() - before).toBeLessThan(40);
+    expect(await requestsCounted('/graphql', 200, 'POST')).toBe(counted + 80);
+    await setup.instance.server.close();
+    const lines = setup.instance.server.logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => String(line.reqId).startsWith('gql-') && line.msg === 'request');
+    expect(lines).toHaveLength(100);
+    expect(lines.slice(0, 80).map(({ method, url, status }) => ({ method, url, status }))).toEqual(Array.from({ length: 80 }, () => ({ method: 'POST', url: '/graphql', status: 200 })));
+  });
 });
 
 /** A secret key in a parameter: refused by the route as ever, never served by the lane. */
@@ -303,8 +381,9 @@ describe('a failure inside the lane', () => {
       logRequest: Object.assign(() => {}, { flush: () => {} }),
       logger,
     });
+    const route = (_request: IncomingMessage, response: ServerResponse) => response.end('the route');
     const server = createServer((request, response) => {
-      if (!lane(request, response)) response.end('the route');
+      if (!lane(request, response, route)) route(request, response);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {

@@ -30,7 +30,7 @@ import {
 import cors from '@fastify/cors';
 import { createFailureLog } from './failure-log.js';
 import { clientAddressReader, createFastLane, type FastLane } from './fast-lane.js';
-import { createLookupYoga } from './graphql/create-yoga.js';
+import { createLookupYoga, GRAPHQL_ENDPOINT } from './graphql/create-yoga.js';
 import { createDirectGraphql, type KeptGraphqlAnswer } from './graphql/direct-execution.js';
 import { registerGraphqlRoute } from './graphql/graphql-route.js';
 import { PreparedOperations } from './graphql/prepared-operations.js';
@@ -120,7 +120,7 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
     // on one address: HOST=localhost no longer adds the name's other addresses (docs/configuration.md).
     serverFactory: (handler, options) => {
       const server = createServer(options.http ?? {}, (request, response) => {
-        if (!fastLane?.(request, response)) handler(request, response);
+        if (!fastLane?.(request, response, handler)) handler(request, response);
       });
       server.setTimeout(SOCKET_INACTIVITY_MS);
       return server;
@@ -195,11 +195,13 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
   });
   const logFailure = createFailureLog(undefined, outage);
   const answers = store.answerCache?.<KeptAnswer>();
+  const graphqlAnswers = store.answerCache?.<KeptGraphqlAnswer>();
   if (answers) {
     fastLane = createFastLane({
       // The routes whose answers are kept (the screens' never are: each is made of many things).
       routes: [userProfileLookup, eventLookup],
       answers,
+      ...(graphqlAnswers ? { graphql: { path: GRAPHQL_ENDPOINT, answers: graphqlAnswers, countLookups: (kept) => metrics.lookupsAgain(kept.lookups) } } : {}),
       gates: {
         closing,
         connections,
@@ -233,7 +235,6 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
     createContext: newContext,
   });
   const prepared = new PreparedOperations({ schema, logger, limits: config.lookup, config: config.graphql });
-  const graphqlAnswers = store.answerCache?.<KeptGraphqlAnswer>();
   registerGraphqlRoute(app, yoga, createDirectGraphql({ yoga, logger, logFailure, prepared, createContext: newContext, ...(graphqlAnswers ? { answers: graphqlAnswers } : {}) }));
 
   const restPaths = new Set<string>(REST_LOOKUPS.map((lookup) => lookup.path));

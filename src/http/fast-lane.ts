@@ -4,9 +4,10 @@ import proxyAddr from '@fastify/proxy-addr';
 import { parse as parseQueryString } from 'fast-querystring';
 import type { Logger, RequestLog } from '../logger.js';
 import type { AnswerCache } from '../store/answer-cache.js';
-import { joinJson } from '../store/json-text.js';
+import { joinJson, writeQuotedJson } from '../store/json-text.js';
 import { notModified, validatorHeaders } from './conditional.js';
 import type { RequestsPerConnection } from './connection-limits.js';
+import { isJsonContentType, type KeptGraphqlAnswer, MAX_KEPT_KEY_LENGTH, responseMediaType } from './graphql/direct-execution.js';
 import { cacheControlFor, JSON_TYPE } from './reply.js';
 import { type KeptAnswer, type KeptAnswerRoute, keptAnswerOf, servedAgain } from './routes/rest-lookup.js';
 
@@ -22,10 +23,20 @@ export interface FastLaneGates {
   clientAddress(request: IncomingMessage): string | undefined;
 }
 
+/** The kept answers of /graphql's prepared operations (graphql/direct-execution.ts), looked up here for a JSON POST. */
+export interface FastLaneGraphql {
+  /** The endpoint, spelled exactly (yoga's graphqlEndpoint). */
+  path: string;
+  answers: AnswerCache<KeptGraphqlAnswer>;
+  /** Counts the lookups a kept answer stands for (metrics.ts lookupsAgain), as the route does. */
+  countLookups(kept: KeptGraphqlAnswer): void;
+}
+
 export interface FastLaneOptions {
   /** The routes whose answers may be kept (those with an answer key: /user-profile, /event). */
   routes: readonly KeptAnswerRoute[];
   answers: AnswerCache<KeptAnswer>;
+  graphql?: FastLaneGraphql;
   gates: FastLaneGates;
   /** The request id Fastify would give this request (app.ts genReqId). */
   requestId(headers: IncomingHttpHeaders): string;
@@ -38,8 +49,23 @@ export interface FastLaneOptions {
   countRequest?: (route: string, method: string, status: number, seconds: number) => void;
 }
 
-/** Answers `request` and says true, or says false and leaves it untouched for Fastify. */
-export type FastLane = (request: IncomingMessage, response: ServerResponse) => boolean;
+/** Fastify's own request handler (its serverFactory's). */
+export type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
+
+/**
+ * Answers `request` and says true, or says false and leaves it untouched for Fastify. A /graphql
+ * POST it takes (says true) and, once its body is read, answers or hands on to `handOn` (Fastify)
+ * with the body kept for the route (preReadBody).
+ */
+export type FastLane = (request: IncomingMessage, response: ServerResponse, handOn: RequestHandler) => boolean;
+
+/** The bodies the lane read before handing their requests on (the /graphql route reads them here). */
+const preRead = new WeakMap<IncomingMessage, Buffer>();
+
+/** The body the fast lane read from `request` before handing it to Fastify, if it did. */
+export function preReadBody(request: IncomingMessage): Buffer | undefined {
+  return preRead.get(request);
+}
 
 /**
  * Kept answers served before the framework. A `GET /user-profile` or `/event` whose answer the
@@ -61,8 +87,10 @@ export type FastLane = (request: IncomingMessage, response: ServerResponse) => b
  */
 export function createFastLane(options: FastLaneOptions): FastLane {
   const answer = answerFrom(options);
-  return (request, response) => {
+  const post = options.graphql && postFrom(options, options.graphql);
+  return (request, response, handOn) => {
     try {
+      if (request.method === 'POST') return post !== undefined && request.url === options.graphql?.path && post(request, response, handOn);
       return answer(request, response);
     } catch (error) {
       // Nothing sent yet: the route answers (and its error handler, if it fails the same way).
@@ -74,9 +102,78 @@ export function createFastLane(options: FastLaneOptions): FastLane {
   };
 }
 
-function answerFrom({ routes, answers, gates, requestId, corsHeaders, logRequest, countRequest }: FastLaneOptions): FastLane {
+/**
+ * A JSON `POST /graphql` whose answer may be kept: its body is read here (at most
+ * MAX_KEPT_KEY_LENGTH bytes, of a stated length), then, where graphql/direct-execution.ts keeps
+ * an answer under those bytes, served as the route serves it (status, media type, headers, log
+ * line, metrics, limits); anything else is handed to Fastify with its body (preReadBody). A body
+ * cut short (the client gone) is answered by no one, as the route would not.
+ */
+function postFrom({ gates, requestId, corsHeaders, logRequest, countRequest, logger }: FastLaneOptions, graphql: FastLaneGraphql) {
+  return (request: IncomingMessage, response: ServerResponse, handOn: RequestHandler): boolean => {
+    const { headers } = request;
+    const length = headers['content-length'];
+    if (headers['transfer-encoding'] !== undefined || length === undefined || !/^\d{1,4}$/.test(length) || Number(length) > MAX_KEPT_KEY_LENGTH) return false;
+    const mediaType = responseMediaType(headers.accept);
+    if (mediaType === undefined || !isJsonContentType(headers['content-type']) || gates.closing() || !gates.connections.hasRoom(request.socket)) return false;
+    const started = performance.now();
+    const serve = (body: Buffer): boolean => {
+      const kept = graphql.answers.find(body.toString('latin1'));
+      if (kept === undefined) return false;
+      if (gates.takeRequest && !gates.takeRequest(gates.clientAddress(request))) return false;
+      gates.connections.track(request, response);
+      graphql.answers.served();
+      graphql.countLookups(kept);
+      const reqId = requestId(headers);
+      const payload = writeQuotedJson(kept.body);
+      response.once('finish', () => {
+        const ms = performance.now() - started;
+        logRequest({ reqId, method: 'POST', url: graphql.path, status: 200, ms });
+        countRequest?.(graphql.path, 'POST', 200, ms / 1000);
+      });
+      response.writeHead(200, { 'x-request-id': reqId, ...corsHeaders, 'content-type': `${mediaType}; charset=utf-8`, 'content-length': payload.length });
+      response.end(payload);
+      return true;
+    };
+    readBody(request, (body) => {
+      if (body === undefined) return;
+      let served = false;
+      try {
+        served = serve(body);
+      } catch (error) {
+        logger.error({ err: error }, 'fast lane failed');
+        if (response.headersSent) {
+          response.destroy();
+          return;
+        }
+      }
+      if (served) return;
+      preRead.set(request, body);
+      handOn(request, response);
+    });
+    return true;
+  };
+}
+
+/** The whole body, or undefined when the request ends before it does (the client gone). */
+function readBody(request: IncomingMessage, done: (body: Buffer | undefined) => void): void {
+  const chunks: Buffer[] = [];
+  let ended = false;
+  request.on('data', (chunk: Buffer) => chunks.push(chunk));
+  request.once('end', () => {
+    ended = true;
+    done(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+  });
+  // An aborted request emits 'error' where someone listens, and 'close' in any case.
+  request.on('error', () => {});
+  request.once('close', () => {
+    if (!ended) done(undefined);
+  });
+}
+
+function answerFrom({ routes, answers, gates, requestId, corsHeaders, logRequest, countRequest }: FastLaneOptions) {
   const byPath = new Map(routes.map((route) => [route.path, route]));
-  return (request, response) => {
+  return (request: IncomingMessage, response: ServerResponse): boolean => {
     if (request.method !== 'GET') return false;
     const url = request.url ?? '';
     const mark = url.indexOf('?');

@@ -25,6 +25,9 @@ export interface YogaOptions {
   createContext(client: string): GraphQLContext;
 }
 
+/** Where GraphQL is served (the fast lane looks there too: fast-lane.ts). */
+export const GRAPHQL_ENDPOINT = '/graphql';
+
 export type LookupYoga = YogaServerInstance<{ req: FastifyRequest; reply: FastifyReply }, GraphQLContext>;
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
@@ -65,7 +68,7 @@ function safeJson(value: unknown): string {
 export function createLookupYoga({ schema, config, limits, logger, logFailure, createContext }: YogaOptions): LookupYoga {
   return createYoga({
     schema,
-    graphqlEndpoint: '/graphql',
+    graphqlEndpoint: GRAPHQL_ENDPOINT,
     graphiql: config.graphiql ? { title: GRAPHIQL_TITLE, defaultQuery: GRAPHIQL_EXAMPLE_QUERY } : false,
     renderGraphiQL: renderOfflineGraphiQL,
     landingPage: false,

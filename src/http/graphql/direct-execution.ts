@@ -66,7 +66,7 @@ export interface KeptGraphqlAnswer {
 }
 
 /** The longest body an answer is kept under (its key): a longer one is run each time. */
-const MAX_KEPT_KEY_LENGTH = 4096;
+export const MAX_KEPT_KEY_LENGTH = 4096;
 /** The most text of its own (beside its stored JSON texts) a kept answer holds. */
 const MAX_KEPT_OWN_CHARACTERS = 4096;
 
@@ -167,7 +167,7 @@ export function createDirectGraphql({ yoga, logger, logFailure, prepared, create
 }
 
 /** What the client accepts, as yoga reads it: the first of its types we can send, or undefined (yoga answers). */
-function responseMediaType(accept: string | undefined): string | undefined {
+export function responseMediaType(accept: string | undefined): string | undefined {
   if (accept === undefined || accept.trim() === '') return 'application/json';
   for (const part of accept.split(',')) {
     const type = part.split(';')[0]?.trim().toLowerCase();
@@ -177,7 +177,7 @@ function responseMediaType(accept: string | undefined): string | undefined {
   return undefined;
 }
 
-function isJsonContentType(contentType: string | undefined): boolean {
+export function isJsonContentType(contentType: string | undefined): boolean {
   const type = contentType?.split(';')[0]?.trim().toLowerCase();
   return type === 'application/json';
 }

@@ -4,6 +4,7 @@ import { sendError } from '../reply.js';
 import type { LookupYoga } from './create-yoga.js';
 import { graphiqlAnswer } from './graphiql.js';
 import type { DirectGraphql } from './direct-execution.js';
+import { preReadBody } from '../fast-lane.js';
 
 /**
  * The largest POST body /graphql reads. yoga reads bodies itself, past Fastify's limit; a GraphQL
@@ -89,6 +90,9 @@ export function registerGraphqlRoute(app: FastifyInstance, yoga: LookupYoga, dir
 
 /** The body of a POST whose length was checked (at most GRAPHQL_MAX_BODY_BYTES), or undefined past it. */
 function readBody(request: FastifyRequest): Promise<Buffer | undefined> {
+  // Read already by the fast lane, which found no kept answer for it.
+  const read = preReadBody(request.raw);
+  if (read !== undefined) return Promise.resolve(read);
   // 'data' events rather than an async iterator: a request body is one or two chunks, and the
   // iterator's machinery cost more than reading them.
   return new Promise((resolve, reject) => {
