@@ -262,6 +262,22 @@ describe.skipIf(testClusterNodes() !== undefined)('the fast lane: kept answers s
     const expected = [...Array.from({ length: 8 }, () => 200), ...Array.from({ length: 22 }, () => 429)];
     expect(await pipelined(setup.plain.url)).toEqual(expected);
     expect(await pipelined(setup.instance.server.url)).toEqual(expected);
+    // POST /graphql's: the route counts each from its headers, the lane from its body's end (it
+    // reads first), when the answers before it are mostly written out already; so the lane lets
+    // more through to a client that reads, never more than the cap at once, and every one answered.
+    const body = JSON.stringify({ query: 'query ($pubkey: String!) { profile(pubkey: $pubkey) { event { json } } }', variables: { pubkey: alice.pubkey } });
+    const post = (url: string) => fetch(`${url}/graphql`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    for (let n = 0; n < 4; n++) expect((await post(setup.instance.server.url)).status).toBe(200);
+    const posted = async (url: string) => {
+      const raw = await openRaw(url);
+      raw.write(Array.from({ length: 30 }, (_, index) => `POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n${index === 29 ? 'Connection: close\r\n' : ''}\r\n${body}`).join(''));
+      return statusesOf(await raw.closed);
+    };
+    expect(await posted(setup.plain.url)).toEqual(expected);
+    const lane = await posted(setup.instance.server.url);
+    expect(lane).toHaveLength(30);
+    expect(lane.filter((status) => status !== 200 && status !== 429)).toEqual([]);
+    expect(lane.slice(0, 8)).toEqual(expected.slice(0, 8));
   });
 
   it('logs each request as the route does and counts it in the metrics', async () => {

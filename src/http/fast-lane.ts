@@ -119,7 +119,8 @@ function postFrom({ gates, requestId, corsHeaders, logRequest, countRequest, log
     const started = performance.now();
     const serve = (body: Buffer): boolean => {
       const kept = graphql.answers.find(body.toString('latin1'));
-      if (kept === undefined) return false;
+      // Asked again now: requests pipelined behind this one were let in before any body was read.
+      if (kept === undefined || gates.closing() || !gates.connections.hasRoom(request.socket)) return false;
       if (gates.takeRequest && !gates.takeRequest(gates.clientAddress(request))) return false;
       gates.connections.track(request, response);
       graphql.answers.served();
