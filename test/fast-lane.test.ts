@@ -391,7 +391,7 @@ describe('a failure inside the lane', () => {
     const lane = createFastLane({
       routes: [{ path: '/user-profile', parameters: [], answerKey: () => { throw new TypeError('a bug in a route'); } }],
       answers,
-      gates: { closing: () => false, connections: { hasRoom: () => true, track: () => {} }, clientAddress: () => undefined },
+      gates: { shutdown: { closing: () => false, track: () => {} }, connections: { hasRoom: () => true, track: () => {} }, clientAddress: () => undefined },
       requestId: () => 'id',
       corsHeaders: {},
       logRequest: Object.assign(() => {}, { flush: () => {} }),

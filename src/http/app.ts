@@ -178,7 +178,7 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
     exposedHeaders: EXPOSED_HEADERS,
   });
   limitConnections(app.server, limits);
-  const closing = closeConnectionsOnShutdown(app);
+  const shutdown = closeConnectionsOnShutdown(app);
   const connections = limitRequestsPerConnection(app, limits.maxRequestsPerConnection);
   const logRequest = registerRequestLog(app, logger);
   // Metrics are on unless METRICS=false; with METRICS_PORT, /metrics is served there (service.ts).
@@ -203,7 +203,7 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
       answers,
       ...(graphqlAnswers ? { graphql: { path: GRAPHQL_ENDPOINT, answers: graphqlAnswers, countLookups: (kept) => metrics.lookupsAgain(kept.lookups) } } : {}),
       gates: {
-        closing,
+        shutdown,
         connections,
         ...(takeRequest ? { takeRequest } : {}),
         clientAddress: clientAddressReader(config.rateLimits?.trustProxy ?? false),

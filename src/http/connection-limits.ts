@@ -115,9 +115,21 @@ export interface RequestsPerConnection {
  * behind one in flight) get a 503 in the error shape (`shutting_down`) that closes their
  * connection, and keep-alive sockets are closed as soon as they are idle: in-flight requests
  * finish, and the server closes right after them instead of waiting for keep-alive timeouts.
- * Returns whether the close has started.
+ * Returns what the fast lane asks of it (ShutdownGate).
  */
-export function closeConnectionsOnShutdown(app: FastifyInstance): () => boolean {
+/** What the close needs of requests answered outside Fastify (the fast lane). */
+export interface ShutdownGate {
+  /** Whether the close has started. */
+  closing(): boolean;
+  /**
+   * Counts a request taken before the close as in flight until its answer is written out (or its
+   * connection goes): the close waits for it as for the routes' (within SHUTDOWN_GRACE_MS), and
+   * Fastify, if it is handed on, answers it rather than refusing it as come too late.
+   */
+  track(request: IncomingMessage, response: ServerResponse): void;
+}
+
+export function closeConnectionsOnShutdown(app: FastifyInstance): ShutdownGate {
   let closing = false;
   const inFlight = new Set<IncomingMessage>();
   // Once nothing is in flight, every connection goes, idle or not: a client that connected and sent
@@ -141,13 +153,21 @@ export function closeConnectionsOnShutdown(app: FastifyInstance): () => boolean 
     next();
   });
   app.addHook('onRequest', (request, reply, next) => {
+    // Taken by the fast lane before the close, then handed on: in flight already.
+    const admitted = inFlight.has(request.raw);
     inFlight.add(request.raw);
-    if (!closing) return next();
+    if (!closing || admitted) return next();
     sendError(reply.header('connection', 'close'), 'shutting_down');
   });
   app.addHook('onResponse', (request, _reply, next) => {
     settled(request.raw);
     next();
   });
-  return () => closing;
+  return {
+    closing: () => closing,
+    track: (request, response) => {
+      inFlight.add(request);
+      response.once('close', () => settled(request));
+    },
+  };
 }

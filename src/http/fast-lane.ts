@@ -6,15 +6,15 @@ import type { Logger, RequestLog } from '../logger.js';
 import type { AnswerCache } from '../store/answer-cache.js';
 import { joinJson, writeQuotedJson } from '../store/json-text.js';
 import { notModified, validatorHeaders } from './conditional.js';
-import type { RequestsPerConnection } from './connection-limits.js';
+import type { RequestsPerConnection, ShutdownGate } from './connection-limits.js';
 import { isJsonContentType, type KeptGraphqlAnswer, MAX_KEPT_KEY_LENGTH, responseMediaType } from './graphql/direct-execution.js';
 import { cacheControlFor, JSON_TYPE } from './reply.js';
 import { type KeptAnswer, type KeptAnswerRoute, keptAnswerOf, servedAgain } from './routes/rest-lookup.js';
 
 /** What decides whether a request may be answered here at all, from the app's own limits. */
 export interface FastLaneGates {
-  /** The close has started (connection-limits.ts): Fastify answers 503. */
-  closing(): boolean;
+  /** The close (connection-limits.ts): once it has started Fastify answers 503; what the lane took before, it waits for. */
+  shutdown: ShutdownGate;
   /** The per-connection cap (MAX_REQUESTS_PER_CONNECTION), shared with the routes. */
   connections: RequestsPerConnection;
   /** With RATE_LIMIT: counts the client's request where it is allowed at once (rate-limits.ts). */
@@ -115,12 +115,14 @@ function postFrom({ gates, requestId, corsHeaders, logRequest, countRequest, log
     const length = headers['content-length'];
     if (headers['transfer-encoding'] !== undefined || length === undefined || !/^\d{1,4}$/.test(length) || Number(length) > MAX_KEPT_KEY_LENGTH) return false;
     const mediaType = responseMediaType(headers.accept);
-    if (mediaType === undefined || !isJsonContentType(headers['content-type']) || gates.closing() || !gates.connections.hasRoom(request.socket)) return false;
+    if (mediaType === undefined || !isJsonContentType(headers['content-type']) || gates.shutdown.closing() || !gates.connections.hasRoom(request.socket)) return false;
     const started = performance.now();
+    // In flight from here, as the route's requests are from their headers: a close waits for it.
+    gates.shutdown.track(request, response);
     const serve = (body: Buffer): boolean => {
       const kept = graphql.answers.find(body.toString('latin1'));
       // Asked again now: requests pipelined behind this one were let in before any body was read.
-      if (kept === undefined || gates.closing() || !gates.connections.hasRoom(request.socket)) return false;
+      if (kept === undefined || !gates.connections.hasRoom(request.socket)) return false;
       if (gates.takeRequest && !gates.takeRequest(gates.clientAddress(request))) return false;
       gates.connections.track(request, response);
       graphql.answers.served();
@@ -179,13 +181,14 @@ function answerFrom({ routes, answers, gates, requestId, corsHeaders, logRequest
     const url = request.url ?? '';
     const mark = url.indexOf('?');
     const route = mark > 0 ? byPath.get(url.slice(0, mark)) : undefined;
-    if (route === undefined || hasBody(request.headers) || gates.closing() || !gates.connections.hasRoom(request.socket)) return false;
+    if (route === undefined || hasBody(request.headers) || gates.shutdown.closing() || !gates.connections.hasRoom(request.socket)) return false;
     const started = performance.now();
     const kept = keptAnswerOf(route, answers, parseQueryString(url.slice(mark + 1)));
     if (kept === undefined) return false;
     if (gates.takeRequest && !gates.takeRequest(gates.clientAddress(request))) return false;
-    // Served from here on: counted as the route counts it.
+    // Served from here on: counted as the route counts it, and waited for by a close.
     gates.connections.track(request, response);
+    gates.shutdown.track(request, response);
     servedAgain(answers, kept);
     const reqId = requestId(request.headers);
     const { validators, parts } = kept.rendered;

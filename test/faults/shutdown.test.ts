@@ -71,6 +71,49 @@ describe('SIGTERM', () => {
   });
 });
 
+describe('SIGTERM while a POST /graphql body is on its way (found by review: the fast lane, which reads it, was not waited for)', () => {
+  it('answers both as if the signal came after: a kept answer by the lane, another by the route; exits 0 at once', async () => {
+    const served = await serveCli({ REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, RELAYS: '' });
+    const { url } = served;
+    try {
+      const query = 'query ($pubkey: String!) { profile(pubkey: $pubkey) { event { json } } }';
+      const kept = JSON.stringify({ query, variables: { pubkey: alice.pubkey } });
+      const other = JSON.stringify({ query: `{ profile(pubkey: "${alice.pubkey}") { name } }` });
+      const answersServed = async () => Number(/^nostr_lookup_hot_cache_answers_served_total (\d+)/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1] ?? 0);
+      const before = await answersServed();
+      // Prepared, then kept (the second time it is made), then served as kept.
+      await expect
+        .poll(
+          async () => {
+            await fetch(`${url}/graphql`, { method: 'POST', body: kept, headers: { 'content-type': 'application/json' } });
+            return answersServed();
+          },
+          { timeout: 5000, interval: 50 },
+        )
+        .toBeGreaterThan(before);
+      const head = (body: string) => `POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+      const [lane, route] = await Promise.all([openRaw(url), openRaw(url)]);
+      lane.write(head(kept));
+      route.write(head(other));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const signalled = Date.now();
+      served.child.kill('SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      lane.write(kept);
+      route.write(other);
+      const [laneStream, routeStream] = await Promise.all([lane.closed, route.closed]);
+      expect(await served.exited).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(3000);
+      expect(statusesOf(laneStream)).toEqual([200]);
+      expect(laneStream).toContain(alice.id);
+      expect(statusesOf(routeStream)).toEqual([200]);
+      expect(routeStream).toContain('{"data":{"profile":{"name":"alice"}}}');
+    } finally {
+      served.child.kill('SIGKILL');
+    }
+  });
+});
+
 describe('SIGTERM with idle and half-open connections (found by review: they held the close 10 s, exit 1)', () => {
   it('a connection that sent nothing and one that sent half a request do not delay the exit', async () => {
     const served = await serveCli({ REDIS_URL: testStore.url, REDIS_KEY_PREFIX: testStore.prefix, RELAYS: '' });
