@@ -133,6 +133,59 @@ describe('LMDB followers', () => {
   });
 });
 
+describe('LMDB notifications: how one of one reason is kept', () => {
+  it('as its page-order entry alone (a target\'s first 8 hex digits as its value); one written in the earlier form (a record, an empty value) is read the same and rewritten', async () => {
+    const { store: first, dir, reopen, cleanup } = openTemporary();
+    let store = first;
+    try {
+      const note = signed('form owner', { created_at: 1_700_000_000, content: 'a note' });
+      const like = signed('form fan', { kind: 7, created_at: 1_700_000_001, content: '+', tags: [['e', note.id]] });
+      const mention = signed('form fan', { created_at: 1_700_000_002, content: 'hi', tags: [['p', note.pubkey]] });
+      const earlier = signed('form fan 2', { kind: 7, created_at: 1_700_000_003, content: '+', tags: [['e', note.id]] });
+      await store.putEvents([note, like, mention]);
+      const owner = note.pubkey;
+      const entry = (event: { id: string; created_at: number }, letter: string) => `nz:${owner}:${letter}:${replyMember(notePlace({ createdAt: event.created_at, id: event.id }))}`;
+      const readRaw = async (read: (relations: import('lmdb').Database<string, string>) => unknown) => {
+        const reader = open({ path: dir, readOnly: true });
+        try {
+          return read(reader.openDB<string, string>({ name: 'relations', encoding: 'string' }));
+        } finally {
+          await reader.close();
+        }
+      };
+      expect(await readRaw((relations) => ({ records: [...relations.getKeys({ start: `nr:${owner}:`, end: `nr:${owner};` })], like: relations.get(entry(like, 'K')), mention: relations.get(entry(mention, 'M')) }))).toEqual({
+        records: [],
+        like: note.id.slice(0, 8),
+        mention: '',
+      });
+      const tokens = async () => (await store.relations.notifications(owner, ['ZAP', 'REPLY', 'QUOTE', 'REPOST', 'REACTION', 'MENTION', 'FOLLOW'], null, 10)).map(({ id, type, token }) => [id, type, token]);
+      expect(await tokens()).toEqual([
+        [mention.id, 'MENTION', 'M'],
+        [like.id, 'REACTION', `K${note.id.slice(0, 8)}`],
+      ]);
+      // The earlier form, for a reaction stored with it: a record of its token, an empty entry.
+      await store.putEvents([earlier]);
+      await first.close();
+      const writer = open({ path: dir });
+      const relations = writer.openDB<string, string>({ name: 'relations', encoding: 'string' });
+      await writer.transaction(() => {
+        void relations.put(`nr:${owner}:${earlier.id}`, `K${note.id.slice(0, 8)}`);
+        void relations.put(entry(earlier, 'K'), '');
+      });
+      await writer.close();
+      store = reopen();
+      expect((await tokens())[0]).toEqual([earlier.id, 'REACTION', `K${note.id.slice(0, 8)}`]);
+      // The note deleted: every reaction's notification goes, whatever its form; the mention stays.
+      await store.putEvents([signed('form owner', { kind: 5, created_at: 1_700_000_010, content: '', tags: [['e', note.id]] })]);
+      expect(await tokens()).toEqual([[mention.id, 'MENTION', 'M']]);
+      expect((await checkRelations(store)).differences).toEqual([]);
+    } finally {
+      if (store !== first) await store.close();
+      await cleanup();
+    }
+  });
+});
+
 describe('LMDB home timelines (h:)', () => {
   // One author's notes of the default feed kinds (1, 6, 16), merged, and a kind they do not hold.
   const author = 'home author';

@@ -16,7 +16,7 @@ import type { NostrEvent } from '../../src/nostr/event.js';
 import type { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
 import { NOTIFICATION_KEY_TYPES } from '../../src/store/redis/keys.js';
 import type { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
-import { fixed, openStorePair, printTable, type TimedRequest, type Timing, timeRequests } from './store-pair.js';
+import { fixed, lmdbEntryBytes, openStorePair, printTable, type TimedRequest, type Timing, timeRequests } from './store-pair.js';
 import { totalUsage } from './redis-memory.js';
 
 const { values: options } = parseArgs({
@@ -101,6 +101,12 @@ async function main() {
       byType.push(`\`${type}\` ${fixed(usage / (count + 10), 1)}`);
     }
     rows.push(`| Redis: bytes per notification (MEMORY USAGE of the notification index's keys over ${count + 10} notifications, by key type) | ${fixed(bytes / (count + 10), 1)} bytes (${byType.join(', ')}) | |`);
+    // LMDB: its entries' keys and values (store/embedded/lmdb-notification-index.ts), by kind.
+    const lmdbByType = ['ni:', 'nr:', 'nz:', 'nd:'].map((prefix) => ({ prefix, ...lmdbEntryBytes(stores.lmdb, 'relations', [prefix]) }));
+    const lmdbTotal = lmdbByType.reduce((sum, { bytes: held }) => sum + held, 0);
+    rows.push(
+      `| LMDB: bytes per notification (keys, values and LMDB's 10 bytes an entry of the notification index's entries in \`relations\`, by kind; pages hold more) | ${fixed(lmdbTotal / (count + 10), 1)} bytes (${lmdbByType.map(({ prefix, bytes: held }) => `\`${prefix.slice(0, -1)}\` ${fixed(held / (count + 10), 1)}`).join(', ')}) | |`,
+    );
     printTable(`npx tsx scripts/bench/notifications.ts --notifications ${options.notifications} --rounds ${options.rounds}`, rows);
   } finally {
     await stores.close();

@@ -62,6 +62,25 @@ export function lmdbBytes(store: LmdbEventStore, name: string, binary = false): 
 }
 
 /**
+ * What the entries of a string database under some key prefixes hold: the bytes of their keys and
+ * values, and with LMDB's own cost of a leaf entry (an 8-byte node header and a 2-byte pointer on
+ * its page; pages are not full, so the pages themselves hold more).
+ */
+export function lmdbEntryBytes(store: LmdbEventStore, name: string, prefixes: readonly string[]): { entries: number; bytes: number } {
+  const db = (store as unknown as { root: { openDB(options: object): { getRange(options: object): Iterable<{ key: string; value: string }> } } }).root.openDB({ name, encoding: 'string' });
+  let entries = 0;
+  let bytes = 0;
+  for (const prefix of prefixes) {
+    const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+    for (const { key, value } of db.getRange({ start: prefix, end })) {
+      entries += 1;
+      bytes += Buffer.byteLength(key) + Buffer.byteLength(value) + 10;
+    }
+  }
+  return { entries, bytes };
+}
+
+/**
  * Each query's median time over `rounds` rounds, the queries interleaved within a round, sequential
  * requests to the service's app on a loopback port over `store`. A query that fails, or answers
  * without `data`, stops the run.

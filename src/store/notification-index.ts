@@ -63,6 +63,20 @@ export function notificationReasonsOf(event: NostrEvent): NotificationReasons {
   return { direct, targets };
 }
 
+/**
+ * The letters of an event's reasons, each once: what it may hold for any recipient. A store looks
+ * for an event's one notification (kept without a record: NOTIFY, LmdbNotificationIndex) among these.
+ */
+export function reasonLetters({ direct, targets }: NotificationReasons): string {
+  const letters = new Set<string>();
+  for (const tokens of direct.values()) for (const token of tokens) letters.add(token[0] as string);
+  for (const held of targets.values()) for (const letter of held) letters.add(letter);
+  return [...letters].join('');
+}
+
+/** Where the event is not at hand (a target's side reads only its inbound records): any letter. */
+export const ANY_LETTER = NOTIFICATION_TYPES.map((type) => TYPE_LETTERS[type]).join('');
+
 /** The tokens one inbound record gives its target's author: a letter each, with the target's first 8 hex digits. */
 export function tokensOfInbound(letters: string, target: string): string[] {
   return [...letters].map((letter) => letter + target.slice(0, 8));

@@ -2,6 +2,7 @@ import type { Database } from 'lmdb';
 import type { NostrEvent } from '../../nostr/event.js';
 import { NOTIFICATION_TYPES, type NotificationType, TYPE_LETTERS, typeOfTokens } from '../../nostr/notifications.js';
 import {
+  ANY_LETTER,
   applyTokens,
   authorPrefixOf,
   drainDelta,
@@ -12,6 +13,7 @@ import {
   type NotificationIndex,
   notificationReasonsOf,
   readInboundValue,
+  reasonLetters,
   tokensOfInbound,
 } from '../notification-index.js';
 import { notePlace, type ReplyPosition, replyMember, replyPositionOf } from '../relation-index.js';
@@ -29,8 +31,16 @@ const dayOf = (createdAt: number) => Math.floor(createdAt / DAY);
 /** A day as 12 digits: key order is day order (2^53 seconds is below 10^11 days). */
 const dayKey = (day: number) => String(Math.max(0, day)).padStart(12, '0');
 
-/** A follow's letter: its one reason, kept as its place alone where it is all the recipient holds of the event. */
+/** A follow's letter: a list's one reason for each pubkey it names. */
 const FOLLOW_LETTER = TYPE_LETTERS.FOLLOW;
+
+/** The notifying event as notify needs it: its id, date, place in the page order and the letters its reasons have. */
+interface NotifyingEvent {
+  id: string;
+  createdAt: number;
+  place: string;
+  look: string;
+}
 
 /** Recipients per batch of `notificationRecipients()`. */
 const RECIPIENTS_PAGE = 500;
@@ -40,9 +50,10 @@ const RECIPIENTS_PAGE = 500;
  * the events' own write transaction (one writer at a time: exact without tombstone races, though
  * the rule keeps them as Redis does, so that both stores hold the same):
  * - `ni:<target>:<event>` → the inbound record, `-<record>` once taken away;
- * - `nr:<recipient>:<event>` → the event's tokens for the recipient (none for a follow alone: its
- *   place below says it, as on Redis);
- * - `nz:<recipient>:<letter>:<replyMember of notePlace>` → '': the page order per type;
+ * - `nr:<recipient>:<event>` → the event's tokens for the recipient, only where it has more than
+ *   one or a tombstone (one live reason is said by its entry below, as on Redis);
+ * - `nz:<recipient>:<letter>:<replyMember of notePlace>` → the deciding token's target (its first 8
+ *   hex digits; '' for a mention, a follow, a zap): the page order per type;
  * - `nd:<recipient>:<letter>:<day>` → how many of that type on that day (UTC): counts.
  */
 export class LmdbNotificationIndex implements NotificationIndex {
@@ -63,15 +74,18 @@ export class LmdbNotificationIndex implements NotificationIndex {
   }
 
   private applyReasons(event: NostrEvent, delta: 1 | -1): void {
-    const { direct, targets } = notificationReasonsOf(event);
-    for (const [recipient, tokens] of direct) this.notify(recipient, event.id, event.created_at, tokens, delta);
+    const reasons = notificationReasonsOf(event);
+    const { direct, targets } = reasons;
+    const look = reasonLetters(reasons);
+    const at = { id: event.id, createdAt: event.created_at, place: replyMember(notePlace({ createdAt: event.created_at, id: event.id })), look };
+    for (const [recipient, tokens] of direct) this.notify(recipient, at, tokens, delta);
     for (const [target, letters] of targets) {
       const key = `ni:${target}:${event.id}`;
       const held = this.db.get(key);
       if (delta > 0 && held === undefined) inTransaction(this.db.put(key, inboundValue(event, letters)));
       if (delta < 0) inTransaction(this.db.put(key, `-${inboundValue(event, letters)}`));
       const author = this.authorOf(target);
-      if (author !== undefined && author !== event.pubkey) this.notify(author, event.id, event.created_at, tokensOfInbound(letters, target), delta);
+      if (author !== undefined && author !== event.pubkey) this.notify(author, at, tokensOfInbound(letters, target), delta);
     }
     // As a target: the events already related to it.
     const own = authorPrefixOf(event.pubkey);
@@ -79,42 +93,61 @@ export class LmdbNotificationIndex implements NotificationIndex {
     for (const { key, value } of this.db.getRange({ start: prefix, end: `${prefix.slice(0, -1)};` })) {
       const record = readInboundValue(value);
       if (!record || record.authorPrefix === own) continue;
-      this.notify(event.pubkey, key.slice(prefix.length), record.createdAt, tokensOfInbound(record.letters, event.id), drainDelta(record, delta));
+      const id = key.slice(prefix.length);
+      const place = replyMember(notePlace({ createdAt: record.createdAt, id }));
+      this.notify(event.pubkey, { id, createdAt: record.createdAt, place, look: ANY_LETTER }, tokensOfInbound(record.letters, event.id), drainDelta(record, delta));
     }
   }
 
-  private notify(recipient: string, id: string, createdAt: number, tokens: readonly string[], delta: 1 | -1): void {
+  /**
+   * One event's reasons (tokens) added to or taken from one recipient's notifications (the rule of
+   * notification-index.ts applyTokens, as lua-scripts.ts NOTIFY on Redis). An event with one live
+   * reason and no tombstone keeps no record: its page-order entry says it (the letter in its key,
+   * a target's first 8 hex digits as its value), found among the letters its reasons have (`look`).
+   */
+  private notify(recipient: string, { id, createdAt, place, look }: NotifyingEvent, tokens: readonly string[], delta: 1 | -1): void {
     const key = `nr:${recipient}:${id}`;
-    const place = replyMember(notePlace({ createdAt, id }));
+    const member = (letter: string) => `nz:${recipient}:${letter}:${place}`;
     const day = dayKey(dayOf(createdAt));
     const held = this.db.get(key);
-    // A follow list's one reason, where the recipient holds no record of the event: its place only,
+    // No record: the one live reason its entry says, if it has one.
+    let said: string | undefined;
+    if (held === undefined) {
+      for (const letter of look) {
+        const value = this.db.get(member(letter));
+        if (value !== undefined) {
+          said = letter + value;
+          break;
+        }
+      }
+    }
+    // A follow list's one reason, where the list has no other (look) and the recipient no record:
     // added, or taken away with no tombstone (as on Redis: lua-scripts.ts NOTIFY, which says why).
-    const follow = `nz:${recipient}:${FOLLOW_LETTER}:${place}`;
-    const followHeld = held === undefined && this.db.doesExist(follow);
-    if (held === undefined && tokens.length === 1 && tokens[0] === FOLLOW_LETTER && (delta > 0 || followHeld)) {
+    if (held === undefined && look === FOLLOW_LETTER && tokens.length === 1 && tokens[0] === FOLLOW_LETTER && (delta > 0 || said !== undefined)) {
       // Added again while held: nothing changes (taken away while not held: the general path).
-      const adding = delta > 0;
-      if (adding === followHeld) return;
-      inTransaction(delta > 0 ? this.db.put(follow, '') : this.db.remove(follow));
+      if ((delta > 0) === (said !== undefined)) return;
+      inTransaction(delta > 0 ? this.db.put(member(FOLLOW_LETTER), '') : this.db.remove(member(FOLLOW_LETTER)));
       this.count(`nd:${recipient}:${FOLLOW_LETTER}:${day}`, delta);
       this.totalChange += delta;
       return;
     }
-    // No record, a follow's place held: its one token is the follow.
-    const { record, before, after } = applyTokens(followHeld ? FOLLOW_LETTER : held, tokens, delta);
-    inTransaction(record === '' ? this.db.remove(key) : this.db.put(key, record));
+    const { record, before, after } = applyTokens(held ?? said, tokens, delta);
+    // One live reason and no tombstone: no record (the entry says it).
+    const single = after !== undefined && record === after;
+    if (record === '' || single) {
+      if (held !== undefined) inTransaction(this.db.remove(key));
+    } else if (record !== held) {
+      inTransaction(this.db.put(key, record));
+    }
     const was = before?.[0];
     const is = after?.[0];
-    if (was === is) return;
-    if (was) {
-      inTransaction(this.db.remove(`nz:${recipient}:${was}:${place}`));
+    if (was && was !== is) {
+      inTransaction(this.db.remove(member(was)));
       this.count(`nd:${recipient}:${was}:${day}`, -1);
     }
-    if (is) {
-      inTransaction(this.db.put(`nz:${recipient}:${is}:${place}`, ''));
-      this.count(`nd:${recipient}:${is}:${day}`, 1);
-    }
+    // The entry's value is the deciding token's target (its record gone, it says the token).
+    if (is && after && (was !== is || before !== after || (held !== undefined && single))) inTransaction(this.db.put(member(is), after.slice(1)));
+    if (is && was !== is) this.count(`nd:${recipient}:${is}:${day}`, 1);
     // One more notification, or one fewer (a type changed: neither).
     if (!was !== !is) this.totalChange += is ? 1 : -1;
   }
@@ -126,24 +159,23 @@ export class LmdbNotificationIndex implements NotificationIndex {
 
   notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]> {
     return this.transactions.read(() => {
-      const places: string[] = [];
+      const places: { place: string; said: string }[] = [];
       for (const type of types) {
         const range = `nz:${recipient}:${TYPE_LETTERS[type]}:`;
         const start = after ? `${range}${replyMember(notePlace(after))}` : range;
-        for (const key of this.db.getKeys({ start, end: `${range.slice(0, -1)};`, limit: first + 1 })) {
-          const place = key.slice(range.length);
+        for (const { key, value } of this.db.getRange({ start, end: `${range.slice(0, -1)};`, limit: first + 1 })) {
           if (after && key === start) continue;
-          places.push(place);
+          places.push({ place: key.slice(range.length), said: TYPE_LETTERS[type] + value });
           if (places.length > first * types.length) break;
         }
       }
-      places.sort();
+      places.sort((a, b) => (a.place < b.place ? -1 : a.place > b.place ? 1 : 0));
       const entries: NotificationEntry[] = [];
-      for (const place of places.slice(0, first)) {
+      for (const { place, said } of places.slice(0, first)) {
         const position = replyPositionOf(place);
         const createdAt = 2 ** 53 - 1 - position.createdAt;
-        // No record: a follow's place alone (notify).
-        const tokens = (this.db.get(`nr:${recipient}:${position.id}`) ?? FOLLOW_LETTER).split(' ').filter((token) => token !== '' && !token.startsWith('-'));
+        // No record: the one reason its entry says (notify).
+        const tokens = (this.db.get(`nr:${recipient}:${position.id}`) ?? said).split(' ').filter((token) => token !== '' && !token.startsWith('-'));
         const decided = typeOfTokens(tokens);
         if (decided) entries.push({ id: position.id, createdAt, type: decided.type, token: decided.token });
       }

@@ -10,7 +10,8 @@ import {
   type NotificationEntry,
   type NotificationIndex,
   notificationPlace,
-  type NotificationReasons,
+  ANY_LETTER,
+  reasonLetters,
   notificationReasonsOf,
   readInboundValue,
   tokensOfInbound,
@@ -84,16 +85,7 @@ interface NotifyWrite {
   delta: 1 | -1;
 }
 
-/** NOTIFY's look where the event is not at hand (a target's side reads only its inbound records). */
-const ANY_LETTER = NOTIFICATION_TYPES.map((type) => TYPE_LETTERS[type]).join('');
 
-/** The letters of an event's reasons, each once: what it may hold for any recipient. */
-function lettersOf({ direct, targets }: NotificationReasons): string {
-  const letters = new Set<string>();
-  for (const tokens of direct.values()) for (const token of tokens) letters.add(token[0] as string);
-  for (const held of targets.values()) for (const letter of held) letters.add(letter);
-  return [...letters].join('');
-}
 
 /**
  * The notification writes of a batch of events, gathered while the batch is related and sent once
@@ -120,7 +112,7 @@ export class NotificationWrites {
     const { direct, targets } = reasons;
     const id = Buffer.from(event.id, 'hex');
     const place = notificationPlace({ createdAt: event.created_at, id: event.id });
-    const look = lettersOf(reasons);
+    const look = reasonLetters(reasons);
     let follows: string[] | undefined;
     for (const [recipient, tokens] of direct) {
       if (look === FOLLOW_TOKEN) (follows ??= []).push(recipient);
