@@ -69,7 +69,8 @@ export function preReadBody(request: IncomingMessage): Buffer | undefined {
 
 /**
  * Kept answers served before the framework. A `GET /user-profile` or `/event` whose answer the
- * answer cache holds (store/answer-cache.ts) is served from the node:http request handler, without
+ * answer cache holds (store/answer-cache.ts), or a JSON `POST /graphql` whose body a prepared
+ * operation's kept answer is under (postFrom), is served from the node:http request handler, without
  * Fastify's request, reply, routing and hook chain: that machinery cost more CPU than the answer
  * itself (BENCHMARKS.md, "CPU per request"). What a client or an operator sees is what the route
  * gives: the same bytes, status and headers (x-request-id, CORS, ETag, Last-Modified, 304,
@@ -78,7 +79,7 @@ export function preReadBody(request: IncomingMessage): Buffer | undefined {
  * per-connection cap, counted in the same counters. A header the routes' hooks or replies add
  * (app.ts, reply.ts) must be added here too: the test compares every header.
  *
- * Anything else goes to Fastify untouched: another method (HEAD included) or path, a path spelled
+ * Anything else goes to Fastify untouched (a POST /graphql the lane read, with its body): another method (HEAD included) or path, a path spelled
  * otherwise (percent-encoded, a trailing slash), a request with a body, a query the route would
  * refuse, an answer not kept, a closing server, a full connection, and a request the rate limit
  * cannot let through at once (refused, or waiting for a lease: with RATE_LIMIT's burst at 8 or less
