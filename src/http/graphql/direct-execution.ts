@@ -216,7 +216,8 @@ function ownCharacters({ between }: QuotedJson): number {
 /**
  * What a kept answer holds: its texts as fresh JsonTexts over the same bytes (one a resolver read
  * holds its decoded string too, a copy outside HOT_CACHE_MB), and its own text flattened (a slice
- * keeps the whole string it was cut from).
+ * keeps the whole string it was cut from). The round trip through UTF-8 is exact: JSON.stringify
+ * writes a lone surrogate as an escape, so its output has none.
  */
 function keptCopy({ between, texts }: QuotedJson): QuotedJson {
   return { between: between.map((text) => Buffer.from(text).toString()), texts: texts.map((text) => new JsonText(text.bytes)) };
