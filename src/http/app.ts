@@ -201,7 +201,7 @@ export function buildApp({ store, fill, config, logger, nip05, zaps }: AppDepend
       // The routes whose answers are kept (the screens' never are: each is made of many things).
       routes: [userProfileLookup, eventLookup],
       answers,
-      ...(graphqlAnswers ? { graphql: { path: GRAPHQL_ENDPOINT, answers: graphqlAnswers, countLookups: (kept) => metrics.lookupsAgain(kept.lookups) } } : {}),
+      ...(graphqlAnswers ? { graphql: { path: GRAPHQL_ENDPOINT, answers: graphqlAnswers } } : {}),
       gates: {
         shutdown,
         connections,

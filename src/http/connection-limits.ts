@@ -110,13 +110,6 @@ export interface RequestsPerConnection {
   track(request: IncomingMessage, response: ServerResponse): void;
 }
 
-/**
- * Shutdown: from the moment `close()` starts, requests that reach the app (pipelined
- * behind one in flight) get a 503 in the error shape (`shutting_down`) that closes their
- * connection, and keep-alive sockets are closed as soon as they are idle: in-flight requests
- * finish, and the server closes right after them instead of waiting for keep-alive timeouts.
- * Returns what the fast lane asks of it (ShutdownGate).
- */
 /** What the close needs of requests answered outside Fastify (the fast lane). */
 export interface ShutdownGate {
   /** Whether the close has started. */
@@ -129,6 +122,13 @@ export interface ShutdownGate {
   track(request: IncomingMessage, response: ServerResponse): void;
 }
 
+/**
+ * Shutdown: from the moment `close()` starts, requests that reach the app (pipelined
+ * behind one in flight) get a 503 in the error shape (`shutting_down`) that closes their
+ * connection, and keep-alive sockets are closed as soon as they are idle: in-flight requests
+ * finish, and the server closes right after them instead of waiting for keep-alive timeouts.
+ * Returns what the fast lane asks of it (ShutdownGate).
+ */
 export function closeConnectionsOnShutdown(app: FastifyInstance): ShutdownGate {
   let closing = false;
   const inFlight = new Set<IncomingMessage>();

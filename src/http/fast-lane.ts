@@ -28,8 +28,6 @@ export interface FastLaneGraphql {
   /** The endpoint, spelled exactly (yoga's graphqlEndpoint). */
   path: string;
   answers: AnswerCache<KeptGraphqlAnswer>;
-  /** Counts the lookups a kept answer stands for (metrics.ts lookupsAgain), as the route does. */
-  countLookups(kept: KeptGraphqlAnswer): void;
 }
 
 export interface FastLaneOptions {
@@ -126,8 +124,7 @@ function postFrom({ gates, requestId, corsHeaders, logRequest, countRequest, log
       if (kept === undefined || !gates.connections.hasRoom(request.socket)) return false;
       if (gates.takeRequest && !gates.takeRequest(gates.clientAddress(request))) return false;
       gates.connections.track(request, response);
-      graphql.answers.served();
-      graphql.countLookups(kept);
+      servedAgain(graphql.answers, kept);
       const reqId = requestId(headers);
       const payload = writeQuotedJson(kept.body);
       response.once('finish', () => {

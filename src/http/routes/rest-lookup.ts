@@ -157,8 +157,8 @@ function takeKept(answers: AnswerCache<KeptAnswer>, key: string): KeptAnswer | u
   return kept;
 }
 
-/** Counts a kept answer served: by the answer cache, and as the lookups it stands for (metrics). */
-export function servedAgain(answers: AnswerCache<KeptAnswer>, kept: KeptAnswer): void {
+/** Counts a kept answer served (a REST or a GraphQL one): by the answer cache, and as the lookups it stands for (metrics). */
+export function servedAgain<T extends { lookups: readonly CountedLookup[] }>(answers: AnswerCache<T>, kept: T): void {
   answers.served();
   metrics.lookupsAgain(kept.lookups);
 }

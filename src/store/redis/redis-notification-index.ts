@@ -2,6 +2,7 @@ import { Cluster, type Result } from 'ioredis';
 import type { NostrEvent } from '../../nostr/event.js';
 import { NOTIFICATION_TYPES, type NotificationType, TYPE_LETTERS, typeOfTokens } from '../../nostr/notifications.js';
 import {
+  ANY_LETTER,
   authorPrefixOf,
   drainDelta,
   inboundValue,
@@ -10,10 +11,9 @@ import {
   type NotificationEntry,
   type NotificationIndex,
   notificationPlace,
-  ANY_LETTER,
-  reasonLetters,
   notificationReasonsOf,
   readInboundValue,
+  reasonLetters,
   tokensOfInbound,
 } from '../notification-index.js';
 import { type ReplyPosition, replyPositionOfBytes } from '../relation-index.js';
@@ -85,8 +85,6 @@ interface NotifyWrite {
   delta: 1 | -1;
 }
 
-
-
 /**
  * The notification writes of a batch of events, gathered while the batch is related and sent once
  * (flush): on one Redis, a few INBOUND_MANY, INBOUND_READ_MANY and NOTIFY_MANY calls for the whole
@@ -113,12 +111,8 @@ export class NotificationWrites {
     const id = Buffer.from(event.id, 'hex');
     const place = notificationPlace({ createdAt: event.created_at, id: event.id });
     const look = reasonLetters(reasons);
-    let follows: string[] | undefined;
-    for (const [recipient, tokens] of direct) {
-      if (look === FOLLOW_TOKEN) (follows ??= []).push(recipient);
-      else this.direct.push({ recipient, id, place, look, tokens, delta });
-    }
-    if (follows) this.follows.push({ id, place, delta, recipients: follows });
+    if (look === FOLLOW_TOKEN) this.follows.push({ id, place, delta, recipients: [...direct.keys()] });
+    else for (const [recipient, tokens] of direct) this.direct.push({ recipient, id, place, look, tokens, delta });
     if (targets.size > 0) this.related.push({ event, targets, id, place, look, delta });
     this.asTargets.push({ event, delta });
   }
