@@ -123,10 +123,16 @@ describe('GraphQL output is bounded by what is asked', () => {
     const response = await graphql(`{ events(ids: ["${CONTROL.id}"]) { content } }`, small.server.url);
     expect(response.body.errors?.map((error) => error.extensions?.code)).toEqual(['response_too_large']);
     expect(response.text.length).toBeLessThan(1000);
+    // The event as an object: its stored JSON (30 KB of escapes) counted as it is sent.
+    const raw = await graphql(`{ events(ids: ["${CONTROL.id}"]) { raw } }`, small.server.url);
+    expect(raw.body.errors?.map((error) => error.extensions?.code)).toEqual(['response_too_large']);
+    expect(raw.text.length).toBeLessThan(1000);
+    const fits = await graphql(`{ events(ids: ["${NOTE.id}"]) { raw } }`, small.server.url);
+    expect(fits.body).toEqual({ data: { events: [{ raw: NOTE }] } });
   });
 
   it('no query of at most 10 KB answers more than MAX_RESPONSE_BYTES, whatever it nests, aliases or repeats (property)', async () => {
-    const scalar = fc.constantFrom('json', 'content', 'id', 'pubkey', 'kind', 'createdAt', 'tags', 'relevantPubkeys');
+    const scalar = fc.constantFrom('json', 'raw', 'content', 'id', 'pubkey', 'kind', 'createdAt', 'tags', 'relevantPubkeys');
     const profileScalar = fc.constantFrom('pubkey', 'name', 'about', 'displayName');
     const alias = fc.option(fc.constantFrom('a', 'b', 'c', 'd'), { nil: undefined });
     const named = (name: string, as: string | undefined, index: number) => (as ? `${as}${index}: ${name}` : name);

@@ -71,6 +71,41 @@ describe('GraphQL API', () => {
     });
   });
 
+  it('raw is the event as its JSON object, its stored bytes in the answer as they are, made or kept, POST or GET', async () => {
+    const query = 'query ($id: String!) { event(id: $id) { raw relevantProfiles { event { raw } } } }';
+    const expected = { data: { event: { raw: note, relevantProfiles: [{ event: { raw: alice } }, { event: { raw: broken } }] } } };
+    const texts: string[] = [];
+    // Made, then prepared, then kept (answer-cache.ts): the same bytes each time.
+    for (let ask = 0; ask < 4; ask++) {
+      const response = await fetch(`${context.server.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ query, variables: { id: note.id } }),
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      texts.push(await response.text());
+    }
+    expect(new Set(texts).size).toBe(1);
+    const text = texts[0] as string;
+    expect(JSON.parse(text)).toEqual(expected);
+    expect(text).toBe(`{"data":{"event":{"raw":${serializeEvent(note)},"relevantProfiles":[{"event":{"raw":${serializeEvent(alice)}}},{"event":{"raw":${serializeEvent(broken)}}}]}}}`);
+    // Yoga's own path (GET) writes the parsed object.
+    const viaGet = await getJson(`${context.server.url}/graphql?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(JSON.stringify({ id: note.id }))}`, {
+      headers: { accept: 'application/json' },
+    });
+    expect(viaGet.status).toBe(200);
+    expect(viaGet.body).toEqual(expected);
+  });
+
+  it('RawEvent is output only: no argument takes one, so a variable of that type is refused', async () => {
+    const { status, body } = await graphql('query ($x: RawEvent) { profile(pubkey: "x") { name } }', { x: { id: 'a' } });
+    expect(status).toBe(400);
+    expect(body).toEqual({
+      errors: [{ message: 'Variable "$x" is never used.', locations: [{ line: 1, column: 8 }], extensions: { code: 'graphql_validation_failed' } }],
+    });
+  });
+
   it('a profile with its parsed metadata; content that is not JSON gives nulls, not an error', async () => {
     const fields =
       'pubkey name displayName about picture banner website nip05 lud06 lud16 bot event { kind }';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { GraphQLString } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { JsonText, joinJson, stringifyKeepingJsonText } from '../src/store/json-text.js';
+import { InlineJsonText, JsonText, joinJson, stringifyKeepingJsonText } from '../src/store/json-text.js';
 
 const anyText = fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }));
 
@@ -37,13 +37,16 @@ describe('JsonText: stored JSON kept as bytes', () => {
     // quotes included; values that look like the placeholder (a NUL, "json-text:") among the strings.
     const text = fc.oneof(anyText, fc.string({ unit: fc.constantFrom('"', '\\', '\n', '\u0001', '\u001f', '\b', 'é', '🌅', 'a') }));
     const stored = fc.oneof(fc.jsonValue().map((value) => JSON.stringify(value)), text).map((value) => new JsonText(Buffer.from(value, 'utf8')));
-    const lookalike = fc.constantFrom('\u0000json-text:', '\u0000json-text:0', '"\\u0000json-text:"');
+    // Inline (a `raw` field): written as they are, where JSON.stringify writes the parsed value.
+    const inline = fc.jsonValue().map((value) => new InlineJsonText(Buffer.from(JSON.stringify(value), 'utf8')));
+    const lookalike = fc.constantFrom('\u0000json-text:', '\u0000json-text:0', '"\\u0000json-text:"', '\u0000json-inline:', '"\\u0000json-inline:"');
     const { value } = fc.letrec((tie) => ({
       value: fc.oneof(
         { depthSize: 'small' },
         text,
         lookalike,
         stored,
+        inline,
         fc.integer(),
         fc.constant(null),
         fc.array(tie('value')),
@@ -67,6 +70,13 @@ describe('JsonText: stored JSON kept as bytes', () => {
         expect(Buffer.from(quoted, 'latin1').equals(Buffer.from(JSON.stringify(input), 'utf8'))).toBe(true);
       }),
     );
+  });
+
+  it('an InlineJsonText is written as its bytes, beside quoted ones, and as its parsed value by JSON.stringify', () => {
+    const event = '{"kind":1,"content":"\\"🌅\\u0001"}';
+    const value = { a: new InlineJsonText(Buffer.from(event)), b: new JsonText(Buffer.from(event)), c: [new InlineJsonText(Buffer.from('[1, 2]'))] };
+    expect(stringifyKeepingJsonText(value).toString()).toBe(`{"a":${event},"b":${JSON.stringify(event)},"c":[[1, 2]]}`);
+    expect(JSON.stringify(value)).toBe(`{"a":{"kind":1,"content":"\\"🌅\\u0001"},"b":${JSON.stringify(event)},"c":[[1,2]]}`);
   });
 
   it('a GraphQL String serialises it to its text (how /graphql answers `json`)', () => {

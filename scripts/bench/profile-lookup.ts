@@ -1,6 +1,6 @@
 // A CPU profile of one `serve` under load on one route: where its time goes.
 //
-//   npx tsx scripts/bench/profile-lookup.ts --route user-profile|event|graphql-profile|graphql-event --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline | --ceiling] [--warmup 3]
+//   npx tsx scripts/bench/profile-lookup.ts --route user-profile|event|graphql-profile|graphql-event [--graphql-field raw|json] --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline | --ceiling] [--warmup 3]
 //
 // Imports --profiles generated profiles (and notes with K = 10 for --route event) into the Redis at
 // REDIS_URL (default the local one) under a fresh prefix, or into a fresh embedded store (--embedded), starts `node --cpu-prof dist/cli/main.js
@@ -41,14 +41,18 @@ const { values: options } = parseArgs({
     ceiling: { type: 'boolean', default: false },
     // --warmup S: load for S seconds before the measured window (caches filled, as `npm run bench` warms up); the profile still covers both.
     warmup: { type: 'string', default: '0' },
+    // --graphql-field json: the /graphql routes ask each event as a JSON string instead of `raw` (run.ts --graphql-field).
+    'graphql-field': { type: 'string', default: 'raw' },
   },
   allowNegative: true,
 });
 if (!['user-profile', 'event', 'graphql-profile', 'graphql-event'].includes(options.route)) throw new Error('--route: user-profile, event, graphql-profile or graphql-event');
+const eventField = options['graphql-field'];
+if (eventField !== 'raw' && eventField !== 'json') throw new Error('--graphql-field: raw or json');
 // What `npm run bench` posts for its /graphql profile row (run.ts PROFILE_QUERY).
-const PROFILE_QUERY = 'query ($pubkey: String!) { profile(pubkey: $pubkey) { event { json } } }';
+const PROFILE_QUERY = `query ($pubkey: String!) { profile(pubkey: $pubkey) { event { ${eventField} } } }`;
 // And for its /graphql event row (run.ts EVENT_QUERY).
-const EVENT_QUERY = 'query ($id: String!) { event(id: $id) { json relevantProfiles { pubkey event { json } } } }';
+const EVENT_QUERY = `query ($id: String!) { event(id: $id) { ${eventField} relevantProfiles { pubkey event { ${eventField} } } } }`;
 const isEventRoute = options.route === 'event' || options.route === 'graphql-event';
 const extraEnv = Object.fromEntries(
   options.env

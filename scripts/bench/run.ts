@@ -52,8 +52,12 @@ const { values: options } = parseArgs({
     zipf: { type: 'string' },
     // One Redis against a 3-master Redis Cluster instead: scripts/bench/cluster.ts.
     cluster: { type: 'boolean', default: false },
+    // The field the /graphql rows ask each event as: `raw` (the JSON object, as REST sends it) or `json` (a string).
+    'graphql-field': { type: 'string', default: 'raw' },
   },
 });
+const eventField = options['graphql-field'];
+if (eventField !== 'raw' && eventField !== 'json') throw new Error('--graphql-field: raw or json');
 const ks = options.k.split(',').map(Number);
 const profileCount = Number(options.profiles);
 const noteCount = Number(options.notes);
@@ -68,9 +72,9 @@ if (zipfExponent !== undefined && !(zipfExponent > 0)) throw new Error('--zipf: 
 const keys = <T>(items: readonly T[]) => (zipfExponent === undefined ? cycle(items) : zipf(items, zipfExponent));
 const root = new URL('../../', import.meta.url);
 
-const EVENT_QUERY =
-  'query ($id: String!) { event(id: $id) { json relevantProfiles { pubkey event { json } } } }';
-const PROFILE_QUERY = 'query ($pubkey: String!) { profile(pubkey: $pubkey) { event { json } } }';
+// The lookups of the REST routes over /graphql, each event as `raw` (what REST sends) by default.
+const EVENT_QUERY = `query ($id: String!) { event(id: $id) { ${eventField} relevantProfiles { pubkey event { ${eventField} } } } }`;
+const PROFILE_QUERY = `query ($pubkey: String!) { profile(pubkey: $pubkey) { event { ${eventField} } } }`;
 
 async function main() {
   const started = Date.now();

@@ -1,5 +1,5 @@
 import SchemaBuilder from '@pothos/core';
-import type { StringOutput } from '../store/json-text.js';
+import type { JsonText, StringOutput } from '../store/json-text.js';
 import type { GraphQLContext } from './context.js';
 
 /** Only configures the builder; the types live one per file beside it (see index.ts). */
@@ -10,6 +10,8 @@ export const builder = new SchemaBuilder<{
     // valueOf(); the REST routes' fixed operations keep its bytes (src/http/fixed-operation.ts).
     String: { Input: string; Output: StringOutput };
     Timestamp: { Input: number; Output: number };
+    // Stored event JSON sent as the object it is (raw-event.ts).
+    RawEvent: { Input: never; Output: JsonText };
     Msats: { Input: number; Output: number };
   };
   DefaultFieldNullability: false;

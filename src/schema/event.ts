@@ -55,6 +55,12 @@ EventRef.implement({
       description:
         'The event as NIP-01 JSON: exactly the seven fields, in NIP-01 order, with the values as signed.',
     }),
+    raw: t.field({
+      type: 'RawEvent',
+      description:
+        'The event as its NIP-01 JSON object, in the answer as an object (not a string): exactly the seven fields, in NIP-01 order, with the values as signed. What the REST routes send.',
+      resolve: (stored) => stored.json,
+    }),
     author: t.field({
       type: ProfileRef,
       nullable: true,

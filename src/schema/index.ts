@@ -1,6 +1,7 @@
 import { defaultFieldResolver, type GraphQLSchema, isObjectType } from 'graphql';
 import { builder } from './builder.js';
 import './timestamp.js';
+import './raw-event.js';
 import './event.js';
 import './event-stats.js';
 import './event-connection.js';

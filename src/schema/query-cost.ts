@@ -264,10 +264,11 @@ export const FIELD_COSTS: Readonly<Record<string, FieldCost>> = {
   'Event.replies': { read: PAGE_READ, page: EVENT_READ },
   'Event.stats': { read: 2 },
   // Copied into the answer, whole (their bytes also count against MAX_RESPONSE_BYTES as they run);
-  // json is the stored bytes as they are, tags and content are decoded.
+  // json and raw are the stored bytes as they are, tags and content are decoded.
   'Event.tags': { read: 2 },
   'Event.content': { read: 1 },
   'Event.json': { read: 0.5 },
+  'Event.raw': { read: 0.5 },
   'EventConnection.edges': { read: 0, items: 'page' },
   'EventConnection.pageInfo': { read: 0 },
   'EventEdge.node': { read: 0 },

@@ -47,17 +47,37 @@ export class JsonText {
 }
 
 /**
- * What JsonText#toJSON writes while stringifyKeepingJsonText runs: a string no value can hold (a NUL
- * and 128 random bits drawn at start, never sent), so each occurrence in the output is a JsonText.
+ * Stored event JSON sent as the JSON value it is, not as a string (GraphQL's `raw`, a `RawEvent`):
+ * its bytes go into the answer as they are, as the REST routes send them. JSON.stringify outside
+ * the kept-answer writer (yoga's own answers) gets the parsed object.
  */
-const PLACEHOLDER = `\u0000json-text:${randomBytes(16).toString('hex')}`;
+export class InlineJsonText extends JsonText {
+  override toJSON(): string {
+    if (collecting) {
+      collecting.push(this);
+      return INLINE_PLACEHOLDER;
+    }
+    return JSON.parse(this.toString()) as string;
+  }
+}
+
+/**
+ * What JsonText#toJSON writes while stringifyKeepingJsonText runs: a string no value can hold (a NUL
+ * and 128 random bits drawn at start, never sent), so each occurrence in the output is a JsonText
+ * (and of the second, an InlineJsonText).
+ */
+const NONCE = randomBytes(16).toString('hex');
+const PLACEHOLDER = `\u0000json-text:${NONCE}`;
 const PLACEHOLDER_LITERAL = JSON.stringify(PLACEHOLDER);
+const INLINE_PLACEHOLDER = `\u0000json-inline:${NONCE}`;
+const INLINE_PLACEHOLDER_LITERAL = JSON.stringify(INLINE_PLACEHOLDER);
 /** The JsonTexts met by the JSON.stringify under way, in output order (JSON.stringify is synchronous). */
 let collecting: JsonText[] | undefined;
 
 /**
  * A JSON body in pieces: the text between stored JSON texts, and the texts, each written as a JSON
- * string from its stored bytes when the body is written (writeQuotedJson). A kept GraphQL answer is
+ * string from its stored bytes when the body is written (writeQuotedJson), or as they are for an
+ * InlineJsonText. A kept GraphQL answer is
  * held so (answer-cache.ts): its texts are the hot cache's own values, not copies of them.
  */
 export interface QuotedJson {
@@ -84,28 +104,34 @@ export function quoteKeepingJsonText(value: unknown): QuotedJson {
   if (texts.length === 0) return { between: [json], texts };
   const between: string[] = [];
   let from = 0;
-  for (let index = 0; index < texts.length; index++) {
-    const at = json.indexOf(PLACEHOLDER_LITERAL, from);
+  for (const text of texts) {
+    // The texts come in output order: the next placeholder of this one's sort is its own.
+    const literal = text instanceof InlineJsonText ? INLINE_PLACEHOLDER_LITERAL : PLACEHOLDER_LITERAL;
+    const at = json.indexOf(literal, from);
     // Cannot happen (one placeholder per toJSON call); if it did, the plain way is still right.
     if (at < 0) return { between: [JSON.stringify(value)], texts: [] };
     between.push(json.slice(from, at));
-    from = at + PLACEHOLDER_LITERAL.length;
+    from = at + literal.length;
   }
   between.push(json.slice(from));
   return { between, texts };
 }
 
-/** The bytes of a QuotedJson: each text escaped from its stored bytes (quotedLatin1), in one allocation. */
+/**
+ * The bytes of a QuotedJson, in one allocation: each text escaped from its stored bytes
+ * (quotedLatin1), an InlineJsonText's bytes as they are.
+ */
 export function writeQuotedJson({ between, texts }: QuotedJson): Buffer {
   if (texts.length === 0) return Buffer.from(between[0] as string);
-  const quoted = texts.map((text) => text.quotedLatin1());
+  const written = texts.map((text) => (text instanceof InlineJsonText ? text.bytes : text.quotedLatin1()));
   let length = 0;
   for (const text of between) length += Buffer.byteLength(text);
-  for (const text of quoted) length += text.length;
+  for (const text of written) length += text.length;
   const body = Buffer.allocUnsafe(length);
   let offset = body.write(between[0] as string, 0);
-  for (let index = 0; index < quoted.length; index++) {
-    offset += body.write(quoted[index] as string, offset, 'latin1');
+  for (let index = 0; index < written.length; index++) {
+    const text = written[index] as string | Buffer;
+    offset += typeof text === 'string' ? body.write(text, offset, 'latin1') : text.copy(body, offset);
     offset += body.write(between[index + 1] as string, offset);
   }
   return body;
