@@ -319,6 +319,52 @@ describe.each(BOTH_STORES)('searchNotes on $name', ({ open }) => {
   });
 });
 
+describe.each(BOTH_STORES)('searchNotes on $name: long lists on every side of the driving word', ({ open }) => {
+  it('lists every match once, in order, whichever lists drive, are read in pieces beside it, or are looked up', async () => {
+    const opened = await open();
+    const server = await startTestServer(opened.store);
+    try {
+      // About 75 notes a shard, five to a second: every list but the rarest holds more than one
+      // piece of a walk (16 members) in each shard, so a walk must read on from where a posting is.
+      const next = seeded(99);
+      const tokens = (n: number) => {
+        const held: string[] = [];
+        for (const [word, share] of [['drive', 0.5], ['common', 0.95], ['rare', 0.05], ['prefill', 0.9], ['preone', 0.3], ['pretwo', 0.6], ['prethree', 0.05]] as const) {
+          if (next() < share) held.push(word);
+        }
+        return held.length > 0 ? held : [`solo${n}`];
+      };
+      const notes = Array.from({ length: 1200 }, (_, n) => {
+        const words = tokens(n);
+        return { words, event: signed(AUTHORS[n % 5] as string, { created_at: T + Math.floor(n / 5), content: `${words.join(' ')} n${n}` }) };
+      });
+      for (let start = 0; start < notes.length; start += 200) await opened.store.putEvents(notes.slice(start, start + 200).map(({ event }) => event));
+      const expected = (whole: string[], prefix: string) =>
+        notes
+          .filter(({ words }) => whole.every((word) => words.includes(word)) && words.some((word) => word.startsWith(prefix)))
+          .map(({ event }) => event)
+          .sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? -1 : 1))
+          .map((event) => event.id);
+      // The whole word drives, the expansion's lists walked; the expansion drives (a rare whole
+      // word's list then longer); a rare word drives and a long list is looked up.
+      for (const [query, whole, prefix] of [
+        ['drive pre', ['drive'], 'pre'],
+        ['common prethr', ['common'], 'prethr'],
+        ['rare pre', ['rare'], 'pre'],
+        ['drive common pretw', ['drive', 'common'], 'pretw'],
+      ] as const) {
+        const want = expected([...whole], prefix);
+        expect(want.length, query).toBeGreaterThan(0);
+        expect(await allOf(server, { query, first: 7 }), query).toEqual(want);
+        expect(await allOf(server, { query, first: 100 }), query).toEqual(want);
+      }
+    } finally {
+      await server.close();
+      await opened.cleanup();
+    }
+  });
+});
+
 describe.each(BOTH_STORES)('searchNotes on $name: a last word that starts more than 64 indexed words', ({ open }) => {
   it('is still a prefix: each note found is checked for it (found by review: it was searched as a whole word)', async () => {
     const opened = await open();

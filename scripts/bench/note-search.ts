@@ -8,7 +8,7 @@
 //   pages of 20 over GraphQL on loopback against a `profile(pubkey)` read, median and p99 of --rounds,
 //   interleaved: two words, a word in half the notes with another, that word alone, a prefix.
 //
-//   npx tsx scripts/bench/note-search.ts --notes 1000000 --import 100000 --rounds 200
+//   npx tsx scripts/bench/note-search.ts --notes 1000000 --import 100000 --rounds 200 [--stores redis|lmdb]
 //
 // The events are written straight into the stores (putEvents trusts its callers: no signatures are
 // made or checked). Uses a private redis-server unless REDIS_URL is set.
@@ -31,8 +31,12 @@ const { values: options } = parseArgs({
     notes: { type: 'string', default: '1000000' },
     import: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '200' },
+    // --stores redis (or lmdb): one store only, for an A/B of a change to it.
+    stores: { type: 'string', default: 'redis,lmdb' },
   },
 });
+const measured = new Set(options.stores.split(','));
+if (![...measured].every((name) => name === 'redis' || name === 'lmdb') || measured.size === 0) throw new Error('--stores: redis, lmdb or both');
 
 const hex = (text: string) => createHash('sha256').update(text).digest('hex');
 const T = 1_700_000_000;
@@ -106,10 +110,12 @@ async function main() {
   try {
     const imported = texts(importCount, 5);
     const textBytes = imported.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
-    for (const [name, indexed, plain] of [
-      ['Redis', stores.redis, plainRedis],
-      ['LMDB', stores.lmdb, plainLmdb],
-    ] as const) {
+    for (const [name, indexed, plain] of (
+      [
+        ['Redis', stores.redis, plainRedis],
+        ['LMDB', stores.lmdb, plainLmdb],
+      ] as const
+    ).filter(([name]) => measured.has(name.toLowerCase()))) {
       let indexedMs = 0;
       let plainMs = 0;
       for (let start = 0; start < importCount; start += BATCH) {
@@ -131,17 +137,23 @@ async function main() {
       const plainRate = rate(importCount, plainMs / 1000);
       rows.push(`| ${name}: import of ${importCount} notes with the search index (kind 1) against the same without it (kind 1111), batches of ${BATCH} alternating | ${fixed(indexedRate)} vs ${fixed(plainRate)} events/s | ${fixed(indexedRate / plainRate, 2)}× (≥ 0.75×) |`);
     }
-    const redisIndex = await totalUsage(stores.admin, 'ns0:q:{*');
-    rows.push(`| Redis: the search index of ${importCount} notes (${redisIndex.keys} keys, MEMORY USAGE) against their text (${textBytes} bytes) | ${fixed(redisIndex.bytes / 1e6, 1)} MB, ${fixed(redisIndex.bytes / importCount)} bytes a note | ${fixed(redisIndex.bytes / textBytes, 2)}× (≤ 1.5×) |`);
-    const lmdbIndex = lmdbBytes(stores.lmdb, 'relations') - lmdbBytes(plainLmdb, 'relations');
-    rows.push(`| LMDB: the search index of ${importCount} notes (the relationship database's pages, kind 1 less kind 1111) against their text | ${fixed(lmdbIndex / 1e6, 1)} MB, ${fixed(lmdbIndex / importCount)} bytes a note | ${fixed(lmdbIndex / textBytes, 2)}× (≤ 1.5×) |`);
+    if (measured.has('redis')) {
+      const redisIndex = await totalUsage(stores.admin, 'ns0:q:{*');
+      rows.push(`| Redis: the search index of ${importCount} notes (${redisIndex.keys} keys, MEMORY USAGE) against their text (${textBytes} bytes) | ${fixed(redisIndex.bytes / 1e6, 1)} MB, ${fixed(redisIndex.bytes / importCount)} bytes a note | ${fixed(redisIndex.bytes / textBytes, 2)}× (≤ 1.5×) |`);
+    }
+    if (measured.has('lmdb')) {
+      const lmdbIndex = lmdbBytes(stores.lmdb, 'relations') - lmdbBytes(plainLmdb, 'relations');
+      rows.push(`| LMDB: the search index of ${importCount} notes (the relationship database's pages, kind 1 less kind 1111) against their text | ${fixed(lmdbIndex / 1e6, 1)} MB, ${fixed(lmdbIndex / importCount)} bytes a note | ${fixed(lmdbIndex / textBytes, 2)}× (≤ 1.5×) |`);
+    }
 
     // The rest of the notes, for the queries.
     const rest = texts(noteCount - importCount, 6);
-    for (const [name, store] of [
-      ['Redis', stores.redis],
-      ['LMDB', stores.lmdb],
-    ] as const) {
+    for (const [name, store] of (
+      [
+        ['Redis', stores.redis],
+        ['LMDB', stores.lmdb],
+      ] as const
+    ).filter(([name]) => measured.has(name.toLowerCase()))) {
       const started = performance.now();
       for (let start = 0; start < rest.length; start += BATCH) {
         await store.putEvents(rest.slice(start, start + BATCH).map((text, index) => note(importCount + start + index, 1, text)));
@@ -178,7 +190,7 @@ async function main() {
         );
       }
     }
-    printTable(`npx tsx scripts/bench/note-search.ts --notes ${options.notes} --import ${options.import} --rounds ${options.rounds}`, rows);
+    printTable(`npx tsx scripts/bench/note-search.ts --notes ${options.notes} --import ${options.import} --rounds ${options.rounds}${options.stores === 'redis,lmdb' ? '' : ` --stores ${options.stores}`}`, rows);
   } finally {
     // The twin shares the pair's Redis client (closed with the pair): its keys only.
     await deleteByPrefix(stores.admin, 'ns1:');

@@ -1848,13 +1848,23 @@ return changed
  * a rare two-word query over 1,000,000 notes: BENCHMARKS.md; a walk of lists longer than the
  * driving one reads a range per posting: found by review). Members compare byte by byte (their order in Redis),
  * never with Lua's locale-bound string order. Returns a status (1: nothing more in the shard, 2:
- * the matches wanted found, 0: stopped after ARGV[5] units of work), the last member looked at, then
- * the matches in order.
+ * the matches wanted found, 0: stopped after ARGV[5] units of work), the last member looked at, the
+ * units of work done, then the matches in order.
  */
 export const NOTE_SEARCH_SCRIPT = `
 local whole = tonumber(ARGV[1])
 local stop, want, cap, kinds = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local unpack = struct.unpack
+-- Byte order. Members nearly always differ in their first 8 bytes (the place's second, then the
+-- id's first bytes): read as two numbers by one call each, not a byte at a time (a byte loop here
+-- was most of a rare two-word query's time: BENCHMARKS.md).
 local function less(a, b)
+  if #a >= 8 and #b >= 8 then
+    local a1, a2 = unpack('>I4>I4', a)
+    local b1, b2 = unpack('>I4>I4', b)
+    if a1 ~= b1 then return a1 < b1 end
+    if a2 ~= b2 then return a2 < b2 end
+  end
   local n = math.min(#a, #b)
   for i = 1, n do
     local x, y = string.byte(a, i), string.byte(b, i)
@@ -1866,7 +1876,7 @@ local drive, checks, anyOf = {}, {}, {}
 local rarest, fewest = 0, -1
 for i = 1, whole do
   local n = redis.call('ZCARD', KEYS[i])
-  if n == 0 then return {1, ''} end
+  if n == 0 then return {1, '', 1} end
   if fewest < 0 or n < fewest then rarest, fewest = i, n end
 end
 local expansion, sizes = 0, {}
@@ -1883,7 +1893,7 @@ else
   drive[1] = KEYS[rarest]
   for i = 1, whole do if i ~= rarest then checks[#checks + 1] = KEYS[i] end end
   for i = whole + 1, #KEYS do
-    if sizes[i] < fewest then walked[#walked + 1] = KEYS[i] else anyOf[#anyOf + 1] = KEYS[i] end
+    if sizes[i] < 4 * fewest then walked[#walked + 1] = KEYS[i] else anyOf[#anyOf + 1] = KEYS[i] end
   end
 end
 -- The work done: a posting looked at, a lookup, a range read each count one.
@@ -1900,26 +1910,46 @@ if #drive > 1 then chunk = math.min(cap, want + 1, 32) end
 local heads = {}
 for i, key in ipairs(drive) do heads[i] = {key = key, from = ARGV[2], buffer = {}, at = 1, done = false, chunk = chunk} end
 for _, head in ipairs(heads) do fill(head) end
--- The expansion's lists, walked beside the driving list (both in order): a posting is in one of
--- them when a list's walk meets it; a list behind it jumps to it (one range read) once its read
--- ahead runs out. Cheaper than a lookup in every list per posting when most postings are in none.
-local walks = {}
+-- The expansion's lists, walked beside the driving list (both in order): each is read in pieces
+-- from the posting asked (a range read that skips what is behind it), what is read goes into one
+-- set, and a posting is in one of them when the set holds it. A list is read again only once the
+-- posting asked is past the last member read of it; \`frontier\`, the least of those, tells it in
+-- one comparison (a comparison per list per posting was most of a rare two-word query's time).
+local walks, seen = {}, {}
 for i, key in ipairs(walked) do walks[i] = {key = key, from = ARGV[2], buffer = {}, at = 1, done = false, chunk = 16} end
-local function walkMeets(walk, member)
-  while true do
-    if walk.at > #walk.buffer then
-      if walk.done then return false end
-      walk.from = '[' .. member
-      fill(walk)
-    else
-      local current = walk.buffer[walk.at]
-      if current == member then return true end
-      if not less(current, member) then return false end
-      walk.at = walk.at + 1
-    end
-  end
+local frontier, started = nil, false
+-- The frontier's first 8 bytes as two numbers, read once: most postings are told by them alone.
+local f1, f2 = 0, 0
+local function pastFrontier(member)
+  if frontier == nil then return false end
+  local m1, m2 = unpack('>I4>I4', member)
+  if m1 ~= f1 then return f1 < m1 end
+  if m2 ~= f2 then return f2 < m2 end
+  return less(frontier, member)
 end
-local out, last = {2, ''}, nil
+local function walksMeet(member)
+  if not started or pastFrontier(member) then
+    started = true
+    frontier = nil
+    for _, walk in ipairs(walks) do
+      if not walk.done then
+        local tail = walk.buffer[#walk.buffer]
+        if tail == nil or less(tail, member) then
+          walk.from = '[' .. member
+          fill(walk)
+          for _, read in ipairs(walk.buffer) do seen[read] = true end
+        end
+        tail = walk.buffer[#walk.buffer]
+        if not walk.done and tail ~= nil and (frontier == nil or less(tail, frontier)) then frontier = tail end
+      end
+    end
+    if frontier ~= nil then f1, f2 = unpack('>I4>I4', frontier) end
+  end
+  return seen[member] == true
+end
+local kindSet = {}
+for k = 1, #kinds, 2 do kindSet[string.sub(kinds, k, k + 1)] = true end
+local out, last = {2, '', 0}, nil
 while true do
   local least = nil
   for _, head in ipairs(heads) do
@@ -1933,22 +1963,14 @@ while true do
     if last ~= nil and work >= cap then out[1] = 0 break end
     work = work + 1
     last = member
-    local ok = true
-    if kinds ~= '' then
-      ok = false
-      local kind = string.sub(member, 40, 41)
-      for k = 1, #kinds, 2 do if string.sub(kinds, k, k + 1) == kind then ok = true break end end
-    end
+    local ok = kinds == '' or kindSet[string.sub(member, 40, 41)] == true
     for _, key in ipairs(checks) do
       if not ok then break end
       work = work + 1
       if not redis.call('ZSCORE', key, member) then ok = false end
     end
     if ok and #walks + #anyOf > 0 then
-      ok = false
-      for _, walk in ipairs(walks) do
-        if walkMeets(walk, member) then ok = true break end
-      end
+      ok = #walks > 0 and walksMeet(member)
       for _, key in ipairs(anyOf) do
         if ok then break end
         work = work + 1
@@ -1957,10 +1979,11 @@ while true do
     end
     if ok then
       out[#out + 1] = member
-      if #out - 2 >= want then break end
+      if #out - 3 >= want then break end
     end
   end
 end
 out[2] = last or ''
+out[3] = work
 return out
 `;

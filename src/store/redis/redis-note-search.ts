@@ -28,7 +28,7 @@ declare module 'ioredis' {
 }
 
 /** A posting's member: the note's place (newest first, then id: 39 bytes), its kind (2) and its size (4). */
-function postingMember(kind: number, position: ReplyPosition & { bytes: number }): Buffer {
+export function postingMember(kind: number, position: ReplyPosition & { bytes: number }): Buffer {
   const member = Buffer.alloc(45);
   replyMemberBytes(notePlace({ createdAt: position.createdAt, id: position.id })).copy(member, 0, 0, 39);
   member.writeUInt16BE(kind, 39);
@@ -54,6 +54,69 @@ function boundsOf(query: NoteSearchQuery): [start: Buffer | string, end: Buffer 
   } else if (until !== null) start = Buffer.concat([Buffer.from('['), secondBytes(until)]);
   const end = since !== null && since > 0 ? Buffer.concat([Buffer.from('('), secondBytes(since - 1)]) : '+';
   return [start, end];
+}
+
+/** What one shard's NOTE_SEARCH_SCRIPT answers: its status (1 nothing more, 2 the matches wanted, 0 out of work), the last member it looked at, the work it did, its matches. */
+export interface ShardAnswer {
+  status: number;
+  last: Buffer | null;
+  work: number;
+  members: Buffer[];
+}
+
+/** Matches a shard is asked for in the first round: a page's share of sixteen, and some over. */
+const firstAsk = (first: number) => Math.min(first, Math.ceil(first / NOTE_SEARCH_SHARDS) + 2);
+/** Rounds at most: past them, a shard still asked counts as stopped where it was (a short page, never a wrong one). */
+const MAX_ROUNDS = 8;
+
+/**
+ * The first `first` matches of every shard merged, asking each in rounds (RedisNoteSearch
+ * searchNotes): a shard is asked again, for twice as many as the last time, from the last member it
+ * looked at, while it holds more and its matches so far end before the `first`-th match of all
+ * shards (what it holds further on may come before that one). Each shard does `cap` units of work
+ * at most over all its rounds, as one call with `first` did; a shard out of work, or still asked
+ * after MAX_ROUNDS, stopped there (mergeShardResults).
+ */
+export async function shardRounds(
+  first: number,
+  cap: number,
+  ask: (shard: number, from: Buffer | null, want: number, cap: number) => Promise<ShardAnswer>,
+): Promise<NoteSearchResult> {
+  const shards = Array.from({ length: NOTE_SEARCH_SHARDS }, () => ({ from: null as Buffer | null, want: firstAsk(first), work: 0, done: false, notes: [] as NotePosting[], stoppedAt: null as ReplyPosition | null }));
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const found = shards.flatMap((shard) => shard.notes).sort(compareNotes);
+    const bar = found.length >= first ? found[first - 1] : undefined;
+    // Past the bar, nothing a shard holds further on can be in the page.
+    const asked = shards.filter((shard) => !shard.done && (bar === undefined || shard.from === null || compareNotes(postingOf(shard.from), bar) < 0));
+    if (asked.length === 0) break;
+    await Promise.all(
+      asked.map(async (shard) => {
+        const index = shards.indexOf(shard);
+        const answer = await ask(index, shard.from, shard.want, cap - shard.work);
+        shard.work += answer.work;
+        shard.notes.push(...answer.members.map(postingOf));
+        if (answer.status === 1 || answer.last === null) {
+          shard.done = true;
+          return;
+        }
+        shard.from = answer.last;
+        shard.want = Math.min(first, 2 * shard.want);
+        // Out of work: it stopped looking here (a page past it may hold matches it has not seen).
+        if (answer.status === 0 || shard.work >= cap) {
+          shard.done = true;
+          shard.stoppedAt = postingOf(answer.last);
+        }
+      }),
+    );
+  }
+  // Still asked after the last round: stopped where it was.
+  const found = shards.flatMap((shard) => shard.notes).sort(compareNotes);
+  const bar = found.length >= first ? found[first - 1] : undefined;
+  const results = shards.map((shard): NoteSearchResult => {
+    const pending = !shard.done && shard.from !== null && (bar === undefined || compareNotes(postingOf(shard.from), bar) < 0);
+    return { notes: shard.notes, stoppedAt: shard.stoppedAt ?? (pending ? postingOf(shard.from as Buffer) : null) };
+  });
+  return mergeShardResults(results, first);
 }
 
 /** Words per SCAN of a shard's lists (noteSearchLists). */
@@ -96,21 +159,36 @@ export class RedisNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled
     });
   }
 
+  /**
+   * The shards are asked in rounds (shardRounds): each first for a few matches, then only those
+   * whose matches so far might still be among the first `first`, for more, from where each stopped.
+   * Asked for `first` each at once, every shard looked through its lists until it had `first`
+   * matches, sixteen times the work a page needs when matches are rare (a rare two-word query over
+   * 1,000,000 notes read nearly every posting of its driving word: BENCHMARKS.md).
+   */
   searchNotes(query: NoteSearchQuery, limits: NoteSearchLimits = NOTE_SEARCH_LIMITS): Promise<NoteSearchResult> {
     const [start, end] = boundsOf(query);
     const kinds = Buffer.concat(query.kinds.map((kind) => Buffer.from([kind >> 8, kind & 0xff])));
-    return this.commands.read(async () => {
-      const shards = await Promise.all(
-        Array.from({ length: NOTE_SEARCH_SHARDS }, async (_, shard): Promise<NoteSearchResult> => {
-          const keys = this.keys.noteSearch(shard);
-          const lists = [...query.words, ...(query.anyOf ?? [])].map(keys.list);
-          const [status, last, ...members] = await this.client.nostrNoteSearchBuffer(lists.length, ...lists, String(query.words.length), start, end, String(query.first), String(limits.scanPerShard), kinds);
-          const stopped = status === 0 && Buffer.isBuffer(last) && last.length === 45;
-          return { notes: (members as Buffer[]).map(postingOf), stoppedAt: stopped ? postingOf(last) : null };
-        }),
-      );
-      return mergeShardResults(shards, query.first);
-    });
+    const lists = (shard: number) => {
+      const keys = this.keys.noteSearch(shard);
+      return [...query.words, ...(query.anyOf ?? [])].map(keys.list);
+    };
+    return this.commands.read(() =>
+      shardRounds(query.first, limits.scanPerShard, async (shard, from, want, cap) => {
+        const keys = lists(shard);
+        const [status, last, work, ...members] = await this.client.nostrNoteSearchBuffer(
+          keys.length,
+          ...keys,
+          String(query.words.length),
+          from === null ? start : Buffer.concat([Buffer.from('('), from]),
+          end,
+          String(want),
+          String(cap),
+          kinds,
+        );
+        return { status: Number(status), last: Buffer.isBuffer(last) && last.length === 45 ? last : null, work: Number(work), members: members as Buffer[] };
+      }),
+    );
   }
 
   async *noteSearchLists(): AsyncIterable<NoteSearchList[]> {
