@@ -1843,10 +1843,11 @@ return changed
  * a lookup, a range read: one each; at least one posting is looked at), ARGV[6]
  * the kinds asked as 2-byte values ('' for every kind). The smallest side drives: the rarest whole
  * word's list, or the expansion's lists merged (when they hold fewer postings); each posting it
- * reads is looked up in the other whole words' lists and in the expansion's longer lists, and met by
- * a walk of its shorter ones (a lookup in each of 13 short lists per posting was 60,000 lookups for
- * a rare two-word query over 1,000,000 notes: BENCHMARKS.md; a walk of lists longer than the
- * driving one reads a range per posting: found by review). Members compare byte by byte (their order in Redis),
+ * reads is looked up in the other whole words' lists and in the expansion's lists more than four
+ * times as long as the driving one, and met by a walk of the others (a lookup in each of 13 short
+ * lists per posting was 60,000 lookups for a rare two-word query over 1,000,000 notes:
+ * BENCHMARKS.md; a walk of a list far longer than the driving one reads a range per posting: found
+ * by review). Members compare byte by byte (their order in Redis),
  * never with Lua's locale-bound string order. Returns a status (1: nothing more in the shard, 2:
  * the matches wanted found, 0: stopped after ARGV[5] units of work), the last member looked at, the
  * units of work done, then the matches in order.
