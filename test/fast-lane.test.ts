@@ -192,8 +192,11 @@ describe.skipIf(testClusterNodes() !== undefined)('the fast lane: kept answers s
       { headers: { origin: 'https://client.example', 'content-type': 'application/json; charset=utf-8' } },
       { headers: { 'x-request-id': 'client-chosen.id:2' } },
     ];
+    // The same with the events as objects (`raw`), beside their strings, under an alias too.
+    const rawBody = JSON.stringify({ query: 'query ($id: String!) { event(id: $id) { raw json r: raw relevantProfiles { pubkey event { raw } } } }', variables: { id: note.id } });
+    for (let n = 0; n < 4; n++) expect((await post(setup.instance.server.url, { body: rawBody })).status).toBe(200);
     const before = setup.reachedFastify();
-    for (const init of cases) {
+    for (const init of [...cases, ...cases.map((asked) => ({ ...asked, body: rawBody }))]) {
       const keepId = init.headers?.['x-request-id'] !== undefined;
       const fast = await seen(await post(setup.instance.server.url, init), { keepId });
       const route = await seen(await post(setup.plain.url, init), { keepId });

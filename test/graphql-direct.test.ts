@@ -28,6 +28,7 @@ async function both(body: Record<string, unknown>, accept?: string) {
 const QUERIES = [
   `{ event(id: "${note.id}") { id kind author { name } relevantProfiles { pubkey name } } }`,
   `query Q($id: String!) { event(id: $id) { json } }`,
+  `query Q($id: String!) { event(id: $id) { raw json r: raw relevantProfiles { event { raw } } } }`,
   `query A { __typename } query B { profile(pubkey: "${alice.pubkey}") { name nip05 } }`,
   '{ profile(pubkey: "nope") { name } }',
   '{ profiles(pubkeys: ["x", "y"]) { name } }',

@@ -68,31 +68,44 @@ export interface ShardAnswer {
 const firstAsk = (first: number) => Math.min(first, Math.ceil(first / NOTE_SEARCH_SHARDS) + 2);
 /** Rounds at most: past them, a shard still asked counts as stopped where it was (a short page, never a wrong one). */
 const MAX_ROUNDS = 8;
+/**
+ * With more lists than this a query is asked in one round: each call opens every list of its
+ * driving side again (a range read each, counted as work), so rounds over a prefix's 64 words
+ * spent a shard's work on openings and stopped pages short that one call filled (found by review).
+ */
+export const MOST_LISTS_IN_ROUNDS = 8;
 
 /**
  * The first `first` matches of every shard merged, asking each in rounds (RedisNoteSearch
  * searchNotes): a shard is asked again, for twice as many as the last time, from the last member it
  * looked at, while it holds more and its matches so far end before the `first`-th match of all
  * shards (what it holds further on may come before that one). Each shard does `cap` units of work
- * at most over all its rounds, as one call with `first` did; a shard out of work, or still asked
- * after MAX_ROUNDS, stopped there (mergeShardResults).
+ * at most over all its rounds, as one call with `first` did. A shard out of work, or still wanted
+ * after MAX_ROUNDS, stopped where it was, if that is before the page's last match
+ * (mergeShardResults). `lists`: how many lists the query reads (MOST_LISTS_IN_ROUNDS).
  */
 export async function shardRounds(
   first: number,
   cap: number,
   ask: (shard: number, from: Buffer | null, want: number, cap: number) => Promise<ShardAnswer>,
+  lists = 1,
 ): Promise<NoteSearchResult> {
-  const shards = Array.from({ length: NOTE_SEARCH_SHARDS }, () => ({ from: null as Buffer | null, want: firstAsk(first), work: 0, done: false, notes: [] as NotePosting[], stoppedAt: null as ReplyPosition | null }));
-  for (let round = 0; round < MAX_ROUNDS; round++) {
+  const want = lists > MOST_LISTS_IN_ROUNDS ? first : firstAsk(first);
+  const shards = Array.from({ length: NOTE_SEARCH_SHARDS }, () => ({ from: null as Buffer | null, want, work: 0, done: false, outOfWork: false, notes: [] as NotePosting[] }));
+  /** The `first`-th match found so far, if that many are. */
+  const barOf = () => {
     const found = shards.flatMap((shard) => shard.notes).sort(compareNotes);
-    const bar = found.length >= first ? found[first - 1] : undefined;
-    // Past the bar, nothing a shard holds further on can be in the page.
-    const asked = shards.filter((shard) => !shard.done && (bar === undefined || shard.from === null || compareNotes(postingOf(shard.from), bar) < 0));
+    return found.length >= first ? found[first - 1] : undefined;
+  };
+  /** Whether what a shard holds past where it stopped may be in the page. */
+  const wanted = (shard: (typeof shards)[number], bar: NotePosting | undefined) => !shard.done && (bar === undefined || shard.from === null || compareNotes(postingOf(shard.from), bar) < 0);
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const bar = barOf();
+    const asked = shards.filter((shard) => !shard.outOfWork && wanted(shard, bar));
     if (asked.length === 0) break;
     await Promise.all(
       asked.map(async (shard) => {
-        const index = shards.indexOf(shard);
-        const answer = await ask(index, shard.from, shard.want, cap - shard.work);
+        const answer = await ask(shards.indexOf(shard), shard.from, shard.want, cap - shard.work);
         shard.work += answer.work;
         shard.notes.push(...answer.members.map(postingOf));
         if (answer.status === 1 || answer.last === null) {
@@ -101,22 +114,16 @@ export async function shardRounds(
         }
         shard.from = answer.last;
         shard.want = Math.min(first, 2 * shard.want);
-        // Out of work: it stopped looking here (a page past it may hold matches it has not seen).
-        if (answer.status === 0 || shard.work >= cap) {
-          shard.done = true;
-          shard.stoppedAt = postingOf(answer.last);
-        }
+        // Out of work (the script stopped, or it found what it was asked as it ran out): asked no more.
+        if (answer.status === 0 || shard.work >= cap) shard.outOfWork = true;
       }),
     );
   }
-  // Still asked after the last round: stopped where it was.
-  const found = shards.flatMap((shard) => shard.notes).sort(compareNotes);
-  const bar = found.length >= first ? found[first - 1] : undefined;
-  const results = shards.map((shard): NoteSearchResult => {
-    const pending = !shard.done && shard.from !== null && (bar === undefined || compareNotes(postingOf(shard.from), bar) < 0);
-    return { notes: shard.notes, stoppedAt: shard.stoppedAt ?? (pending ? postingOf(shard.from as Buffer) : null) };
-  });
-  return mergeShardResults(results, first);
+  const bar = barOf();
+  return mergeShardResults(
+    shards.map((shard) => ({ notes: shard.notes, stoppedAt: wanted(shard, bar) && shard.from !== null ? postingOf(shard.from) : null })),
+    first,
+  );
 }
 
 /** Words per SCAN of a shard's lists (noteSearchLists). */
@@ -173,22 +180,13 @@ export class RedisNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled
       const keys = this.keys.noteSearch(shard);
       return [...query.words, ...(query.anyOf ?? [])].map(keys.list);
     };
-    return this.commands.read(() =>
-      shardRounds(query.first, limits.scanPerShard, async (shard, from, want, cap) => {
-        const keys = lists(shard);
-        const [status, last, work, ...members] = await this.client.nostrNoteSearchBuffer(
-          keys.length,
-          ...keys,
-          String(query.words.length),
-          from === null ? start : Buffer.concat([Buffer.from('('), from]),
-          end,
-          String(want),
-          String(cap),
-          kinds,
-        );
-        return { status: Number(status), last: Buffer.isBuffer(last) && last.length === 45 ? last : null, work: Number(work), members: members as Buffer[] };
-      }),
-    );
+    const ask = async (shard: number, from: Buffer | null, want: number, cap: number): Promise<ShardAnswer> => {
+      const keys = lists(shard);
+      const after = from === null ? start : Buffer.concat([Buffer.from('('), from]);
+      const [status, last, work, ...members] = await this.client.nostrNoteSearchBuffer(keys.length, ...keys, String(query.words.length), after, end, String(want), String(cap), kinds);
+      return { status: Number(status), last: Buffer.isBuffer(last) && last.length === 45 ? last : null, work: Number(work), members: members as Buffer[] };
+    };
+    return this.commands.read(() => shardRounds(query.first, limits.scanPerShard, ask, query.words.length + (query.anyOf?.length ?? 0)));
   }
 
   async *noteSearchLists(): AsyncIterable<NoteSearchList[]> {
