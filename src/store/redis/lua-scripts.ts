@@ -1841,7 +1841,8 @@ return changed
  * expansion (a note must be in one). ARGV[2], ARGV[3] the BYLEX bounds (after the cursor, or from
  * `until`; to `since`), ARGV[4] the matches wanted, ARGV[5] the most work to do (a posting looked at,
  * a lookup, a range read: one each; at least one posting is looked at), ARGV[6]
- * the kinds asked as 2-byte values ('' for every kind). The smallest side drives: the rarest whole
+ * the kinds asked as 2-byte values ('' for every kind), ARGV[7] '1' when the call goes on from where an
+ * earlier one of the same search stopped (its lists' first reads are not counted again). The smallest side drives: the rarest whole
  * word's list, or the expansion's lists merged (when they hold fewer postings); each posting it
  * reads is looked up in the other whole words' lists and in the expansion's lists more than four
  * times as long as the driving one, and met by a walk of the others (a lookup in each of 13 short
@@ -1899,8 +1900,13 @@ else
 end
 -- The work done: a posting looked at, a lookup, a range read each count one.
 local work = 0
+-- A call that goes on from where an earlier one stopped (ARGV[7] '1') does not count its first
+-- range read of each list: the earlier call counted it, and a query of a prefix's 64 words would
+-- otherwise spend its work reopening its lists at every round (found by review).
+local goesOn = ARGV[7] == '1'
 local function fill(head)
-  work = work + 1
+  if head.opened or not goesOn then work = work + 1 end
+  head.opened = true
   head.buffer = redis.call('ZRANGE', head.key, head.from, stop, 'BYLEX', 'LIMIT', 0, head.chunk)
   head.at = 1
   if #head.buffer < head.chunk then head.done = true end

@@ -69,36 +69,29 @@ const firstAsk = (first: number) => Math.min(first, Math.ceil(first / NOTE_SEARC
 /** Rounds at most: past them, a shard still asked counts as stopped where it was (a short page, never a wrong one). */
 const MAX_ROUNDS = 8;
 /**
- * With more lists than this a query is asked in one round: each call opens every list of its
- * driving side again (a range read each, counted as work), so rounds over a prefix's 64 words
- * spent a shard's work on openings and stopped pages short that one call filled (found by review).
- */
-export const MOST_LISTS_IN_ROUNDS = 8;
-
-/**
  * The first `first` matches of every shard merged, asking each in rounds (RedisNoteSearch
  * searchNotes): a shard is asked again, for twice as many as the last time, from the last member it
  * looked at, while it holds more and its matches so far end before the `first`-th match of all
- * shards (what it holds further on may come before that one). Each shard does `cap` units of work
- * at most over all its rounds, as one call with `first` did. A shard out of work, or still wanted
- * after MAX_ROUNDS, stopped where it was, if that is before the page's last match
- * (mergeShardResults). `lists`: how many lists the query reads (MOST_LISTS_IN_ROUNDS).
+ * shards (what it holds further on may come before that one), never for more than `first` in all.
+ * Each shard does `cap` units of work at most over all its rounds, as one call with `first` did: a
+ * call after the first does not count reopening its lists (NOTE_SEARCH_SCRIPT's ARGV[7]), at most
+ * MAX_ROUNDS range reads a list more in all. A shard out of work, or still wanted after MAX_ROUNDS,
+ * stopped where it was, if that is before the page's last match (mergeShardResults).
  */
 export async function shardRounds(
   first: number,
   cap: number,
   ask: (shard: number, from: Buffer | null, want: number, cap: number) => Promise<ShardAnswer>,
-  lists = 1,
 ): Promise<NoteSearchResult> {
-  const want = lists > MOST_LISTS_IN_ROUNDS ? first : firstAsk(first);
-  const shards = Array.from({ length: NOTE_SEARCH_SHARDS }, () => ({ from: null as Buffer | null, want, work: 0, done: false, outOfWork: false, notes: [] as NotePosting[] }));
+  const shards = Array.from({ length: NOTE_SEARCH_SHARDS }, () => ({ from: null as Buffer | null, want: firstAsk(first), work: 0, done: false, outOfWork: false, notes: [] as NotePosting[] }));
   /** The `first`-th match found so far, if that many are. */
   const barOf = () => {
     const found = shards.flatMap((shard) => shard.notes).sort(compareNotes);
     return found.length >= first ? found[first - 1] : undefined;
   };
   /** Whether what a shard holds past where it stopped may be in the page. */
-  const wanted = (shard: (typeof shards)[number], bar: NotePosting | undefined) => !shard.done && (bar === undefined || shard.from === null || compareNotes(postingOf(shard.from), bar) < 0);
+  const wanted = (shard: (typeof shards)[number], bar: NotePosting | undefined) =>
+    !shard.done && shard.notes.length < first && (bar === undefined || shard.from === null || compareNotes(postingOf(shard.from), bar) < 0);
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const bar = barOf();
     const asked = shards.filter((shard) => !shard.outOfWork && wanted(shard, bar));
@@ -113,7 +106,8 @@ export async function shardRounds(
           return;
         }
         shard.from = answer.last;
-        shard.want = Math.min(first, 2 * shard.want);
+        // Never more than `first` matches in all: no more postings read than one call for `first` read.
+        shard.want = Math.min(first - shard.notes.length, 2 * shard.want);
         // Out of work (the script stopped, or it found what it was asked as it ran out): asked no more.
         if (answer.status === 0 || shard.work >= cap) shard.outOfWork = true;
       }),
@@ -183,10 +177,11 @@ export class RedisNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled
     const ask = async (shard: number, from: Buffer | null, want: number, cap: number): Promise<ShardAnswer> => {
       const keys = lists(shard);
       const after = from === null ? start : Buffer.concat([Buffer.from('('), from]);
-      const [status, last, work, ...members] = await this.client.nostrNoteSearchBuffer(keys.length, ...keys, String(query.words.length), after, end, String(want), String(cap), kinds);
+      const goesOn = from === null ? '0' : '1';
+      const [status, last, work, ...members] = await this.client.nostrNoteSearchBuffer(keys.length, ...keys, String(query.words.length), after, end, String(want), String(cap), kinds, goesOn);
       return { status: Number(status), last: Buffer.isBuffer(last) && last.length === 45 ? last : null, work: Number(work), members: members as Buffer[] };
     };
-    return this.commands.read(() => shardRounds(query.first, limits.scanPerShard, ask, query.words.length + (query.anyOf?.length ?? 0)));
+    return this.commands.read(() => shardRounds(query.first, limits.scanPerShard, ask));
   }
 
   async *noteSearchLists(): AsyncIterable<NoteSearchList[]> {
