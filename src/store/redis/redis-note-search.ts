@@ -164,8 +164,8 @@ export class RedisNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled
    * The shards are asked in rounds (shardRounds): each first for a few matches, then only those
    * whose matches so far might still be among the first `first`, for more, from where each stopped.
    * Asked for `first` each at once, every shard looked through its lists until it had `first`
-   * matches, sixteen times the work a page needs when matches are rare (a rare two-word query over
-   * 1,000,000 notes read nearly every posting of its driving word: BENCHMARKS.md).
+   * matches of its own: up to sixteen pages' work for one page where matches are plentiful (where
+   * they are rare, each shard reads its lists to the end either way).
    */
   searchNotes(query: NoteSearchQuery, limits: NoteSearchLimits = NOTE_SEARCH_LIMITS): Promise<NoteSearchResult> {
     const [start, end] = boundsOf(query);
