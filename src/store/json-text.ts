@@ -44,6 +44,26 @@ export class JsonText {
   quotedLatin1(): string {
     return JSON.stringify(this.bytes.toString('latin1'));
   }
+
+  /** What a QuotedJson writes for this text: its string literal, one Latin-1 character per byte (InlineJsonText: its bytes). */
+  written(): string | Buffer {
+    return this.quotedLatin1();
+  }
+
+  /** The bytes it is sent as, at most, read from its length alone (a `\u0001` is six bytes). */
+  roughSentBytes(): number {
+    return 6 * this.bytes.length + 2;
+  }
+
+  /** A fresh text of the same sort over the same bytes (without the string a read decoded). */
+  fresh(): JsonText {
+    return new JsonText(this.bytes);
+  }
+
+  /** The placeholder stringifyKeepingJsonText finds it by. */
+  get placeholderLiteral(): string {
+    return PLACEHOLDER_LITERAL;
+  }
 }
 
 /**
@@ -58,6 +78,22 @@ export class InlineJsonText extends JsonText {
       return INLINE_PLACEHOLDER;
     }
     return JSON.parse(this.toString()) as string;
+  }
+
+  override written(): Buffer {
+    return this.bytes;
+  }
+
+  override roughSentBytes(): number {
+    return this.bytes.length;
+  }
+
+  override fresh(): InlineJsonText {
+    return new InlineJsonText(this.bytes);
+  }
+
+  override get placeholderLiteral(): string {
+    return INLINE_PLACEHOLDER_LITERAL;
   }
 }
 
@@ -106,7 +142,7 @@ export function quoteKeepingJsonText(value: unknown): QuotedJson {
   let from = 0;
   for (const text of texts) {
     // The texts come in output order: the next placeholder of this one's sort is its own.
-    const literal = text instanceof InlineJsonText ? INLINE_PLACEHOLDER_LITERAL : PLACEHOLDER_LITERAL;
+    const literal = text.placeholderLiteral;
     const at = json.indexOf(literal, from);
     // Cannot happen (one placeholder per toJSON call); if it did, the plain way is still right.
     if (at < 0) return { between: [JSON.stringify(value)], texts: [] };
@@ -123,7 +159,7 @@ export function quoteKeepingJsonText(value: unknown): QuotedJson {
  */
 export function writeQuotedJson({ between, texts }: QuotedJson): Buffer {
   if (texts.length === 0) return Buffer.from(between[0] as string);
-  const written = texts.map((text) => (text instanceof InlineJsonText ? text.bytes : text.quotedLatin1()));
+  const written = texts.map((text) => text.written());
   let length = 0;
   for (const text of between) length += Buffer.byteLength(text);
   for (const text of written) length += text.length;

@@ -3,7 +3,7 @@ import { type DocumentNode, type ExecutionResult, GraphQLError, getOperationAST 
 import { LookupError } from '../../errors.js';
 import { metrics } from '../../metrics/metrics.js';
 import type { AnswerCache } from '../../store/answer-cache.js';
-import { InlineJsonText, JsonText, type QuotedJson, quoteKeepingJsonText, writeQuotedJson } from '../../store/json-text.js';
+import { type QuotedJson, quoteKeepingJsonText, writeQuotedJson } from '../../store/json-text.js';
 import { type CountedLookup, ReadReceipt } from '../../store/read-receipt.js';
 import type { Logger } from '../../logger.js';
 import type { FailureLog } from '../failure-log.js';
@@ -220,7 +220,7 @@ function ownCharacters({ between }: QuotedJson): number {
  * writes a lone surrogate as an escape, so its output has none.
  */
 function keptCopy({ between, texts }: QuotedJson): QuotedJson {
-  return { between: between.map((text) => Buffer.from(text).toString()), texts: texts.map((text) => (text instanceof InlineJsonText ? new InlineJsonText(text.bytes) : new JsonText(text.bytes))) };
+  return { between: between.map((text) => Buffer.from(text).toString()), texts: texts.map((text) => text.fresh()) };
 }
 
 function asGraphQLError(error: unknown): GraphQLError {

@@ -3,7 +3,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { GraphqlConfig, LookupConfig } from '../../config/env.js';
 import { errorCodeOf, LookupError } from '../../errors.js';
 import type { GraphQLContext } from '../../schema/context.js';
-import { InlineJsonText, JsonText } from '../../store/json-text.js';
+import { JsonText } from '../../store/json-text.js';
 import { NOTE_SEARCH_COST, operationCost, SEARCH_COST } from '../../schema/query-cost.js';
 
 export interface QueryLimitOptions {
@@ -31,8 +31,8 @@ function jsonStringBytes(text: string): number {
 const roughStringBytes = (text: string) => 6 * text.length + 2;
 
 /** Stored event JSON (a `json` field of a compiled execution) as the string it is sent as; a `raw` one as it is. */
-const roughJsonTextBytes = (text: JsonText) => (text instanceof InlineJsonText ? text.bytes.length : 6 * text.bytes.length + 2);
-const jsonTextBytes = (text: JsonText) => (text instanceof InlineJsonText ? text.bytes.length : text.quotedLatin1().length);
+const roughJsonTextBytes = (text: JsonText) => text.roughSentBytes();
+const jsonTextBytes = (text: JsonText) => text.written().length;
 
 /** The JSON size of `value` with each string measured by `stringBytes`, stopping once past `limit`. */
 function walkJsonBytes(
