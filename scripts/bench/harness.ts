@@ -267,3 +267,15 @@ export function zipf<T>(items: readonly T[], s: number, seed = 1): () => T {
     return ranked[low] as T;
   };
 }
+
+/**
+ * The REST routes' lookups over /graphql (`npm run bench` and profile-lookup.ts post the same), each
+ * event asked as `raw` (its JSON object, what REST sends) or `json` (a string).
+ */
+export function graphqlLookupQueries(field: string): { event: string; profile: string } {
+  if (field !== 'raw' && field !== 'json') throw new Error('--graphql-field: raw or json');
+  return {
+    event: `query ($id: String!) { event(id: $id) { ${field} relevantProfiles { pubkey event { ${field} } } } }`,
+    profile: `query ($pubkey: String!) { profile(pubkey: $pubkey) { event { ${field} } } }`,
+  };
+}

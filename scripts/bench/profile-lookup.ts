@@ -17,7 +17,7 @@ import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix, freePort } from '../../test/support/redis-server.js';
 import { identity, makeNotes, makeProfiles } from './dataset.js';
-import { cycle, processCpuMs, startProcess, stop, zipf } from './harness.js';
+import { cycle, graphqlLookupQueries, processCpuMs, startProcess, stop, zipf } from './harness.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -47,12 +47,8 @@ const { values: options } = parseArgs({
   allowNegative: true,
 });
 if (!['user-profile', 'event', 'graphql-profile', 'graphql-event'].includes(options.route)) throw new Error('--route: user-profile, event, graphql-profile or graphql-event');
-const eventField = options['graphql-field'];
-if (eventField !== 'raw' && eventField !== 'json') throw new Error('--graphql-field: raw or json');
-// What `npm run bench` posts for its /graphql profile row (run.ts PROFILE_QUERY).
-const PROFILE_QUERY = `query ($pubkey: String!) { profile(pubkey: $pubkey) { event { ${eventField} } } }`;
-// And for its /graphql event row (run.ts EVENT_QUERY).
-const EVENT_QUERY = `query ($id: String!) { event(id: $id) { ${eventField} relevantProfiles { pubkey event { ${eventField} } } } }`;
+// What `npm run bench` posts for its /graphql rows.
+const { event: EVENT_QUERY, profile: PROFILE_QUERY } = graphqlLookupQueries(options['graphql-field']);
 const isEventRoute = options.route === 'event' || options.route === 'graphql-event';
 const extraEnv = Object.fromEntries(
   options.env

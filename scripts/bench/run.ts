@@ -24,6 +24,7 @@ import { runClusterBench } from './cluster.js';
 import { identity, makeNotes, makeProfiles } from './dataset.js';
 import {
   cycle,
+  graphqlLookupQueries,
   log,
   zipf,
   localRedisPid,
@@ -56,8 +57,7 @@ const { values: options } = parseArgs({
     'graphql-field': { type: 'string', default: 'raw' },
   },
 });
-const eventField = options['graphql-field'];
-if (eventField !== 'raw' && eventField !== 'json') throw new Error('--graphql-field: raw or json');
+
 const ks = options.k.split(',').map(Number);
 const profileCount = Number(options.profiles);
 const noteCount = Number(options.notes);
@@ -72,9 +72,7 @@ if (zipfExponent !== undefined && !(zipfExponent > 0)) throw new Error('--zipf: 
 const keys = <T>(items: readonly T[]) => (zipfExponent === undefined ? cycle(items) : zipf(items, zipfExponent));
 const root = new URL('../../', import.meta.url);
 
-// The lookups of the REST routes over /graphql, each event as `raw` (what REST sends) by default.
-const EVENT_QUERY = `query ($id: String!) { event(id: $id) { ${eventField} relevantProfiles { pubkey event { ${eventField} } } } }`;
-const PROFILE_QUERY = `query ($pubkey: String!) { profile(pubkey: $pubkey) { event { ${eventField} } } }`;
+const { event: EVENT_QUERY, profile: PROFILE_QUERY } = graphqlLookupQueries(options['graphql-field']);
 
 async function main() {
   const started = Date.now();
