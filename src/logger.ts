@@ -146,7 +146,10 @@ class PieceWriter {
     const piece = this.pending.join('');
     this.pending = [];
     this.pendingBytes = 0;
-    this.destination.write(piece);
+    // Redacted here, a piece at a time, where other loggers redact each line (loggerOptions): the
+    // same text comes out, as no run that spells a key crosses a line's end (secret-keys.ts), for
+    // one scan of the piece instead of one call per line.
+    this.destination.write(redactSecretKeys(piece));
   }
 }
 
@@ -160,7 +163,8 @@ export function createRequestLog(logger: Logger): RequestLog {
   const destination = destinations.get(logger);
   if (!destination) throw new Error('the request log needs a logger made by createLogger');
   const pieces = new PieceWriter(destination);
-  const requestLogger = pino(loggerOptions('info'), pieces);
+  // Its lines are redacted a piece at a time (PieceWriter.flush), not each by the hook.
+  const requestLogger = pino({ ...loggerOptions('info'), hooks: {} }, pieces);
   const write = (entry: RequestLogEntry) => {
     if (logger.isLevelEnabled('info')) requestLogger.info(entry, 'request');
   };

@@ -394,7 +394,7 @@ describe('a failure inside the lane', () => {
     const lane = createFastLane({
       routes: [{ path: '/user-profile', parameters: [], answerKey: () => { throw new TypeError('a bug in a route'); } }],
       answers,
-      gates: { shutdown: { closing: () => false, track: () => {} }, connections: { hasRoom: () => true, track: () => {} }, clientAddress: () => undefined },
+      gates: { shutdown: { closing: () => false, admit: () => {}, release: () => {} }, connections: { hasRoom: () => true, admit: () => {}, release: () => {} }, clientAddress: () => undefined },
       requestId: () => 'id',
       corsHeaders: {},
       logRequest: Object.assign(() => {}, { flush: () => {} }),

@@ -1,6 +1,6 @@
 // A CPU profile of one `serve` under load on one route: where its time goes.
 //
-//   npx tsx scripts/bench/profile-lookup.ts --route user-profile|event|graphql-profile|graphql-event [--graphql-field raw|json] --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline | --ceiling] [--warmup 3]
+//   npx tsx scripts/bench/profile-lookup.ts --route user-profile|event|graphql-profile|graphql-event [--graphql-field raw|json] --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline | --ceiling] [--warmup 3] [--build dist]
 //
 // Imports --profiles generated profiles (and notes with K = 10 for --route event) into the Redis at
 // REDIS_URL (default the local one) under a fresh prefix, or into a fresh embedded store (--embedded), starts `node --cpu-prof dist/cli/main.js
@@ -43,6 +43,8 @@ const { values: options } = parseArgs({
     warmup: { type: 'string', default: '0' },
     // --graphql-field json: the /graphql routes ask each event as a JSON string instead of `raw` (run.ts --graphql-field).
     'graphql-field': { type: 'string', default: 'raw' },
+    // --build DIR: the service's compiled code from DIR (default dist), for an A/B of two builds of one checkout.
+    build: { type: 'string', default: 'dist' },
   },
   allowNegative: true,
 });
@@ -77,7 +79,7 @@ const where: Record<string, string> = options.embedded ? { REDIS_URL: '', DATA_D
 const service = await startProcess(
   [
     ...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${options.dir}`] : []),
-    ...(options.baseline ? ['scripts/bench/baseline-server.mjs'] : options.ceiling ? ['scripts/bench/ceiling-server.mjs'] : ['dist/cli/main.js', 'serve']),
+    ...(options.baseline ? ['scripts/bench/baseline-server.mjs'] : options.ceiling ? ['scripts/bench/ceiling-server.mjs'] : [`${options.build}/cli/main.js`, 'serve']),
   ],
   { ...where, HOST: '127.0.0.1', RELAYS: '', NODE_ENV: 'production', PORT: String(port), BODY_BYTES: String(answerBytes), ...extraEnv },
   `http://127.0.0.1:${port}/${options.baseline || options.ceiling ? '' : 'healthz'}`,

@@ -4,8 +4,9 @@
  * - `hand-built`: the line the service wrote up to f17ae00, one template per line, pieces of 16 KiB;
  * - `pino`: the service's request log now (src/logger.ts createRequestLog: pino's public API into
  *   pieces of 16 KiB);
- * both into the same counting destination, with the secret-key redaction on every piece or line,
- * in interleaved rounds; each row is the median round.
+ * both into the same counting destination, each redacting secret keys a piece at a time (as the
+ * service's request log does: src/logger.ts PieceWriter), in interleaved rounds; each row is the
+ * median round.
  *
  *   npx tsx scripts/bench/request-log.ts [--lines 200000] [--rounds 7]
  */

@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -90,10 +90,10 @@ export function limitRequestsPerConnection(app: FastifyInstance, max: number): R
   });
   return {
     hasRoom: (socket) => (inProgress.get(socket)?.size ?? 0) < max,
-    track: (request, response) => {
+    admit: (request) => {
       running(request.socket).add(request);
-      response.once('close', () => done(request));
     },
+    release: done,
   };
 }
 
@@ -106,8 +106,9 @@ export function limitRequestsPerConnection(app: FastifyInstance, max: number): R
 export interface RequestsPerConnection {
   /** Whether the connection can take one more request. */
   hasRoom(socket: Socket): boolean;
-  /** Counts `request` on its connection until `response` closes. */
-  track(request: IncomingMessage, response: ServerResponse): void;
+  /** Counts `request` on its connection until it is released (when its response closes). */
+  admit(request: IncomingMessage): void;
+  release(request: IncomingMessage): void;
 }
 
 /** What the close needs of requests answered outside Fastify (the fast lane). */
@@ -115,11 +116,12 @@ export interface ShutdownGate {
   /** Whether the close has started. */
   closing(): boolean;
   /**
-   * Counts a request taken before the close as in flight until its answer is written out (or its
-   * connection goes): the close waits for it as for the routes' (within SHUTDOWN_GRACE_MS), and
-   * Fastify, if it is handed on, answers it rather than refusing it as come too late.
+   * Counts a request taken before the close as in flight until it is released (when its response
+   * closes): the close waits for it as for the routes' (within SHUTDOWN_GRACE_MS), and Fastify, if
+   * it is handed on, answers it rather than refusing it as come too late.
    */
-  track(request: IncomingMessage, response: ServerResponse): void;
+  admit(request: IncomingMessage): void;
+  release(request: IncomingMessage): void;
 }
 
 /**
@@ -165,9 +167,9 @@ export function closeConnectionsOnShutdown(app: FastifyInstance): ShutdownGate {
   });
   return {
     closing: () => closing,
-    track: (request, response) => {
+    admit: (request) => {
       inFlight.add(request);
-      response.once('close', () => settled(request));
     },
+    release: settled,
   };
 }

@@ -117,21 +117,30 @@ function postFrom({ gates, requestId, corsHeaders, logRequest, countRequest, log
     if (mediaType === undefined || !isJsonContentType(headers['content-type']) || gates.shutdown.closing() || !gates.connections.hasRoom(request.socket)) return false;
     const started = performance.now();
     // In flight from here, as the route's requests are from their headers: a close waits for it.
-    gates.shutdown.track(request, response);
+    gates.shutdown.admit(request);
+    let admitted = false;
+    let logServed: (() => void) | undefined;
+    // One listener for all this lane does when the response closes (see answerFrom).
+    response.once('close', () => {
+      gates.shutdown.release(request);
+      if (admitted) gates.connections.release(request);
+      if (logServed && response.writableFinished) logServed();
+    });
     const serve = (body: Buffer): boolean => {
       const kept = graphql.answers.find(body.toString('latin1'));
       // Asked again now: requests pipelined behind this one were let in before any body was read.
       if (kept === undefined || !gates.connections.hasRoom(request.socket)) return false;
       if (gates.takeRequest && !gates.takeRequest(gates.clientAddress(request))) return false;
-      gates.connections.track(request, response);
+      gates.connections.admit(request);
+      admitted = true;
       servedAgain(graphql.answers, kept);
       const reqId = requestId(headers);
       const payload = writeQuotedJson(kept.body);
-      response.once('finish', () => {
+      logServed = () => {
         const ms = performance.now() - started;
         logRequest({ reqId, method: 'POST', url: graphql.path, status: 200, ms });
         countRequest?.(graphql.path, 'POST', 200, ms / 1000);
-      });
+      };
       response.writeHead(200, { 'x-request-id': reqId, ...corsHeaders, 'content-type': `${mediaType}; charset=utf-8`, 'content-length': payload.length });
       response.end(payload);
       return true;
@@ -184,9 +193,10 @@ function answerFrom({ routes, answers, gates, requestId, corsHeaders, logRequest
     const kept = keptAnswerOf(route, answers, parseQueryString(url.slice(mark + 1)));
     if (kept === undefined) return false;
     if (gates.takeRequest && !gates.takeRequest(gates.clientAddress(request))) return false;
-    // Served from here on: counted as the route counts it, and waited for by a close.
-    gates.connections.track(request, response);
-    gates.shutdown.track(request, response);
+    // Served from here on: counted as the route counts it, and waited for by a close, until the
+    // response closes.
+    gates.connections.admit(request);
+    gates.shutdown.admit(request);
     servedAgain(answers, kept);
     const reqId = requestId(request.headers);
     const { validators, parts } = kept.rendered;
@@ -203,9 +213,13 @@ function answerFrom({ routes, answers, gates, requestId, corsHeaders, logRequest
       headers['cache-control'] = cacheControlFor(200);
       headers['content-length'] = body.length;
     }
-    // Logged and counted once written out, as the route's onResponse hooks do (an answer never
-    // written, its connection gone, is neither).
-    response.once('finish', () => {
+    // Released when the response closes (written out or its connection gone), and then logged and
+    // counted if it was written out, as the route's onResponse hooks do. One listener does it all:
+    // a listener and its closure per concern cost more than the concern (BENCHMARKS.md).
+    response.once('close', () => {
+      gates.connections.release(request);
+      gates.shutdown.release(request);
+      if (!response.writableFinished) return;
       const ms = performance.now() - started;
       logRequest({ reqId, method: 'GET', url, status, ms });
       countRequest?.(route.path, 'GET', status, ms / 1000);

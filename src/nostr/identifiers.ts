@@ -111,6 +111,9 @@ function decodeBech32(candidate: string): Decoded | undefined {
 
 /** Parses a pubkey given as hex, npub or nprofile. Throws LookupError('invalid_pubkey'). */
 export function parsePubkey(raw: string): PubkeyPointer {
+  // 64 hex digits as given, the common spelling, first: nothing to trim or strip, and no secret key
+  // can hide in hex (`n`, `s` are no hex digits). A cached lookup spends its CPU on little else.
+  if (isHex64(raw)) return { pubkey: raw.toLowerCase(), relays: [] };
   const candidate = stripScheme(raw);
   refuseSecretKey(candidate);
   if (isHex64(candidate)) return { pubkey: candidate.toLowerCase(), relays: [] };
@@ -128,6 +131,8 @@ export function parsePubkey(raw: string): PubkeyPointer {
  * (`name@domain`, `_@domain`). Throws LookupError('invalid_pubkey').
  */
 export function parseProfilePointer(raw: string): PubkeyPointer | Nip05Name {
+  // As parsePubkey: hex as given first.
+  if (isHex64(raw)) return { pubkey: raw.toLowerCase(), relays: [] };
   const candidate = stripScheme(raw);
   refuseSecretKey(candidate);
   if (candidate.includes('@')) {
@@ -188,6 +193,8 @@ export function parseEventId(raw: string): EventPointer {
  * addressable kind, with a valid pubkey). Throws LookupError('invalid_id').
  */
 export function parseEventPointer(raw: string): EventPointer | AddressPointer {
+  // As parsePubkey: hex as given first.
+  if (isHex64(raw)) return { id: raw.toLowerCase(), relays: [] };
   const candidate = stripScheme(raw);
   refuseSecretKey(candidate);
   if (isHex64(candidate)) return { id: candidate.toLowerCase(), relays: [] };
