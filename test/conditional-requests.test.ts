@@ -3,6 +3,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { profile, pubkeyOf, signed } from './support/events.js';
 import { useTestServer } from './support/test-server.js';
+import { renderedBody } from '../src/http/conditional.js';
+import { serializeEvent } from '../src/nostr/event.js';
+import { JsonText } from '../src/store/json-text.js';
 
 /**
  * Conditional requests on the REST routes (RFC 9110 §13): a strong ETag from the ids
@@ -133,6 +136,37 @@ describe('ETag, Last-Modified, 304', () => {
         expect(response.status).toBe(matches ? 304 : 200);
       }),
       { numRuns: Number(process.env.FUZZ_RUNS ?? 100), seed: Number(process.env.FUZZ_SEED ?? 42) },
+    );
+  });
+});
+
+describe("a screen's tag (renderedBody: a digest of the body's strings and its events' ids)", () => {
+  const events = [alice, bob, note, future].map((event) => JsonText.of(serializeEvent(event)));
+  // JSON-like pieces, as the screens' renderers write them: any text but a raw NUL.
+  const piece = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 12 }).map((text) => text.replaceAll('\u0000', '')), fc.constantFrom('{"events":[', ',', '],"next":', 'null', '}'));
+  const part = fc.oneof(piece, fc.constantFrom(...events));
+  const body = (parts: readonly (string | JsonText)[]) => Buffer.concat(parts.map((one) => (typeof one === 'string' ? Buffer.from(one) : one.bytes)));
+
+  it('sends the parts joined, and tags the same parts alike', () => {
+    const parts = ['{"events":[', events[2] as JsonText, '],"profiles":{"k":', events[0] as JsonText, '},"next":null}'];
+    const one = renderedBody(parts);
+    expect(one.body?.equals(body(parts))).toBe(true);
+    expect(one.validators.etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+    expect(renderedBody([...parts]).validators.etag).toBe(one.validators.etag);
+    // Another event in the same place, a string changed, a JSON text that is no stored event changed: another tag.
+    expect(renderedBody(parts.with(1, events[3] as JsonText)).validators.etag).not.toBe(one.validators.etag);
+    expect(renderedBody(parts.with(4, '},"next":"x"}')).validators.etag).not.toBe(one.validators.etag);
+    const plain = (text: string) => ['[', JsonText.of(text), ']'];
+    expect(renderedBody(plain('{"a":1}')).validators.etag).not.toBe(renderedBody(plain('{"a":2}')).validators.etag);
+  });
+
+  it('two lists of parts whose bodies differ never share a tag (property)', () => {
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 8 }), fc.array(part, { maxLength: 8 }), (a, b) => {
+        const same = renderedBody(a).validators.etag === renderedBody(b).validators.etag;
+        if (!body(a).equals(body(b))) expect(same).toBe(false);
+      }),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 500) },
     );
   });
 });

@@ -101,3 +101,23 @@ export function makeFollowLists(lists: number, follows: number, pool: string[]):
     return JSON.parse(serializeEvent(event)) as NostrEvent;
   });
 }
+
+/**
+ * The screens' world (GET /feed, /notifications, /thread) over identities that have profiles:
+ * each of `viewers` follows `follows` identities (a kind-3 list, NIP-02), whose notes make its home
+ * feed; each of `roots` gets `replies` direct replies (NIP-10 marked `e` root, the root's author
+ * p-tagged) from other identities, which make its thread and notify its author.
+ */
+export function makeScreenWorld(identities: Identity[], viewers: Identity[], follows: number, roots: NostrEvent[], replies: number): NostrEvent[] {
+  const lists = viewers.map((viewer, n) => {
+    const followed = Array.from({ length: follows }, (_, index) => identities[(n * 7 + index * 13) % identities.length] as Identity).filter((who) => who !== viewer);
+    return sign(viewer, 3, 1_700_000_000, [...new Set(followed.map((who) => who.pubkey))].map((pubkey) => ['p', pubkey]), '');
+  });
+  const answers = roots.flatMap((root, n) =>
+    Array.from({ length: replies }, (_, index) => {
+      const author = identities[(n * 31 + index * 17 + 1) % identities.length] as Identity;
+      return sign(author, 1, root.created_at + 60 + index, [['e', root.id, '', 'root'], ['p', root.pubkey]], `Reply ${index} to note ${n}. Agreed 🤙`);
+    }),
+  );
+  return [...lists, ...answers];
+}

@@ -1,6 +1,6 @@
 // A CPU profile of one `serve` under load on one route: where its time goes.
 //
-//   npx tsx scripts/bench/profile-lookup.ts --route user-profile|event|graphql-profile|graphql-event [--graphql-field raw|json] --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline | --ceiling] [--warmup 3] [--build dist]
+//   npx tsx scripts/bench/profile-lookup.ts --route user-profile|event|graphql-profile|graphql-event|feed|notifications|thread [--graphql-field raw|json] --seconds 10 [--env HOT_CACHE_MB=0,METRICS=false] [--embedded] [--no-profile] [--baseline | --ceiling] [--warmup 3] [--build dist]
 //
 // Imports --profiles generated profiles (and notes with K = 10 for --route event) into the Redis at
 // REDIS_URL (default the local one) under a fresh prefix, or into a fresh embedded store (--embedded), starts `node --cpu-prof dist/cli/main.js
@@ -16,14 +16,14 @@ import { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
 import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix, freePort } from '../../test/support/redis-server.js';
-import { identity, makeNotes, makeProfiles } from './dataset.js';
+import { identity, makeNotes, makeProfiles, makeScreenWorld } from './dataset.js';
 import { cycle, graphqlLookupQueries, processCpuMs, startProcess, stop, zipf } from './harness.js';
 
 const { values: options } = parseArgs({
   options: {
     route: { type: 'string', default: 'user-profile' },
     profiles: { type: 'string', default: '5000' },
-    // Notes of --route event (fewer: each asked more often, so more answers are kept ones).
+    // Notes of --route event and the screens (fewer: each asked more often, so more answers are kept ones).
     notes: { type: 'string', default: '10000' },
     // --zipf S: keys drawn by a Zipf law of exponent S (as `npm run bench --zipf`) instead of all in turn.
     zipf: { type: 'string' },
@@ -48,10 +48,14 @@ const { values: options } = parseArgs({
   },
   allowNegative: true,
 });
-if (!['user-profile', 'event', 'graphql-profile', 'graphql-event'].includes(options.route)) throw new Error('--route: user-profile, event, graphql-profile or graphql-event');
+const SCREENS = ['feed', 'notifications', 'thread'];
+if (![...['user-profile', 'event', 'graphql-profile', 'graphql-event'], ...SCREENS].includes(options.route)) {
+  throw new Error('--route: user-profile, event, graphql-profile, graphql-event, feed, notifications or thread');
+}
+const isScreen = SCREENS.includes(options.route);
 // What `npm run bench` posts for its /graphql rows.
 const { event: EVENT_QUERY, profile: PROFILE_QUERY } = graphqlLookupQueries(options['graphql-field']);
-const isEventRoute = options.route === 'event' || options.route === 'graphql-event';
+const isEventRoute = options.route === 'event' || options.route === 'graphql-event' || isScreen;
 const extraEnv = Object.fromEntries(
   options.env
     .split(',')
@@ -69,6 +73,10 @@ const identities = Array.from({ length: Number(options.profiles) }, (_, index) =
 await store.putEvents(makeProfiles(identities));
 const notes = isEventRoute ? makeNotes(identities, Number(options.notes), 10, 10) : [];
 for (let offset = 0; offset < notes.length; offset += 1000) await store.putEvents(notes.slice(offset, offset + 1000));
+// The screens' world of `npm run bench` (run.ts): 50 viewers following 100 each, 200 threads of 5 replies.
+const viewers = identities.slice(0, 50);
+const roots = notes.slice(0, 200);
+if (isScreen) await store.putEvents(makeScreenWorld(identities, viewers, 100, roots, 5));
 if (options.embedded) await store.close();
 const port = await freePort();
 // The ceiling's body: as long as the first profile's /user-profile answer.
@@ -85,7 +93,16 @@ const service = await startProcess(
   `http://127.0.0.1:${port}/${options.baseline || options.ceiling ? '' : 'healthz'}`,
 );
 const keys = <T>(items: readonly T[]) => (options.zipf === undefined ? cycle(items) : zipf(items, Number(options.zipf)));
-const nextPath = isEventRoute ? keys(notes.map((note) => `/event?id=${note.id}`)) : keys(identities.map((who) => `/user-profile?pubkey=${who.pubkey}`));
+const screenPaths: Record<string, string[]> = {
+  feed: viewers.map((who) => `/feed?limit=20&pubkey=${who.pubkey}`),
+  notifications: roots.map((root) => `/notifications?limit=20&pubkey=${root.pubkey}`),
+  thread: roots.map((root) => `/thread?limit=20&id=${root.id}`),
+};
+const nextPath = isScreen
+  ? keys(screenPaths[options.route] as string[])
+  : isEventRoute
+    ? keys(notes.map((note) => `/event?id=${note.id}`))
+    : keys(identities.map((who) => `/user-profile?pubkey=${who.pubkey}`));
 const nextPubkey = cycle(identities.map((who) => who.pubkey));
 const nextId = cycle(notes.map((note) => note.id));
 const posted = (query: string, variables: Record<string, string>) => ({ path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });

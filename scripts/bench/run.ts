@@ -21,7 +21,8 @@ import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix, freePort, type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
 import { runClusterBench } from './cluster.js';
-import { identity, makeNotes, makeProfiles } from './dataset.js';
+import { identity, makeNotes, makeProfiles, makeScreenWorld } from './dataset.js';
+import type { NostrEvent } from '../../src/nostr/event.js';
 import {
   cycle,
   graphqlLookupQueries,
@@ -55,8 +56,17 @@ const { values: options } = parseArgs({
     cluster: { type: 'boolean', default: false },
     // The field the /graphql rows ask each event as: `raw` (the JSON object, as REST sends it) or `json` (a string).
     'graphql-field': { type: 'string', default: 'raw' },
+    // --no-screens: without the screen routes' groups (GET /feed, /notifications, /thread).
+    screens: { type: 'boolean', default: true },
   },
+  allowNegative: true,
 });
+
+/** The screens' world (dataset.ts makeScreenWorld): viewers with a home feed, threads to read. */
+const SCREEN_VIEWERS = 50;
+const SCREEN_FOLLOWS = 100;
+const SCREEN_ROOTS = 200;
+const SCREEN_REPLIES = 5;
 
 const ks = options.k.split(',').map(Number);
 const profileCount = Number(options.profiles);
@@ -94,13 +104,22 @@ async function main() {
     await store.putEvents(profiles);
     await embedded.putEvents(profiles);
     const notesByK = new Map<number, string[]>();
+    // The screens' threads start at notes of the first K's.
+    let screenRoots: NostrEvent[] = [];
     for (const k of ks) {
       const notes = makeNotes(identities, noteCount, k, k);
+      if (screenRoots.length === 0) screenRoots = notes.slice(0, SCREEN_ROOTS);
       for (let offset = 0; offset < notes.length; offset += 1000) {
         await store.putEvents(notes.slice(offset, offset + 1000));
         await embedded.putEvents(notes.slice(offset, offset + 1000));
       }
       notesByK.set(k, notes.map((note) => note.id));
+    }
+    const screenViewers = identities.slice(0, SCREEN_VIEWERS);
+    if (options.screens) {
+      const world = makeScreenWorld(identities, screenViewers, SCREEN_FOLLOWS, screenRoots, SCREEN_REPLIES);
+      await store.putEvents(world);
+      await embedded.putEvents(world);
     }
     await embedded.close();
     log(`dataset ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
@@ -229,6 +248,39 @@ async function main() {
       },
     ]);
 
+    if (options.screens) {
+      // The screens: each GET route and its fixed operation over POST /graphql (the same page), on
+      // the same keys in turn. Their answers are never kept (routes/rest-lookup.ts answerKey): every
+      // request runs its operation.
+      const nextViewer = cycle(screenViewers.map((who) => who.pubkey));
+      const nextRecipient = cycle(screenRoots.map((root) => root.pubkey));
+      const nextRoot = cycle(screenRoots.map((root) => root.id));
+      // /thread's operation nests deeper than a client's query may (GRAPHQL_MAX_DEPTH: 400
+      // query_too_deep over /graphql), so it has no row of its own here.
+      const screens: { route: string; key: () => string; parameter: string; operation?: string; variables?: (key: string) => Record<string, unknown> }[] = [
+        { route: '/feed', key: nextViewer, parameter: 'pubkey', operation: 'feed', variables: (pubkey) => ({ pubkey, first: 20 }) },
+        { route: '/notifications', key: nextRecipient, parameter: 'pubkey', operation: 'notifications', variables: (pubkey) => ({ pubkey, first: 20 }) },
+        { route: '/thread', key: nextRoot, parameter: 'id' },
+      ];
+      for (const { route, key, parameter, operation, variables } of screens) {
+        log(`screen ${route}`);
+        const first = key();
+        const get = (name: string, url: string, countCommands: boolean) => getTarget(name, url, `${route}?limit=20&${parameter}=`, key, countCommands);
+        const targets = [get(`service GET ${route}`, serviceUrl, true), get(`service, embedded store GET ${route}`, embeddedUrl, false)];
+        if (operation && variables) {
+          const query = readFileSync(new URL(`src/http/operations/${operation}.graphql`, root), 'utf8');
+          targets.push({
+            name: `service POST /graphql (${operation} operation)`,
+            url: serviceUrl,
+            next: () => ({ path: '/graphql', method: 'POST', body: JSON.stringify({ query, variables: variables(key()) }) }),
+            commands: redisCommands,
+            ...processes(serviceUrl),
+          });
+        }
+        await measureGroup(route, `${route}?limit=20&${parameter}=${first}`, targets);
+      }
+    }
+
     const peak = { redis: peakRssMiB(service.pid ?? 0), embedded: peakRssMiB(embeddedService.pid ?? 0) };
     writeReport(rows, peak);
     // The figures an operator pays for, one line per route, on the terminal too.
@@ -314,6 +366,11 @@ Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes 
 - **service, METRICS=false** and **service, metrics + rate limits**: the cost of the
   features on cached lookups: both off, and both on (\`RATE_LIMIT=1000000\`, \`MISS_RATE_LIMIT=1000\`:
   every request counted in Redis, none refused). The table below the main one gives the ratio.
+- **screens** (the groups named by a route): \`GET /feed\`, \`/notifications\` and \`/thread\` with
+  \`limit=20\`, on Redis and on the embedded store, and the fixed operations of the first two over
+  \`POST /graphql\` (the same page; /thread's nests deeper than a client's query may), over ${SCREEN_VIEWERS} viewers following ${SCREEN_FOLLOWS} of the identities each (their notes above are the
+  feeds) and ${SCREEN_ROOTS} of the first K's notes with ${SCREEN_REPLIES} replies each (the threads; each reply notifies
+  its root's author), asked in turn. A screen's answer is never kept: each request runs its operation.
 - **CPU µs/req**: CPU time (user + system, all threads, from \`/proc\`) per completed request of the
   target's server process and of Redis, then in brackets of the load generator (this process).
   Requests per second move with whatever else the shared cores run; CPU per request moves less,
@@ -361,7 +418,7 @@ function fleetCpu({ cpu }: Row): number | undefined {
  */
 function efficiencyLines(rows: Row[]): string[] {
   const lines: string[] = [];
-  for (const row of rows.filter((candidate) => candidate.target.startsWith('service'))) {
+  for (const row of rows.filter((candidate) => candidate.target.startsWith('service') && !isScreenGroup(candidate.k))) {
     const group = rows.filter((other) => other.k === row.k);
     const route = row.target.includes('user-profile') || row.target.includes('(profile)') ? '/user-profile' : '/event';
     const service = fleetCpu(row);
@@ -409,8 +466,43 @@ function targetLines(rows: Row[]): string {
   const graphqlEvent = efficiency('10', '/event', 'service POST /graphql (event)');
   const restEvent = efficiency('10', '/event');
   if (graphqlEvent && restEvent) verdict('POST /graphql (event, K = 10), efficiency against the REST route', graphqlEvent / restEvent, 0.8);
-  const each = efficiencyLines(rows);
+  const screens = screenLines(rows);
+  for (const [route, ratio] of screens.ratios) verdict(`GET ${route}, CPU against its fixed operation over POST /graphql`, ratio, 1.2, true);
+  const each = [...efficiencyLines(rows), ...screens.lines];
   return `CPU per request, server + Redis, per route:\n\n${each.join('\n')}\n\n${lines.length > 0 ? `Targets in this run:\n\n${lines.join('\n')}` : ''}`;
+}
+
+/** The screens' groups are named by their route (the lookups' by K, or `-`). */
+function isScreenGroup(k: string): boolean {
+  return k.startsWith('/');
+}
+
+/**
+ * One line per screen route (no hand-written handler to set beside them): its CPU per request,
+ * server + Redis, on Redis and on the embedded store, its fixed operation's over POST /graphql
+ * (the same page), the ceiling's for a body of its size; and the route against its operation
+ * (the screens' target: at most 1.2×).
+ */
+function screenLines(rows: Row[]): { lines: string[]; ratios: [route: string, ratio: number][] } {
+  const lines: string[] = [];
+  const ratios: [string, number][] = [];
+  for (const route of [...new Set(rows.map((row) => row.k).filter(isScreenGroup))]) {
+    const group = rows.filter((row) => row.k === route);
+    const cpuOf = (test: (target: string) => boolean) => {
+      const row = group.find((candidate) => test(candidate.target));
+      return row && fleetCpu(row);
+    };
+    const service = cpuOf((target) => target === `service GET ${route}`);
+    const embedded = cpuOf((target) => target === `service, embedded store GET ${route}`);
+    const operation = cpuOf((target) => target.startsWith('service POST /graphql'));
+    const ceiling = cpuOf((target) => target.startsWith('ceiling'));
+    if (service === undefined) continue;
+    if (operation !== undefined) ratios.push([route, service / operation]);
+    const against = operation === undefined ? '' : `, its operation over POST /graphql ${operation.toFixed(0)} µs`;
+    const ratio = operation === undefined ? '' : `; the route ${(service / operation).toFixed(2)}× its operation`;
+    lines.push(`- GET ${route}: service ${service.toFixed(0)} µs (embedded store ${embedded?.toFixed(0) ?? '?'} µs)${against}, ceiling ${ceiling?.toFixed(0) ?? '?'} µs${ratio}`);
+  }
+  return { lines, ratios };
 }
 
 /** Metrics and rate limits on, against both off, per group (at most 5% lower). */

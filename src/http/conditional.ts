@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { StringOutput } from '../store/json-text.js';
-import { copyWireId, wireCreatedAtOf, wireIdOf } from '../store/stored-event.js';
+import { joinJson, type StringOutput } from '../store/json-text.js';
+import type { Rendered } from './rest-response.js';
+import { copyWireId, hasWireId, wireCreatedAtOf, wireIdOf } from '../store/stored-event.js';
 
 /**
  * Validators of a REST answer: a strong ETag derived from the ids of every event in
@@ -34,13 +35,34 @@ export function validatorsOf(events: readonly StringOutput[], { lastModified }: 
 }
 
 /**
- * The validator of a screen's body (routes/thread.ts): more than stored events (counts, a cursor),
- * so a digest of the body itself, part by part as it will be joined: the same bytes, the same tag.
+ * A screen's body (routes/thread.ts), joined, with its validator: more than stored events (counts,
+ * a cursor), so a digest of what the body is made of (digestInput): the same parts, the same bytes,
+ * the same tag. One hash call over a few kilobytes: hashing a notifications page's 100 KB part by
+ * part took a tenth of its CPU (BENCHMARKS.md).
  */
-export function bodyValidators(parts: readonly StringOutput[]): Validators {
-  const hash = createHash('sha256');
-  for (const part of parts) hash.update(typeof part === 'string' ? part : part.bytes);
-  return { etag: `"${hash.digest('base64url')}"` };
+export function renderedBody(parts: readonly StringOutput[]): Rendered {
+  return { parts, body: joinJson(parts), validators: { etag: `"${createHash('sha256').update(digestInput(parts)).digest('base64url')}"` } };
+}
+
+/**
+ * The body with each stored event in it written as a NUL and its id: an event never changes under
+ * its id (the bytes a store holds are serializeEvent's, one spelling per event), and JSON text never
+ * holds a NUL, so where one is, an id follows. Other JSON texts go in whole.
+ */
+function digestInput(parts: readonly StringOutput[]): Buffer {
+  let length = 0;
+  for (const part of parts) length += typeof part === 'string' ? Buffer.byteLength(part) : hasWireId(part.bytes) ? 65 : part.bytes.length;
+  const input = Buffer.allocUnsafe(length);
+  let offset = 0;
+  for (const part of parts) {
+    if (typeof part === 'string') offset += input.write(part, offset);
+    else if (hasWireId(part.bytes)) {
+      input[offset] = 0;
+      copyWireId(part.bytes, input, offset + 1);
+      offset += 65;
+    } else offset += part.bytes.copy(input, offset);
+  }
+  return input;
 }
 
 /** `id,id,…` of the events, as bytes. */

@@ -20,11 +20,13 @@ export interface RestResponse {
 export interface Rendered {
   parts: readonly StringOutput[];
   validators: Validators;
+  /** The parts already joined, where the validators were made from the body (conditional.ts renderedBody). */
+  body?: Buffer;
 }
 
 /** The 200 answer of a rendered body. */
 export function renderedResponse(rendered: Rendered): RestResponse {
-  return { status: 200, body: joinJson(rendered.parts), validators: rendered.validators, rendered };
+  return { status: 200, body: rendered.body ?? joinJson(rendered.parts), validators: rendered.validators, rendered };
 }
 
 /**

@@ -203,6 +203,11 @@ export function wireIdOf(bytes: Buffer): string {
   return wireId(bytes);
 }
 
+/** Whether `bytes` start as serializeEvent's output does, with an id at its fixed offset (copyWireId). */
+export function hasWireId(bytes: Buffer): boolean {
+  return holdsAt(bytes, ID_OPEN, 0) && holdsAt(bytes, PUBKEY_OPEN, ID_AT + 64);
+}
+
 /** The same id's 64 bytes, copied into `target` at `offset` (no string made). */
 export function copyWireId(bytes: Buffer, target: Buffer, offset: number): void {
   bytes.copy(target, offset, ID_AT, ID_AT + 64);

@@ -1,6 +1,6 @@
 import { RestFeedDocument, type RestFeedQuery, type RestFeedQueryVariables } from '../../generated/operations.js';
 import type { StringOutput } from '../../store/json-text.js';
-import { bodyValidators } from '../conditional.js';
+import { renderedBody } from '../conditional.js';
 import { pageLimit } from '../query-parameter.js';
 import { type RestLookup, requiredValue } from './rest-lookup.js';
 import { nextCursor, pageParameters, pushEvents, pushProfiles } from './screen-body.js';
@@ -36,7 +36,7 @@ export const feedLookup: RestLookup<RestFeedQuery, RestFeedQueryVariables> = {
     parts.push('],"profiles":{');
     pushProfiles(parts, events, maxResponseBytes);
     parts.push('},"next":', nextCursor(pubkey.feed.pageInfo), '}');
-    return { parts, validators: bodyValidators(parts) };
+    return renderedBody(parts);
   },
   notFound: 'profile_not_found',
   deleted: 'profile_deleted',

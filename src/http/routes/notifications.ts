@@ -2,7 +2,7 @@ import { LookupError } from '../../errors.js';
 import { RestNotificationsDocument, type NotificationType, type RestNotificationsQuery, type RestNotificationsQueryVariables } from '../../generated/operations.js';
 import { NOTIFICATION_TYPES } from '../../nostr/notifications.js';
 import type { StringOutput } from '../../store/json-text.js';
-import { bodyValidators } from '../conditional.js';
+import { renderedBody } from '../conditional.js';
 import { pageLimit } from '../query-parameter.js';
 import { type RestLookup, requiredValue } from './rest-lookup.js';
 import { nextCursor, pageParameters, pushEvents, pushProfiles } from './screen-body.js';
@@ -70,7 +70,7 @@ export const notificationsLookup: RestLookup<RestNotificationsQuery, RestNotific
       maxResponseBytes,
     );
     parts.push('},"next":', nextCursor(pubkey.notifications.pageInfo), '}');
-    return { parts, validators: bodyValidators(parts) };
+    return renderedBody(parts);
   },
   notFound: 'profile_not_found',
   deleted: 'profile_deleted',

@@ -4,7 +4,7 @@ import type { StringOutput } from '../../store/json-text.js';
 import { DEFAULT_SEARCH_KINDS } from '../../nostr/note-search.js';
 import { SEARCHABLE_KINDS } from '../../store/note-search-index.js';
 import { MAX_SEARCH_AUTHORS } from '../../schema/note-search.js';
-import { bodyValidators } from '../conditional.js';
+import { renderedBody } from '../conditional.js';
 import { pageLimit } from '../query-parameter.js';
 import { type RestLookup, requiredValue } from './rest-lookup.js';
 import { sinceOf } from './notifications.js';
@@ -79,7 +79,7 @@ export const searchLookup: RestLookup<RestSearchQuery, RestSearchQueryVariables>
     parts.push('],"profiles":{');
     pushProfiles(parts, events, maxResponseBytes);
     parts.push('},"next":', nextCursor(searchNotes.pageInfo), '}');
-    return { parts, validators: bodyValidators(parts) };
+    return renderedBody(parts);
   },
   notFound: 'event_not_found',
   deleted: 'event_deleted',

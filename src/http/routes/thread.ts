@@ -1,6 +1,6 @@
 import { RestThreadDocument, type RestThreadQuery, type RestThreadQueryVariables } from '../../generated/operations.js';
 import type { StringOutput } from '../../store/json-text.js';
-import { bodyValidators } from '../conditional.js';
+import { renderedBody } from '../conditional.js';
 import { pageLimit } from '../query-parameter.js';
 import type { RenderLimits, RestLookup } from './rest-lookup.js';
 import { ID_PARAMETER } from './event.js';
@@ -61,7 +61,7 @@ function renderThread(event: NonNullable<RestThreadQuery['event']>, { maxRespons
   parts.push('],"stats":', JSON.stringify(event.stats), ',"profiles":{');
   pushProfiles(parts, [event, ...parents, ...replies], maxResponseBytes);
   parts.push('},"next":', nextCursor(event.replies.pageInfo), '}');
-  return { parts, validators: bodyValidators(parts) };
+  return renderedBody(parts);
 }
 
 /** The root, then the parents from the farthest up to the nearest, each once. */
