@@ -416,3 +416,57 @@ describe('a failure inside the lane', () => {
     }
   });
 });
+
+describe('an exchange of the lane whose connection goes', () => {
+  it('is released whatever stage it was at: an answer queued behind a slow one (pipelined), a POST body cut short (found by review)', async () => {
+    const inFlight = new Set<IncomingMessage>();
+    const counted = new Set<IncomingMessage>();
+    const logged: string[] = [];
+    const kept = { rendered: { parts: ['{"profile":null}'], validators: { etag: '"tag"' } }, lookups: [] } as unknown as KeptAnswer;
+    const lane = createFastLane({
+      routes: [{ path: '/user-profile', parameters: [{ name: 'pubkey', required: true, description: '' }], answerKey: () => 'key' }],
+      answers: { find: () => kept, served: () => {} } as unknown as AnswerCache<KeptAnswer>,
+      graphql: { path: '/graphql', answers: { find: () => undefined } as never },
+      gates: {
+        shutdown: { closing: () => false, admit: (request) => inFlight.add(request), release: (request) => inFlight.delete(request) },
+        connections: { hasRoom: () => true, admit: (request) => counted.add(request), release: (request) => counted.delete(request) },
+        clientAddress: () => undefined,
+      },
+      requestId: () => 'id',
+      corsHeaders: {},
+      logRequest: Object.assign((entry: { url: string }) => logged.push(entry.url), { flush: () => {} }),
+      logger: captureLogs().logger,
+    });
+    // Anything the lane leaves is slow to answer, so that what follows it on the connection waits.
+    const slow = (_request: IncomingMessage, response: ServerResponse) => setTimeout(() => response.destroyed || response.end('slow'), 400);
+    const server = createServer((request, response) => {
+      if (!lane(request, response, slow)) slow(request, response);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      const cut = async (requests: string) => {
+        const connection = await openRaw(`http://127.0.0.1:${port}`);
+        connection.write(requests);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        connection.socket.destroy();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      };
+      await cut('GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /user-profile?pubkey=a HTTP/1.1\r\nHost: x\r\n\r\n');
+      await cut('GET /slow HTTP/1.1\r\nHost: x\r\n\r\nPOST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"query":');
+      await cut('POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"query":');
+      expect({ inFlight: inFlight.size, counted: counted.size, logged }).toEqual({ inFlight: 0, counted: 0, logged: [] });
+      // The same exchanges with their connections kept: the queued answer is written out, logged and released.
+      const staying = await openRaw(`http://127.0.0.1:${port}`);
+      staying.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /user-profile?pubkey=a HTTP/1.1\r\nHost: x\r\n\r\n');
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(statusesOf(staying.received())).toEqual([200, 200]);
+      expect({ inFlight: inFlight.size, counted: counted.size, logged }).toEqual({ inFlight: 0, counted: 0, logged: ['/user-profile?pubkey=a'] });
+      staying.socket.destroy();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

@@ -103,6 +103,22 @@ describe('secret-key redaction (DESIGN §1: an nsec is never logged or echoed)',
     );
   });
 
+  it('an escaped letter just before the key goes with it, never leaving a backslash to escape the redaction (found by review)', () => {
+    const { chunks, logger } = captureLogs();
+    for (const before of ['x\n', 'x\t', '\r', 'x\\\n', 'x\\']) {
+      chunks.length = 0;
+      logger.info(`${before}${NSEC} after`);
+      const line = chunks.join('').trim();
+      const parsed = JSON.parse(line) as { msg: string };
+      expect(parsed.msg.toLowerCase()).not.toContain(DATA.slice(0, 12));
+      expect(parsed.msg.endsWith('[redacted] after')).toBe(true);
+    }
+    // An escaped backslash before the key is no escape of it: it stays.
+    chunks.length = 0;
+    logger.info(`x\\${NSEC} after`);
+    expect((JSON.parse(chunks.join('').trim()) as { msg: string }).msg).toBe('x\\[redacted] after');
+  });
+
   it('applies to every pino line and every request-log piece', () => {
     const { chunks, logger } = captureLogs();
     logger.info({ url: `/x?pubkey=%6E${NSEC.slice(1)}` }, `message ${NSEC}`);

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import proxyAddr from '@fastify/proxy-addr';
 import { parse as parseQueryString } from 'fast-querystring';
@@ -120,8 +121,8 @@ function postFrom({ gates, requestId, corsHeaders, logRequest, countRequest, log
     gates.shutdown.admit(request);
     let admitted = false;
     let logServed: (() => void) | undefined;
-    // One listener for all this lane does when the response closes (see answerFrom).
-    response.once('close', () => {
+    // All this lane does when the exchange is over, in one place (see answerFrom).
+    onceOver(request, response, () => {
       gates.shutdown.release(request);
       if (admitted) gates.connections.release(request);
       if (logServed && response.writableFinished) logServed();
@@ -213,10 +214,10 @@ function answerFrom({ routes, answers, gates, requestId, corsHeaders, logRequest
       headers['cache-control'] = cacheControlFor(200);
       headers['content-length'] = body.length;
     }
-    // Released when the response closes (written out or its connection gone), and then logged and
-    // counted if it was written out, as the route's onResponse hooks do. One listener does it all:
+    // Released when the exchange is over (written out or its connection gone), and then logged and
+    // counted if it was written out, as the route's onResponse hooks do. One callback does it all:
     // a listener and its closure per concern cost more than the concern (BENCHMARKS.md).
-    response.once('close', () => {
+    onceOver(request, response, () => {
       gates.connections.release(request);
       gates.shutdown.release(request);
       if (!response.writableFinished) return;
@@ -228,6 +229,41 @@ function answerFrom({ routes, answers, gates, requestId, corsHeaders, logRequest
     response.end(body);
     return true;
   };
+}
+
+/** Per connection, the exchanges of the lane on it not over yet: what its close ends (onceOver). */
+const openExchanges = new WeakMap<Socket, Set<() => void>>();
+
+/**
+ * Calls `over` once, when the exchange of `request` is over: its response closes (written out, or
+ * cut), or its connection closes first. Node closes no response it has not started writing: one
+ * queued behind another on a connection that goes (pipelining) emits neither 'finish' nor 'close',
+ * and its request stayed counted in flight for good (found by review; Fastify's own requests end
+ * by onRequestAbort). One 'close' listener per connection, not per request.
+ */
+function onceOver(request: IncomingMessage, response: ServerResponse, over: () => void): void {
+  const { socket } = request;
+  let open = openExchanges.get(socket);
+  if (open === undefined) {
+    const exchanges = new Set<() => void>();
+    open = exchanges;
+    openExchanges.set(socket, exchanges);
+    socket.once('close', () => {
+      for (const end of [...exchanges]) end();
+    });
+  }
+  const exchanges = open;
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    exchanges.delete(end);
+    over();
+  };
+  exchanges.add(end);
+  response.once('close', end);
+  // Gone already (its 'close' emitted before this exchange was seen): over at once.
+  if (socket.destroyed) queueMicrotask(end);
 }
 
 /** A request that carries a body (read or refused by Fastify's parsers, never here). */

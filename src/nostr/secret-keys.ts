@@ -50,6 +50,13 @@ function backslashesOfEscapeAt(text: string, at: number): number {
   return end > at && isU(text.charCodeAt(end)) ? end - at : 0;
 }
 
+/** How many backslashes stand right before `at`. */
+function backslashesBefore(text: string, at: number): number {
+  let from = at;
+  while (from > 0 && text.charCodeAt(from - 1) === BACKSLASH) from--;
+  return at - from;
+}
+
 /**
  * The [start, end) of every run that spells a key. Only runs around a trigger are decoded, so a log
  * line without `%`, `\u`, `&#` or `nsec1` costs one regular-expression scan.
@@ -66,6 +73,9 @@ function secretRuns(text: string): [number, number][] {
       else if (start > 0 && code === BACKSLASH && (isU(text.charCodeAt(start)) || text.charCodeAt(start) === BACKSLASH)) start--;
       else break;
     }
+    // A backslash that escapes the run's first letter (`\n` of a JSON line just before the key) goes
+    // with it: left alone, it would escape the `[` of the redaction (invalid JSON).
+    if (backslashesBefore(text, start) % 2 === 1) start--;
     for (;;) {
       if (end < text.length && isRunCharacter(text.charCodeAt(end))) end++;
       else if (backslashesOfEscapeAt(text, end) > 0) end += backslashesOfEscapeAt(text, end);
