@@ -143,7 +143,7 @@ describe('ETag, Last-Modified, 304', () => {
 describe("a screen's tag (renderedBody: a digest of the body's strings and its events' ids)", () => {
   const events = [alice, bob, note, future].map((event) => JsonText.of(serializeEvent(event)));
   // JSON-like pieces, as the screens' renderers write them: any text but a raw NUL.
-  const piece = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 12 }).map((text) => text.replaceAll('\u0000', '')), fc.constantFrom('{"events":[', ',', '],"next":', 'null', '}'));
+  const piece = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 12 }), fc.constantFrom('{"events":[', ',', '],"next":', 'null', '}'));
   const part = fc.oneof(piece, fc.constantFrom(...events));
   const body = (parts: readonly (string | JsonText)[]) => Buffer.concat(parts.map((one) => (typeof one === 'string' ? Buffer.from(one) : one.bytes)));
 
@@ -158,6 +158,10 @@ describe("a screen's tag (renderedBody: a digest of the body's strings and its e
     expect(renderedBody(parts.with(4, '},"next":"x"}')).validators.etag).not.toBe(one.validators.etag);
     const plain = (text: string) => ['[', JsonText.of(text), ']'];
     expect(renderedBody(plain('{"a":1}')).validators.etag).not.toBe(renderedBody(plain('{"a":2}')).validators.etag);
+    // A string that spells a mark and an id (no renderer writes a NUL) is no stand-in for the event (found by review).
+    const event = events[2] as JsonText;
+    const mimic = `\u0000${event.bytes.toString('latin1', 7, 71)}`;
+    expect(renderedBody(['[', mimic, ']']).validators.etag).not.toBe(renderedBody(['[', event, ']']).validators.etag);
   });
 
   it('two lists of parts whose bodies differ never share a tag (property)', () => {

@@ -41,13 +41,23 @@ export function validatorsOf(events: readonly StringOutput[], { lastModified }: 
  * part took a tenth of its CPU (BENCHMARKS.md).
  */
 export function renderedBody(parts: readonly StringOutput[]): Rendered {
-  return { parts, body: joinJson(parts), validators: { etag: `"${createHash('sha256').update(digestInput(parts)).digest('base64url')}"` } };
+  const body = joinJson(parts);
+  // A NUL where digestInput marks ids would make the marks ambiguous: the body itself, then, each
+  // kind of input under its own first byte (a body could spell another's digest input).
+  const hash = createHash('sha256');
+  if (parts.some((part) => typeof part === 'string' && part.includes('\u0000'))) hash.update(BODY_DIGESTED).update(body);
+  else hash.update(IDS_DIGESTED).update(digestInput(parts));
+  return { parts, body, validators: { etag: `"${hash.digest('base64url')}"` } };
 }
+
+const IDS_DIGESTED = Buffer.from([1]);
+const BODY_DIGESTED = Buffer.from([2]);
 
 /**
  * The body with each stored event in it written as a NUL and its id: an event never changes under
  * its id (the bytes a store holds are serializeEvent's, one spelling per event), and JSON text never
- * holds a NUL, so where one is, an id follows. Other JSON texts go in whole.
+ * holds a NUL (renderedBody checks the strings), so where one is, an id follows. Other JSON texts
+ * go in whole.
  */
 function digestInput(parts: readonly StringOutput[]): Buffer {
   let length = 0;
