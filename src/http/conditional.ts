@@ -35,7 +35,7 @@ export function validatorsOf(events: readonly StringOutput[], { lastModified }: 
 }
 
 /**
- * A screen's body (routes/thread.ts), joined, with its validator: more than stored events (counts,
+ * A screen's body (routes/feed.ts, notifications.ts, thread.ts, search.ts), joined, with its validator: more than stored events (counts,
  * a cursor), so a digest of what the body is made of (digestInput): the same parts, the same bytes,
  * the same tag. One hash call over a few kilobytes: hashing a notifications page's 100 KB part by
  * part took a tenth of its CPU (BENCHMARKS.md).

@@ -106,7 +106,7 @@ export function limitRequestsPerConnection(app: FastifyInstance, max: number): R
 export interface RequestsPerConnection {
   /** Whether the connection can take one more request. */
   hasRoom(socket: Socket): boolean;
-  /** Counts `request` on its connection until it is released (when its response closes). */
+  /** Counts `request` on its connection until it is released (its exchange over: fast-lane.ts onceOver). */
   admit(request: IncomingMessage): void;
   release(request: IncomingMessage): void;
 }
@@ -116,8 +116,8 @@ export interface ShutdownGate {
   /** Whether the close has started. */
   closing(): boolean;
   /**
-   * Counts a request taken before the close as in flight until it is released (when its response
-   * closes): the close waits for it as for the routes' (within SHUTDOWN_GRACE_MS), and Fastify, if
+   * Counts a request taken before the close as in flight until it is released (its exchange over:
+   * fast-lane.ts onceOver): the close waits for it as for the routes' (within SHUTDOWN_GRACE_MS), and Fastify, if
    * it is handed on, answers it rather than refusing it as come too late.
    */
   admit(request: IncomingMessage): void;

@@ -195,7 +195,7 @@ function answerFrom({ routes, answers, gates, requestId, corsHeaders, logRequest
     if (kept === undefined) return false;
     if (gates.takeRequest && !gates.takeRequest(gates.clientAddress(request))) return false;
     // Served from here on: counted as the route counts it, and waited for by a close, until the
-    // response closes.
+    // exchange is over (onceOver).
     gates.connections.admit(request);
     gates.shutdown.admit(request);
     servedAgain(answers, kept);

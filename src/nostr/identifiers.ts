@@ -112,7 +112,7 @@ function decodeBech32(candidate: string): Decoded | undefined {
 /** Parses a pubkey given as hex, npub or nprofile. Throws LookupError('invalid_pubkey'). */
 export function parsePubkey(raw: string): PubkeyPointer {
   // 64 hex digits as given, the common spelling, first: nothing to trim or strip, and no secret key
-  // can hide in hex (`n`, `s` are no hex digits). A cached lookup spends its CPU on little else.
+  // can hide in hex (`n`, `s` are no hex digits). A cached lookup parses one per request.
   if (isHex64(raw)) return { pubkey: raw.toLowerCase(), relays: [] };
   const candidate = stripScheme(raw);
   refuseSecretKey(candidate);
