@@ -121,3 +121,13 @@ export function makeScreenWorld(identities: Identity[], viewers: Identity[], fol
   );
   return [...lists, ...answers];
 }
+
+/** The screens' world of the benches (run.ts, profile-lookup.ts): 50 viewers following 100 each, 200 threads of 5 replies. */
+export const SCREEN_WORLD = { viewers: 50, follows: 100, roots: 200, replies: 5 } as const;
+
+/** SCREEN_WORLD over `identities` (the first are the viewers) and `notes` (the first are the threads' roots). */
+export function screenWorld(identities: Identity[], notes: NostrEvent[]): { viewers: Identity[]; roots: NostrEvent[]; events: NostrEvent[] } {
+  const viewers = identities.slice(0, SCREEN_WORLD.viewers);
+  const roots = notes.slice(0, SCREEN_WORLD.roots);
+  return { viewers, roots, events: makeScreenWorld(identities, viewers, SCREEN_WORLD.follows, roots, SCREEN_WORLD.replies) };
+}

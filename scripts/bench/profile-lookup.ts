@@ -16,7 +16,7 @@ import { LmdbEventStore } from '../../src/store/embedded/lmdb-event-store.js';
 import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix, freePort } from '../../test/support/redis-server.js';
-import { identity, makeNotes, makeProfiles, makeScreenWorld } from './dataset.js';
+import { identity, makeNotes, makeProfiles, screenWorld } from './dataset.js';
 import { cycle, graphqlLookupQueries, processCpuMs, startProcess, stop, zipf } from './harness.js';
 
 const { values: options } = parseArgs({
@@ -73,10 +73,9 @@ const identities = Array.from({ length: Number(options.profiles) }, (_, index) =
 await store.putEvents(makeProfiles(identities));
 const notes = isEventRoute ? makeNotes(identities, Number(options.notes), 10, 10) : [];
 for (let offset = 0; offset < notes.length; offset += 1000) await store.putEvents(notes.slice(offset, offset + 1000));
-// The screens' world of `npm run bench` (run.ts): 50 viewers following 100 each, 200 threads of 5 replies.
-const viewers = identities.slice(0, 50);
-const roots = notes.slice(0, 200);
-if (isScreen) await store.putEvents(makeScreenWorld(identities, viewers, 100, roots, 5));
+// The screens' world of `npm run bench` (run.ts).
+const { viewers, roots, events: screenEvents } = isScreen ? screenWorld(identities, notes) : { viewers: [], roots: [], events: [] };
+if (isScreen) await store.putEvents(screenEvents);
 if (options.embedded) await store.close();
 const port = await freePort();
 // The ceiling's body: as long as the first profile's /user-profile answer.

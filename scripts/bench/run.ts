@@ -21,7 +21,7 @@ import { connectRedis, waitUntilReady } from '../../src/store/redis/connect.js';
 import { RedisEventStore } from '../../src/store/redis/redis-event-store.js';
 import { deleteByPrefix, freePort, type PrivateRedis, startPrivateRedis } from '../../test/support/redis-server.js';
 import { runClusterBench } from './cluster.js';
-import { identity, makeNotes, makeProfiles, makeScreenWorld } from './dataset.js';
+import { identity, makeNotes, makeProfiles, SCREEN_WORLD, screenWorld } from './dataset.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import {
   cycle,
@@ -62,11 +62,6 @@ const { values: options } = parseArgs({
   allowNegative: true,
 });
 
-/** The screens' world (dataset.ts makeScreenWorld): viewers with a home feed, threads to read. */
-const SCREEN_VIEWERS = 50;
-const SCREEN_FOLLOWS = 100;
-const SCREEN_ROOTS = 200;
-const SCREEN_REPLIES = 5;
 
 const ks = options.k.split(',').map(Number);
 const profileCount = Number(options.profiles);
@@ -105,21 +100,20 @@ async function main() {
     await embedded.putEvents(profiles);
     const notesByK = new Map<number, string[]>();
     // The screens' threads start at notes of the first K's.
-    let screenRoots: NostrEvent[] = [];
+    let firstNotes: NostrEvent[] = [];
     for (const k of ks) {
       const notes = makeNotes(identities, noteCount, k, k);
-      if (screenRoots.length === 0) screenRoots = notes.slice(0, SCREEN_ROOTS);
+      if (firstNotes.length === 0) firstNotes = notes;
       for (let offset = 0; offset < notes.length; offset += 1000) {
         await store.putEvents(notes.slice(offset, offset + 1000));
         await embedded.putEvents(notes.slice(offset, offset + 1000));
       }
       notesByK.set(k, notes.map((note) => note.id));
     }
-    const screenViewers = identities.slice(0, SCREEN_VIEWERS);
-    if (options.screens) {
-      const world = makeScreenWorld(identities, screenViewers, SCREEN_FOLLOWS, screenRoots, SCREEN_REPLIES);
-      await store.putEvents(world);
-      await embedded.putEvents(world);
+    const world = options.screens ? screenWorld(identities, firstNotes) : undefined;
+    if (world) {
+      await store.putEvents(world.events);
+      await embedded.putEvents(world.events);
     }
     await embedded.close();
     log(`dataset ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
@@ -248,13 +242,13 @@ async function main() {
       },
     ]);
 
-    if (options.screens) {
+    if (world) {
       // The screens: each GET route and its fixed operation over POST /graphql (the same page), on
       // the same keys in turn. Their answers are never kept (routes/rest-lookup.ts answerKey): every
       // request runs its operation.
-      const nextViewer = cycle(screenViewers.map((who) => who.pubkey));
-      const nextRecipient = cycle(screenRoots.map((root) => root.pubkey));
-      const nextRoot = cycle(screenRoots.map((root) => root.id));
+      const nextViewer = cycle(world.viewers.map((who) => who.pubkey));
+      const nextRecipient = cycle(world.roots.map((root) => root.pubkey));
+      const nextRoot = cycle(world.roots.map((root) => root.id));
       // /thread's operation nests deeper than a client's query may (GRAPHQL_MAX_DEPTH: 400
       // query_too_deep over /graphql), so it has no row of its own here.
       const screens: { route: string; key: () => string; parameter: string; operation?: string; variables?: (key: string) => Record<string, unknown> }[] = [
@@ -368,8 +362,8 @@ Dataset: ${profileCount} signed profiles; for each K, ${noteCount} signed notes 
   every request counted in Redis, none refused). The table below the main one gives the ratio.
 - **screens** (the groups named by a route): \`GET /feed\`, \`/notifications\` and \`/thread\` with
   \`limit=20\`, on Redis and on the embedded store, and the fixed operations of the first two over
-  \`POST /graphql\` (the same page; /thread's nests deeper than a client's query may), over ${SCREEN_VIEWERS} viewers following ${SCREEN_FOLLOWS} of the identities each (their notes above are the
-  feeds) and ${SCREEN_ROOTS} of the first K's notes with ${SCREEN_REPLIES} replies each (the threads; each reply notifies
+  \`POST /graphql\` (the same page; /thread's nests deeper than a client's query may), over ${SCREEN_WORLD.viewers} viewers following ${SCREEN_WORLD.follows} of the identities each (their notes above are the
+  feeds) and ${SCREEN_WORLD.roots} of the first K's notes with ${SCREEN_WORLD.replies} replies each (the threads; each reply notifies
   its root's author), asked in turn. A screen's answer is never kept: each request runs its operation.
 - **CPU µs/req**: CPU time (user + system, all threads, from \`/proc\`) per completed request of the
   target's server process and of Redis, then in brackets of the load generator (this process).

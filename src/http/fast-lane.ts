@@ -243,16 +243,7 @@ const openExchanges = new WeakMap<Socket, Set<() => void>>();
  */
 function onceOver(request: IncomingMessage, response: ServerResponse, over: () => void): void {
   const { socket } = request;
-  let open = openExchanges.get(socket);
-  if (open === undefined) {
-    const exchanges = new Set<() => void>();
-    open = exchanges;
-    openExchanges.set(socket, exchanges);
-    socket.once('close', () => {
-      for (const end of [...exchanges]) end();
-    });
-  }
-  const exchanges = open;
+  const exchanges = openExchanges.get(socket) ?? exchangesOf(socket);
   let ended = false;
   const end = () => {
     if (ended) return;
@@ -264,6 +255,16 @@ function onceOver(request: IncomingMessage, response: ServerResponse, over: () =
   response.once('close', end);
   // Gone already (its 'close' emitted before this exchange was seen): over at once.
   if (socket.destroyed) queueMicrotask(end);
+}
+
+/** A connection's first exchange of the lane: its set, ended all together when it closes. */
+function exchangesOf(socket: Socket): Set<() => void> {
+  const exchanges = new Set<() => void>();
+  openExchanges.set(socket, exchanges);
+  socket.once('close', () => {
+    for (const end of [...exchanges]) end();
+  });
+  return exchanges;
 }
 
 /** A request that carries a body (read or refused by Fastify's parsers, never here). */

@@ -33,8 +33,7 @@ function holdsAt(bytes: Buffer, literal: Buffer, at: number): boolean {
 /** True if the bytes have the punctuation of serializeEvent's output at every fixed position. */
 function hasWireShape(bytes: Buffer): boolean {
   return (
-    holdsAt(bytes, ID_OPEN, 0) &&
-    holdsAt(bytes, PUBKEY_OPEN, ID_AT + 64) &&
+    hasWireId(bytes) &&
     holdsAt(bytes, CREATED_AT_OPEN, PUBKEY_AT + 64) &&
     holdsAt(bytes, SIG_OPEN, bytes.length - SIG_TAIL) &&
     holdsAt(bytes, CLOSE, bytes.length - CLOSE.length)
