@@ -48,6 +48,7 @@ import { LmdbCursorStore } from './lmdb-cursor-store.js';
 import { LmdbMarkStore, type LmdbMarkStoreOptions, markValue, noteInForce } from './lmdb-mark-store.js';
 import { LmdbFollowers } from './lmdb-followers.js';
 import { LmdbRelationIndex } from './lmdb-relation-index.js';
+import { type HeldNote, heldNoteOf, LmdbNoteSearch } from './lmdb-note-search.js';
 import { inTransaction, LmdbTransactions } from './lmdb-transactions.js';
 import { type DiskLog, errnoName, refusal } from './lmdb-disk-state.js';
 import { readNow } from './lmdb-read-now.js';
@@ -148,9 +149,39 @@ export class LmdbEventStore implements EventStore {
       // so that new directories do not hold it (lmdb-js allows 12 databases by default).
       this.readOnly ? undefined : this.root.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary', create: false } as DatabaseOptions & { name: string }) as Database<Buffer, Buffer> | undefined,
       (id) => this.servableAuthor(id),
-      options.noteSearch ?? false,
+      options.noteSearch ? this.openNoteSearch() : undefined,
       this.readOnly,
     );
+  }
+
+  /** The note search index (NOTE_SEARCH): its own database; where a read-only directory has none, nothing to search. */
+  private openNoteSearch(): LmdbNoteSearch | undefined {
+    const options = { name: 'note-search', keyEncoding: 'binary', encoding: 'binary', ...(this.readOnly ? { create: false } : {}) };
+    const db = this.root.openDB<Buffer, Buffer>(options as DatabaseOptions & { name: string }) as Database<Buffer, Buffer> | undefined;
+    return db && new LmdbNoteSearch(db, this.transactions, (prefix) => this.servableWithPrefix(prefix));
+  }
+
+  /**
+   * The servable events whose id starts with `prefix` (8 hex digits), read in the caller's
+   * transaction: the notes a note search posting names (lmdb-note-search.ts).
+   */
+  private servableWithPrefix(prefix: string): HeldNote[] {
+    const held: HeldNote[] = [];
+    for (const { key, value } of this.events.getRange({ start: prefix, end: `${prefix}g` })) {
+      let event: NostrEvent | undefined;
+      if (value.toString('latin1', 0, MARKER_PREFIX.length) === MARKER_PREFIX) {
+        const version = this.heldVersion(value.toString('utf8', MARKER_PREFIX.length));
+        if (version && 'id' in version && version.id === key) event = version.event;
+      } else if (value[0] === 0x7b) {
+        try {
+          event = readStoredEvent(value, { id: key }).event;
+        } catch (error) {
+          if (!(error instanceof CorruptDataError)) throw error;
+        }
+      }
+      if (event) held.push(heldNoteOf(event));
+    }
+    return held;
   }
 
   // Reads are not tracked here (`reads` spoiled): LMDB reads are in-process already (docs/stores.md, "The hot cache").

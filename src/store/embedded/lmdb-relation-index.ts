@@ -89,8 +89,9 @@ const rank = (count: number) => (RANK_BASE - count).toString(16).padStart(12, '0
  *   `Sx:<word> <pubkey>` → '' (the words in lexical order) and `Sk:<prefix of a word> <rankKey of
  *   its followers><pubkey>` → '' (rank order); followers are read from `f:`. One writer applies a
  *   profile's replacement in order (its removal, then its addition): no marks are needed;
- * - note search (note-search-index.ts, lmdb-note-search.ts): `Q:<word> <place>` → `<kind> <size>`
- *   and `Qv:<word>` → its postings held.
+ * - note search (note-search-index.ts, lmdb-note-search.ts): its own database, `note-search`, of
+ *   packed postings (note-postings.ts); the `Q:<word> <place>` and `Qv:<word>` keys of earlier
+ *   versions are moved there on open (LmdbNoteSearch.adopt).
  */
 /** `hv`: the home timelines hold every note list's events of the default feed kinds. */
 const HOME_TIMELINES_COMPLETE = 'hv';
@@ -102,8 +103,6 @@ export class LmdbRelationIndex implements RelationIndex {
   private homeTimelines: boolean;
   /** Notifications, kept on the same transitions (lmdb-notification-index.ts). */
   private readonly notificationIndex: LmdbNotificationIndex;
-  /** The note search index, kept on the same transitions (lmdb-note-search.ts). */
-  private readonly noteSearch: LmdbNoteSearch;
 
   constructor(
     private readonly db: Database<string, string>,
@@ -113,14 +112,14 @@ export class LmdbRelationIndex implements RelationIndex {
     /** The followers as an earlier version kept them (a 64-byte key per follow), emptied by clear(); undefined where never written. */
     private readonly legacyFollowerKeys?: Database<Buffer, Buffer>,
     authorOf: ServableAuthorOf = () => undefined,
-    /** NOTE_SEARCH: whether the note search index is kept. */
-    readonly noteSearchEnabled = false,
+    /** NOTE_SEARCH: the note search index, where it is kept (its own database: lmdb-note-search.ts). */
+    private readonly noteSearch?: LmdbNoteSearch,
     /** Opened read-only: nothing is built on open. */
     readOnly = false,
   ) {
     this.notificationIndex = new LmdbNotificationIndex(db, transactions, authorOf);
-    this.noteSearch = new LmdbNoteSearch(db, transactions);
     this.homeTimelines = db.get(HOME_TIMELINES_COMPLETE) !== undefined || (!readOnly && this.buildHomeTimelines());
+    if (!readOnly) noteSearch?.adopt(db);
   }
 
   /**
@@ -144,16 +143,21 @@ export class LmdbRelationIndex implements RelationIndex {
     }
   }
 
-  noteWordsStarting(prefix: string, limit: number): Promise<string[]> {
-    return this.noteSearch.noteWordsStarting(prefix, limit);
+  get noteSearchEnabled(): boolean {
+    return this.noteSearch !== undefined;
   }
 
-  searchNotes(query: NoteSearchQuery, limits?: NoteSearchLimits): Promise<NoteSearchResult> {
-    return this.noteSearch.searchNotes(query, limits);
+  // Not kept (NOTE_SEARCH off): nothing held; the schema refuses searches before asking (note_search_off).
+  async noteWordsStarting(prefix: string, limit: number): Promise<string[]> {
+    return this.noteSearch ? this.noteSearch.noteWordsStarting(prefix, limit) : [];
   }
 
-  noteSearchLists(): AsyncIterable<NoteSearchList[]> {
-    return this.noteSearch.noteSearchLists();
+  async searchNotes(query: NoteSearchQuery, limits?: NoteSearchLimits): Promise<NoteSearchResult> {
+    return this.noteSearch ? this.noteSearch.searchNotes(query, limits) : { notes: [], stoppedAt: null };
+  }
+
+  async *noteSearchLists(): AsyncIterable<NoteSearchList[]> {
+    if (this.noteSearch) yield* this.noteSearch.noteSearchLists();
   }
 
   notifications(recipient: string, types: readonly NotificationType[], after: ReplyPosition | null, first: number): Promise<NotificationEntry[]> {
@@ -209,7 +213,7 @@ export class LmdbRelationIndex implements RelationIndex {
       if (entry.subject.startsWith('e')) this.relateId(entry.subject.slice(1), event, delta, size);
     }
     this.notificationIndex.apply(event, delta);
-    if (this.noteSearchEnabled) this.noteSearch.apply(event, delta, size);
+    this.noteSearch?.apply(event, delta);
     if (withFollows && event.kind === FOLLOW_LIST_KIND) this.follow(event, delta);
     if (event.kind === 0) this.searchProfile(event, delta);
     if (LOGGED_LIST_KINDS.has(event.kind)) this.logListChange(event.pubkey);
@@ -687,6 +691,7 @@ export class LmdbRelationIndex implements RelationIndex {
       inTransaction(this.db.put(HOME_TIMELINES_COMPLETE, '1'));
       this.homeTimelines = true;
       (this.followerLogs as LmdbFollowers).clear();
+      this.noteSearch?.clear();
       const legacy = this.legacyFollowerKeys;
       if (legacy) for (const key of legacy.getKeys()) inTransaction(legacy.remove(key));
     });
