@@ -5,26 +5,32 @@ import { SEARCHABLE_KINDS } from './note-search-index.js';
  * of a few bytes each, where a posting spelled out (its place and the note's whole id, 39 to 45
  * bytes, then a store's own cost per entry) made the index 20 to 30 times the text it indexes.
  *
- * A posting names a note by its created_at, the first 4 bytes of its id and its kind, in page order
+ * A posting names a note by its created_at, the first 3 bytes of its id and its kind, in page order
  * (newest first, then by id): what a query compares, intersects and pages by. The note's whole id
- * is read where the note is (the store's events by those 4 bytes) only for the notes a page shows.
- * Two servable notes may share all three (anyone can grind 32 bits of an id): a posting then stands
- * for each of them that holds the word, and a store reading it checks their words (`holdsQuery`).
+ * is read where the note is (the store's events by those 3 bytes) only for the notes a page shows.
+ * Two servable notes may share all three (by chance, a few times a day at a hundred notes a second;
+ * or ground on purpose): a posting then stands for each of them that holds the word, and a store
+ * reading it checks their words. 3 bytes, not 4: a byte less per posting is a sixth of the index,
+ * and a store still finds a posting's notes among a few events at 100,000,000.
  *
- * A block is its postings in order, each a header and the 4 bytes: the header holds the kind (one
+ * A block is its postings in order, each a header and the 3 bytes: the header holds the kind (one
  * bit) and the created_at, as it is for the block's first posting and as the difference from the
  * one before for the others (a common word's notes are seconds apart: one byte). 6 bits of it in
  * the first byte, 7 in each further one, a byte's top bit saying another follows.
  */
 export interface Posting {
   createdAt: number;
-  /** The id's first 4 bytes, as an unsigned number. */
+  /** The id's first PREFIX_BYTES bytes, as an unsigned number. */
   prefix: number;
   /** The kind's place in SEARCHABLE_KINDS (0 or 1). */
   kindBit: number;
 }
 
 if (SEARCHABLE_KINDS.length !== 2) throw new Error('a posting holds a searchable kind in one bit: two kinds');
+
+/** Bytes of the id a posting holds (decodeBlock reads three). */
+export const PREFIX_BYTES = 3;
+const PREFIX_HEX = 2 * PREFIX_BYTES;
 
 /** A block holds at most this many postings: a write reads and writes one block, a lookup reads one. */
 export const POSTINGS_PER_BLOCK = 128;
@@ -37,23 +43,23 @@ export function comparePostings(a: Posting, b: Posting): number {
 export function postingOfNote(createdAt: number, id: string, kind: number): Posting {
   const kindBit = SEARCHABLE_KINDS.indexOf(kind);
   if (kindBit < 0) throw new Error(`kind ${kind} is not searchable`);
-  return { createdAt, prefix: Number.parseInt(id.slice(0, 8), 16), kindBit };
+  return { createdAt, prefix: Number.parseInt(id.slice(0, PREFIX_HEX), 16), kindBit };
 }
 
 export const kindOfPosting = (posting: Posting) => SEARCHABLE_KINDS[posting.kindBit] as number;
 
-/** The id's first 8 hex digits, where a posting's notes are looked for. */
-export const prefixHexOf = (posting: Posting) => posting.prefix.toString(16).padStart(8, '0');
+/** The id's first hex digits, where a posting's notes are looked for. */
+export const prefixHexOf = (posting: Posting) => posting.prefix.toString(16).padStart(PREFIX_HEX, '0');
 
 /**
  * A position past every note of a posting (the last id its prefix can start): where a page that
  * stopped after looking at the posting goes on from.
  */
-export const positionPast = (posting: Posting) => ({ createdAt: posting.createdAt, id: prefixHexOf(posting) + 'f'.repeat(56) });
+export const positionPast = (posting: Posting) => ({ createdAt: posting.createdAt, id: prefixHexOf(posting) + 'f'.repeat(64 - PREFIX_HEX) });
 
 /** The posting where a position's notes sit, with the lowest kind bit (a bound: postings of that place and prefix sort from here). */
 export function postingAt(position: { createdAt: number; id: string }): Posting {
-  return { createdAt: position.createdAt, prefix: Number.parseInt(position.id.slice(0, 8).padEnd(8, '0'), 16), kindBit: 0 };
+  return { createdAt: position.createdAt, prefix: Number.parseInt(position.id.slice(0, PREFIX_HEX).padEnd(PREFIX_HEX, '0'), 16), kindBit: 0 };
 }
 
 /** The most a created_at can be (verify-event.ts: a safe integer): its bits in the header never pass 2^53. */
@@ -61,7 +67,7 @@ const TWO_6 = 64;
 const TWO_7 = 128;
 
 export function encodeBlock(postings: readonly Posting[]): Buffer {
-  const out = Buffer.allocUnsafe(postings.length * 13);
+  const out = Buffer.allocUnsafe(postings.length * (9 + PREFIX_BYTES));
   let at = 0;
   let previous: number | undefined;
   for (const posting of postings) {
@@ -76,15 +82,14 @@ export function encodeBlock(postings: readonly Posting[]): Buffer {
       value = (value - part) / TWO_7;
       out[at++] = (value > 0 ? 0x80 : 0) | part;
     }
-    out.writeUInt32BE(posting.prefix, at);
-    at += 4;
+    out.writeUIntBE(posting.prefix, at, PREFIX_BYTES);
+    at += PREFIX_BYTES;
   }
   return out.subarray(0, at);
 }
 
 export function decodeBlock(block: Uint8Array): Posting[] {
   const postings: Posting[] = [];
-  const view = new DataView(block.buffer, block.byteOffset, block.byteLength);
   let at = 0;
   let previous: number | undefined;
   while (at < block.length) {
@@ -97,11 +102,11 @@ export function decodeBlock(block: Uint8Array): Posting[] {
       value += (byte & 0x7f) * scale;
       scale *= TWO_7;
     }
-    if (at + 4 > block.length) throw new Error('a posting block ends inside a posting');
+    if (at + PREFIX_BYTES > block.length) throw new Error('a posting block ends inside a posting');
     const createdAt = previous === undefined ? value : previous - value;
     previous = createdAt;
-    postings.push({ createdAt, prefix: view.getUint32(at), kindBit });
-    at += 4;
+    postings.push({ createdAt, prefix: ((block[at] as number) << 16) | ((block[at + 1] as number) << 8) | (block[at + 2] as number), kindBit });
+    at += PREFIX_BYTES;
   }
   return postings;
 }
@@ -120,16 +125,19 @@ export function searchBlock(postings: readonly Posting[], posting: Posting): { a
   return { at: low, found: false };
 }
 
+/** The length of postingKeyBytes. */
+export const POSTING_KEY_BYTES = 7 + PREFIX_BYTES + 1;
+
 /**
- * A posting as 12 bytes that sort as the postings do (a block's key ends with its first): the
- * created_at mirrored (7 bytes: newest first), the prefix (4), the kind's bit (1).
+ * A posting as bytes that sort as the postings do (a block's key ends with its first): the
+ * created_at mirrored (7 bytes: newest first), the prefix, the kind's bit (1).
  */
 export function postingKeyBytes(posting: Posting): Buffer {
-  const bytes = Buffer.allocUnsafe(12);
+  const bytes = Buffer.allocUnsafe(POSTING_KEY_BYTES);
   const mirrored = Number.MAX_SAFE_INTEGER - posting.createdAt;
   bytes.writeUIntBE(Math.floor(mirrored / 2 ** 32), 0, 3);
   bytes.writeUInt32BE(mirrored % 2 ** 32, 3);
-  bytes.writeUInt32BE(posting.prefix, 7);
-  bytes[11] = posting.kindBit;
+  bytes.writeUIntBE(posting.prefix, 7, PREFIX_BYTES);
+  bytes[7 + PREFIX_BYTES] = posting.kindBit;
   return bytes;
 }

@@ -38,15 +38,63 @@ export interface HeldNote {
 /** The servable events whose id starts with 8 hex digits (the store's events, read in the caller's transaction). */
 export type NotesWithPrefix = (prefix: string) => HeldNote[];
 
-/** `0x01 <word>` → how many postings the word's list holds (4 bytes): the rarest word drives a query; a prefix expands over these. */
-const COUNT = 0x01;
-/** `0x02 <word> 0x00 <first posting's 12 bytes>` → a block of postings (note-postings.ts). No word holds a NUL. */
-const BLOCK = 0x02;
+/**
+ * The keys: a word's *head*, `<word> 0x00` → its count of postings and of blocks (varints), then
+ * its first block; its other blocks, `<word> 0x00 <first posting's key bytes>` → a block
+ * (note-postings.ts). No word holds a NUL: a word's keys are one range, its head first. Most words
+ * are rare: their one block is their head, read and written as one value (a batch's change to it is
+ * a get and a put, with no range read).
+ */
+const WORD_END = Buffer.from([0]);
 
 /** After every word starting with a prefix: UTF-8 never holds the bytes F4 90 (past U+10FFFF). */
 const PAST_WORDS = Buffer.from([0xf4, 0x90]);
 
-const countKey = (word: string) => Buffer.concat([Buffer.from([COUNT]), Buffer.from(word)]);
+/** Postings of an earlier version's keys moved per batch (adopt). */
+const ADOPTED_PER_BATCH = 100_000;
+
+/** Whether a key is a head: its first NUL (the word's end) is its last byte. */
+const isHead = (key: Buffer) => key.indexOf(0) === key.length - 1;
+
+function writeVarint(value: number, out: number[]): void {
+  let rest = value;
+  while (rest >= 0x80) {
+    out.push((rest % 0x80) | 0x80);
+    rest = Math.floor(rest / 0x80);
+  }
+  out.push(rest);
+}
+
+/** A head's value: the counts, then the first block. */
+interface Head {
+  count: number;
+  blocks: number;
+  postings: Posting[];
+}
+
+function readHead(value: Buffer, postings = true): Head {
+  let at = 0;
+  const read = () => {
+    let result = 0;
+    let scale = 1;
+    for (;;) {
+      const byte = value[at++] as number;
+      result += (byte & 0x7f) * scale;
+      if (!(byte & 0x80)) return result;
+      scale *= 0x80;
+    }
+  };
+  const count = read();
+  const blocks = read();
+  return { count, blocks, postings: postings ? decodeBlock(value.subarray(at)) : [] };
+}
+
+function headValue(head: Head): Buffer {
+  const counts: number[] = [];
+  writeVarint(head.count, counts);
+  writeVarint(head.blocks, counts);
+  return Buffer.concat([Buffer.from(counts), encodeBlock(head.postings)]);
+}
 
 /** A block as read: its key and its postings. */
 interface Block {
@@ -56,76 +104,123 @@ interface Block {
 
 /**
  * One word's blocks. `blockAt` finds the block a posting belongs in: the last whose first posting
- * is not after it (its key ends with that posting: keys sort as postings do).
+ * is not after it (its key ends with that posting: keys sort as postings do), the head where none.
  */
 class WordBlocks {
-  /** Before every block key of the word, and after them. */
-  readonly start: Buffer;
+  /** The head key, and after every key of the word. */
+  readonly head: Buffer;
   readonly end: Buffer;
+  /** Before the head: where a reverse read of the word's keys ends. */
+  private readonly before: Buffer;
 
   constructor(
     private readonly db: Database<Buffer, Buffer>,
     readonly word: string,
   ) {
     const bytes = Buffer.from(word);
-    this.start = Buffer.concat([Buffer.from([BLOCK]), bytes, Buffer.from([0])]);
-    this.end = Buffer.concat([Buffer.from([BLOCK]), bytes, Buffer.from([1])]);
+    this.head = Buffer.concat([bytes, WORD_END]);
+    this.end = Buffer.concat([bytes, Buffer.from([1])]);
+    this.before = bytes;
   }
 
   keyOf(first: Posting): Buffer {
-    return Buffer.concat([this.start, postingKeyBytes(first)]);
+    return Buffer.concat([this.head, postingKeyBytes(first)]);
   }
 
-  /** The block whose range holds `posting`'s place, or undefined when it is before every block. */
+  readHead(postings = true): Head | undefined {
+    const value = this.db.get(this.head);
+    return value === undefined ? undefined : readHead(value, postings);
+  }
+
+  private blockOf(key: Buffer, value: Buffer): Block {
+    return { key, postings: key.length === this.head.length ? readHead(value).postings : decodeBlock(value) };
+  }
+
+  /** The block whose range holds `posting`'s place: the head where the list has it before every other block (undefined: no list). */
   blockAt(posting: Posting): Block | undefined {
-    for (const { key, value } of this.db.getRange({ start: this.keyOf(posting), end: this.start, reverse: true, limit: 1 })) return { key, postings: decodeBlock(value) };
+    for (const { key, value } of this.db.getRange({ start: this.keyOf(posting), end: this.before, reverse: true, limit: 1 })) return this.blockOf(key, value);
     return undefined;
   }
 
-  first(): Block | undefined {
-    for (const { key, value } of this.db.getRange({ start: this.start, end: this.end, limit: 1 })) return { key, postings: decodeBlock(value) };
-    return undefined;
-  }
-
-  /** The blocks from the one holding `from`'s place (or the first) on, lazily. */
+  /** The blocks from the one holding `from`'s place (or the head) on, lazily. */
   *blocksFrom(from: Posting | null): Generator<Block> {
     const held = from === null ? undefined : this.blockAt(from);
-    for (const { key, value } of this.db.getRange({ start: held?.key ?? this.start, end: this.end })) yield { key, postings: decodeBlock(value) };
+    for (const { key, value } of this.db.getRange({ start: held?.key ?? this.head, end: this.end })) yield this.blockOf(key, value);
   }
 
-  /** Writes postings (in order, at least one) as one block, or two halves past POSTINGS_PER_BLOCK. */
-  write(postings: Posting[]): void {
-    const halves = postings.length > POSTINGS_PER_BLOCK ? [postings.slice(0, postings.length >> 1), postings.slice(postings.length >> 1)] : [postings];
-    for (const half of halves) inTransaction(this.db.put(this.keyOf(half[0] as Posting), encodeBlock(half)));
+  /** The key of the word's next block after `key`, if any. */
+  private keyAfter(key: Buffer): Buffer | undefined {
+    for (const next of this.db.getKeys({ start: key, end: this.end, limit: 2 })) if (!next.equals(key)) return next;
+    return undefined;
   }
 
-  /** Adds a posting; false when the list holds it already. */
-  insert(posting: Posting): boolean {
-    const block = this.blockAt(posting) ?? this.first();
-    if (block === undefined) {
-      this.write([posting]);
-      return true;
-    }
-    const { at, found } = searchBlock(block.postings, posting);
-    if (found) return false;
-    block.postings.splice(at, 0, posting);
+  /**
+   * Writes postings (in order) as blocks of POSTINGS_PER_BLOCK at most, of even sizes, in place of
+   * the block `held` (not the head): the first keeps the head's place where `head` is given (its
+   * postings go there, the rest get keys of their own). Returns the blocks written less the one replaced.
+   */
+  private rewrite(held: Buffer | undefined, postings: readonly Posting[], head?: Head): number {
+    const blocks = Math.ceil(postings.length / POSTINGS_PER_BLOCK);
+    const size = Math.ceil(postings.length / Math.max(1, blocks));
+    if (head) head.postings = postings.slice(0, size);
     // A new first posting is a new key.
-    if (at === 0) inTransaction(this.db.remove(block.key));
-    this.write(block.postings);
-    return true;
+    if (held !== undefined && (postings.length === 0 || !this.keyOf(postings[0] as Posting).equals(held))) inTransaction(this.db.remove(held));
+    for (let at = head ? size : 0; at < postings.length; at += size) {
+      const block = postings.slice(at, at + size);
+      inTransaction(this.db.put(this.keyOf(block[0] as Posting), encodeBlock(block)));
+    }
+    return blocks - (head || held !== undefined ? 1 : 0);
   }
 
-  /** Takes a posting away; false when the list does not hold it. Blocks emptied go; none are merged. */
-  remove(posting: Posting): boolean {
-    const block = this.blockAt(posting);
-    if (block === undefined) return false;
-    const { at, found } = searchBlock(block.postings, posting);
-    if (!found) return false;
-    block.postings.splice(at, 1);
-    if (at === 0 || block.postings.length === 0) inTransaction(this.db.remove(block.key));
-    if (block.postings.length > 0) this.write(block.postings);
-    return true;
+  /**
+   * Applies changes (in order; each posting once: added, or taken away) block by block: each block
+   * they fall in is read and written once, the head last (with its counts). Returns how many
+   * postings the list holds more (or fewer).
+   */
+  change(changes: readonly PostingChange[]): number {
+    const head = this.readHead() ?? { count: 0, blocks: 1, postings: [] };
+    const before = head.count;
+    let index = 0;
+    while (index < changes.length) {
+      const block = head.blocks === 1 ? { key: this.head, postings: head.postings } : (this.blockAt((changes[index] as PostingChange).posting) as Block);
+      const next = head.blocks === 1 ? undefined : this.keyAfter(block.key);
+      // The changes that fall in this block: before the next one's first posting.
+      const mine: PostingChange[] = [];
+      while (index < changes.length && (next === undefined || Buffer.compare(this.keyOf((changes[index] as PostingChange).posting), next) < 0)) mine.push(changes[index++] as PostingChange);
+      const merged = mergeChanges(block.postings, mine);
+      head.count += merged.length - block.postings.length;
+      const isHeadBlock = block.key.length === this.head.length;
+      head.blocks += isHeadBlock ? this.rewrite(undefined, merged, head) : this.rewrite(block.key, merged);
+    }
+    // A head left empty takes the next block's place (and its count in `blocks`), if the list has one.
+    if (head.postings.length === 0 && head.count > 0) {
+      for (const { key, value } of this.db.getRange({ start: Buffer.concat([this.head, WORD_END]), end: this.end, limit: 1 })) {
+        head.postings = decodeBlock(value);
+        inTransaction(this.db.remove(key));
+      }
+    }
+    if (head.count > 0) inTransaction(this.db.put(this.head, headValue(head)));
+    else if (before > 0) inTransaction(this.db.remove(this.head));
+    return head.count - before;
   }
+}
+/** A posting added to a list (`add`) or taken from it. */
+interface PostingChange {
+  posting: Posting;
+  add: boolean;
+}
+
+/** A block's postings with changes applied (both in order): an addition of a posting held, or a removal of one not held, changes nothing. */
+function mergeChanges(held: readonly Posting[], changes: readonly PostingChange[]): Posting[] {
+  const merged: Posting[] = [];
+  let at = 0;
+  for (const { posting, add } of changes) {
+    while (at < held.length && comparePostings(held[at] as Posting, posting) < 0) merged.push(held[at++] as Posting);
+    if (at < held.length && comparePostings(held[at] as Posting, posting) === 0) at++;
+    if (add) merged.push(posting);
+  }
+  while (at < held.length) merged.push(held[at++] as Posting);
+  return merged;
 }
 
 /**
@@ -196,36 +291,73 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
     private readonly notesWithPrefix: NotesWithPrefix,
   ) {}
 
-  /** Adds (+1) or removes (-1) a note's postings, inside the write transaction. */
+  /** While a batch of events is written (batch()): per word, each posting's last change (by its posting's key). */
+  private pending: Map<string, Map<string, PostingChange>> | undefined;
+
+  /**
+   * Runs `write` (inside the write transaction, a batch of events) with the changes of the index
+   * gathered, then applies them word by word: each block a batch changes is read and written once,
+   * where a change a posting cost a block's read and write (a batch of 2,000 notes adds 2,000
+   * postings to the list of every note, and a thousand to a word in half of them).
+   */
+  batch<T>(write: (pending: Map<string, Map<string, PostingChange>>) => T): T {
+    if (this.pending) return write(this.pending);
+    const pending = new Map<string, Map<string, PostingChange>>();
+    this.pending = pending;
+    try {
+      return write(pending);
+    } finally {
+      this.pending = undefined;
+      for (const [word, changes] of pending) {
+        new WordBlocks(this.db, word).change([...changes.values()].sort((a, b) => comparePostings(a.posting, b.posting)));
+      }
+    }
+  }
+
+  /**
+   * Adds (+1) or removes (-1) a note's postings, inside the write transaction (a change each,
+   * applied when the batch ends: the last change of a posting is what it ends as, as when each
+   * is applied in turn).
+   */
   apply(event: NostrEvent, delta: 1 | -1): void {
     const words = indexedWordsOf(event);
     if (words.length === 0) return;
+    if (!this.pending) {
+      this.batch(() => this.apply(event, delta));
+      return;
+    }
     const posting = postingOfNote(event.created_at, event.id, event.kind);
     // A posting stands for every note of its place, prefix and kind that holds the word: taken
     // away only where none of the others does.
     const others = delta > 0 ? [] : this.notesOf(posting).filter((held) => held.event.id !== event.id);
     const othersHold = others.length === 0 ? undefined : new Set(others.flatMap((held) => indexedWordsOf(held.event)));
-    for (const word of words) {
-      if (othersHold?.has(word)) continue;
-      const list = new WordBlocks(this.db, word);
-      if (delta > 0 ? list.insert(posting) : list.remove(posting)) this.count(word, delta);
-    }
+    for (const word of words) if (!othersHold?.has(word)) this.change(this.pending, word, posting, delta > 0);
   }
 
-  private count(word: string, delta: number): void {
-    const key = countKey(word);
-    const count = (this.db.get(key)?.readUInt32BE(0) ?? 0) + delta;
-    if (count <= 0) {
-      inTransaction(this.db.remove(key));
-      return;
-    }
-    const value = Buffer.allocUnsafe(4);
-    value.writeUInt32BE(count);
-    inTransaction(this.db.put(key, value));
+  /** A posting's change, in place of any earlier one of the batch. */
+  private change(pending: Map<string, Map<string, PostingChange>>, word: string, posting: Posting, add: boolean): void {
+    let changes = pending.get(word);
+    if (!changes) pending.set(word, (changes = new Map()));
+    changes.set(`${posting.createdAt} ${posting.prefix} ${posting.kindBit}`, { posting, add });
   }
 
   private countOf(word: string): number {
-    return this.db.get(countKey(word))?.readUInt32BE(0) ?? 0;
+    return new WordBlocks(this.db, word).readHead(false)?.count ?? 0;
+  }
+
+  /** The words held from `start` on (a head key's word each), below `end`, at most `limit`: a read from each head past the word's other blocks. */
+  private wordsFrom(start: Buffer, end: Buffer, limit: number): string[] {
+    const words: string[] = [];
+    let from = start;
+    while (words.length < limit) {
+      let found: Buffer | undefined;
+      for (const key of this.db.getKeys({ start: from, end, limit: 1 })) found = key;
+      if (found === undefined) break;
+      const wordEnd = found.indexOf(0);
+      if (isHead(found)) words.push(found.toString('utf8', 0, wordEnd));
+      from = Buffer.concat([found.subarray(0, wordEnd), Buffer.from([1])]);
+    }
+    return words;
   }
 
   /** The servable notes a posting may stand for: its place, prefix and kind. */
@@ -235,8 +367,8 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
   }
 
   noteWordsStarting(prefix: string, limit: number): Promise<string[]> {
-    const start = countKey(prefix);
-    return this.transactions.read(() => [...this.db.getKeys({ start, end: Buffer.concat([start, PAST_WORDS]), limit })].map((key) => key.toString('utf8', 1)));
+    const start = Buffer.from(prefix);
+    return this.transactions.read(() => this.wordsFrom(start, Buffer.concat([start, PAST_WORDS]), limit));
   }
 
   searchNotes(query: NoteSearchQuery, limits: NoteSearchLimits = NOTE_SEARCH_LIMITS): Promise<NoteSearchResult> {
@@ -275,6 +407,15 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
     const either = oneOf.map(reader);
     const notes: NotePosting[] = [];
     let last: Posting | undefined;
+    // The notes found of one place and prefix (postings of both kinds sort together, their notes
+    // by id across them): added to the page in order once the next place or prefix comes.
+    let group: NotePosting[] = [];
+    const closeGroup = () => {
+      notes.push(...group.sort(compareNotes));
+      group = [];
+      return notes.length >= query.first;
+    };
+    const page = () => notes.slice(0, query.first);
     for (;;) {
       let least: ListReader | undefined;
       let leastPosting: Posting | undefined;
@@ -285,24 +426,31 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
           leastPosting = next;
         }
       }
-      if (least === undefined || leastPosting === undefined || (since !== null && leastPosting.createdAt < since)) return { notes, stoppedAt: null };
-      least.advance();
+      if (least === undefined || leastPosting === undefined || (since !== null && leastPosting.createdAt < since)) {
+        closeGroup();
+        return { notes: page(), stoppedAt: null };
+      }
       const posting = leastPosting;
-      if (last !== undefined && comparePostings(posting, last) === 0) continue;
-      if (last !== undefined && work >= cap) return { notes, stoppedAt: positionPast(last) };
+      if (last !== undefined && comparePostings(posting, last) === 0) {
+        least.advance();
+        continue;
+      }
+      // Stopped only between groups: where it stops, the next page goes on past the whole group.
+      if (last !== undefined && (posting.createdAt !== last.createdAt || posting.prefix !== last.prefix)) {
+        if (closeGroup()) return { notes: page(), stoppedAt: null };
+        if (work >= cap) return { notes, stoppedAt: positionPast(last) };
+      }
+      least.advance();
       work += 1;
       last = posting;
       if (!kinds.has(kindOfPosting(posting))) continue;
       if (!checked.every((list) => (work++, list.holds(posting)))) continue;
       if (either.length > 0 && !either.some((list) => (work++, list.holds(posting)))) continue;
-      for (const note of this.matchesOf(posting, query, fromCursor ? after : null)) {
-        notes.push(note);
-        if (notes.length >= query.first) return { notes, stoppedAt: null };
-      }
+      group.push(...this.matchesOf(posting, query, fromCursor ? after : null));
     }
   }
 
-  /** The notes a posting found in every list stands for, after the cursor, in page order. */
+  /** The notes a posting found in every list stands for, after the cursor. */
   private matchesOf(posting: Posting, query: NoteSearchQuery, after: ReplyPosition | null): NotePosting[] {
     let held = this.notesOf(posting);
     if (held.length > 1) {
@@ -313,19 +461,18 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
     }
     return held
       .map(({ event, bytes }) => ({ createdAt: event.created_at, id: event.id, kind: event.kind, bytes }))
-      .filter((note) => after === null || compareNotes(note, after) > 0)
-      .sort(compareNotes);
+      .filter((note) => after === null || compareNotes(note, after) > 0);
   }
 
   async *noteSearchLists(): AsyncIterable<NoteSearchList[]> {
-    let after = countKey('');
-    const end = Buffer.from([COUNT + 1]);
+    let from = Buffer.alloc(0);
+    const end = Buffer.from([0xff]);
     for (;;) {
-      const start = after;
-      const words = await this.transactions.read(() => [...this.db.getKeys({ start, end, limit: 200 })].filter((key) => !key.equals(start)).map((key) => key.toString('utf8', 1)));
+      const start = from;
+      const words = await this.transactions.read(() => this.wordsFrom(start, end, 200));
       if (words.length === 0) return;
       yield await this.transactions.read(() => words.map((word) => ({ word, notes: this.notesOfWord(word) })));
-      after = countKey(words.at(-1) as string);
+      from = Buffer.concat([Buffer.from(words.at(-1) as string), Buffer.from([1])]);
     }
   }
 
@@ -352,15 +499,21 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
     if ([...relations.getKeys({ start: 'Q:', end: 'Q;', limit: 1 })].length === 0) return true;
     try {
       relations.transactionSync(() => {
-        for (const key of relations.getKeys({ start: 'Q:', end: 'Q;' })) {
-          const space = key.indexOf(' ', 2);
-          if (space > 2) {
-            const word = key.slice(2, space);
-            const { createdAt, id } = notePositionOf(key.slice(space + 1), 0);
-            const kind = Number((relations.get(key) ?? '').split(' ')[0]);
-            if (isSearchableKind(kind) && new WordBlocks(this.db, word).insert(postingOfNote(createdAt, id, kind))) this.count(word, 1);
-          }
-          inTransaction(relations.remove(key));
+        // A batch of changes at a time: a million notes' postings are not held at once.
+        const keys = [...relations.getKeys({ start: 'Q:', end: 'Q;' })];
+        for (let start = 0; start < keys.length; start += ADOPTED_PER_BATCH) {
+          this.batch((pending) => {
+            for (const key of keys.slice(start, start + ADOPTED_PER_BATCH)) {
+              const space = key.indexOf(' ', 2);
+              const kind = Number((relations.get(key) ?? '').split(' ')[0]);
+              if (space > 2 && isSearchableKind(kind)) {
+                const { createdAt, id } = notePositionOf(key.slice(space + 1), 0);
+                const posting = postingOfNote(createdAt, id, kind);
+                this.change(pending, key.slice(2, space), posting, true);
+              }
+              inTransaction(relations.remove(key));
+            }
+          });
         }
         for (const key of relations.getKeys({ start: 'Qv:', end: 'Qv;' })) inTransaction(relations.remove(key));
       });

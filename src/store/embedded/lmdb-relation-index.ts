@@ -297,7 +297,8 @@ export class LmdbRelationIndex implements RelationIndex {
     const batch = new FollowWrites();
     this.followBatch = batch;
     try {
-      return write();
+      // The note search index's changes too, applied word by word as the batch ends (LmdbNoteSearch.batch).
+      return this.noteSearch ? this.noteSearch.batch(write) : write();
     } finally {
       this.followBatch = undefined;
       this.applyFollows(batch);

@@ -1,0 +1,206 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { open } from 'lmdb';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { NostrEvent } from '../src/nostr/event.js';
+import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
+import { comparePostings, decodeBlock, encodeBlock, type Posting, postingKeyBytes, searchBlock } from '../src/store/note-postings.js';
+import { indexedWordsOf, type NoteSearchQuery } from '../src/store/note-search-index.js';
+import { checkRelations, rebuildRelations } from '../src/store/relation-check.js';
+import { compareNotes, notePlace, type ReplyPosition, replyMember, storedSizeOf } from '../src/store/relation-index.js';
+import { shuffled } from './support/shuffle.js';
+
+/**
+ * The packed postings of the note search index (store/note-postings.ts) and the LMDB store that
+ * keeps them (embedded/lmdb-note-search.ts): the block format against its own reading; notes that
+ * share a posting (the same second, kind and first 4 bytes of the id: anyone can grind 32 bits)
+ * each found only by their own words, and kept when the other goes; a list of many blocks in any
+ * order of writes and removals; an earlier version's keys moved into it on open.
+ */
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 200);
+
+const posting = fc.record({
+  createdAt: fc.oneof(fc.integer({ min: 0, max: 2_000_000_000 }), fc.constantFrom(0, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER - 1)),
+  prefix: fc.integer({ min: 0, max: 0xffffff }),
+  kindBit: fc.integer({ min: 0, max: 1 }),
+});
+
+/** Postings in page order, each once. */
+const orderedPostings = fc.array(posting, { maxLength: 300 }).map((postings) => {
+  const sorted = [...postings].sort(comparePostings);
+  return sorted.filter((item, index) => index === 0 || comparePostings(sorted[index - 1] as Posting, item) !== 0);
+});
+
+describe('packed postings (note-postings.ts)', () => {
+  it('a block reads back as the postings written, in order, for any created_at a note may have', () => {
+    fc.assert(
+      fc.property(orderedPostings, (postings) => {
+        expect(decodeBlock(encodeBlock(postings))).toEqual(postings);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('a common word is a few bytes a posting: notes a minute apart take 4 bytes each', () => {
+    const postings = Array.from({ length: 100 }, (_, index) => ({ createdAt: 1_700_000_000 - 60 * index, prefix: ((index * 2_654_435_761) >>> 0) % 2 ** 24, kindBit: 0 }));
+    // The first posting's header holds the whole created_at (5 bytes), each other one the minute (1).
+    expect(encodeBlock(postings).length).toBe(5 + 3 + 99 * 4);
+  });
+
+  it('the bytes of a key sort as the postings do, and a block is searched by that order', () => {
+    fc.assert(
+      fc.property(posting, posting, (a, b) => {
+        expect(Math.sign(Buffer.compare(postingKeyBytes(a), postingKeyBytes(b)))).toBe(Math.sign(comparePostings(a, b)));
+      }),
+      { numRuns: RUNS * 5 },
+    );
+    fc.assert(
+      fc.property(orderedPostings, posting, (postings, asked) => {
+        const { at, found } = searchBlock(postings, asked);
+        expect(found).toBe(postings.some((held) => comparePostings(held, asked) === 0));
+        // Where it is, or where it would go: everything before is before it, everything from there is not.
+        expect(postings.slice(0, at).every((held) => comparePostings(held, asked) < 0)).toBe(true);
+        expect(postings.slice(at).every((held) => comparePostings(held, asked) >= 0)).toBe(true);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('postings out of order, or a block cut inside a posting, are refused rather than misread', () => {
+    expect(() => encodeBlock([{ createdAt: 1, prefix: 0, kindBit: 0 }, { createdAt: 2, prefix: 0, kindBit: 0 }])).toThrow('out of order');
+    const block = encodeBlock([{ createdAt: 1_700_000_000, prefix: 7, kindBit: 1 }]);
+    expect(() => decodeBlock(block.subarray(0, block.length - 1))).toThrow('ends inside a posting');
+  });
+});
+
+const T = 1_700_000_000;
+const AUTHOR = 'a'.repeat(64);
+
+/** A note with the id asked (the store trusts its callers: no signature is checked here). */
+function note(id: string, content: string, { kind = 1, at = T, pubkey = AUTHOR, tags = [] as string[][] } = {}): NostrEvent {
+  return { id, pubkey, created_at: at, kind, tags, content, sig: '0'.repeat(128) };
+}
+
+const idOf = (prefix: string, text: string) => prefix + createHash('sha256').update(text).digest('hex').slice(prefix.length);
+
+const query = (words: string[], more: Partial<NoteSearchQuery> = {}): NoteSearchQuery => ({ words, anyOf: null, kinds: [1, 30023], since: null, until: null, after: null, first: 100, ...more });
+
+describe('the LMDB note search index (packed postings)', () => {
+  const dirs: string[] = [];
+  const stores: LmdbEventStore[] = [];
+  const openStore = (dir = mkdtempSync(join(tmpdir(), 'note-search-packed-')), noteSearch = true) => {
+    if (!dirs.includes(dir)) dirs.push(dir);
+    const store = new LmdbEventStore(dir, { noteSearch });
+    stores.push(store);
+    return { store, dir };
+  };
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close().catch(() => {});
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  const ids = async (store: LmdbEventStore, asked: NoteSearchQuery) => (await store.relations.searchNotes(asked)).notes.map((found) => found.id);
+
+  it('notes sharing a posting (second, kind, first 3 bytes of the id) are each found by their own words only, and stay when another goes', async () => {
+    const { store } = openStore();
+    const apple = note(idOf('deadbe', 'apple'), 'apple banana');
+    const cherry = note(idOf('deadbe', 'cherry'), 'banana cherry');
+    const article = note(idOf('deadbe', 'article'), 'apple pie', { kind: 30023, tags: [['d', 'pie']] });
+    const elsewhere = note(idOf('0badca', 'elsewhere'), 'apple', { at: T - 1 });
+    await store.putEvents([apple, cherry, article, elsewhere]);
+    const inOrder = (...notes: NostrEvent[]) => notes.map((held) => ({ createdAt: held.created_at, id: held.id })).sort(compareNotes).map((held) => held.id);
+    expect(await ids(store, query(['apple']))).toEqual(inOrder(apple, article, elsewhere));
+    expect(await ids(store, query(['cherry']))).toEqual([cherry.id]);
+    expect(await ids(store, query(['banana']))).toEqual(inOrder(apple, cherry));
+    expect(await ids(store, query(['apple', 'banana']))).toEqual([apple.id]);
+    expect(await ids(store, query(['apple'], { kinds: [30023] }))).toEqual([article.id]);
+    expect(await ids(store, query(['banana'], { anyOf: ['cherry', 'pie'] }))).toEqual([cherry.id]);
+    // One at a time: the second note of the shared posting comes on the next page, once.
+    const first = await store.relations.searchNotes(query(['banana'], { first: 1 }));
+    const second = await store.relations.searchNotes(query(['banana'], { first: 1, after: first.notes[0] as ReplyPosition }));
+    expect([...first.notes, ...second.notes].map((found) => found.id)).toEqual(inOrder(apple, cherry));
+    // And across the two kinds' postings of one place and prefix, by id, one at a time.
+    const paged: string[] = [];
+    let after: ReplyPosition | null = null;
+    for (let page = 0; page < 5; page++) {
+      const { notes } = await store.relations.searchNotes(query(['apple'], { first: 1, after }));
+      if (notes.length === 0) break;
+      paged.push(...notes.map((found) => found.id));
+      after = notes[0] as ReplyPosition;
+    }
+    expect(paged).toEqual(inOrder(apple, article, elsewhere));
+    // `apple` goes (its author deletes it): `banana` stays for `cherry`, `apple` for the article.
+    await store.putEvents([note(idOf('', 'deletion'), '', { kind: 5, at: T + 1, tags: [['e', apple.id]] })]);
+    expect(await ids(store, query(['apple']))).toEqual(inOrder(article, elsewhere));
+    expect(await ids(store, query(['banana']))).toEqual([cherry.id]);
+    const check = await checkRelations(store);
+    expect(check.noteSearchDifferences).toEqual([]);
+    expect(check.noteSearchWords).toBeGreaterThan(4);
+  });
+
+  it('a word of many blocks, written and removed in any order, many notes a second: every page as the notes say', async () => {
+    const { store } = openStore();
+    const notes = Array.from({ length: 700 }, (_, index) => note(idOf('', `many ${index}`), index % 3 === 0 ? 'common rare' : 'common', { at: T + Math.floor(index / 40) }));
+    for (let start = 0, order = shuffled(notes, 3); start < order.length; start += 50) await store.putEvents(order.slice(start, start + 50));
+    const gone = new Set(shuffled(notes, 5).slice(0, 300).map((held) => held.id));
+    for (const id of gone) await store.putEvents([note(idOf('', `deletes ${id}`), '', { kind: 5, at: T + 100, tags: [['e', id]] })]);
+    const want = (word: string) =>
+      notes
+        .filter((held) => !gone.has(held.id) && held.content.split(' ').includes(word))
+        .map((held) => ({ createdAt: held.created_at, id: held.id }))
+        .sort(compareNotes)
+        .map((held) => held.id);
+    for (const words of [['common'], ['rare'], ['common', 'rare']]) {
+      const seen: string[] = [];
+      let after: ReplyPosition | null = null;
+      for (let page = 0; page < 100; page++) {
+        const { notes: found } = await store.relations.searchNotes(query(words, { first: 7, after }));
+        seen.push(...found.map((held) => held.id));
+        if (found.length < 7) break;
+        after = found.at(-1) as ReplyPosition;
+      }
+      expect(seen, words.join(' ')).toEqual(want(words.at(-1) as string));
+    }
+    // since and until bound it by the second, inclusive.
+    const bounded = await ids(store, query(['common'], { since: T + 3, until: T + 5 }));
+    expect(bounded).toEqual(want('common').filter((id) => [3, 4, 5].map((second) => T + second).includes(notes.find((held) => held.id === id)?.created_at as number)));
+    expect((await checkRelations(store)).noteSearchDifferences).toEqual([]);
+  });
+
+  it("an earlier version's postings (a key each in the relationship database) are moved into it on open", async () => {
+    const { store, dir } = openStore(undefined, false);
+    const notes = [note(idOf('', 'old one'), 'upgraded words'), note(idOf('', 'old two'), 'upgraded', { at: T + 5 })];
+    await store.putEvents(notes);
+    await store.close();
+    // As the earlier version kept them: `Q:<word> <place>` → `<kind> <size>`, `Qv:<word>` → the count.
+    const writer = open({ path: dir });
+    const relations = writer.openDB<string, string>({ name: 'relations', encoding: 'string' });
+    await writer.transaction(() => {
+      for (const held of notes) {
+        for (const word of indexedWordsOf(held)) void relations.put(`Q:${word} ${replyMember(notePlace({ createdAt: held.created_at, id: held.id }))}`, `1 ${storedSizeOf(held)}`);
+      }
+      void relations.put('Qv:*', '2');
+      void relations.put('Qv:upgraded', '2');
+      void relations.put('Qv:words', '1');
+    });
+    await writer.close();
+    const { store: reopened } = openStore(dir);
+    expect(await ids(reopened, query(['upgraded']))).toEqual([notes[1]?.id, notes[0]?.id]);
+    expect(await reopened.relations.noteWordsStarting('up', 10)).toEqual(['upgraded']);
+    expect((await checkRelations(reopened)).noteSearchDifferences).toEqual([]);
+    await reopened.close();
+    const reader = open({ path: dir, readOnly: true });
+    try {
+      expect([...reader.openDB<string, string>({ name: 'relations', encoding: 'string' }).getKeys({ start: 'Q', end: 'R' })]).toEqual([]);
+    } finally {
+      await reader.close();
+    }
+    // And a rebuild writes the same again.
+    const { store: rebuilt } = openStore(dir);
+    await rebuildRelations(rebuilt);
+    expect(await ids(rebuilt, query(['upgraded']))).toEqual([notes[1]?.id, notes[0]?.id]);
+  });
+});
