@@ -7,7 +7,7 @@ import { open } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../src/nostr/event.js';
 import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
-import { comparePostings, decodeBlock, encodeBlock, type Posting, postingKeyBytes, searchBlock } from '../src/store/note-postings.js';
+import { comparePostings, decodeBlock, encodeBlock, type Posting, postingKeyBytes, postingOfKeyBytes, searchBlock } from '../src/store/note-postings.js';
 import { indexedWordsOf, type NoteSearchQuery } from '../src/store/note-search-index.js';
 import { checkRelations, rebuildRelations } from '../src/store/relation-check.js';
 import { compareNotes, notePlace, type ReplyPosition, replyMember, storedSizeOf } from '../src/store/relation-index.js';
@@ -55,6 +55,7 @@ describe('packed postings (note-postings.ts)', () => {
     fc.assert(
       fc.property(posting, posting, (a, b) => {
         expect(Math.sign(Buffer.compare(postingKeyBytes(a), postingKeyBytes(b)))).toBe(Math.sign(comparePostings(a, b)));
+        expect(postingOfKeyBytes(postingKeyBytes(a))).toEqual(a);
       }),
       { numRuns: RUNS * 5 },
     );

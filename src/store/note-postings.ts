@@ -141,3 +141,10 @@ export function postingKeyBytes(posting: Posting): Buffer {
   bytes[7 + PREFIX_BYTES] = posting.kindBit;
   return bytes;
 }
+
+/** The posting whose key bytes these are (postingKeyBytes). */
+export function postingOfKeyBytes(bytes: Uint8Array): Posting {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, POSTING_KEY_BYTES);
+  const mirrored = view.readUIntBE(0, 3) * 2 ** 32 + view.readUInt32BE(3);
+  return { createdAt: Number.MAX_SAFE_INTEGER - mirrored, prefix: view.readUIntBE(7, PREFIX_BYTES), kindBit: view[7 + PREFIX_BYTES] as number };
+}

@@ -20,6 +20,7 @@ import {
   type Posting,
   postingAt,
   postingKeyBytes,
+  postingOfKeyBytes,
   postingOfNote,
   POSTINGS_PER_BLOCK,
   positionPast,
@@ -50,8 +51,8 @@ const WORD_END = Buffer.from([0]);
 /** After every word starting with a prefix: UTF-8 never holds the bytes F4 90 (past U+10FFFF). */
 const PAST_WORDS = Buffer.from([0xf4, 0x90]);
 
-/** Postings of an earlier version's keys moved per batch (adopt). */
-const ADOPTED_PER_BATCH = 100_000;
+/** Postings of an earlier version's keys moved per write transaction (adopt). */
+const ADOPTED_PER_BATCH = 50_000;
 
 /** Whether a key is a head: its first NUL (the word's end) is its last byte. */
 const isHead = (key: Buffer) => key.indexOf(0) === key.length - 1;
@@ -183,10 +184,11 @@ class WordBlocks {
     let index = 0;
     while (index < changes.length) {
       const block = head.blocks === 1 ? { key: this.head, postings: head.postings } : (this.blockAt((changes[index] as PostingChange).posting) as Block);
-      const next = head.blocks === 1 ? undefined : this.keyAfter(block.key);
+      const nextKey = head.blocks === 1 ? undefined : this.keyAfter(block.key);
+      const next = nextKey && postingOfKeyBytes(nextKey.subarray(this.head.length));
       // The changes that fall in this block: before the next one's first posting.
       const mine: PostingChange[] = [];
-      while (index < changes.length && (next === undefined || Buffer.compare(this.keyOf((changes[index] as PostingChange).posting), next) < 0)) mine.push(changes[index++] as PostingChange);
+      while (index < changes.length && (next === undefined || comparePostings((changes[index] as PostingChange).posting, next) < 0)) mine.push(changes[index++] as PostingChange);
       const merged = mergeChanges(block.postings, mine);
       head.count += merged.length - block.postings.length;
       const isHeadBlock = block.key.length === this.head.length;
@@ -491,30 +493,31 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
 
   /**
    * Moves what an earlier version kept in the relationship database (a key per posting,
-   * `Q:<word> <place>` → `<kind> <size>`, and `Qv:<word>` → the count) here, in one write
-   * transaction, on open. False where the write failed (a full disk): the old keys stay, and
-   * searches read this index as it is until `relations rebuild`.
+   * `Q:<word> <place>` → `<kind> <size>`, and `Qv:<word>` → the count) here on open, a write
+   * transaction per ADOPTED_PER_BATCH postings (each moves its keys: whatever commits is whole).
+   * False where a write failed (a full disk): what is left stays, and searches read this index as
+   * it is until the next open or `relations rebuild`.
    */
   adopt(relations: Database<string, string>): boolean {
-    if ([...relations.getKeys({ start: 'Q:', end: 'Q;', limit: 1 })].length === 0) return true;
     try {
-      relations.transactionSync(() => {
-        // A batch of changes at a time: a million notes' postings are not held at once.
-        const keys = [...relations.getKeys({ start: 'Q:', end: 'Q;' })];
-        for (let start = 0; start < keys.length; start += ADOPTED_PER_BATCH) {
+      for (;;) {
+        const keys = [...relations.getKeys({ start: 'Q:', end: 'Q;', limit: ADOPTED_PER_BATCH })];
+        if (keys.length === 0) break;
+        relations.transactionSync(() =>
           this.batch((pending) => {
-            for (const key of keys.slice(start, start + ADOPTED_PER_BATCH)) {
+            for (const key of keys) {
               const space = key.indexOf(' ', 2);
               const kind = Number((relations.get(key) ?? '').split(' ')[0]);
               if (space > 2 && isSearchableKind(kind)) {
                 const { createdAt, id } = notePositionOf(key.slice(space + 1), 0);
-                const posting = postingOfNote(createdAt, id, kind);
-                this.change(pending, key.slice(2, space), posting, true);
+                this.change(pending, key.slice(2, space), postingOfNote(createdAt, id, kind), true);
               }
               inTransaction(relations.remove(key));
             }
-          });
-        }
+          }),
+        );
+      }
+      relations.transactionSync(() => {
         for (const key of relations.getKeys({ start: 'Qv:', end: 'Qv;' })) inTransaction(relations.remove(key));
       });
       return true;
