@@ -162,7 +162,7 @@ export class LmdbEventStore implements EventStore {
   }
 
   /**
-   * The servable events whose id starts with `prefix` (8 hex digits), read in the caller's
+   * The servable events whose id starts with `prefix` (a note search posting's hex digits), read in the caller's
    * transaction: the notes a note search posting names (lmdb-note-search.ts).
    */
   private servableWithPrefix(prefix: string): HeldNote[] {

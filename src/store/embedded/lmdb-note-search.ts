@@ -36,7 +36,7 @@ export interface HeldNote {
   bytes: number;
 }
 
-/** The servable events whose id starts with 8 hex digits (the store's events, read in the caller's transaction). */
+/** The servable events whose id starts with a posting's prefix (6 hex digits: note-postings.ts), read in the caller's transaction. */
 export type NotesWithPrefix = (prefix: string) => HeldNote[];
 
 /**
