@@ -236,8 +236,10 @@ class ListReader {
   private current: Posting[] = [];
   private at = 0;
   private ended = false;
-  /** The block a lookup read last. */
-  private looked: Posting[] | undefined;
+  /** The list's postings where it is one block (null where it is more; undefined: not read yet). */
+  private whole: Posting[] | null | undefined;
+  /** The block a lookup read last, and whether it is the head. */
+  private looked: { postings: Posting[]; head: boolean } | undefined;
 
   constructor(
     private readonly list: WordBlocks,
@@ -269,13 +271,22 @@ class ListReader {
   }
 
   holds(posting: Posting): boolean {
-    const looked = this.looked;
-    if (looked === undefined || comparePostings(posting, looked[0] as Posting) < 0 || comparePostings(posting, looked[looked.length - 1] as Posting) > 0) {
+    if (this.whole === undefined) {
+      // A list of one block (most lists: their head) answers every lookup from one read.
       this.onRead();
-      this.looked = this.list.blockAt(posting)?.postings;
-      if (this.looked === undefined) return false;
+      const head = this.list.readHead();
+      this.whole = head?.blocks === 1 ? head.postings : null;
     }
-    return searchBlock(this.looked as Posting[], posting).found;
+    if (this.whole !== null) return searchBlock(this.whole, posting).found;
+    const looked = this.looked;
+    // The block read last answers from its first posting (from the start, the head) to its last.
+    if (looked === undefined || (!looked.head && comparePostings(posting, looked.postings[0] as Posting) < 0) || comparePostings(posting, looked.postings[looked.postings.length - 1] as Posting) > 0) {
+      this.onRead();
+      const block = this.list.blockAt(posting);
+      if (block === undefined) return false;
+      this.looked = { postings: block.postings, head: block.key.length === this.list.head.length };
+    }
+    return searchBlock((this.looked as { postings: Posting[] }).postings, posting).found;
   }
 }
 
