@@ -7,7 +7,8 @@ import { open } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../src/nostr/event.js';
 import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
-import { comparePostings, decodeBlock, encodeBlock, type Posting, postingKeyBytes, postingOfKeyBytes, searchBlock } from '../src/store/note-postings.js';
+import { type HeldNote, LmdbNoteSearch } from '../src/store/embedded/lmdb-note-search.js';
+import { comparePostings, decodeBlock, encodeBlock, type Posting, postingKeyBytes, postingOfKeyBytes, POSTINGS_PER_BLOCK, searchBlock } from '../src/store/note-postings.js';
 import { indexedWordsOf, type NoteSearchQuery } from '../src/store/note-search-index.js';
 import { checkRelations, rebuildRelations } from '../src/store/relation-check.js';
 import { compareNotes, notePlace, type ReplyPosition, replyMember, storedSizeOf } from '../src/store/relation-index.js';
@@ -16,7 +17,7 @@ import { shuffled } from './support/shuffle.js';
 /**
  * The packed postings of the note search index (store/note-postings.ts) and the LMDB store that
  * keeps them (embedded/lmdb-note-search.ts): the block format against its own reading; notes that
- * share a posting (the same second, kind and first 4 bytes of the id: anyone can grind 32 bits)
+ * share a posting (the same second, kind and first 3 bytes of the id: anyone can grind 24 bits)
  * each found only by their own words, and kept when the other goes; a list of many blocks in any
  * order of writes and removals; an earlier version's keys moved into it on open.
  */
@@ -203,5 +204,94 @@ describe('the LMDB note search index (packed postings)', () => {
     const { store: rebuilt } = openStore(dir);
     await rebuildRelations(rebuilt);
     expect(await ids(rebuilt, query(['upgraded']))).toEqual([notes[1]?.id, notes[0]?.id]);
+  });
+
+  it('a search cut by its work bound and resumed from where it stopped gets further every time (found by review)', async () => {
+    const { store } = openStore();
+    const words = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7', 'w8'];
+    const notes = Array.from({ length: 50 }, (_, index) => note(idOf('', `bound ${index}`), words.join(' '), { at: T - index }));
+    await store.putEvents(notes);
+    const seen: string[] = [];
+    let after: ReplyPosition | null = null;
+    for (let page = 0; page < 200; page++) {
+      const { notes: found, stoppedAt } = await store.relations.searchNotes(query(words, { first: 5, after }), { scanPerShard: 1 });
+      seen.push(...found.map((held) => held.id));
+      const next: ReplyPosition | null = found.length >= 5 ? (found.at(-1) as ReplyPosition) : stoppedAt;
+      if (next === null) break;
+      expect(after === null || compareNotes(after, next) < 0, `page ${page}`).toBe(true);
+      after = next;
+    }
+    expect(seen).toEqual(notes.map((held) => held.id));
+  });
+});
+
+describe('the LMDB note search index, its reads and writes (LmdbNoteSearch alone)', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  const openIndex = (notesWithPrefix: (prefix: string, createdAt: number) => HeldNote[] = () => []) => {
+    const dir = mkdtempSync(join(tmpdir(), 'note-search-index-'));
+    dirs.push(dir);
+    const root = open({ path: dir });
+    const db = root.openDB<Buffer, Buffer>({ name: 'note-search', keyEncoding: 'binary', encoding: 'binary' });
+    // Keys read, counted as they are read (a read stops where its caller stops).
+    let keysRead = 0;
+    const getKeys = db.getKeys.bind(db);
+    const counting = (options: Parameters<typeof getKeys>[0]) => {
+      const keys = getKeys(options);
+      return {
+        *[Symbol.iterator]() {
+          for (const key of keys) {
+            keysRead++;
+            yield key;
+          }
+        },
+      };
+    };
+    (db as unknown as { getKeys: typeof counting }).getKeys = counting;
+    const index = new LmdbNoteSearch(db, {} as never, notesWithPrefix);
+    const keysOf = (word: string) => [...getKeys({ start: Buffer.from(`${word}\0`), end: Buffer.from(`${word}\u0001`) })];
+    const write = (changes: (index: LmdbNoteSearch) => void) => root.transactionSync(() => index.batch(() => changes(index)));
+    return { root, index, keysOf, write, keysRead: () => keysRead };
+  };
+  const notesAt = (count: number, at: (index: number) => number, content: (index: number) => string) =>
+    Array.from({ length: count }, (_, index) => note(idOf('', `alone ${index}`), content(index), { at: at(index) }));
+
+  it('notes arriving newest first fill their blocks, and a batch of the newest reads a few keys of a long list, not all of them', () => {
+    const { root, keysOf, write, keysRead } = openIndex();
+    try {
+      const notes = notesAt(20_000, (at) => T + at, () => 'long');
+      for (let start = 0; start < notes.length; start += 2_000) write((held) => notes.slice(start, start + 2_000).forEach((event) => held.apply(event, 1)));
+      // Every block full but the head: 20,000 postings in 157 keys (the head and 156 blocks of 128).
+      expect(keysOf('long').length).toBe(Math.ceil(20_000 / POSTINGS_PER_BLOCK));
+      const before = keysRead();
+      for (let batch = 0; batch < 10; batch++) write((held) => held.apply(note(idOf('', `newest ${batch}`), 'long', { at: T + 30_000 + batch }), 1));
+      // Two long lists (the word, and every note's `*`), a few keys each a batch: 3,140 when every key of both was read.
+      expect(keysRead() - before).toBeLessThan(100);
+    } finally {
+      void root.close();
+    }
+  });
+
+  it('a batch removing many notes that share a posting reads their notes once, not once a removal (found by review)', () => {
+    let reads = 0;
+    const { root, keysOf, write } = openIndex(() => {
+      reads++;
+      return [];
+    });
+    try {
+      // 300 notes of one second, kind and 3 bytes of id: one posting in every list they share.
+      const notes = Array.from({ length: 300 }, (_, at) => note(idOf('abcdef', `ground ${at}`), `shared own${at}`));
+      write((held) => notes.forEach((event) => held.apply(event, 1)));
+      expect(keysOf('shared').length).toBe(1);
+      reads = 0;
+      write((held) => notes.forEach((event) => held.apply(event, -1)));
+      expect(reads).toBe(1);
+      expect(keysOf('shared')).toEqual([]);
+      expect(keysOf('own7')).toEqual([]);
+    } finally {
+      void root.close();
+    }
   });
 });

@@ -8,7 +8,7 @@ import { SEARCHABLE_KINDS } from './note-search-index.js';
  * A posting names a note by its created_at, the first 3 bytes of its id and its kind, in page order
  * (newest first, then by id): what a query compares, intersects and pages by. The note's whole id
  * is read where the note is (the store's events by those 3 bytes) only for the notes a page shows.
- * Two servable notes may share all three (by chance, a few times a day at a hundred notes a second;
+ * Two servable notes may share all three (by chance, some 25 times a day at a hundred notes a second;
  * or ground on purpose): a posting then stands for each of them that holds the word, and a store
  * reading it checks their words. 3 bytes, not 4: a byte less per posting is a sixth of the index,
  * and a store still finds a posting's notes among a few events at 100,000,000.

@@ -59,6 +59,20 @@ import { readNow } from './lmdb-read-now.js';
  * cannot even set up its lock file: the directory is then opened read-only, so that what it holds
  * is still served, and `readOnly` says why.
  */
+/** The created_at of stored wire JSON (`{"id":"<64>","pubkey":"<64>","created_at":<digits>,…`, as serializeEvent writes it), or undefined in another shape. */
+function wireCreatedAt(value: Buffer): number | undefined {
+  const start = 162;
+  if (value.toString('latin1', 147, start) !== '","created_at":') return undefined;
+  let at = start;
+  let createdAt = 0;
+  for (; at < value.length && at < start + 16; at++) {
+    const digit = (value[at] as number) - 0x30;
+    if (digit < 0 || digit > 9) break;
+    createdAt = createdAt * 10 + digit;
+  }
+  return at > start && value[at] === 0x2c ? createdAt : undefined;
+}
+
 function openEnvironment(dataDir: string): { root: RootDatabase<string, string>; readOnly?: WritesRefusedError } {
   const options = { path: dataDir, noSubdir: false, encoding: 'string', compression: false } as const;
   try {
@@ -158,21 +172,30 @@ export class LmdbEventStore implements EventStore {
   private openNoteSearch(): LmdbNoteSearch | undefined {
     const options = { name: 'note-search', keyEncoding: 'binary', encoding: 'binary', ...(this.readOnly ? { create: false } : {}) };
     const db = this.root.openDB<Buffer, Buffer>(options as DatabaseOptions & { name: string }) as Database<Buffer, Buffer> | undefined;
-    return db && new LmdbNoteSearch(db, this.transactions, (prefix) => this.servableWithPrefix(prefix));
+    return db && new LmdbNoteSearch(db, this.transactions, (prefix, createdAt) => this.servableWithPrefix(prefix, createdAt));
   }
 
   /**
-   * The servable events whose id starts with `prefix` (a note search posting's hex digits), read in the caller's
-   * transaction: the notes a note search posting names (lmdb-note-search.ts).
+   * The servable events whose id starts with `prefix` (a note search posting's hex digits) and
+   * whose created_at is `createdAt`, read in the caller's transaction: the notes a note search
+   * posting names (lmdb-note-search.ts). An event of another second is told by its bytes, unparsed
+   * (anyone can grind ids to share a prefix).
    */
-  private servableWithPrefix(prefix: string): HeldNote[] {
+  private servableWithPrefix(prefix: string, createdAt: number): HeldNote[] {
     const held: HeldNote[] = [];
+    const ofAnotherSecond = (value: Buffer) => {
+      const at = wireCreatedAt(value);
+      return at !== undefined && at !== createdAt;
+    };
     for (const { key, value } of this.events.getRange({ start: prefix, end: `${prefix}g` })) {
       let event: NostrEvent | undefined;
       if (value.toString('latin1', 0, MARKER_PREFIX.length) === MARKER_PREFIX) {
-        const version = this.heldVersion(value.toString('utf8', MARKER_PREFIX.length));
+        const address = value.toString('utf8', MARKER_PREFIX.length);
+        const slot = this.replaceable.get(address);
+        if (slot === undefined || ofAnotherSecond(slot)) continue;
+        const version = this.heldVersion(address);
         if (version && 'id' in version && version.id === key) event = version.event;
-      } else if (value[0] === 0x7b) {
+      } else if (value[0] === 0x7b && !ofAnotherSecond(value)) {
         try {
           event = readStoredEvent(value, { id: key }).event;
         } catch (error) {

@@ -36,8 +36,11 @@ export interface HeldNote {
   bytes: number;
 }
 
-/** The servable events whose id starts with a posting's prefix (6 hex digits: note-postings.ts), read in the caller's transaction. */
-export type NotesWithPrefix = (prefix: string) => HeldNote[];
+/**
+ * The servable events whose id starts with a posting's prefix (6 hex digits: note-postings.ts)
+ * and whose created_at is the posting's (others may be left out unread), in the caller's transaction.
+ */
+export type NotesWithPrefix = (prefix: string, createdAt: number) => HeldNote[];
 
 /**
  * The keys: a word's *head*, `<word> 0x00` → its count of postings and of blocks (varints), then
@@ -112,7 +115,7 @@ class WordBlocks {
   readonly head: Buffer;
   readonly end: Buffer;
   /** Before the head: where a reverse read of the word's keys ends. */
-  private readonly before: Buffer;
+  readonly before: Buffer;
 
   constructor(
     private readonly db: Database<Buffer, Buffer>,
@@ -150,50 +153,67 @@ class WordBlocks {
   }
 
   /**
-   * Writes postings (in order) as blocks of POSTINGS_PER_BLOCK at most, of even sizes, in place of
-   * the block `held` (not the head): the first keeps the head's place where `head` is given (its
-   * postings go there, the rest get keys of their own). Returns the blocks written less the one replaced.
+   * Writes postings (in order) in place of the block `held` as blocks of POSTINGS_PER_BLOCK at
+   * most, of even sizes; or, where `head` is given, in the head's place: the head keeps the first
+   * of them and the rest go out as full blocks (notes arriving newest first fill the head, and each
+   * overflow moves out a full block, where halves left blocks half full). Returns the blocks
+   * written less the one replaced.
    */
   private rewrite(held: Buffer | undefined, postings: readonly Posting[], head?: Head): number {
+    const put = (block: readonly Posting[]) => inTransaction(this.db.put(this.keyOf(block[0] as Posting), encodeBlock(block)));
+    if (head) {
+      const others = Math.max(0, Math.ceil(postings.length / POSTINGS_PER_BLOCK) - 1);
+      const kept = postings.length - others * POSTINGS_PER_BLOCK;
+      head.postings = postings.slice(0, kept);
+      for (let at = kept; at < postings.length; at += POSTINGS_PER_BLOCK) put(postings.slice(at, at + POSTINGS_PER_BLOCK));
+      return others - (kept === 0 ? 1 : 0);
+    }
     const blocks = Math.ceil(postings.length / POSTINGS_PER_BLOCK);
     const size = Math.ceil(postings.length / Math.max(1, blocks));
-    if (head) head.postings = postings.slice(0, size);
     // A new first posting is a new key.
     if (held !== undefined && (postings.length === 0 || !this.keyOf(postings[0] as Posting).equals(held))) inTransaction(this.db.remove(held));
-    for (let at = head ? size : 0; at < postings.length; at += size) {
-      const block = postings.slice(at, at + size);
-      inTransaction(this.db.put(this.keyOf(block[0] as Posting), encodeBlock(block)));
-    }
-    return blocks - (head || held !== undefined ? 1 : 0);
+    for (let at = 0; at < postings.length; at += size) put(postings.slice(at, at + size));
+    return blocks - (held !== undefined ? 1 : 0);
   }
 
   /**
    * Applies changes (in order; each posting once: added, or taken away) block by block: each block
-   * they fall in is read and written once, the head last (with its counts). A list of more than one
-   * block has its keys read first, in one pass (a random-order import changes most blocks of a
-   * common word every batch: a read of the keys, not two cursor seeks, finds each). Returns how many
-   * postings the list holds more (or fewer).
+   * they fall in is read and written once, the head last (with its counts). Of a list of more than
+   * one block, only the keys from the block of the first change to the one past the last are read
+   * (a random-order import changes most blocks of a common word every batch; notes arriving in
+   * order, only its newest). Returns how many postings the list holds more (or fewer).
    */
   change(changes: readonly PostingChange[]): number {
     const head = this.readHead() ?? { count: 0, blocks: 1, postings: [] };
     const before = head.count;
-    // The other blocks' keys and first postings, in order: block i + 1 holds what sorts from firsts[i] on.
-    const keys = head.blocks === 1 ? [] : [...this.db.getKeys({ start: Buffer.concat([this.head, WORD_END]), end: this.end })];
-    const firsts = keys.map((key) => postingOfKeyBytes(key.subarray(this.head.length)));
+    // The blocks the changes span (the first may be the head), then the one after them.
+    const spanned: Buffer[] = [this.head];
+    if (head.blocks > 1 && changes.length > 0) {
+      const first = (changes[0] as PostingChange).posting;
+      const last = (changes[changes.length - 1] as PostingChange).posting;
+      for (const key of this.db.getKeys({ start: this.keyOf(first), end: this.before, reverse: true, limit: 1 })) spanned[0] = key;
+      for (const key of this.db.getKeys({ start: spanned[0] as Buffer, end: this.end })) {
+        if (key.equals(spanned[0] as Buffer)) continue;
+        spanned.push(key);
+        if (comparePostings(postingOfKeyBytes(key.subarray(this.head.length)), last) > 0) break;
+      }
+    }
+    // Block i holds what sorts from firsts[i] on (the first, whatever the changes start with).
+    const firsts = spanned.map((key, at) => (at === 0 ? undefined : postingOfKeyBytes(key.subarray(this.head.length))));
     let index = 0;
     let block = 0;
     while (index < changes.length) {
       const posting = (changes[index] as PostingChange).posting;
-      // The block the change falls in: the last whose first posting is not after it (the head where none).
-      while (block < firsts.length && comparePostings(firsts[block] as Posting, posting) <= 0) block++;
-      const next = firsts[block];
+      while (block + 1 < spanned.length && comparePostings(firsts[block + 1] as Posting, posting) <= 0) block++;
+      const next = firsts[block + 1];
       const mine: PostingChange[] = [];
       while (index < changes.length && (next === undefined || comparePostings((changes[index] as PostingChange).posting, next) < 0)) mine.push(changes[index++] as PostingChange);
-      const key = block === 0 ? undefined : (keys[block - 1] as Buffer);
-      const held = key === undefined ? head.postings : decodeBlock(this.db.get(key) as Buffer);
+      const key = spanned[block] as Buffer;
+      const isHead = key.length === this.head.length;
+      const held = isHead ? head.postings : decodeBlock(this.db.get(key) as Buffer);
       const merged = mergeChanges(held, mine);
       head.count += merged.length - held.length;
-      head.blocks += key === undefined ? this.rewrite(undefined, merged, head) : this.rewrite(key, merged);
+      head.blocks += isHead ? this.rewrite(undefined, merged, head) : this.rewrite(key, merged);
     }
     // A head left empty takes the next block's place (and its count in `blocks`), if the list has one.
     if (head.postings.length === 0 && head.count > 0) {
@@ -207,6 +227,9 @@ class WordBlocks {
     return head.count - before;
   }
 }
+/** A posting as a map key. */
+const keyOfPosting = (posting: Posting) => `${posting.createdAt} ${posting.prefix} ${posting.kindBit}`;
+
 /** A posting added to a list (`add`) or taken from it. */
 interface PostingChange {
   posting: Posting;
@@ -293,8 +316,9 @@ class ListReader {
 /**
  * The note search index in its own database, `note-search` (store/note-search-index.ts; packed
  * postings: note-postings.ts), written inside the events' own write transaction (one writer, in
- * order: no tombstones needed). A posting names its notes by created_at, kind and the first 4 bytes
- * of the id; the store's events are read by those 4 bytes for the notes a page shows. One process
+ * order: no tombstones needed). A posting names its notes by created_at, kind and the first 3 bytes
+ * of the id; the store's events are read by those 3 bytes for the postings found in every list
+ * (and, as a batch that removes notes ends, once for each posting it removes). One process
  * reads it: no shards; a query does NOTE_SEARCH_SHARDS × scanPerShard units of work at most, as a
  * Redis query of all its shards does.
  */
@@ -307,22 +331,35 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
 
   /** While a batch of events is written (batch()): per word, each posting's last change (by its posting's key). */
   private pending: Map<string, Map<string, PostingChange>> | undefined;
+  /** While a batch is written: the postings it takes from lists, by key (their notes are read once, as the batch ends). */
+  private removed: Map<string, Posting> | undefined;
 
   /**
    * Runs `write` (inside the write transaction, a batch of events) with the changes of the index
    * gathered, then applies them word by word: each block a batch changes is read and written once,
    * where a change a posting cost a block's read and write (a batch of 2,000 notes adds 2,000
    * postings to the list of every note, and a thousand to a word in half of them).
+   *
+   * A posting stands for every servable note of its place, prefix and kind that holds the word: a
+   * removal is kept only where none of them does once the batch is written (its notes read then,
+   * once a posting, not once a removal: a thousand notes ground to share one would make a request
+   * to vanish read each of them a thousand times).
    */
   batch<T>(write: (pending: Map<string, Map<string, PostingChange>>) => T): T {
     if (this.pending) return write(this.pending);
     const pending = new Map<string, Map<string, PostingChange>>();
+    const removed = new Map<string, Posting>();
     this.pending = pending;
+    this.removed = removed;
     try {
       return write(pending);
     } finally {
       this.pending = undefined;
+      this.removed = undefined;
+      const stillHeld = new Map<string, Set<string>>();
+      for (const [key, posting] of removed) stillHeld.set(key, new Set(this.notesOf(posting).flatMap((held) => indexedWordsOf(held.event))));
       for (const [word, changes] of pending) {
+        for (const [key, change] of changes) if (!change.add && stillHeld.get(key)?.has(word)) change.add = true;
         new WordBlocks(this.db, word).change([...changes.values()].sort((a, b) => comparePostings(a.posting, b.posting)));
       }
     }
@@ -341,18 +378,16 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
       return;
     }
     const posting = postingOfNote(event.created_at, event.id, event.kind);
-    // A posting stands for every note of its place, prefix and kind that holds the word: taken
-    // away only where none of the others does.
-    const others = delta > 0 ? [] : this.notesOf(posting).filter((held) => held.event.id !== event.id);
-    const othersHold = others.length === 0 ? undefined : new Set(others.flatMap((held) => indexedWordsOf(held.event)));
-    for (const word of words) if (!othersHold?.has(word)) this.change(this.pending, word, posting, delta > 0);
+    const key = keyOfPosting(posting);
+    if (delta < 0) this.removed?.set(key, posting);
+    for (const word of words) this.change(this.pending, word, posting, delta > 0, key);
   }
 
   /** A posting's change, in place of any earlier one of the batch. */
-  private change(pending: Map<string, Map<string, PostingChange>>, word: string, posting: Posting, add: boolean): void {
+  private change(pending: Map<string, Map<string, PostingChange>>, word: string, posting: Posting, add: boolean, key = keyOfPosting(posting)): void {
     let changes = pending.get(word);
     if (!changes) pending.set(word, (changes = new Map()));
-    changes.set(`${posting.createdAt} ${posting.prefix} ${posting.kindBit}`, { posting, add });
+    changes.set(key, { posting, add });
   }
 
   private countOf(word: string): number {
@@ -377,7 +412,7 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
   /** The servable notes a posting may stand for: its place, prefix and kind. */
   private notesOf(posting: Posting): HeldNote[] {
     const kind = kindOfPosting(posting);
-    return this.notesWithPrefix(prefixHexOf(posting)).filter(({ event }) => event.created_at === posting.createdAt && event.kind === kind);
+    return this.notesWithPrefix(prefixHexOf(posting), posting.createdAt).filter(({ event }) => event.created_at === posting.createdAt && event.kind === kind);
   }
 
   noteWordsStarting(prefix: string, limit: number): Promise<string[]> {
@@ -392,7 +427,8 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
   /**
    * As NOTE_SEARCH_SCRIPT (lua-scripts.ts) does in one shard: the smallest side drives (the rarest
    * whole word, or the expansion's lists merged when they hold fewer), every posting it reads
-   * checked against the other lists, until `cap` units of work are done (a posting looked at, a
+   * checked against the other lists, until `cap` units of work are done, stopping only between
+   * postings of another second or prefix (a posting looked at, a note read, a
    * lookup, a block read). A posting found in every list becomes its notes (the store's events by
    * its prefix); where two or more share it, those whose words hold the query.
    */
@@ -450,9 +486,12 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
         continue;
       }
       // Stopped only between groups: where it stops, the next page goes on past the whole group.
+      // Never right after the group of the cursor it goes on from (read again, and maybe all of its
+      // work): each call gets past one group at least.
       if (last !== undefined && (posting.createdAt !== last.createdAt || posting.prefix !== last.prefix)) {
         if (closeGroup()) return { notes: page(), stoppedAt: null };
-        if (work >= cap) return { notes, stoppedAt: positionPast(last) };
+        const cursorGroup = from !== null && fromCursor && last.createdAt === from.createdAt && last.prefix === from.prefix;
+        if (work >= cap && !cursorGroup) return { notes, stoppedAt: positionPast(last) };
       }
       least.advance();
       work += 1;
@@ -460,13 +499,15 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
       if (!kinds.has(kindOfPosting(posting))) continue;
       if (!checked.every((list) => (work++, list.holds(posting)))) continue;
       if (either.length > 0 && !either.some((list) => (work++, list.holds(posting)))) continue;
-      group.push(...this.matchesOf(posting, query, fromCursor ? after : null));
+      group.push(...this.matchesOf(posting, query, fromCursor ? after : null, (read) => (work += read)));
     }
   }
 
   /** The notes a posting found in every list stands for, after the cursor. */
-  private matchesOf(posting: Posting, query: NoteSearchQuery, after: ReplyPosition | null): NotePosting[] {
+  private matchesOf(posting: Posting, query: NoteSearchQuery, after: ReplyPosition | null, onRead: (notes: number) => void): NotePosting[] {
     let held = this.notesOf(posting);
+    // Each note read is a unit of work (a lookup), as the lists' reads are.
+    onRead(Math.max(1, held.length));
     if (held.length > 1) {
       held = held.filter(({ event }) => {
         const words = new Set(indexedWordsOf(event));
