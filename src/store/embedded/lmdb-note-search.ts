@@ -531,14 +531,18 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
     }
   }
 
-  /** Every note a word's list stands for (relations check): where a posting stands for two or more, those whose words hold it. */
+  /**
+   * Every note a word's list stands for (relations check): of the notes of each posting, those whose
+   * words hold it (each checked, one or many: the check is what proves the index). A posting that
+   * stands for none (stale) is listed as its place, prefix and `?`s, so that the check shows it.
+   */
   private notesOfWord(word: string): NotePosting[] {
     const notes: NotePosting[] = [];
     for (const { postings } of new WordBlocks(this.db, word).blocksFrom(null)) {
       for (const posting of postings) {
-        let held = this.notesOf(posting);
-        if (held.length > 1) held = held.filter(({ event }) => indexedWordsOf(event).includes(word));
+        const held = this.notesOf(posting).filter(({ event }) => indexedWordsOf(event).includes(word));
         notes.push(...held.map(({ event, bytes }) => ({ createdAt: event.created_at, id: event.id, kind: event.kind, bytes })));
+        if (held.length === 0) notes.push({ createdAt: posting.createdAt, id: prefixHexOf(posting) + '?'.repeat(64 - prefixHexOf(posting).length), kind: kindOfPosting(posting), bytes: 0 });
       }
     }
     return notes.sort(compareNotes);
