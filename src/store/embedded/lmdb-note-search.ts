@@ -427,10 +427,10 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
   /**
    * As NOTE_SEARCH_SCRIPT (lua-scripts.ts) does in one shard: the smallest side drives (the rarest
    * whole word, or the expansion's lists merged when they hold fewer), every posting it reads
-   * checked against the other lists, until `cap` units of work are done, stopping only between
-   * postings of another second or prefix (a posting looked at, a note read, a
-   * lookup, a block read). A posting found in every list becomes its notes (the store's events by
-   * its prefix); where two or more share it, those whose words hold the query.
+   * checked against the other lists, until `cap` units of work are done (a posting looked at, a
+   * note read, a lookup, a block read), stopping only where the next posting is of another second
+   * or prefix. A posting found in every list becomes its notes (the store's events by its prefix);
+   * where two or more share it, those whose words hold the query.
    */
   private search(query: NoteSearchQuery, cap: number): NoteSearchResult {
     const whole = query.words.map((word) => ({ word, count: this.countOf(word) }));
