@@ -112,9 +112,11 @@ describe('the LMDB note search index (packed postings)', () => {
     const cherry = note(idOf('deadbe', 'cherry'), 'banana cherry');
     const article = note(idOf('deadbe', 'article'), 'apple pie', { kind: 30023, tags: [['d', 'pie']] });
     const elsewhere = note(idOf('0badca', 'elsewhere'), 'apple', { at: T - 1 });
-    await store.putEvents([apple, cherry, article, elsewhere]);
+    // The same 3 bytes a second earlier: another posting (its event told by its bytes, unparsed, when the others are read).
+    const earlier = note(idOf('deadbe', 'earlier'), 'apple', { at: T - 2 });
+    await store.putEvents([apple, cherry, article, elsewhere, earlier]);
     const inOrder = (...notes: NostrEvent[]) => notes.map((held) => ({ createdAt: held.created_at, id: held.id })).sort(compareNotes).map((held) => held.id);
-    expect(await ids(store, query(['apple']))).toEqual(inOrder(apple, article, elsewhere));
+    expect(await ids(store, query(['apple']))).toEqual(inOrder(apple, article, elsewhere, earlier));
     expect(await ids(store, query(['cherry']))).toEqual([cherry.id]);
     expect(await ids(store, query(['banana']))).toEqual(inOrder(apple, cherry));
     expect(await ids(store, query(['apple', 'banana']))).toEqual([apple.id]);
@@ -127,16 +129,16 @@ describe('the LMDB note search index (packed postings)', () => {
     // And across the two kinds' postings of one place and prefix, by id, one at a time.
     const paged: string[] = [];
     let after: ReplyPosition | null = null;
-    for (let page = 0; page < 5; page++) {
+    for (let page = 0; page < 6; page++) {
       const { notes } = await store.relations.searchNotes(query(['apple'], { first: 1, after }));
       if (notes.length === 0) break;
       paged.push(...notes.map((found) => found.id));
       after = notes[0] as ReplyPosition;
     }
-    expect(paged).toEqual(inOrder(apple, article, elsewhere));
+    expect(paged).toEqual(inOrder(apple, article, elsewhere, earlier));
     // `apple` goes (its author deletes it): `banana` stays for `cherry`, `apple` for the article.
     await store.putEvents([note(idOf('', 'deletion'), '', { kind: 5, at: T + 1, tags: [['e', apple.id]] })]);
-    expect(await ids(store, query(['apple']))).toEqual(inOrder(article, elsewhere));
+    expect(await ids(store, query(['apple']))).toEqual(inOrder(article, elsewhere, earlier));
     expect(await ids(store, query(['banana']))).toEqual([cherry.id]);
     const check = await checkRelations(store);
     expect(check.noteSearchDifferences).toEqual([]);

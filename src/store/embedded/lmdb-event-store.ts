@@ -53,12 +53,6 @@ import { inTransaction, LmdbTransactions } from './lmdb-transactions.js';
 import { type DiskLog, errnoName, refusal } from './lmdb-disk-state.js';
 import { readNow } from './lmdb-read-now.js';
 
-/**
- * The LMDB environment of a directory. noSubdir: false whatever the name (lmdb-js takes a path with
- * an extension, `tmp.X1y2`, for a file). On a read-only disk (or one this user may not write) LMDB
- * cannot even set up its lock file: the directory is then opened read-only, so that what it holds
- * is still served, and `readOnly` says why.
- */
 /** The created_at of stored wire JSON (`{"id":"<64>","pubkey":"<64>","created_at":<digits>,…`, as serializeEvent writes it), or undefined in another shape. */
 function wireCreatedAt(value: Buffer): number | undefined {
   const start = 162;
@@ -73,6 +67,12 @@ function wireCreatedAt(value: Buffer): number | undefined {
   return at > start && value[at] === 0x2c ? createdAt : undefined;
 }
 
+/**
+ * The LMDB environment of a directory. noSubdir: false whatever the name (lmdb-js takes a path with
+ * an extension, `tmp.X1y2`, for a file). On a read-only disk (or one this user may not write) LMDB
+ * cannot even set up its lock file: the directory is then opened read-only, so that what it holds
+ * is still served, and `readOnly` says why.
+ */
 function openEnvironment(dataDir: string): { root: RootDatabase<string, string>; readOnly?: WritesRefusedError } {
   const options = { path: dataDir, noSubdir: false, encoding: 'string', compression: false } as const;
   try {
