@@ -89,6 +89,18 @@ function note(id: string, content: string, { kind = 1, at = T, pubkey = AUTHOR, 
 
 const idOf = (prefix: string, text: string) => prefix + createHash('sha256').update(text).digest('hex').slice(prefix.length);
 
+/** A head's first varint: the list's count of postings. */
+function readVarint(bytes: Uint8Array): number {
+  let value = 0;
+  let scale = 1;
+  for (const byte of bytes) {
+    value += (byte & 0x7f) * scale;
+    if (!(byte & 0x80)) break;
+    scale *= 0x80;
+  }
+  return value;
+}
+
 const query = (words: string[], more: Partial<NoteSearchQuery> = {}): NoteSearchQuery => ({ words, anyOf: null, kinds: [1, 30023], since: null, until: null, after: null, first: 100, ...more });
 
 describe('the LMDB note search index (packed postings)', () => {
@@ -270,7 +282,7 @@ describe('the LMDB note search index, its reads and writes (LmdbNoteSearch alone
       };
     };
     (db as unknown as { getKeys: typeof counting }).getKeys = counting;
-    const index = new LmdbNoteSearch(db, {} as never, notesWithPrefix);
+    const index = new LmdbNoteSearch(db, { read: async <T>(run: () => T) => run() } as never, notesWithPrefix);
     const keysOf = (word: string) => [...getKeys({ start: Buffer.from(`${word}\0`), end: Buffer.from(`${word}\u0001`) })];
     const write = (changes: (index: LmdbNoteSearch) => void) => root.transactionSync(() => index.batch(() => changes(index)));
     return { root, index, keysOf, write, keysRead: () => keysRead };
@@ -289,6 +301,76 @@ describe('the LMDB note search index, its reads and writes (LmdbNoteSearch alone
       for (let batch = 0; batch < 10; batch++) write((held) => held.apply(note(idOf('', `newest ${batch}`), 'long', { at: T + 30_000 + batch }), 1));
       // Two long lists (the word, and every note's `*`), a few keys each a batch: 3,140 when every key of both was read.
       expect(keysRead() - before).toBeLessThan(100);
+    } finally {
+      void root.close();
+    }
+  });
+
+  it('a long list written out of order keeps additions in runs, merged as they grow: every page, count and check as the notes say at every batch', async () => {
+    const live = new Map<string, NostrEvent>();
+    const { root, index, keysOf, write } = openIndex((prefix, createdAt) =>
+      [...live.values()].filter((held) => held.id.startsWith(prefix) && held.created_at === createdAt).map((event) => ({ event, bytes: storedSizeOf(event) })),
+    );
+    try {
+      // Many notes a second, out of order; `common` in all, `rare` in a fifth, and removals among the additions.
+      const notes = shuffled(
+        notesAt(3_000, (at) => T + ((at * 7_919) % 400), (at) => (at % 5 === 0 ? 'common rare' : 'common')),
+        11,
+      );
+      const isRun = (key: Buffer) => key[key.indexOf(0) + 1] === 0xff;
+      const countOf = (word: string) => {
+        const head = root.openDB<Buffer, Buffer>({ name: 'note-search', keyEncoding: 'binary', encoding: 'binary' }).get(Buffer.from(`${word}\0`));
+        return head === undefined ? 0 : readVarint(head);
+      };
+      const want = (words: string[]) =>
+        [...live.values()]
+          .filter((held) => words.every((word) => held.content.split(' ').includes(word)))
+          .map((held) => ({ createdAt: held.created_at, id: held.id }))
+          .sort(compareNotes)
+          .map((held) => held.id);
+      const pages = async (words: string[]) => {
+        const seen: string[] = [];
+        let after: ReplyPosition | null = null;
+        for (let page = 0; page < 1_000; page++) {
+          const { notes: found } = await index.searchNotes(query(words, { first: 50, after }));
+          seen.push(...found.map((held) => held.id));
+          if (found.length < 50) break;
+          after = found.at(-1) as ReplyPosition;
+        }
+        return seen;
+      };
+      let mostRuns = 0;
+      for (let batch = 0; batch < 40; batch++) {
+        const added = notes.slice(batch * 75, batch * 75 + 75);
+        const removed = batch % 4 === 3 ? shuffled([...live.values()], batch).slice(0, 40) : [];
+        // The notes as the store holds them once the batch is written (a removal is judged then).
+        for (const event of added) live.set(event.id, event);
+        for (const event of removed) live.delete(event.id);
+        write((held) => {
+          for (const event of added) held.apply(event, 1);
+          for (const event of removed) held.apply(event, -1);
+        });
+        const runs = keysOf('common').filter(isRun);
+        // The directory and at most MAX_RUNS runs (16).
+        expect(runs.length, `batch ${batch}`).toBeLessThanOrEqual(17);
+        mostRuns = Math.max(mostRuns, runs.length - 1);
+        expect(countOf('common'), `batch ${batch}`).toBe(want(['common']).length);
+        if (batch % 5 === 4) {
+          for (const words of [['common'], ['rare'], ['common', 'rare']]) expect(await pages(words), `${words.join(' ')} at batch ${batch}`).toEqual(want(words));
+          expect(await index.searchNotes(query(['common'], { anyOf: ['rare'] })).then(({ notes: found }) => found.map((held) => held.id))).toEqual(want(['common', 'rare']).slice(0, 100));
+        }
+      }
+      // Runs were written and merged (more than one at once, never more than sixteen).
+      expect(mostRuns).toBeGreaterThan(1);
+      for await (const lists of index.noteSearchLists()) {
+        for (const { word, notes: held } of lists) expect(held.map((found) => found.id), word).toEqual(word === '*' ? want([]) : want([word]));
+      }
+      // Every note removed: no key left.
+      const all = [...live.values()];
+      live.clear();
+      write((held) => all.forEach((event) => held.apply(event, -1)));
+      expect(keysOf('common')).toEqual([]);
+      expect(keysOf('rare')).toEqual([]);
     } finally {
       void root.close();
     }

@@ -51,6 +51,21 @@ export type NotesWithPrefix = (prefix: string, createdAt: number) => HeldNote[];
  */
 const WORD_END = Buffer.from([0]);
 
+/**
+ * A list of more than one block also has *runs*: a batch's additions that fall past its head are
+ * written as one sorted run, `<word> 0x00 0xff <number, 4 bytes>`, listed by `<word> 0x00 0xff` →
+ * its runs, the postings they hold and the next run's number (varints), and merged into the blocks
+ * once they hold an eighth of the list or are MAX_RUNS. Notes arriving out of order (an import of
+ * a year) put a posting into most blocks of a common word: merged into them at once, each batch
+ * rewrote the whole list (a block a posting); merged from runs, a block takes many postings a
+ * rewrite. A block key's first byte after the NUL is a mirrored created_at's (at most 0x1f): the
+ * runs sort after every block of the word. Runs exist only while the list has more than one block.
+ */
+const RUNS_MARK = Buffer.from([0xff]);
+
+/** Runs a list holds at most before they are merged (a read of the list reads each). */
+const MAX_RUNS = 16;
+
 /** After every word starting with a prefix: UTF-8 never holds the bytes F4 90 (past U+10FFFF). */
 const PAST_WORDS = Buffer.from([0xf4, 0x90]);
 
@@ -106,13 +121,44 @@ interface Block {
   postings: Posting[];
 }
 
+/** A list's runs as listed (RUNS_MARK). */
+interface RunDirectory {
+  runs: number;
+  postings: number;
+  next: number;
+}
+
+function readVarints(value: Buffer, count: number): number[] {
+  const out: number[] = [];
+  let at = 0;
+  while (out.length < count) {
+    let result = 0;
+    let scale = 1;
+    for (;;) {
+      const byte = value[at++] as number;
+      result += (byte & 0x7f) * scale;
+      if (!(byte & 0x80)) break;
+      scale *= 0x80;
+    }
+    out.push(result);
+  }
+  return out;
+}
+
+/** Postings of several ordered lists as one ordered list, each posting once. */
+function mergePostings(lists: readonly (readonly Posting[])[]): Posting[] {
+  const all = lists.flat().sort(comparePostings);
+  return all.filter((posting, at) => at === 0 || comparePostings(all[at - 1] as Posting, posting) !== 0);
+}
+
 /**
  * One word's blocks. `blockAt` finds the block a posting belongs in: the last whose first posting
  * is not after it (its key ends with that posting: keys sort as postings do), the head where none.
  */
 class WordBlocks {
-  /** The head key, and after every key of the word. */
+  /** The head key; after every block of the word (its runs' directory); after every key of the word. */
   readonly head: Buffer;
+  readonly runs: Buffer;
   readonly end: Buffer;
   /** Before the head: where a reverse read of the word's keys ends. */
   readonly before: Buffer;
@@ -123,8 +169,37 @@ class WordBlocks {
   ) {
     const bytes = Buffer.from(word);
     this.head = Buffer.concat([bytes, WORD_END]);
+    this.runs = Buffer.concat([this.head, RUNS_MARK]);
     this.end = Buffer.concat([bytes, Buffer.from([1])]);
     this.before = bytes;
+  }
+
+  /** The runs' directory and the runs (one range read), or none. */
+  readRuns(): { directory: RunDirectory; runs: Block[] } | undefined {
+    let directory: RunDirectory | undefined;
+    const runs: Block[] = [];
+    for (const { key, value } of this.db.getRange({ start: this.runs, end: this.end })) {
+      if (key.length === this.runs.length) {
+        const [count, postings, next] = readVarints(value, 3) as [number, number, number];
+        directory = { runs: count, postings, next };
+      } else runs.push({ key, postings: decodeBlock(value) });
+    }
+    return directory && { directory, runs };
+  }
+
+  /** Every posting the runs hold, in order, each once. */
+  runPostings(): Posting[] {
+    return mergePostings(this.readRuns()?.runs.map((run) => run.postings) ?? []);
+  }
+
+  private writeRuns(directory: RunDirectory): void {
+    if (directory.runs === 0) {
+      inTransaction(this.db.remove(this.runs));
+      return;
+    }
+    const out: number[] = [];
+    for (const value of [directory.runs, directory.postings, directory.next]) writeVarint(value, out);
+    inTransaction(this.db.put(this.runs, Buffer.from(out)));
   }
 
   keyOf(first: Posting): Buffer {
@@ -149,7 +224,7 @@ class WordBlocks {
   /** The blocks from the one holding `from`'s place (or the head) on, lazily. */
   *blocksFrom(from: Posting | null): Generator<Block> {
     const held = from === null ? undefined : this.blockAt(from);
-    for (const { key, value } of this.db.getRange({ start: held?.key ?? this.head, end: this.end })) yield this.blockOf(key, value);
+    for (const { key, value } of this.db.getRange({ start: held?.key ?? this.head, end: this.runs })) yield this.blockOf(key, value);
   }
 
   /**
@@ -177,22 +252,88 @@ class WordBlocks {
   }
 
   /**
-   * Applies changes (in order; each posting once: added, or taken away) block by block: each block
-   * they fall in is read and written once, the head last (with its counts). Of a list of more than
-   * one block, only the keys from the block of the first change to the one past the last are read
-   * (a random-order import changes most blocks of a common word every batch; notes arriving in
-   * order, only its newest). Returns how many postings the list holds more (or fewer).
+   * Applies changes (in order; each posting once: added, or taken away). To a list of one block,
+   * or within its head's postings, they go to the blocks (applyToBlocks); other additions to a list
+   * of more blocks go as one new run, and a removal is taken from the blocks and the runs (RUNS_MARK).
+   * The runs are merged into the blocks once they hold an eighth of the list or are MAX_RUNS, or the
+   * list is down to one block. Returns how many postings the list holds more (or fewer).
    */
   change(changes: readonly PostingChange[]): number {
     const head = this.readHead() ?? { count: 0, blocks: 1, postings: [] };
     const before = head.count;
+    if (head.blocks === 1) {
+      this.applyToBlocks(head, changes);
+    } else {
+      const held = this.readRuns() ?? { directory: { runs: 0, postings: 0, next: 0 }, runs: [] };
+      const { directory } = held;
+      const headLast = head.postings[head.postings.length - 1];
+      const toBlocks: PostingChange[] = [];
+      const toRun: Posting[] = [];
+      for (const change of changes) {
+        if (change.add && headLast !== undefined && comparePostings(change.posting, headLast) > 0) toRun.push(change.posting);
+        else toBlocks.push(change);
+      }
+      // A removal is taken from every run that holds it.
+      const removals = changes.filter((change) => !change.add);
+      if (removals.length > 0) {
+        for (const run of held.runs) {
+          const kept = mergeChanges(run.postings, removals);
+          if (kept.length === run.postings.length) continue;
+          directory.postings -= run.postings.length - kept.length;
+          head.count -= run.postings.length - kept.length;
+          run.postings = kept;
+          if (kept.length > 0) inTransaction(this.db.put(run.key, encodeBlock(kept)));
+          else {
+            inTransaction(this.db.remove(run.key));
+            directory.runs -= 1;
+          }
+        }
+        held.runs = held.runs.filter((run) => run.postings.length > 0);
+      }
+      this.applyToBlocks(head, toBlocks);
+      if (toRun.length > 0) {
+        const key = Buffer.alloc(this.runs.length + 4);
+        this.runs.copy(key);
+        key.writeUInt32BE(directory.next, this.runs.length);
+        inTransaction(this.db.put(key, encodeBlock(toRun)));
+        held.runs.push({ key, postings: toRun });
+        directory.runs += 1;
+        directory.postings += toRun.length;
+        directory.next += 1;
+        // Counted as new: an addition of a posting the blocks hold already is told apart as the runs are merged.
+        head.count += toRun.length;
+      }
+      if (directory.runs > 0 && (directory.runs >= MAX_RUNS || directory.postings * 8 >= head.count || head.blocks === 1)) {
+        for (const run of held.runs) inTransaction(this.db.remove(run.key));
+        head.count -= directory.postings;
+        this.applyToBlocks(
+          head,
+          mergePostings(held.runs.map((run) => run.postings)).map((posting) => ({ posting, add: true })),
+        );
+        directory.runs = 0;
+        directory.postings = 0;
+      }
+      this.writeRuns(directory);
+    }
+    if (head.count > 0) inTransaction(this.db.put(this.head, headValue(head)));
+    else if (before > 0) inTransaction(this.db.remove(this.head));
+    return head.count - before;
+  }
+
+  /**
+   * Applies changes (in order) to the blocks, block by block: each block they fall in is read and
+   * written once, the head last (with its counts). Of a list of more than one block, only the keys
+   * from the block of the first change to the one past the last are read. Adjusts the head's
+   * counts; the caller writes it.
+   */
+  private applyToBlocks(head: Head, changes: readonly PostingChange[]): void {
     // The blocks the changes span (the first may be the head), then the one after them.
     const spanned: Buffer[] = [this.head];
     if (head.blocks > 1 && changes.length > 0) {
       const first = (changes[0] as PostingChange).posting;
       const last = (changes[changes.length - 1] as PostingChange).posting;
       for (const key of this.db.getKeys({ start: this.keyOf(first), end: this.before, reverse: true, limit: 1 })) spanned[0] = key;
-      for (const key of this.db.getKeys({ start: spanned[0] as Buffer, end: this.end })) {
+      for (const key of this.db.getKeys({ start: spanned[0] as Buffer, end: this.runs })) {
         if (key.equals(spanned[0] as Buffer)) continue;
         spanned.push(key);
         if (comparePostings(postingOfKeyBytes(key.subarray(this.head.length)), last) > 0) break;
@@ -217,14 +358,11 @@ class WordBlocks {
     }
     // A head left empty takes the next block's place (and its count in `blocks`), if the list has one.
     if (head.postings.length === 0 && head.count > 0) {
-      for (const { key, value } of this.db.getRange({ start: Buffer.concat([this.head, WORD_END]), end: this.end, limit: 1 })) {
+      for (const { key, value } of this.db.getRange({ start: Buffer.concat([this.head, WORD_END]), end: this.runs, limit: 1 })) {
         head.postings = decodeBlock(value);
         inTransaction(this.db.remove(key));
       }
     }
-    if (head.count > 0) inTransaction(this.db.put(this.head, headValue(head)));
-    else if (before > 0) inTransaction(this.db.remove(this.head));
-    return head.count - before;
   }
 }
 /** A posting as a map key. */
@@ -263,6 +401,11 @@ class ListReader {
   private whole: Posting[] | null | undefined;
   /** The block a lookup read last, and whether it is the head. */
   private looked: { postings: Posting[]; head: boolean } | undefined;
+  /** The list's runs' postings (RUNS_MARK; undefined: not read yet), and the next one's place. */
+  private runs: Posting[] | undefined;
+  private runAt = 0;
+  /** Whether peek's posting is the runs' (advance moves past it there). */
+  private fromRuns = false;
 
   constructor(
     private readonly list: WordBlocks,
@@ -272,8 +415,18 @@ class ListReader {
     this.blocks = list.blocksFrom(from);
   }
 
-  /** The next posting at or after `from`, or undefined at the end of the list. */
-  peek(): Posting | undefined {
+  /** The runs' postings, read once (a unit of work). */
+  private runPostings(): Posting[] {
+    if (this.runs === undefined) {
+      this.onRead();
+      this.runs = this.list.runPostings();
+      if (this.from !== null) this.runAt = searchBlock(this.runs, this.from).at;
+    }
+    return this.runs;
+  }
+
+  /** The next posting of the blocks at or after `from`. */
+  private peekBlocks(): Posting | undefined {
     while (this.at >= this.current.length) {
       if (this.ended) return undefined;
       this.onRead();
@@ -289,11 +442,28 @@ class ListReader {
     return this.current[this.at];
   }
 
+  /** The next posting at or after `from` (of the blocks and the runs, each once), or undefined at the end of the list. */
+  peek(): Posting | undefined {
+    const block = this.peekBlocks();
+    const runs = this.runPostings();
+    let run = runs[this.runAt];
+    // A posting in both (an addition the runs hold until merged): the blocks' one.
+    while (run !== undefined && block !== undefined && comparePostings(run, block) === 0) run = runs[++this.runAt];
+    this.fromRuns = run !== undefined && (block === undefined || comparePostings(run, block) < 0);
+    return this.fromRuns ? run : block;
+  }
+
   advance(): void {
-    this.at++;
+    if (this.fromRuns) this.runAt++;
+    else this.at++;
   }
 
   holds(posting: Posting): boolean {
+    return this.blocksHold(posting) || (this.whole === null && searchBlock(this.runPostings(), posting).found);
+  }
+
+  /** Whether the blocks hold a posting (a list of one block: its head, with no runs). */
+  private blocksHold(posting: Posting): boolean {
     if (this.whole === undefined) {
       // A list of one block (most lists: their head) answers every lookup from one read.
       this.onRead();
@@ -538,12 +708,12 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
    */
   private notesOfWord(word: string): NotePosting[] {
     const notes: NotePosting[] = [];
-    for (const { postings } of new WordBlocks(this.db, word).blocksFrom(null)) {
-      for (const posting of postings) {
-        const held = this.notesOf(posting).filter(({ event }) => indexedWordsOf(event).includes(word));
-        notes.push(...held.map(({ event, bytes }) => ({ createdAt: event.created_at, id: event.id, kind: event.kind, bytes })));
-        if (held.length === 0) notes.push({ createdAt: posting.createdAt, id: prefixHexOf(posting) + '?'.repeat(64 - prefixHexOf(posting).length), kind: kindOfPosting(posting), bytes: 0 });
-      }
+    const list = new WordBlocks(this.db, word);
+    // Blocks and runs together, each posting once (a run may hold a posting the blocks hold, until merged).
+    for (const posting of mergePostings([...[...list.blocksFrom(null)].map((block) => block.postings), list.runPostings()])) {
+      const held = this.notesOf(posting).filter(({ event }) => indexedWordsOf(event).includes(word));
+      notes.push(...held.map(({ event, bytes }) => ({ createdAt: event.created_at, id: event.id, kind: event.kind, bytes })));
+      if (held.length === 0) notes.push({ createdAt: posting.createdAt, id: prefixHexOf(posting) + '?'.repeat(64 - prefixHexOf(posting).length), kind: kindOfPosting(posting), bytes: 0 });
     }
     return notes.sort(compareNotes);
   }
