@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { NostrEvent } from '../src/nostr/event.js';
 import { LmdbEventStore } from '../src/store/embedded/lmdb-event-store.js';
 import { type HeldNote, LmdbNoteSearch } from '../src/store/embedded/lmdb-note-search.js';
-import { comparePostings, decodeBlock, encodeBlock, type Posting, postingKeyBytes, postingOfKeyBytes, POSTINGS_PER_BLOCK, searchBlock } from '../src/store/note-postings.js';
+import { addToBlock, comparePostings, decodeBlock, encodeBlock, type Posting, postingKeyBytes, postingOfKeyBytes, POSTINGS_PER_BLOCK, searchBlock } from '../src/store/note-postings.js';
 import { indexedWordsOf, type NoteSearchQuery } from '../src/store/note-search-index.js';
 import { checkRelations, rebuildRelations } from '../src/store/relation-check.js';
 import { compareNotes, notePlace, type ReplyPosition, replyMember, storedSizeOf } from '../src/store/relation-index.js';
@@ -70,6 +70,21 @@ describe('packed postings (note-postings.ts)', () => {
       }),
       { numRuns: RUNS },
     );
+  });
+
+  it('postings added to a block byte by byte make the block that encoding them all makes, and say when it would be too long', () => {
+    fc.assert(
+      fc.property(orderedPostings, orderedPostings, fc.integer({ min: 0, max: 600 }), (held, adds, most) => {
+        const merged = [...held, ...adds].sort(comparePostings).filter((item, index, all) => index === 0 || comparePostings(all[index - 1] as Posting, item) !== 0);
+        const result = addToBlock(encodeBlock(held), adds, most);
+        if (merged.length > most) expect(result).toBeUndefined();
+        else expect(result).toEqual({ block: encodeBlock(merged), count: merged.length });
+      }),
+      { numRuns: RUNS * 5 },
+    );
+    // Postings the block holds, added again, change nothing.
+    const held = [{ createdAt: 9, prefix: 1, kindBit: 0 }, { createdAt: 5, prefix: 2, kindBit: 1 }];
+    expect(addToBlock(encodeBlock(held), held, 128)).toEqual({ block: encodeBlock(held), count: 2 });
   });
 
   it('postings out of order, or a block cut inside a posting, are refused rather than misread', () => {

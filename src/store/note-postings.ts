@@ -66,26 +66,99 @@ export function postingAt(position: { createdAt: number; id: string }): Posting 
 const TWO_6 = 64;
 const TWO_7 = 128;
 
+/** The most bytes a posting takes: a header of up to 9 bytes (a created_at of 53 bits), then the prefix. */
+const MOST_BYTES = 9 + PREFIX_BYTES;
+
+/** Writes a posting at `at` (its created_at as `value`: whole, or the difference from the one before); returns where it ends. */
+function writePosting(out: Buffer, at: number, difference: number, kindBit: number, prefix: number): number {
+  if (difference < 0 || !Number.isSafeInteger(difference)) throw new Error('postings out of order');
+  const low = difference % TWO_6;
+  let value = (difference - low) / TWO_6;
+  out[at++] = (value > 0 ? 0x80 : 0) | (low << 1) | kindBit;
+  while (value > 0) {
+    const part = value % TWO_7;
+    value = (value - part) / TWO_7;
+    out[at++] = (value > 0 ? 0x80 : 0) | part;
+  }
+  out[at++] = (prefix >> 16) & 0xff;
+  out[at++] = (prefix >> 8) & 0xff;
+  out[at++] = prefix & 0xff;
+  return at;
+}
+
 export function encodeBlock(postings: readonly Posting[]): Buffer {
-  const out = Buffer.allocUnsafe(postings.length * (9 + PREFIX_BYTES));
+  const out = Buffer.allocUnsafe(postings.length * MOST_BYTES);
   let at = 0;
   let previous: number | undefined;
   for (const posting of postings) {
-    let value = previous === undefined ? posting.createdAt : previous - posting.createdAt;
-    if (value < 0 || !Number.isSafeInteger(value)) throw new Error('postings out of order');
+    at = writePosting(out, at, previous === undefined ? posting.createdAt : previous - posting.createdAt, posting.kindBit, posting.prefix);
     previous = posting.createdAt;
-    const low = value % TWO_6;
-    value = (value - low) / TWO_6;
-    out[at++] = (value > 0 ? 0x80 : 0) | (low << 1) | posting.kindBit;
-    while (value > 0) {
-      const part = value % TWO_7;
-      value = (value - part) / TWO_7;
-      out[at++] = (value > 0 ? 0x80 : 0) | part;
-    }
-    out.writeUIntBE(posting.prefix, at, PREFIX_BYTES);
-    at += PREFIX_BYTES;
   }
   return out.subarray(0, at);
+}
+
+/**
+ * A block with postings added (in order; one the block holds is left as it is), byte by byte: the
+ * block's postings are compared as they are read, never made into objects, and copied as they are
+ * but for the one after an added posting (its difference is written again). Most of a batch's
+ * changes are a few notes added to a rare word's one block: decoding it and encoding it again made
+ * an object of every posting of every word a batch touches. Undefined where the block would hold
+ * more than `most` postings (the caller splits it).
+ */
+export function addToBlock(block: Uint8Array, adds: readonly Posting[], most: number): { block: Buffer; count: number } | undefined {
+  // Each addition, and the block's first posting written again as a difference (longer where it was a small created_at: a difference from a later posting is at most as long as from the one before, for the others).
+  const out = Buffer.allocUnsafe(block.length + (adds.length + 1) * MOST_BYTES);
+  let written = 0;
+  let count = 0;
+  /** The created_at of the last posting written, and of the last one read. */
+  let lastWritten: number | undefined;
+  let lastRead: number | undefined;
+  /** Whether an addition was written since the last posting of the block (the next one's difference changes). */
+  let added = false;
+  let next = 0;
+  let at = 0;
+  const add = (posting: Posting) => {
+    written = writePosting(out, written, lastWritten === undefined ? posting.createdAt : lastWritten - posting.createdAt, posting.kindBit, posting.prefix);
+    lastWritten = posting.createdAt;
+    added = true;
+    count++;
+  };
+  while (at < block.length) {
+    const start = at;
+    let byte = block[at++] as number;
+    const kindBit = byte & 1;
+    let value = (byte >> 1) & 0x3f;
+    let scale = TWO_6;
+    while (byte & 0x80) {
+      byte = block[at++] as number;
+      value += (byte & 0x7f) * scale;
+      scale *= TWO_7;
+    }
+    if (at + PREFIX_BYTES > block.length) throw new Error('a posting block ends inside a posting');
+    const createdAt = lastRead === undefined ? value : lastRead - value;
+    lastRead = createdAt;
+    const prefix = ((block[at] as number) << 16) | ((block[at + 1] as number) << 8) | (block[at + 2] as number);
+    at += PREFIX_BYTES;
+    // The additions before this posting go first (comparePostings, spelled out); one equal to it is held already.
+    while (next < adds.length) {
+      const posting = adds[next] as Posting;
+      const order = createdAt - posting.createdAt || posting.prefix - prefix || posting.kindBit - kindBit;
+      if (order > 0) break;
+      next++;
+      if (order < 0) add(posting);
+    }
+    if (added) written = writePosting(out, written, (lastWritten as number) - createdAt, kindBit, prefix);
+    else {
+      // After the posting it followed: its bytes as they are.
+      out.set(block.subarray(start, at), written);
+      written += at - start;
+    }
+    lastWritten = createdAt;
+    added = false;
+    if (++count > most) return undefined;
+  }
+  while (next < adds.length) add(adds[next++] as Posting);
+  return count > most ? undefined : { block: out.subarray(0, written), count };
 }
 
 export function decodeBlock(block: Uint8Array): Posting[] {

@@ -13,6 +13,7 @@ import {
   type NotePosting,
 } from '../note-search-index.js';
 import {
+  addToBlock,
   comparePostings,
   decodeBlock,
   encodeBlock,
@@ -91,7 +92,8 @@ interface Head {
   postings: Posting[];
 }
 
-function readHead(value: Buffer, postings = true): Head {
+/** A head's counts, and where its block starts. */
+function readCounts(value: Buffer): { count: number; blocks: number; at: number } {
   let at = 0;
   const read = () => {
     let result = 0;
@@ -105,15 +107,24 @@ function readHead(value: Buffer, postings = true): Head {
   };
   const count = read();
   const blocks = read();
+  return { count, blocks, at };
+}
+
+function readHead(value: Buffer, postings = true): Head {
+  const { count, blocks, at } = readCounts(value);
   return { count, blocks, postings: postings ? decodeBlock(value.subarray(at)) : [] };
 }
 
-function headValue(head: Head): Buffer {
+function countsValue(count: number, blocks: number): Buffer {
   const counts: number[] = [];
-  writeVarint(head.count, counts);
-  writeVarint(head.blocks, counts);
-  return Buffer.concat([Buffer.from(counts), encodeBlock(head.postings)]);
+  writeVarint(count, counts);
+  writeVarint(blocks, counts);
+  return Buffer.from(counts);
 }
+
+const headValue = (head: Head): Buffer => Buffer.concat([countsValue(head.count, head.blocks), encodeBlock(head.postings)]);
+
+const EMPTY = Buffer.alloc(0);
 
 /** A block as read: its key and its postings. */
 interface Block {
@@ -259,7 +270,17 @@ class WordBlocks {
    * list is down to one block. Returns how many postings the list holds more (or fewer).
    */
   change(changes: readonly PostingChange[]): number {
-    const head = this.readHead() ?? { count: 0, blocks: 1, postings: [] };
+    const value = this.db.get(this.head);
+    // Additions to a list of one block that stays one: its bytes, merged as they are (addToBlock).
+    if (changes.every((change) => change.add)) {
+      const { count, blocks, at } = value === undefined ? { count: 0, blocks: 1, at: 0 } : readCounts(value);
+      const merged = blocks === 1 ? addToBlock(value === undefined ? EMPTY : value.subarray(at), changes.map((change) => change.posting), POSTINGS_PER_BLOCK) : undefined;
+      if (merged) {
+        inTransaction(this.db.put(this.head, Buffer.concat([countsValue(merged.count, 1), merged.block])));
+        return merged.count - count;
+      }
+    }
+    const head = value === undefined ? { count: 0, blocks: 1, postings: [] } : readHead(value);
     const before = head.count;
     if (head.blocks === 1) {
       this.applyToBlocks(head, changes);
