@@ -422,11 +422,11 @@ class ListReader {
   private whole: Posting[] | null | undefined;
   /** The block a lookup read last, and whether it is the head. */
   private looked: { postings: Posting[]; head: boolean } | undefined;
-  /** The list's runs' postings (RUNS_MARK; undefined: not read yet), and the next one's place. */
-  private runs: Posting[] | undefined;
-  private runAt = 0;
-  /** Whether peek's posting is the runs' (advance moves past it there). */
-  private fromRuns = false;
+  /** The list's runs (RUNS_MARK; undefined: not read yet), and where peek is in each (from `from` on). */
+  private runLists: Posting[][] | undefined;
+  private runAt: number[] = [];
+  /** The run of peek's posting, when it is a run's. */
+  private peekedRun = -1;
 
   constructor(
     private readonly list: WordBlocks,
@@ -436,14 +436,30 @@ class ListReader {
     this.blocks = list.blocksFrom(from);
   }
 
-  /** The runs' postings, read once (a unit of work). */
-  private runPostings(): Posting[] {
-    if (this.runs === undefined) {
+  /** The runs, read once (a unit of work). */
+  private readRuns(): Posting[][] {
+    if (this.runLists === undefined) {
       this.onRead();
-      this.runs = this.list.runPostings();
-      if (this.from !== null) this.runAt = searchBlock(this.runs, this.from).at;
+      const runs = this.list.readRuns()?.runs.map((run) => run.postings) ?? [];
+      this.runLists = runs;
+      this.runAt = runs.map((run) => (this.from === null ? 0 : searchBlock(run, this.from).at));
     }
-    return this.runs;
+    return this.runLists;
+  }
+
+  /** The least next posting of the runs (merged as they are read: at most MAX_RUNS to compare), and its run. */
+  private peekRuns(): { posting: Posting; run: number } | undefined {
+    const runs = this.readRuns();
+    let least: { posting: Posting; run: number } | undefined;
+    for (let run = 0; run < runs.length; run++) {
+      const posting = (runs[run] as Posting[])[this.runAt[run] as number];
+      if (posting === undefined) continue;
+      const order = least === undefined ? -1 : comparePostings(posting, least.posting);
+      // The same posting in two runs: past it in the later one.
+      if (order === 0) (this.runAt[run] as number)++;
+      if (order < 0) least = { posting, run };
+    }
+    return least;
   }
 
   /** The next posting of the blocks at or after `from`. */
@@ -466,21 +482,23 @@ class ListReader {
   /** The next posting at or after `from` (of the blocks and the runs, each once), or undefined at the end of the list. */
   peek(): Posting | undefined {
     const block = this.peekBlocks();
-    const runs = this.runPostings();
-    let run = runs[this.runAt];
+    let run = this.peekRuns();
     // A posting in both (an addition the runs hold until merged): the blocks' one.
-    while (run !== undefined && block !== undefined && comparePostings(run, block) === 0) run = runs[++this.runAt];
-    this.fromRuns = run !== undefined && (block === undefined || comparePostings(run, block) < 0);
-    return this.fromRuns ? run : block;
+    while (run !== undefined && block !== undefined && comparePostings(run.posting, block) === 0) {
+      (this.runAt[run.run] as number)++;
+      run = this.peekRuns();
+    }
+    this.peekedRun = run !== undefined && (block === undefined || comparePostings(run.posting, block) < 0) ? run.run : -1;
+    return this.peekedRun >= 0 ? run?.posting : block;
   }
 
   advance(): void {
-    if (this.fromRuns) this.runAt++;
+    if (this.peekedRun >= 0) (this.runAt[this.peekedRun] as number)++;
     else this.at++;
   }
 
   holds(posting: Posting): boolean {
-    return this.blocksHold(posting) || (this.whole === null && searchBlock(this.runPostings(), posting).found);
+    return this.blocksHold(posting) || (this.whole === null && this.readRuns().some((run) => searchBlock(run, posting).found));
   }
 
   /** Whether the blocks hold a posting (a list of one block: its head, with no runs). */
