@@ -36,7 +36,7 @@ import type { NotificationType } from '../../nostr/notifications.js';
 import type { NotificationCounts, NotificationEntry } from '../notification-index.js';
 import { type AuthorsOf, NotificationWrites, RedisNotificationIndex } from './redis-notification-index.js';
 import { escapeGlob, scanKeys } from './scan-keys.js';
-import { RedisNoteSearch } from './redis-note-search.js';
+import { type NoteChange, RedisNoteSearch } from './redis-note-search.js';
 import { isSearchableKind, type NoteSearchLimits, type NoteSearchList, type NoteSearchQuery, type NoteSearchResult } from '../note-search-index.js';
 
 declare module 'ioredis' {
@@ -188,6 +188,8 @@ export class RedisRelationIndex implements RelationIndex {
   private readonly batchNotifications = new WeakMap<FollowWrites, NotificationWrites>();
   /** A batch's changes of the events held by kind, sent with its follows (flushFollows). */
   private readonly batchKinds = new WeakMap<FollowWrites, Map<number, number>>();
+  /** A batch's notes for the note search index, sent with its follows: a script a shard (flushFollows). */
+  private readonly batchNotes = new WeakMap<FollowWrites, NoteChange[]>();
 
   private notificationsOf(batch: FollowWrites): NotificationWrites {
     let writes = this.batchNotifications.get(batch);
@@ -267,7 +269,14 @@ export class RedisRelationIndex implements RelationIndex {
       writes.push(this.client.nostrSearchProfile(words, removals, lexical, followers, ranks, pubkey, String(delta), String(event.created_at), event.id, profileWords(event).join(' ')));
     }
     // A note or an article: its words in the note search index (one script, in its shard).
-    if (this.noteSearchEnabled && isSearchableKind(event.kind)) writes.push(this.noteSearch.index(event, delta, size));
+    if (this.noteSearchEnabled && isSearchableKind(event.kind)) {
+      if (!batch) writes.push(this.noteSearch.index(event, delta, size));
+      else {
+        let notes = this.batchNotes.get(batch);
+        if (!notes) this.batchNotes.set(batch, (notes = []));
+        notes.push({ event, delta, size });
+      }
+    }
     // Its place in its author's list (its notes; what a request to vanish finds).
     if (listed && isListedKind(event.kind)) {
       const { list, tombstones } = this.keys.author(event.pubkey);
@@ -368,6 +377,11 @@ export class RedisRelationIndex implements RelationIndex {
       writes.push(this.notificationIndex.flush(notifications));
     }
     for (const [author, delta] of follows.following) writes.push(this.client.nostrFollowing(this.keys.follows(author).following, String(delta)));
+    const notes = this.batchNotes.get(follows);
+    if (notes) {
+      this.batchNotes.delete(follows);
+      writes.push(this.noteSearch.indexMany(notes));
+    }
     const kinds = this.batchKinds.get(follows);
     if (kinds) {
       this.batchKinds.delete(follows);
