@@ -48,6 +48,7 @@ export default defineConfig({
       'test/relations-rebuild.test.ts',
       'test/note-search.test.ts',
       'test/rest-search.test.ts',
+      'test/redis-note-index-batch.test.ts',
     ],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,

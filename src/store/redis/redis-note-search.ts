@@ -57,6 +57,9 @@ function boundsOf(query: NoteSearchQuery): [start: Buffer | string, end: Buffer 
   return [start, end];
 }
 
+/** Postings a NOTE_INDEX_MANY call writes at most (its notes' words), so that one script never runs long. */
+const POSTINGS_PER_CALL = 4_096;
+
 /** A note's change in the index: added (1) or taken away (-1), with its stored size where the caller has it. */
 export interface NoteChange {
   event: NostrEvent;
@@ -164,13 +167,20 @@ export class RedisNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled
    * script a note spent more on its call than on its writes.
    */
   async indexMany(notes: readonly NoteChange[]): Promise<void> {
-    const shards = new Map<number, { words: Map<string, number>; notes: (string | Buffer)[] }>();
+    type Call = { shard: number; words: Map<string, number>; notes: (string | Buffer)[]; postings: number };
+    // A shard's current call; a call holds POSTINGS_PER_CALL postings at most (notes of a thousand words each would make one script run long), then the next one starts.
+    const open = new Map<number, Call>();
+    const calls: Call[] = [];
     for (const { event, delta, size } of notes) {
       const words = indexedWordsOf(event);
       if (words.length === 0) continue;
       const number = noteShardOf(event.id);
-      let shard = shards.get(number);
-      if (!shard) shards.set(number, (shard = { words: new Map(), notes: [] }));
+      let shard = open.get(number);
+      if (!shard || shard.postings + words.length > POSTINGS_PER_CALL) {
+        open.set(number, (shard = { shard: number, words: new Map(), notes: [], postings: 0 }));
+        calls.push(shard);
+      }
+      shard.postings += words.length;
       const places = words.map((word) => {
         let place = shard.words.get(word);
         if (place === undefined) shard.words.set(word, (place = shard.words.size + 1));
@@ -178,11 +188,17 @@ export class RedisNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled
       });
       shard.notes.push(String(delta), postingMember(event.kind, { createdAt: event.created_at, id: event.id, bytes: size ?? storedSizeOf(event) }), String(words.length), ...places);
     }
+    // A shard's calls one after the other, in order (a note's later change after its earlier one); the shards at once.
+    const send = (call: Call) => {
+      const keys = this.keys.noteSearch(call.shard);
+      const words = [...call.words.keys()];
+      return this.client.nostrNoteIndexMany(2 + words.length, keys.words, keys.tombstones, ...words.map(keys.list), String(words.length), ...words, ...call.notes);
+    };
+    const byShard = new Map<number, Call[]>();
+    for (const call of calls) byShard.set(call.shard, [...(byShard.get(call.shard) ?? []), call]);
     await Promise.all(
-      [...shards].map(([number, shard]) => {
-        const keys = this.keys.noteSearch(number);
-        const words = [...shard.words.keys()];
-        return this.client.nostrNoteIndexMany(2 + words.length, keys.words, keys.tombstones, ...words.map(keys.list), String(words.length), ...words, ...shard.notes);
+      [...byShard.values()].map(async (shardCalls) => {
+        for (const call of shardCalls) await send(call);
       }),
     );
   }
