@@ -110,19 +110,50 @@ export function addToBlock(block: Uint8Array, adds: readonly Posting[], most: nu
   const out = Buffer.allocUnsafe(block.length + (adds.length + 1) * MOST_BYTES);
   let written = 0;
   let count = 0;
-  /** The created_at of the last posting written, and of the last one read. */
+  /** The created_at of the last posting written. */
   let lastWritten: number | undefined;
-  let lastRead: number | undefined;
   /** Whether an addition was written since the last posting of the block (the next one's difference changes). */
   let added = false;
   let next = 0;
-  let at = 0;
   const add = (posting: Posting) => {
     written = writePosting(out, written, lastWritten === undefined ? posting.createdAt : lastWritten - posting.createdAt, posting.kindBit, posting.prefix);
     lastWritten = posting.createdAt;
     added = true;
     count++;
   };
+  let tooMany = false;
+  eachPosting(block, (createdAt, prefix, kindBit, start, end) => {
+    // The additions before this posting go first (comparePostings, spelled out); one equal to it is held already.
+    while (next < adds.length) {
+      const posting = adds[next] as Posting;
+      const order = createdAt - posting.createdAt || posting.prefix - prefix || posting.kindBit - kindBit;
+      if (order > 0) break;
+      next++;
+      if (order < 0) add(posting);
+    }
+    if (added) written = writePosting(out, written, (lastWritten as number) - createdAt, kindBit, prefix);
+    else {
+      // After the posting it followed: its bytes as they are.
+      out.set(block.subarray(start, end), written);
+      written += end - start;
+    }
+    lastWritten = createdAt;
+    added = false;
+    tooMany = ++count > most;
+    return !tooMany;
+  });
+  if (tooMany) return undefined;
+  while (next < adds.length) add(adds[next++] as Posting);
+  return count > most ? undefined : { block: out.subarray(0, written), count };
+}
+
+/**
+ * Each posting of a block in turn, as numbers (no object made), with where its bytes start and end;
+ * `each` returns false to stop. A block cut inside a posting is refused rather than misread.
+ */
+function eachPosting(block: Uint8Array, each: (createdAt: number, prefix: number, kindBit: number, start: number, end: number) => boolean | void): void {
+  let at = 0;
+  let previous: number | undefined;
   while (at < block.length) {
     const start = at;
     let byte = block[at++] as number;
@@ -135,52 +166,19 @@ export function addToBlock(block: Uint8Array, adds: readonly Posting[], most: nu
       scale *= TWO_7;
     }
     if (at + PREFIX_BYTES > block.length) throw new Error('a posting block ends inside a posting');
-    const createdAt = lastRead === undefined ? value : lastRead - value;
-    lastRead = createdAt;
+    const createdAt = previous === undefined ? value : previous - value;
+    previous = createdAt;
     const prefix = ((block[at] as number) << 16) | ((block[at + 1] as number) << 8) | (block[at + 2] as number);
     at += PREFIX_BYTES;
-    // The additions before this posting go first (comparePostings, spelled out); one equal to it is held already.
-    while (next < adds.length) {
-      const posting = adds[next] as Posting;
-      const order = createdAt - posting.createdAt || posting.prefix - prefix || posting.kindBit - kindBit;
-      if (order > 0) break;
-      next++;
-      if (order < 0) add(posting);
-    }
-    if (added) written = writePosting(out, written, (lastWritten as number) - createdAt, kindBit, prefix);
-    else {
-      // After the posting it followed: its bytes as they are.
-      out.set(block.subarray(start, at), written);
-      written += at - start;
-    }
-    lastWritten = createdAt;
-    added = false;
-    if (++count > most) return undefined;
+    if (each(createdAt, prefix, kindBit, start, at) === false) return;
   }
-  while (next < adds.length) add(adds[next++] as Posting);
-  return count > most ? undefined : { block: out.subarray(0, written), count };
 }
 
 export function decodeBlock(block: Uint8Array): Posting[] {
   const postings: Posting[] = [];
-  let at = 0;
-  let previous: number | undefined;
-  while (at < block.length) {
-    let byte = block[at++] as number;
-    const kindBit = byte & 1;
-    let value = (byte >> 1) & 0x3f;
-    let scale = TWO_6;
-    while (byte & 0x80) {
-      byte = block[at++] as number;
-      value += (byte & 0x7f) * scale;
-      scale *= TWO_7;
-    }
-    if (at + PREFIX_BYTES > block.length) throw new Error('a posting block ends inside a posting');
-    const createdAt = previous === undefined ? value : previous - value;
-    previous = createdAt;
-    postings.push({ createdAt, prefix: ((block[at] as number) << 16) | ((block[at + 1] as number) << 8) | (block[at + 2] as number), kindBit });
-    at += PREFIX_BYTES;
-  }
+  eachPosting(block, (createdAt, prefix, kindBit) => {
+    postings.push({ createdAt, prefix, kindBit });
+  });
   return postings;
 }
 
