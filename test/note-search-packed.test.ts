@@ -253,6 +253,26 @@ describe('the LMDB note search index (packed postings)', () => {
     expect(differences.find(({ word }) => word === 'stale')?.maintained.map(({ id }) => id)).toEqual([`${lost.id.slice(0, 6)}${'?'.repeat(58)}`, kept.id]);
   });
 
+  it("a word's newer notes all deleted while older ones wait in runs: the list keeps one block, finds every note and leaves nothing stale (found by review)", async () => {
+    const { store } = openStore();
+    const author = 'b'.repeat(64);
+    // A head and a block of newer notes, then older ones (a run), then every newer one deleted.
+    const recent = Array.from({ length: 200 }, (_, at) => note(idOf('', `recent ${at}`), 'w', { at: T + 1_000 + at, pubkey: author }));
+    await store.putEvents(recent);
+    const older = Array.from({ length: 5 }, (_, at) => note(idOf('', `older ${at}`), 'w', { at: T + at }));
+    await store.putEvents(older);
+    await store.putEvents(recent.map((held, at) => note(idOf('', `deletes ${at}`), '', { kind: 5, at: T + 2_000, pubkey: author, tags: [['e', held.id]] })));
+    // Then many more, older still: past one block again.
+    const oldest = Array.from({ length: 200 }, (_, at) => note(idOf('', `oldest ${at}`), at % 10 === 0 ? 'w z' : 'w', { at: T - 1_000 + at }));
+    await store.putEvents(oldest);
+    const newestFirst = (notes: NostrEvent[]) => notes.map((held) => ({ createdAt: held.created_at, id: held.id })).sort(compareNotes).map((held) => held.id);
+    expect(await ids(store, query(['w', 'z']))).toEqual(newestFirst(oldest.filter((held) => held.content === 'w z')));
+    expect(await ids(store, query(['w'], { first: 300 }))).toEqual(newestFirst([...older, ...oldest]));
+    await store.putEvents(oldest.slice(0, 10).map((held, at) => note(idOf('', `deletes oldest ${at}`), '', { kind: 5, at: T + 3_000, tags: [['e', held.id]] })));
+    expect(await ids(store, query(['w', 'z']))).toEqual(newestFirst(oldest.slice(10).filter((held) => held.content === 'w z')));
+    expect((await checkRelations(store)).noteSearchDifferences).toEqual([]);
+  });
+
   it('a search cut by its work bound and resumed from where it stopped gets further every time (found by review)', async () => {
     const { store } = openStore();
     const words = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7', 'w8'];

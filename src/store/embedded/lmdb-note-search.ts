@@ -291,7 +291,8 @@ class WordBlocks {
       const toBlocks: PostingChange[] = [];
       const toRun: Posting[] = [];
       for (const change of changes) {
-        if (change.add && headLast !== undefined && comparePostings(change.posting, headLast) > 0) toRun.push(change.posting);
+        // A posting a removal kept (another note holds it) is most likely held by the blocks: there, counted exactly.
+        if (change.add && !change.kept && headLast !== undefined && comparePostings(change.posting, headLast) > 0) toRun.push(change.posting);
         else toBlocks.push(change);
       }
       // A removal is taken from every run that holds it.
@@ -321,7 +322,9 @@ class WordBlocks {
         directory.runs += 1;
         directory.postings += toRun.length;
         directory.next += 1;
-        // Counted as new: an addition of a posting the blocks hold already is told apart as the runs are merged.
+        // Counted as new: an addition of a posting the blocks hold already (a new note sharing a
+        // posting with one of them, by chance or ground) is told apart as the runs are merged; until
+        // then the count, which only picks the rarest word, is that much over.
         head.count += toRun.length;
       }
       if (directory.runs > 0 && (directory.runs >= MAX_RUNS || directory.postings * 8 >= head.count || head.blocks === 1)) {
@@ -383,16 +386,21 @@ class WordBlocks {
         head.postings = decodeBlock(value);
         inTransaction(this.db.remove(key));
       }
+      // No block to take its place (the runs hold the rest): the head is the list's one block, and
+      // the caller merges the runs into it (found by review: `blocks` went to 0, and every read
+      // and write after it counted a block short).
+      if (head.postings.length === 0) head.blocks = 1;
     }
   }
 }
 /** A posting as a map key. */
 const keyOfPosting = (posting: Posting) => `${posting.createdAt} ${posting.prefix} ${posting.kindBit}`;
 
-/** A posting added to a list (`add`) or taken from it. */
+/** A posting added to a list (`add`) or taken from it; `kept`: a removal turned back into an addition (batch()). */
 interface PostingChange {
   posting: Posting;
   add: boolean;
+  kept?: boolean;
 }
 
 /** A block's postings with changes applied (both in order): an addition of a posting held, or a removal of one not held, changes nothing. */
@@ -568,7 +576,12 @@ export class LmdbNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled'
       const stillHeld = new Map<string, Set<string>>();
       for (const [key, posting] of removed) stillHeld.set(key, new Set(this.notesOf(posting).flatMap((held) => indexedWordsOf(held.event))));
       for (const [word, changes] of pending) {
-        for (const [key, change] of changes) if (!change.add && stillHeld.get(key)?.has(word)) change.add = true;
+        for (const [key, change] of changes) {
+          if (!change.add && stillHeld.get(key)?.has(word)) {
+            change.add = true;
+            change.kept = true;
+          }
+        }
         new WordBlocks(this.db, word).change([...changes.values()].sort((a, b) => comparePostings(a.posting, b.posting)));
       }
     }
