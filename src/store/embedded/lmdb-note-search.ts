@@ -126,10 +126,11 @@ const headValue = (head: Head): Buffer => Buffer.concat([countsValue(head.count,
 
 const EMPTY = Buffer.alloc(0);
 
-/** A block as read: its key and its postings. */
+/** A block as read: its key and its postings (and, read from the head, the list's count of blocks). */
 interface Block {
   key: Buffer;
   postings: Posting[];
+  blocks?: number;
 }
 
 /** A list's runs as listed (RUNS_MARK). */
@@ -223,7 +224,9 @@ class WordBlocks {
   }
 
   private blockOf(key: Buffer, value: Buffer): Block {
-    return { key, postings: key.length === this.head.length ? readHead(value).postings : decodeBlock(value) };
+    if (key.length !== this.head.length) return { key, postings: decodeBlock(value) };
+    const { postings, blocks } = readHead(value);
+    return { key, postings, blocks };
   }
 
   /** The block whose range holds `posting`'s place: the head where the list has it before every other block (undefined: no list). */
@@ -481,6 +484,8 @@ class ListReader {
         return undefined;
       }
       this.current = next.value.postings;
+      // A list of one block has no runs (RUNS_MARK): not read.
+      if (next.value.blocks === 1 && this.runLists === undefined) this.runLists = [];
       this.at = 0;
       if (this.from !== null) while (this.at < this.current.length && comparePostings(this.current[this.at] as Posting, this.from) < 0) this.at++;
     }

@@ -195,7 +195,11 @@ export class RedisNoteSearch implements Omit<NoteSearchIndex, 'noteSearchEnabled
       return this.client.nostrNoteIndexMany(2 + words.length, keys.words, keys.tombstones, ...words.map(keys.list), String(words.length), ...words, ...call.notes);
     };
     const byShard = new Map<number, Call[]>();
-    for (const call of calls) byShard.set(call.shard, [...(byShard.get(call.shard) ?? []), call]);
+    for (const call of calls) {
+      const shardCalls = byShard.get(call.shard);
+      if (shardCalls) shardCalls.push(call);
+      else byShard.set(call.shard, [call]);
+    }
     await Promise.all(
       [...byShard.values()].map(async (shardCalls) => {
         for (const call of shardCalls) await send(call);
