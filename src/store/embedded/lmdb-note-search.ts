@@ -94,20 +94,8 @@ interface Head {
 
 /** A head's counts, and where its block starts. */
 function readCounts(value: Buffer): { count: number; blocks: number; at: number } {
-  let at = 0;
-  const read = () => {
-    let result = 0;
-    let scale = 1;
-    for (;;) {
-      const byte = value[at++] as number;
-      result += (byte & 0x7f) * scale;
-      if (!(byte & 0x80)) return result;
-      scale *= 0x80;
-    }
-  };
-  const count = read();
-  const blocks = read();
-  return { count, blocks, at };
+  const { values, at } = readVarints(value, 2);
+  return { count: values[0] as number, blocks: values[1] as number, at };
 }
 
 function readHead(value: Buffer, postings = true): Head {
@@ -140,10 +128,11 @@ interface RunDirectory {
   next: number;
 }
 
-function readVarints(value: Buffer, count: number): number[] {
-  const out: number[] = [];
+/** The first `count` varints of a value, and where they end. */
+function readVarints(value: Buffer, count: number): { values: number[]; at: number } {
+  const values: number[] = [];
   let at = 0;
-  while (out.length < count) {
+  while (values.length < count) {
     let result = 0;
     let scale = 1;
     for (;;) {
@@ -152,9 +141,9 @@ function readVarints(value: Buffer, count: number): number[] {
       if (!(byte & 0x80)) break;
       scale *= 0x80;
     }
-    out.push(result);
+    values.push(result);
   }
-  return out;
+  return { values, at };
 }
 
 /** Postings of several ordered lists as one ordered list, each posting once. */
@@ -192,7 +181,7 @@ class WordBlocks {
     const runs: Block[] = [];
     for (const { key, value } of this.db.getRange({ start: this.runs, end: this.end })) {
       if (key.length === this.runs.length) {
-        const [count, postings, next] = readVarints(value, 3) as [number, number, number];
+        const [count, postings, next] = readVarints(value, 3).values as [number, number, number];
         directory = { runs: count, postings, next };
       } else runs.push({ key, postings: decodeBlock(value) });
     }
