@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NostrEvent } from '../src/nostr/event.js';
 import { NOTIFICATION_TYPES } from '../src/nostr/notifications.js';
 import { redisKeys } from '../src/store/redis/keys.js';
 import { checkRelations } from '../src/store/relation-check.js';
@@ -25,9 +26,17 @@ afterAll(async () => {
   await opened?.cleanup();
 });
 
-function index(prefix: string, targetHeld: () => boolean): RedisNotificationIndex {
+/** `related`: what the target's relations name (RelationIndex.relatedIds), read when a target goes. */
+function index(prefix: string, targetHeld: () => boolean, related: () => NostrEvent[] = () => []): RedisNotificationIndex {
   const keys = redisKeys(prefix);
-  return new RedisNotificationIndex(opened.client, new RedisCommands(opened.client, 5000), keys, prefix, async (ids) => ids.map(() => (targetHeld() ? target.pubkey : undefined)));
+  return new RedisNotificationIndex(
+    opened.client,
+    new RedisCommands(opened.client, 5000),
+    keys,
+    prefix,
+    async (ids) => ids.map(() => (targetHeld() ? target.pubkey : undefined)),
+    async (targets) => targets.map(() => related()),
+  );
 }
 
 describe('Redis notifications under two writers', () => {
@@ -59,6 +68,65 @@ describe('Redis notifications under two writers', () => {
     await notifications.relate(other, 1);
     held = false;
     expect((await notifications.notificationCounts(pubkeyOf('race-v'))).REACTION).toBe(1);
+  });
+});
+
+describe('inbound records wait only for a target not servable yet (Redis)', () => {
+  it('a reaction to a stored note notifies at once and keeps no record; the note gone, its relations say what goes', async () => {
+    const prefix = `${opened.prefix}wait1:`;
+    let held = true;
+    const notifications = index(prefix, () => held, () => [reaction]);
+    await notifications.relate(target, 1);
+    await notifications.relate(reaction, 1);
+    expect((await notifications.notifications(pubkeyOf('race-v'), NOTIFICATION_TYPES, null, 10)).map(({ id, type }) => [id, type])).toEqual([[reaction.id, 'REACTION']]);
+    expect(await opened.client.exists(redisKeys(prefix).inbound(target.id))).toBe(0);
+    held = false;
+    await notifications.relate(target, -1);
+    expect(await notifications.notifications(pubkeyOf('race-v'), NOTIFICATION_TYPES, null, 10)).toEqual([]);
+    expect(await notifications.notificationCounts(pubkeyOf('race-v'))).toEqual(NO_NOTIFICATION_COUNTS);
+    // The reaction's addition replayed by a writer that saw the note before it went: nothing comes back.
+    held = true;
+    await notifications.relate(reaction, 1);
+    expect(await notifications.notifications(pubkeyOf('race-v'), NOTIFICATION_TYPES, null, 10)).toEqual([]);
+  });
+
+  it('a reaction that came first waits in a record, which goes once the note arrives and is told', async () => {
+    const prefix = `${opened.prefix}wait2:`;
+    let held = false;
+    const notifications = index(prefix, () => held);
+    const inbound = redisKeys(prefix).inbound(target.id);
+    await notifications.relate(reaction, 1);
+    expect(await opened.client.hlen(inbound)).toBe(1);
+    expect(await notifications.notifications(pubkeyOf('race-v'), NOTIFICATION_TYPES, null, 10)).toEqual([]);
+    held = true;
+    await notifications.relate(target, 1);
+    expect((await notifications.notifications(pubkeyOf('race-v'), NOTIFICATION_TYPES, null, 10)).map(({ type }) => type)).toEqual(['REACTION']);
+    expect(await opened.client.exists(inbound)).toBe(0);
+  });
+
+  it('a note stored between the two looks of a reaction\'s writer: the second look tells it and the record goes', async () => {
+    const prefix = `${opened.prefix}wait3:`;
+    let looks = 0;
+    // The first look finds no note, every later one finds it (another writer stored it meanwhile,
+    // and drained the inbound records before this one was written).
+    const notifications = index(prefix, () => looks++ > 0);
+    await notifications.relate(reaction, 1);
+    expect(looks).toBe(2);
+    expect((await notifications.notifications(pubkeyOf('race-v'), NOTIFICATION_TYPES, null, 10)).map(({ type }) => type)).toEqual(['REACTION']);
+    expect(await opened.client.exists(redisKeys(prefix).inbound(target.id))).toBe(0);
+  });
+
+  it("a removal's record stays (a tombstone), and a record changed since it was read is not dropped", async () => {
+    const prefix = `${opened.prefix}wait4:`;
+    const notifications = index(prefix, () => false);
+    const inbound = redisKeys(prefix).inbound(target.id);
+    await notifications.relate(reaction, -1);
+    const [tombstone] = await opened.client.hvals(inbound);
+    expect(tombstone?.startsWith('-')).toBe(true);
+    // A drop of the live record (what a target's writer read before the removal came) leaves it.
+    const id = Buffer.from(reaction.id, 'hex');
+    expect(await opened.client.nostrInbound(inbound, '0', id, (tombstone as string).slice(1))).toBe(0);
+    expect(await opened.client.hget(inbound, id)).toBe(tombstone);
   });
 });
 
@@ -159,7 +227,8 @@ describe('a follow list that also quotes (Redis)', () => {
   for (const targetFirst of [true, false]) {
     it(`is one notification, a QUOTE, then a FOLLOW once the note is gone (the note stored ${targetFirst ? 'before' : 'after'} the list)`, async () => {
       let held = targetFirst;
-      const notifications = index(`${opened.prefix}listq${targetFirst ? 1 : 2}:`, () => held);
+      // The note's relations name the list (its quote), as the relation index would say once the note goes.
+      const notifications = index(`${opened.prefix}listq${targetFirst ? 1 : 2}:`, () => held, () => [list]);
       const list = signed('race-lister', { kind: 3, created_at: T + 5, content: '', tags: [['p', target.pubkey], ['p', pubkeyOf('race-other')], ['q', target.id]] });
       if (targetFirst) await notifications.relate(target, 1);
       await notifications.relate(list, 1);

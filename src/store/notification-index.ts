@@ -7,9 +7,13 @@ import { notePlace, type ReplyPosition, replyMemberBytes } from './relation-inde
  * kept by the stores in the same writes as the relationship index, on every transition of an event
  * (stored, replaced, deleted, vanished), whatever the order events arrive in:
  *
- * - per target event T, its *inbound* record: each event E that has a target reason about T, with
- *   E's created_at, the reasons' letters and the first 8 bytes of E's author. When T is stored, its
- *   author gets the reasons of every E already there; when T goes, they go.
+ * - per target event T, its *inbound* records: each event E that has a target reason about T and
+ *   came while T was not servable, with E's created_at, the reasons' letters and the first 8 bytes
+ *   of E's author. When T is stored, its author gets the reasons of every E waiting there, and the
+ *   records go: a record is kept only while it waits (and, for good, as a removal's tombstone). An
+ *   E that finds T servable tells T's author at once and keeps no record. When T goes, its author
+ *   loses the reasons of every E that relates to it (reasonsAbout: T's own relations, which
+ *   `relations check` proves, say which events those are), and of every record still there.
  * - per recipient V, each notifying event's *tokens* (nostr/notifications.ts reasonToken): its type
  *   is the first that fits among the live ones. A token taken away stays as a tombstone (`-` before
  *   it): every reason goes for good (an event deleted or vanished, a version replaced never comes
@@ -19,9 +23,10 @@ import { notePlace, type ReplyPosition, replyMemberBytes } from './relation-inde
  * - per recipient V, its notifications in page order (newest first, then id) under their type's
  *   letter: a page of some types reads one range per type, a count one range per type.
  *
- * Each store writes E's side (the inbound record first, then, if T is known and servable, its
- * author's tokens) and T's side (its inbound records read after T is stored or gone): whichever of
- * E and T comes last sees the other. Both stores share the encodings below.
+ * Each store writes E's side (its relations first; then, if T is servable, its author's tokens;
+ * else the inbound record, and T looked for again) and T's side (its inbound records read after T
+ * is stored or gone, and, when T goes, the events its relations name): whichever of E and T comes
+ * last sees the other. Both stores share the encodings below.
  */
 
 /** One notification as the index holds it. */
@@ -113,6 +118,23 @@ export function readInboundValue(value: string): { createdAt: number; letters: s
  */
 export function drainDelta(record: { removed: boolean }, delta: 1 | -1): 1 | -1 {
   return record.removed ? -1 : delta;
+}
+
+/**
+ * The reasons a target's removal takes back from its author: each of `related` (the servable
+ * events that relate to it: RelationIndex.relatedIds) that has a target reason about it, with the
+ * letters of those reasons and of all its reasons (where a store looks for its notification). The
+ * target's author's own events notify no one.
+ */
+export function reasonsAbout(target: NostrEvent, related: readonly NostrEvent[]): { event: NostrEvent; letters: string; look: string }[] {
+  const found: { event: NostrEvent; letters: string; look: string }[] = [];
+  for (const event of related) {
+    if (event.pubkey === target.pubkey) continue;
+    const reasons = notificationReasonsOf(event);
+    const letters = reasons.targets.get(target.id);
+    if (letters !== undefined) found.push({ event, letters, look: reasonLetters(reasons) });
+  }
+  return found;
 }
 
 /**

@@ -162,7 +162,7 @@ export class LmdbEventStore implements EventStore {
       // `relations rebuild`. Opened only where it exists (`create: false`: lmdb-js answers undefined),
       // so that new directories do not hold it (lmdb-js allows 12 databases by default).
       this.readOnly ? undefined : this.root.openDB<Buffer, Buffer>({ name: 'followers', keyEncoding: 'binary', encoding: 'binary', create: false } as DatabaseOptions & { name: string }) as Database<Buffer, Buffer> | undefined,
-      (id) => this.servableAuthor(id),
+      { authorOf: (id) => this.servableAuthor(id), eventOf: (id) => this.servableEvent(id) },
       options.noteSearch ? this.openNoteSearch() : undefined,
       this.readOnly,
     );
@@ -433,7 +433,6 @@ export class LmdbEventStore implements EventStore {
     this.raiseBar(replaceableKindAddress(PROFILE_KIND, pubkey), bar, pubkey);
   }
 
-  /** The version an address holds, or its bar; a value that is not an event we wrote counts as replaceable. */
   /** The author of the servable event `id`, inside the write transaction (notifications: whose a target is). */
   private servableAuthor(id: string): string | undefined {
     const value = this.events.get(id);
@@ -445,6 +444,24 @@ export class LmdbEventStore implements EventStore {
     return held && 'id' in held && held.id === id ? held.event?.pubkey : undefined;
   }
 
+  /** The servable event `id`, inside the write transaction (notifications: what relates to a target gone). */
+  private servableEvent(id: string): NostrEvent | undefined {
+    const value = this.events.get(id);
+    if (value === undefined) return undefined;
+    if (value[0] === 0x7b) {
+      try {
+        return readStoredEvent(value, { id }).event;
+      } catch (error) {
+        if (error instanceof CorruptDataError) return undefined;
+        throw error;
+      }
+    }
+    if (value.toString('latin1', 0, MARKER_PREFIX.length) !== MARKER_PREFIX) return undefined;
+    const held = this.heldVersion(value.toString('utf8', MARKER_PREFIX.length));
+    return held && 'id' in held && held.id === id ? held.event : undefined;
+  }
+
+  /** The version an address holds, or its bar; a value that is not an event we wrote counts as replaceable. */
   private heldVersion(address: string): { id: string; created_at: number; event?: NostrEvent } | { bar: SlotBar } | undefined {
     const value = this.replaceable.get(address);
     if (value === undefined) return undefined;

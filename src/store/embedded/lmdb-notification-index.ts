@@ -14,6 +14,7 @@ import {
   notificationReasonsOf,
   readInboundValue,
   reasonLetters,
+  reasonsAbout,
   tokensOfInbound,
 } from '../notification-index.js';
 import { notePlace, type ReplyPosition, replyMember, replyPositionOf } from '../relation-index.js';
@@ -21,6 +22,15 @@ import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
 
 /** The author of a servable event by id, read inside the write transaction (undefined where none). */
 export type ServableAuthorOf = (id: string) => string | undefined;
+
+/** Servable events by id, read inside the write transaction (undefined where none): the event, and its author alone (cheaper). */
+export interface ServableEvents {
+  authorOf: ServableAuthorOf;
+  eventOf: (id: string) => NostrEvent | undefined;
+}
+
+/** The servable events that relate to a target (RelationIndex.relatedIds, then the events), in the write transaction. */
+export type ServableRelatedOf = (target: string) => NostrEvent[];
 
 /** Notifications held, all recipients (RelationIndex.totals). */
 export const TOTAL_NOTIFICATIONS = 'ct:notifications';
@@ -49,7 +59,7 @@ const RECIPIENTS_PAGE = 500;
  * The notification index in the `relations` database (store/notification-index.ts), written inside
  * the events' own write transaction (one writer at a time: exact without tombstone races, though
  * the rule keeps them as Redis does, so that both stores hold the same):
- * - `ni:<target>:<event>` → the inbound record, `-<record>` once taken away;
+ * - `ni:<target>:<event>` → the inbound record while the target is not servable, `-<record>` once taken away;
  * - `nr:<recipient>:<event>` → the event's tokens for the recipient, only where it has more than
  *   one or a tombstone (one live reason is said by its entry below, as on Redis);
  * - `nz:<recipient>:<letter>:<replyMember of notePlace>` → the deciding token's target (its first 8
@@ -61,6 +71,7 @@ export class LmdbNotificationIndex implements NotificationIndex {
     private readonly db: Database<string, string>,
     private readonly transactions: LmdbTransactions,
     private readonly authorOf: ServableAuthorOf,
+    private readonly relatedOf: ServableRelatedOf,
   ) {}
 
   /** The change in notifications held by the event being applied: written once, at its end (a list's follows are a thousand). */
@@ -82,20 +93,31 @@ export class LmdbNotificationIndex implements NotificationIndex {
     for (const [target, letters] of targets) {
       const key = `ni:${target}:${event.id}`;
       const held = this.db.get(key);
-      if (delta > 0 && held === undefined) inTransaction(this.db.put(key, inboundValue(event, letters)));
-      if (delta < 0) inTransaction(this.db.put(key, `-${inboundValue(event, letters)}`));
       const author = this.authorOf(target);
+      // A record waits for a target not servable yet; one that finds it tells its author now.
+      if (delta > 0 && author === undefined && held === undefined) inTransaction(this.db.put(key, inboundValue(event, letters)));
+      if (delta > 0 && author !== undefined && held !== undefined && !held.startsWith('-')) inTransaction(this.db.remove(key));
+      if (delta < 0) inTransaction(this.db.put(key, `-${inboundValue(event, letters)}`));
       if (author !== undefined && author !== event.pubkey) this.notify(author, at, tokensOfInbound(letters, target), delta);
     }
-    // As a target: the events already related to it.
+    // As a target: the events that waited for it (delivered, their records go), or, gone, what
+    // relates to it and what still waited.
     const own = authorPrefixOf(event.pubkey);
     const prefix = `ni:${event.id}:`;
     for (const { key, value } of this.db.getRange({ start: prefix, end: `${prefix.slice(0, -1)};` })) {
       const record = readInboundValue(value);
-      if (!record || record.authorPrefix === own) continue;
+      if (!record) continue;
+      if (delta > 0 && !record.removed) inTransaction(this.db.remove(key));
+      if (record.authorPrefix === own) continue;
       const id = key.slice(prefix.length);
       const place = replyMember(notePlace({ createdAt: record.createdAt, id }));
       this.notify(event.pubkey, { id, createdAt: record.createdAt, place, look: ANY_LETTER }, tokensOfInbound(record.letters, event.id), drainDelta(record, delta));
+    }
+    if (delta < 0) {
+      for (const { event: source, letters, look } of reasonsAbout(event, this.relatedOf(event.id))) {
+        const place = replyMember(notePlace({ createdAt: source.created_at, id: source.id }));
+        this.notify(event.pubkey, { id: source.id, createdAt: source.created_at, place, look }, tokensOfInbound(letters, event.id), -1);
+      }
     }
   }
 

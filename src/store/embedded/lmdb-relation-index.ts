@@ -33,7 +33,7 @@ import { msatsOfParts, msatsParts, type ZapEntry, type ZapGroup, type ZapQuery, 
 import type { LmdbFollowers } from './lmdb-followers.js';
 import type { NotificationType } from '../../nostr/notifications.js';
 import type { NotificationCounts, NotificationEntry } from '../notification-index.js';
-import { LmdbNotificationIndex, type ServableAuthorOf, TOTAL_NOTIFICATIONS } from './lmdb-notification-index.js';
+import { LmdbNotificationIndex, type ServableEvents, TOTAL_NOTIFICATIONS } from './lmdb-notification-index.js';
 import { inTransaction, type LmdbTransactions } from './lmdb-transactions.js';
 import { LmdbNoteSearch } from './lmdb-note-search.js';
 import type { NoteSearchLimits, NoteSearchList, NoteSearchQuery, NoteSearchResult } from '../note-search-index.js';
@@ -111,13 +111,14 @@ export class LmdbRelationIndex implements RelationIndex {
     private readonly transactions: LmdbTransactions,
     /** The followers as an earlier version kept them (a 64-byte key per follow), emptied by clear(); undefined where never written. */
     private readonly legacyFollowerKeys?: Database<Buffer, Buffer>,
-    authorOf: ServableAuthorOf = () => undefined,
+    /** Servable events, read in the write transaction: whose a notification's target is, and what relates to a target gone. */
+    servable: ServableEvents = { authorOf: () => undefined, eventOf: () => undefined },
     /** NOTE_SEARCH: the note search index, where it is kept (its own database: lmdb-note-search.ts). */
     private readonly noteSearch?: LmdbNoteSearch,
     /** Opened read-only: nothing is built on open. */
     readOnly = false,
   ) {
-    this.notificationIndex = new LmdbNotificationIndex(db, transactions, authorOf);
+    this.notificationIndex = new LmdbNotificationIndex(db, transactions, servable.authorOf, (target) => [...this.relatedEntries(target, Number.MAX_SAFE_INTEGER).keys()].flatMap((id) => servable.eventOf(id) ?? []));
     this.homeTimelines = db.get(HOME_TIMELINES_COMPLETE) !== undefined || (!readOnly && this.buildHomeTimelines());
     if (!readOnly) noteSearch?.adopt(db);
   }
@@ -438,14 +439,20 @@ export class LmdbRelationIndex implements RelationIndex {
 
   relatedIds(target: string, limit: number, scan: LedgerScan = { entries: Number.POSITIVE_INFINITY }): Promise<RelatedEvents> {
     return this.transactions.read(() => {
-      // Removed relations leave no entry here: each range reads what relates, one past `limit`.
-      const related = new Map<string, number>();
-      for (const { key, value } of this.db.getRange({ start: `l:${target}:`, end: `l:${target};`, limit: limit + 1 })) related.set(replyPositionOf(key.slice(67)).id, Number(value));
-      for (const { key, value } of this.db.getRange({ start: `i:${target}:`, end: `i:${target};`, limit: limit + 1 })) related.set(key.slice(67), Number(value));
+      const related = this.relatedEntries(target, limit);
       scan.entries -= related.size;
       const events = [...related].slice(0, limit).map(([id, bytes]) => ({ id, bytes }));
       return { events, complete: related.size <= limit };
     });
+  }
+
+  /** The events that relate to `target` (id → stored size), up to one past `limit` of each range, in the caller's transaction. */
+  private relatedEntries(target: string, limit: number): Map<string, number> {
+    // Removed relations leave no entry here: each range reads what relates, one past `limit`.
+    const related = new Map<string, number>();
+    for (const { key, value } of this.db.getRange({ start: `l:${target}:`, end: `l:${target};`, limit: limit + 1 })) related.set(replyPositionOf(key.slice(67)).id, Number(value));
+    for (const { key, value } of this.db.getRange({ start: `i:${target}:`, end: `i:${target};`, limit: limit + 1 })) related.set(key.slice(67), Number(value));
+    return related;
   }
 
   /** A group's record, or undefined. */

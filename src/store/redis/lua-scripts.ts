@@ -1396,6 +1396,11 @@ return out
 const INBOUND_FUNCTION = `
 local function inbound(key, d, id, record)
   local held = redis.call('HGET', key, id)
+  if d == 0 then
+    if held ~= record then return 0 end
+    redis.call('HDEL', key, id)
+    return 1
+  end
   if d > 0 then
     if held then return 0 end
     redis.call('HSET', key, id, record)
@@ -1409,7 +1414,8 @@ end
 
 /**
  * One event's record in one target's inbound notifications (store/notification-index.ts): KEYS[1]
- * `ni:{<target>}`; ARGV[1] 1 (add) or -1 (take away); ARGV[2] the event's id (32 bytes); ARGV[3]
+ * `ni:{<target>}`; ARGV[1] 1 (add), -1 (take away) or 0 (drop the record once delivered: only
+ * while it is still ARGV[3], not a removal's since); ARGV[2] the event's id (32 bytes); ARGV[3]
  * the record (`<created_at> <letters> <author prefix>`). A removal leaves `-<record>` for good, so
  * that an addition arriving after it changes nothing, and the target's own removal still takes its
  * reasons back (notification-index.ts readInboundValue); an addition sent again changes nothing either.

@@ -206,8 +206,8 @@ export class RedisEventStore implements EventStore {
     this.marks = new RedisMarkStore(this.commands, this.keys);
     this.cursors = new RedisCursorStore(this.commands, this.keys);
     // Notifications read whose a target event is, as it is held now (read directly, never cached).
-    const authorsOf = async (ids: readonly string[]) => (await this.readEvents(ids)).map((held) => held?.event?.pubkey);
-    this.relations = new RedisRelationIndex(client, this.commands, this.keys, keyPrefix, authorsOf, options.followBucketSize, options.noteSearch ?? false);
+    const eventsOf = async (ids: readonly string[]) => (await this.readEvents(ids)).map((held) => held?.event);
+    this.relations = new RedisRelationIndex(client, this.commands, this.keys, keyPrefix, eventsOf, options.followBucketSize, options.noteSearch ?? false);
     client.defineCommand('nostrReplaceEvent', { numberOfKeys: 2, lua: REPLACE_SCRIPT });
     client.defineCommand('nostrSettleJournal', { numberOfKeys: 1, lua: SETTLE_JOURNAL_SCRIPT });
     client.defineCommand('nostrDeleteIf', { numberOfKeys: 1, lua: DELETE_IF_SCRIPT });

@@ -14,6 +14,7 @@ import {
   notificationReasonsOf,
   readInboundValue,
   reasonLetters,
+  reasonsAbout,
   tokensOfInbound,
 } from '../notification-index.js';
 import { type ReplyPosition, replyPositionOfBytes } from '../relation-index.js';
@@ -75,6 +76,20 @@ const FOLLOW_TOKEN = 'F';
 /** Reads the authors of servable events by id (undefined where not held, deleted or replaced). */
 export type AuthorsOf = (ids: readonly string[]) => Promise<(string | undefined)[]>;
 
+/** Reads servable events by id (undefined where not held, deleted or replaced). */
+export type EventsOf = (ids: readonly string[]) => Promise<(NostrEvent | undefined)[]>;
+
+/** Reads, for each target, the servable events that relate to it (RelationIndex.relatedIds, then the events). */
+export type RelatedOf = (targets: readonly string[]) => Promise<NostrEvent[][]>;
+
+/** A write of one inbound record (INBOUND_SCRIPT): added (1), taken away (-1), or dropped once delivered (0). */
+interface InboundWrite {
+  key: string;
+  id: Buffer;
+  record: string;
+  delta: 1 | -1 | 0;
+}
+
 interface NotifyWrite {
   recipient: string;
   id: Buffer;
@@ -135,6 +150,7 @@ export class RedisNotificationIndex implements NotificationIndex {
     private readonly keys: RedisKeys,
     private readonly prefix: string,
     private readonly authorsOf: AuthorsOf,
+    private readonly relatedOf: RelatedOf,
   ) {
     this.many = !(client instanceof Cluster);
     client.defineCommand('nostrInbound', { numberOfKeys: 1, lua: INBOUND_SCRIPT });
@@ -154,36 +170,81 @@ export class RedisNotificationIndex implements NotificationIndex {
     if (!writes) await this.flush(batch);
   }
 
-  /** Sends a batch's writes: inbound records, then the targets' authors and the batch's own inbound records read, then the recipients'. */
+  /**
+   * Sends a batch's writes (store/notification-index.ts has the rule). An event's side: a removal's
+   * tombstones in its targets' inbound records first; then whose its targets are; an addition whose
+   * target is not servable leaves an inbound record and looks again (a target stored meanwhile
+   * drains it, or the second look finds it: whichever comes last sees the other), and a record the
+   * second look delivers goes. The batch's events as targets: their inbound records, read once
+   * they are stored or gone, delivered and dropped; a target gone takes back the reasons of the
+   * events its relations name (the batch's events related before this: RedisRelationIndex). Then
+   * the recipients' writes.
+   */
   async flush(batch: NotificationWrites): Promise<void> {
-    const inbound = batch.related.flatMap(({ event, targets, id, delta }) => [...targets].map(([target, letters]) => ({ key: this.keys.inbound(target), id, record: inboundValue(event, letters), delta })));
-    // The batch's own records are read at once (the events are stored or gone already); the
-    // targets' authors only once the batch's records about them are written.
+    const recordsOf = (writes: NotificationWrites['related'], delta: 1 | -1 | 0, only?: (target: string) => boolean) =>
+      writes.flatMap(({ event, targets, id }) => [...targets].filter(([target]) => !only || only(target)).map(([target, letters]) => ({ key: this.keys.inbound(target), id, record: inboundValue(event, letters), delta })));
+    // The batch's own records and relations are read at once (the events are stored or gone already).
     const drained = this.readInbound(batch.asTargets.map(({ event }) => this.keys.inbound(event.id)));
     drained.catch(() => {});
-    await this.sendInbound(inbound);
-    const targets = [...new Set(batch.related.flatMap(({ targets }) => [...targets.keys()]))];
-    const [authors, held] = await Promise.all([targets.length > 0 ? this.authorsOf(targets) : [], drained]);
-    const authorOf = new Map(targets.map((target, index) => [target, authors[index]]));
+    const gone = batch.asTargets.filter(({ delta }) => delta < 0).map(({ event }) => event);
+    const related = gone.length > 0 ? this.relatedOf(gone.map(({ id }) => id)) : Promise.resolve([]);
+    related.catch(() => {});
+    await this.sendInbound(recordsOf(batch.related.filter(({ delta }) => delta < 0), -1));
+    const authorOf = await this.authorsByTarget(batch.related);
     const notify: NotifyWrite[] = [...batch.direct];
-    for (const { event, targets: reasons, id, place, look, delta } of batch.related) {
-      for (const [target, letters] of reasons) {
-        const author = authorOf.get(target);
-        if (author !== undefined && author !== event.pubkey) notify.push({ recipient: author, id, place, look, tokens: tokensOfInbound(letters, target), delta });
+    const tell = (writes: NotificationWrites['related'], authors: Map<string, string | undefined>) => {
+      for (const { event, targets: reasons, id, place, look, delta } of writes) {
+        for (const [target, letters] of reasons) {
+          const author = authors.get(target);
+          if (author !== undefined && author !== event.pubkey) notify.push({ recipient: author, id, place, look, tokens: tokensOfInbound(letters, target), delta });
+        }
       }
+    };
+    tell(batch.related, authorOf);
+    // Additions about a target not servable yet: a record that waits for it, then a second look.
+    const waiting = batch.related.filter(({ delta, targets }) => delta > 0 && [...targets.keys()].some((target) => authorOf.get(target) === undefined));
+    const drops: InboundWrite[] = [];
+    if (waiting.length > 0) {
+      const unknown = (target: string) => authorOf.get(target) === undefined;
+      await this.sendInbound(recordsOf(waiting, 1, unknown));
+      const authorNow = await this.authorsByTarget(waiting, unknown);
+      const found = (target: string) => unknown(target) && authorNow.get(target) !== undefined;
+      tell(
+        waiting.map((write) => ({ ...write, targets: new Map([...write.targets].filter(([target]) => found(target))) })),
+        authorNow,
+      );
+      drops.push(...recordsOf(waiting, 0, found));
     }
+    const [held, relatedEvents] = await Promise.all([drained, related]);
     batch.asTargets.forEach(({ event, delta }, index) => {
       const fields = held[index] ?? [];
       const own = authorPrefixOf(event.pubkey);
       for (let at = 0; at + 1 < fields.length; at += 2) {
         const source = fields[at] as Buffer;
-        const record = readInboundValue((fields[at + 1] as Buffer).toString());
-        if (!record || record.authorPrefix === own || source.length !== 32) continue;
+        const value = fields[at + 1] as Buffer;
+        const record = readInboundValue(value.toString());
+        if (!record || source.length !== 32) continue;
+        // Delivered (or its author's own): it waits no more.
+        if (delta > 0 && !record.removed) drops.push({ key: this.keys.inbound(event.id), id: source, record: value.toString(), delta: 0 });
+        if (record.authorPrefix === own) continue;
         const place = notificationPlace({ createdAt: record.createdAt, id: source.toString('hex') });
         notify.push({ recipient: event.pubkey, id: source, place, look: ANY_LETTER, tokens: tokensOfInbound(record.letters, event.id), delta: drainDelta(record, delta) });
       }
     });
-    await Promise.all([this.sendNotify(notify), this.sendFollows(batch.follows)]);
+    gone.forEach((target, index) => {
+      for (const { event, letters, look } of reasonsAbout(target, relatedEvents[index] ?? [])) {
+        const place = notificationPlace({ createdAt: event.created_at, id: event.id });
+        notify.push({ recipient: target.pubkey, id: Buffer.from(event.id, 'hex'), place, look, tokens: tokensOfInbound(letters, target.id), delta: -1 });
+      }
+    });
+    await Promise.all([this.sendNotify(notify), this.sendFollows(batch.follows), this.sendInbound(drops)]);
+  }
+
+  /** The authors of the targets of `writes` (those `only` keeps), by target: undefined where not servable. */
+  private async authorsByTarget(writes: NotificationWrites['related'], only?: (target: string) => boolean): Promise<Map<string, string | undefined>> {
+    const targets = [...new Set(writes.flatMap(({ targets }) => [...targets.keys()]))].filter((target) => !only || only(target));
+    const authors = targets.length > 0 ? await this.authorsOf(targets) : [];
+    return new Map(targets.map((target, index) => [target, authors[index]]));
   }
 
   /**
@@ -221,7 +282,8 @@ export class RedisNotificationIndex implements NotificationIndex {
     await this.countNotifications(calls);
   }
 
-  private async sendInbound(writes: { key: string; id: Buffer; record: string; delta: 1 | -1 }[]): Promise<void> {
+  private async sendInbound(writes: InboundWrite[]): Promise<void> {
+    if (writes.length === 0) return;
     if (!this.many) {
       await Promise.all(writes.map(({ key, id, record, delta }) => this.client.nostrInbound(key, String(delta), id, record)));
       return;

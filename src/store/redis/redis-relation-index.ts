@@ -34,7 +34,7 @@ import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
 import type { NotificationType } from '../../nostr/notifications.js';
 import type { NotificationCounts, NotificationEntry } from '../notification-index.js';
-import { type AuthorsOf, NotificationWrites, RedisNotificationIndex } from './redis-notification-index.js';
+import { type EventsOf, NotificationWrites, RedisNotificationIndex } from './redis-notification-index.js';
 import { escapeGlob, scanKeys } from './scan-keys.js';
 import { type NoteChange, RedisNoteSearch } from './redis-note-search.js';
 import { isSearchableKind, type NoteSearchLimits, type NoteSearchList, type NoteSearchQuery, type NoteSearchResult } from '../note-search-index.js';
@@ -89,6 +89,9 @@ const legacyLedgerOf = (event: NostrEvent) => Buffer.from(event.id.slice(0, 24),
 
 /** Ledger fields read per HSCAN call (relatedIds). */
 const LEDGER_SCAN_COUNT = 500;
+
+/** Events read at once where a target's removal reads what relates to it (relatedEvents). */
+const RELATED_READS = 500;
 
 /** Authors' lists per TIMELINES call, at most (a feed reads up to 2,000: a few calls). */
 const TIMELINES_PER_CALL = 500;
@@ -202,13 +205,15 @@ export class RedisRelationIndex implements RelationIndex {
     private readonly commands: RedisCommands,
     private readonly keys: RedisKeys,
     private readonly prefix: string,
-    authorsOf: AuthorsOf,
+    /** Servable events by id: whose a notification's target is, and what relates to a target gone. */
+    eventsOf: EventsOf,
     /** Followers per bucket log before they move (FOLLOW_BUCKET_SIZE unless a test says). */
     private readonly followBucketSize = FOLLOW_BUCKET_SIZE,
     /** NOTE_SEARCH: whether the note search index is kept. */
     readonly noteSearchEnabled = false,
   ) {
-    this.notificationIndex = new RedisNotificationIndex(client, commands, keys, prefix, authorsOf);
+    const authorsOf = async (ids: readonly string[]) => (await eventsOf(ids)).map((event) => event?.pubkey);
+    this.notificationIndex = new RedisNotificationIndex(client, commands, keys, prefix, authorsOf, (targets) => this.relatedEvents(targets, eventsOf));
     this.noteSearch = new RedisNoteSearch(client, commands, keys, prefix);
     client.defineCommand('nostrRelate', { numberOfKeys: 4, lua: RELATE_SCRIPT });
     client.defineCommand('nostrZap', { numberOfKeys: 2, lua: ZAP_SCRIPT });
@@ -250,7 +255,11 @@ export class RedisRelationIndex implements RelationIndex {
       return this.client.nostrZap(keys.groups, keys.senders(group), String(delta), groupBytes(group), hex(group.recipient), hex(sender), String(delta * high), String(delta * low), ledger, bytes, legacyLedger);
     });
     // Whom it notifies, and whom what notifies about it now notifies (redis-notification-index.ts).
-    writes.push(this.notificationIndex.relate(event, delta, batch && this.notificationsOf(batch)));
+    // Gathered now, sent once this event's own relations are written (alone) or with the batch's
+    // (flushFollows, after every event of the batch is related): a target's removal finds the
+    // events that notify about it by its relations (redis-notification-index.ts flush).
+    const notifications = batch ? this.notificationsOf(batch) : new NotificationWrites();
+    notifications.add(event, delta);
     // A follow or mute list: webs of trust made with it are dropped by their next read (list-changes.ts).
     writes.push(this.logListChange(event));
     // The events held of its kind: a transition only (a `duplicate` put's replay, a deletion's, are not).
@@ -289,13 +298,9 @@ export class RedisRelationIndex implements RelationIndex {
       follows.list(event.pubkey, followKeysOf(event), delta);
       if (!batch) writes.push(this.flushFollows(follows));
     }
-    if (edges.length === 0) {
-      await Promise.all(writes);
-      return;
-    }
     const author = Buffer.from(event.pubkey, 'hex');
     const member = edges.some((edge) => edge.reply) ? replyMemberBytes({ createdAt: event.created_at, id: event.id, bytes: Number(bytes) }) : '';
-    await Promise.all([
+    writes.push(
       ...edges.map((edge) => {
         const roles = `${edge.reply ? 'R' : ''}${edge.threadReply ? 'T' : ''}${edge.quote ? 'Q' : ''}${edge.repost ? 'O' : ''}${edge.reaction !== undefined ? 'K' : ''}`;
         const [tally, replies, tombstones, contents] = this.keys.relations(edge.target);
@@ -314,8 +319,9 @@ export class RedisRelationIndex implements RelationIndex {
           legacyLedger,
         );
       }),
-      ...writes,
-    ]);
+    );
+    await Promise.all(writes);
+    if (!batch) await this.notificationIndex.flush(notifications);
   }
 
   /**
@@ -741,6 +747,20 @@ export class RedisRelationIndex implements RelationIndex {
       const events = [...related].slice(0, limit).map(([id, bytes]) => ({ id, bytes }));
       return { events, complete: !edges.cut && !receipts.cut && related.size <= limit };
     });
+  }
+
+  /** For each target, the servable events that relate to it (relatedIds, all of them), read RELATED_READS ids at a time. */
+  private relatedEvents(targets: readonly string[], eventsOf: EventsOf): Promise<NostrEvent[][]> {
+    return Promise.all(
+      targets.map(async (target) => {
+        const { events } = await this.relatedIds(target, Number.MAX_SAFE_INTEGER);
+        const found: NostrEvent[] = [];
+        for (let start = 0; start < events.length; start += RELATED_READS) {
+          for (const event of await eventsOf(events.slice(start, start + RELATED_READS).map(({ id }) => id))) if (event) found.push(event);
+        }
+        return found;
+      }),
+    );
   }
 
   allReplies(id: string): Promise<ReplyPosition[]> {
