@@ -4,7 +4,7 @@ import { NOTIFICATION_TYPES } from '../src/nostr/notifications.js';
 import { redisKeys } from '../src/store/redis/keys.js';
 import { checkRelations } from '../src/store/relation-check.js';
 import { RedisCommands } from '../src/store/redis/redis-commands.js';
-import { RedisNotificationIndex } from '../src/store/redis/redis-notification-index.js';
+import { type RelatedOf, RedisNotificationIndex } from '../src/store/redis/redis-notification-index.js';
 import { NO_NOTIFICATION_COUNTS, notificationPlace } from '../src/store/notification-index.js';
 import { deletion } from './support/deletion-conformance.js';
 import { pubkeyOf, signed } from './support/events.js';
@@ -26,8 +26,11 @@ afterAll(async () => {
   await opened?.cleanup();
 });
 
-/** `related`: what the target's relations name (RelationIndex.relatedIds), read when a target goes. */
-function index(prefix: string, targetHeld: () => boolean, related: () => NostrEvent[] = () => []): RedisNotificationIndex {
+/**
+ * `related`: what the target's relations name (RelationIndex.relatedIds), read when a target goes;
+ * `removedAuthor`: whose the target was once it is gone (its tombstone says), if it was ever stored.
+ */
+function index(prefix: string, targetHeld: () => boolean, related: () => NostrEvent[] = () => [], removedAuthor: () => string | undefined = () => undefined): RedisNotificationIndex {
   const keys = redisKeys(prefix);
   return new RedisNotificationIndex(
     opened.client,
@@ -35,7 +38,8 @@ function index(prefix: string, targetHeld: () => boolean, related: () => NostrEv
     keys,
     prefix,
     async (ids) => ids.map(() => (targetHeld() ? target.pubkey : undefined)),
-    async (targets) => targets.map(() => related()),
+    async (_target, each) => each(related()),
+    async (ids) => ids.map(() => (targetHeld() ? target.pubkey : removedAuthor())),
   );
 }
 
@@ -127,6 +131,41 @@ describe('inbound records wait only for a target not servable yet (Redis)', () =
     const id = Buffer.from(reaction.id, 'hex');
     expect(await opened.client.nostrInbound(inbound, '0', id, (tombstone as string).slice(1))).toBe(0);
     expect(await opened.client.hget(inbound, id)).toBe(tombstone);
+  });
+});
+
+describe('a note and its reaction deleted at once by two writers (Redis)', () => {
+  // The reaction was told at once (no inbound record). Writer A deletes the note and reads its
+  // inbound records (none); writer B then deletes the reaction (its tombstone in the note's records
+  // comes too late for A, and it leaves the note's relations) and finds the note gone; A then reads
+  // the note's relations, which no longer name the reaction. B's side tells the note's author
+  // anyway: the note's tombstone keeps whose it was (found by review).
+  it('leave no notification, and relations check agrees', async () => {
+    const subject = await createTestStore();
+    const other = await subject.reopen();
+    try {
+      const note = signed('gone-v', { created_at: T, content: "V's note" });
+      const like = signed('gone-fan', { kind: 7, created_at: T + 1, content: '+', tags: [['e', note.id]] });
+      await subject.store.putEvents([note]);
+      await subject.store.putEvents([like]);
+      expect((await subject.store.relations.notifications(note.pubkey, NOTIFICATION_TYPES, null, 10)).map(({ type }) => type)).toEqual(['REACTION']);
+      const notifications = (subject.store.relations as unknown as { notificationIndex: { relatedOf: RelatedOf } }).notificationIndex;
+      const relatedOf = notifications.relatedOf;
+      notifications.relatedOf = async (target, each) => {
+        await other.putEvents([deletion('gone-fan', { ids: [like.id] })]);
+        return relatedOf(target, each);
+      };
+      try {
+        await subject.store.putEvents([deletion('gone-v', { ids: [note.id] })]);
+      } finally {
+        notifications.relatedOf = relatedOf;
+      }
+      expect(await subject.store.relations.notifications(note.pubkey, NOTIFICATION_TYPES, null, 10)).toEqual([]);
+      expect((await checkRelations(subject.store)).notificationDifferences).toEqual([]);
+    } finally {
+      await other.close();
+      await subject.cleanup();
+    }
   });
 });
 

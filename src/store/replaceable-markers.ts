@@ -1,6 +1,7 @@
 import type { Held, StoredEvent } from './event-store.js';
 import { readStoredEvent, storedEventId } from './stored-event.js';
-import { DELETED, isPending, isTombstone } from './tombstones.js';
+import { readCoordinate } from '../nostr/kinds.js';
+import { DELETED, isPending, isTombstone, tombstoneAuthor } from './tombstones.js';
 
 /**
  * Both stores keep a replaceable or addressable event once, under its address (`kind:pubkey[:d]`),
@@ -13,6 +14,18 @@ export function markerFor(address: string): string {
 }
 
 const MARKER_BYTE = MARKER_PREFIX.charCodeAt(0);
+
+/**
+ * The author that the value under an event id still names once its event is not servable: a
+ * deleted or vanished event's tombstone keeps it (store/tombstones.ts), a replaceable version's
+ * marker says it in its address. Undefined for anything else (notifications: a removal tells the
+ * author of a target gone).
+ */
+export function authorUnderId(value: Buffer): string | undefined {
+  if (isTombstone(value) && value.length >= 65) return tombstoneAuthor(value.toString('latin1', 0, 65));
+  if (value[0] === MARKER_BYTE) return readCoordinate(value.toString('utf8', MARKER_PREFIX.length))?.pubkey;
+  return undefined;
+}
 
 /**
  * What a store holds under a replaceable address: its latest version, DELETED for a bar

@@ -24,7 +24,7 @@ import {
   type WriteOutcome,
 } from '../event-store.js';
 import { profileMarkKey } from '../mark-store.js';
-import { markerFor, readSlot, resolveEventValues } from '../replaceable-markers.js';
+import { authorUnderId, markerFor, readSlot, resolveEventValues } from '../replaceable-markers.js';
 import { packEvent, unpackEvent } from '../packed-event.js';
 import { readStoredEvent, storedEventId, WIRE_ID_END, wireIdOf } from '../stored-event.js';
 import {
@@ -207,7 +207,8 @@ export class RedisEventStore implements EventStore {
     this.cursors = new RedisCursorStore(this.commands, this.keys);
     // Notifications read whose a target event is, as it is held now (read directly, never cached).
     const eventsOf = async (ids: readonly string[]) => (await this.readEvents(ids)).map((held) => held?.event);
-    this.relations = new RedisRelationIndex(client, this.commands, this.keys, keyPrefix, eventsOf, options.followBucketSize, options.noteSearch ?? false);
+    const removedAuthorsOf = async (ids: readonly string[]) => (await this.readDirect(ids.map(this.keys.event))).map((value) => (value ? authorUnderId(value) : undefined));
+    this.relations = new RedisRelationIndex(client, this.commands, this.keys, keyPrefix, eventsOf, removedAuthorsOf, options.followBucketSize, options.noteSearch ?? false);
     client.defineCommand('nostrReplaceEvent', { numberOfKeys: 2, lua: REPLACE_SCRIPT });
     client.defineCommand('nostrSettleJournal', { numberOfKeys: 1, lua: SETTLE_JOURNAL_SCRIPT });
     client.defineCommand('nostrDeleteIf', { numberOfKeys: 1, lua: DELETE_IF_SCRIPT });

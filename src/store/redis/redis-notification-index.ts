@@ -79,8 +79,14 @@ export type AuthorsOf = (ids: readonly string[]) => Promise<(string | undefined)
 /** Reads servable events by id (undefined where not held, deleted or replaced). */
 export type EventsOf = (ids: readonly string[]) => Promise<(NostrEvent | undefined)[]>;
 
-/** Reads, for each target, the servable events that relate to it (RelationIndex.relatedIds, then the events). */
-export type RelatedOf = (targets: readonly string[]) => Promise<NostrEvent[][]>;
+/**
+ * Reads the servable events that may notify about a target (its relations: replies, quotes, reposts,
+ * reactions), a part at a time, each part handed to `each` (a target with many is never held at once).
+ */
+export type RelatedOf = (target: string, each: (events: NostrEvent[]) => void) => Promise<void>;
+
+/** Targets whose relations a batch reads at once (a request to vanish removes hundreds). */
+const GONE_AT_ONCE = 16;
 
 /** A write of one inbound record (INBOUND_SCRIPT): added (1), taken away (-1), or dropped once delivered (0). */
 interface InboundWrite {
@@ -151,6 +157,11 @@ export class RedisNotificationIndex implements NotificationIndex {
     private readonly prefix: string,
     private readonly authorsOf: AuthorsOf,
     private readonly relatedOf: RelatedOf,
+    /**
+     * The authors of events by id whether servable or removed (a deletion's or a vanish's tombstone,
+     * a replaced version's marker keep it): whom a removal tells where its target is gone.
+     */
+    private readonly removedAuthorsOf: AuthorsOf,
   ) {
     this.many = !(client instanceof Cluster);
     client.defineCommand('nostrInbound', { numberOfKeys: 1, lua: INBOUND_SCRIPT });
@@ -186,12 +197,20 @@ export class RedisNotificationIndex implements NotificationIndex {
     // The batch's own records and relations are read at once (the events are stored or gone already).
     const drained = this.readInbound(batch.asTargets.map(({ event }) => this.keys.inbound(event.id)));
     drained.catch(() => {});
-    const gone = batch.asTargets.filter(({ delta }) => delta < 0).map(({ event }) => event);
-    const related = gone.length > 0 ? this.relatedOf(gone.map(({ id }) => id)) : Promise.resolve([]);
-    related.catch(() => {});
-    await this.sendInbound(recordsOf(batch.related.filter(({ delta }) => delta < 0), -1));
-    const authorOf = await this.authorsByTarget(batch.related);
     const notify: NotifyWrite[] = [...batch.direct];
+    const related = this.removedTargets(
+      batch.asTargets.filter(({ delta }) => delta < 0).map(({ event }) => event),
+      notify,
+    );
+    related.catch(() => {});
+    const removing = batch.related.filter(({ delta }) => delta < 0);
+    await this.sendInbound(recordsOf(removing, -1));
+    const authorOf = await this.authorsByTarget(batch.related);
+    // A removal tells its target's author even where the target is gone: that target's writer may
+    // have read the target's records before this removal's tombstone, and its relations after this
+    // removal took the event out of them (both gone at once, two writers). A removal of what was
+    // never told leaves a tombstone only.
+    const removedAuthorOf = await this.authorsByTarget(removing, (target) => authorOf.get(target) === undefined, this.removedAuthorsOf);
     const tell = (writes: NotificationWrites['related'], authors: Map<string, string | undefined>) => {
       for (const { event, targets: reasons, id, place, look, delta } of writes) {
         for (const [target, letters] of reasons) {
@@ -201,6 +220,7 @@ export class RedisNotificationIndex implements NotificationIndex {
       }
     };
     tell(batch.related, authorOf);
+    tell(removing, removedAuthorOf);
     // Additions about a target not servable yet: a record that waits for it, then a second look.
     const waiting = batch.related.filter(({ delta, targets }) => delta > 0 && [...targets.keys()].some((target) => authorOf.get(target) === undefined));
     const drops: InboundWrite[] = [];
@@ -215,7 +235,7 @@ export class RedisNotificationIndex implements NotificationIndex {
       );
       drops.push(...recordsOf(waiting, 0, found));
     }
-    const [held, relatedEvents] = await Promise.all([drained, related]);
+    const [held] = await Promise.all([drained, related]);
     batch.asTargets.forEach(({ event, delta }, index) => {
       const fields = held[index] ?? [];
       const own = authorPrefixOf(event.pubkey);
@@ -231,20 +251,30 @@ export class RedisNotificationIndex implements NotificationIndex {
         notify.push({ recipient: event.pubkey, id: source, place, look: ANY_LETTER, tokens: tokensOfInbound(record.letters, event.id), delta: drainDelta(record, delta) });
       }
     });
-    gone.forEach((target, index) => {
-      for (const { event, letters, look } of reasonsAbout(target, relatedEvents[index] ?? [])) {
-        const place = notificationPlace({ createdAt: event.created_at, id: event.id });
-        notify.push({ recipient: target.pubkey, id: Buffer.from(event.id, 'hex'), place, look, tokens: tokensOfInbound(letters, target.id), delta: -1 });
-      }
-    });
     await Promise.all([this.sendNotify(notify), this.sendFollows(batch.follows), this.sendInbound(drops)]);
   }
 
-  /** The authors of the targets of `writes` (those `only` keeps), by target: undefined where not servable. */
-  private async authorsByTarget(writes: NotificationWrites['related'], only?: (target: string) => boolean): Promise<Map<string, string | undefined>> {
+  /** The authors of the targets of `writes` (those `only` keeps), by target, as `read` reads them: undefined where not servable. */
+  private async authorsByTarget(writes: NotificationWrites['related'], only?: (target: string) => boolean, read = this.authorsOf): Promise<Map<string, string | undefined>> {
     const targets = [...new Set(writes.flatMap(({ targets }) => [...targets.keys()]))].filter((target) => !only || only(target));
-    const authors = targets.length > 0 ? await this.authorsOf(targets) : [];
+    const authors = targets.length > 0 ? await read(targets) : [];
     return new Map(targets.map((target, index) => [target, authors[index]]));
+  }
+
+  /** Targets gone: the reasons about each of the events its relations name, taken back from its author (GONE_AT_ONCE targets at a time). */
+  private async removedTargets(gone: readonly NostrEvent[], notify: NotifyWrite[]): Promise<void> {
+    for (let start = 0; start < gone.length; start += GONE_AT_ONCE) {
+      await Promise.all(
+        gone.slice(start, start + GONE_AT_ONCE).map((target) =>
+          this.relatedOf(target.id, (events) => {
+            for (const { event, letters, look } of reasonsAbout(target, events)) {
+              const place = notificationPlace({ createdAt: event.created_at, id: event.id });
+              notify.push({ recipient: target.pubkey, id: Buffer.from(event.id, 'hex'), place, look, tokens: tokensOfInbound(letters, target.id), delta: -1 });
+            }
+          }),
+        ),
+      );
+    }
   }
 
   /**

@@ -34,7 +34,7 @@ import type { RedisClient } from './mget-by-slot.js';
 import type { RedisCommands } from './redis-commands.js';
 import type { NotificationType } from '../../nostr/notifications.js';
 import type { NotificationCounts, NotificationEntry } from '../notification-index.js';
-import { type EventsOf, NotificationWrites, RedisNotificationIndex } from './redis-notification-index.js';
+import { type AuthorsOf, type EventsOf, NotificationWrites, RedisNotificationIndex } from './redis-notification-index.js';
 import { escapeGlob, scanKeys } from './scan-keys.js';
 import { type NoteChange, RedisNoteSearch } from './redis-note-search.js';
 import { isSearchableKind, type NoteSearchLimits, type NoteSearchList, type NoteSearchQuery, type NoteSearchResult } from '../note-search-index.js';
@@ -207,13 +207,15 @@ export class RedisRelationIndex implements RelationIndex {
     private readonly prefix: string,
     /** Servable events by id: whose a notification's target is, and what relates to a target gone. */
     eventsOf: EventsOf,
+    /** The authors of events by id, servable or removed (their tombstones keep them): redis-notification-index.ts. */
+    removedAuthorsOf: AuthorsOf,
     /** Followers per bucket log before they move (FOLLOW_BUCKET_SIZE unless a test says). */
     private readonly followBucketSize = FOLLOW_BUCKET_SIZE,
     /** NOTE_SEARCH: whether the note search index is kept. */
     readonly noteSearchEnabled = false,
   ) {
     const authorsOf = async (ids: readonly string[]) => (await eventsOf(ids)).map((event) => event?.pubkey);
-    this.notificationIndex = new RedisNotificationIndex(client, commands, keys, prefix, authorsOf, (targets) => this.relatedEvents(targets, eventsOf));
+    this.notificationIndex = new RedisNotificationIndex(client, commands, keys, prefix, authorsOf, (target, each) => this.relatedEvents(target, each, eventsOf), removedAuthorsOf);
     this.noteSearch = new RedisNoteSearch(client, commands, keys, prefix);
     client.defineCommand('nostrRelate', { numberOfKeys: 4, lua: RELATE_SCRIPT });
     client.defineCommand('nostrZap', { numberOfKeys: 2, lua: ZAP_SCRIPT });
@@ -363,11 +365,9 @@ export class RedisRelationIndex implements RelationIndex {
     const changes = withFollows && previous ? followChanges(previous, next) : undefined;
     const follows = batch ?? new FollowWrites();
     if (changes) follows.replaced(next.pubkey, changes);
-    await Promise.all([
-      previous ? this.relate(previous, -1, undefined, withFollows && !changes, follows) : undefined,
-      this.relate(next, 1, size, withFollows && !changes, follows),
-      batch ? undefined : this.flushFollows(follows),
-    ]);
+    await Promise.all([previous ? this.relate(previous, -1, undefined, withFollows && !changes, follows) : undefined, this.relate(next, 1, size, withFollows && !changes, follows)]);
+    // Alone: its notifications once both versions are related (a target's removal reads its relations: flush).
+    if (!batch) await this.flushFollows(follows);
   }
 
   /**
@@ -716,27 +716,8 @@ export class RedisRelationIndex implements RelationIndex {
     const [tally, replies] = this.keys.relations(target);
     const zaps = this.keys.zaps(eventZapSubject(target)).groups;
     return this.commands.read(async () => {
-      // The replies' list and both ledgers (an id → its size; `-` once removed: a removed entry is
-      // read too, so what every page hands over is taken from `scan`, and no page is asked for once
-      // it is spent) read at once, each up to one past `limit`.
-      const ledger = async (key: string): Promise<{ found: Map<string, number>; cut: boolean }> => {
-        const found = new Map<string, number>();
-        let cursor = '0';
-        do {
-          if (scan.entries <= 0 || found.size > limit) return { found, cut: true };
-          const [next, fields] = (await this.client.callBuffer('HSCAN', key, cursor, 'MATCH', 'i*', 'COUNT', String(LEDGER_SCAN_COUNT))) as [Buffer, Buffer[]];
-          cursor = next.toString();
-          scan.entries -= fields.length / 2;
-          for (let index = 0; index + 1 < fields.length; index += 2) {
-            const field = fields[index] as Buffer;
-            const value = (fields[index + 1] as Buffer).toString();
-            // A rehashing hash may hand an entry over twice: kept once.
-            if (isLedgerField(field) && value !== '-') found.set(field.toString('hex', 1), Number(value));
-          }
-        } while (cursor !== '0');
-        return { found, cut: false };
-      };
-      const [members, edges, receipts] = await Promise.all([this.client.zrangeBuffer(replies, '-', '+', 'BYLEX', 'LIMIT', 0, limit + 1), ledger(tally), ledger(zaps)]);
+      // The replies' list and both ledgers read at once, each up to one past `limit`.
+      const [members, edges, receipts] = await Promise.all([this.client.zrangeBuffer(replies, '-', '+', 'BYLEX', 'LIMIT', 0, limit + 1), this.ledger(tally, limit, scan), this.ledger(zaps, limit, scan)]);
       scan.entries -= members.length;
       const related = new Map<string, number>();
       for (const member of members) {
@@ -749,18 +730,59 @@ export class RedisRelationIndex implements RelationIndex {
     });
   }
 
-  /** For each target, the servable events that relate to it (relatedIds, all of them), read RELATED_READS ids at a time. */
-  private relatedEvents(targets: readonly string[], eventsOf: EventsOf): Promise<NostrEvent[][]> {
-    return Promise.all(
-      targets.map(async (target) => {
-        const { events } = await this.relatedIds(target, Number.MAX_SAFE_INTEGER);
-        const found: NostrEvent[] = [];
-        for (let start = 0; start < events.length; start += RELATED_READS) {
-          for (const event of await eventsOf(events.slice(start, start + RELATED_READS).map(({ id }) => id))) if (event) found.push(event);
+  /**
+   * A ledger's entries (an id → its size; `-` once removed: a removed entry is read too, so what
+   * every page hands over is taken from `scan`, and no page is asked for once it is spent), up to
+   * one past `limit`; `each` gets every page's live ids as it is read.
+   */
+  private async ledger(key: string, limit: number, scan: LedgerScan, each?: (ids: string[]) => Promise<void>): Promise<{ found: Map<string, number>; cut: boolean }> {
+    const found = new Map<string, number>();
+    let cursor = '0';
+    do {
+      if (scan.entries <= 0 || found.size > limit) return { found, cut: true };
+      const [next, fields] = (await this.client.callBuffer('HSCAN', key, cursor, 'MATCH', 'i*', 'COUNT', String(LEDGER_SCAN_COUNT))) as [Buffer, Buffer[]];
+      cursor = next.toString();
+      scan.entries -= fields.length / 2;
+      const page: string[] = [];
+      for (let index = 0; index + 1 < fields.length; index += 2) {
+        const field = fields[index] as Buffer;
+        const value = (fields[index + 1] as Buffer).toString();
+        const id = field.toString('hex', 1);
+        // A rehashing hash may hand an entry over twice: kept once.
+        if (isLedgerField(field) && value !== '-' && !found.has(id)) {
+          found.set(id, Number(value));
+          page.push(id);
         }
-        return found;
-      }),
-    );
+      }
+      if (each && page.length > 0) await each(page);
+    } while (cursor !== '0');
+    return { found, cut: false };
+  }
+
+  /**
+   * The servable events that may notify about a target (its replies and the events in its ledger:
+   * quotes, reposts, reactions; not its zap receipts, whose notifications name their recipient), a
+   * part of RELATED_READS at a time. A write's read: no read deadline (redis-commands.ts), however
+   * many relate to it.
+   */
+  private async relatedEvents(target: string, each: (events: NostrEvent[]) => void, eventsOf: EventsOf): Promise<void> {
+    const [tally, replies] = this.keys.relations(target);
+    const read = async (ids: readonly string[]) => {
+      for (let start = 0; start < ids.length; start += RELATED_READS) {
+        const events = (await eventsOf(ids.slice(start, start + RELATED_READS))).filter((event): event is NostrEvent => event !== undefined);
+        if (events.length > 0) each(events);
+      }
+    };
+    await this.commands.run(async () => {
+      for (let from: Buffer | string = '-'; ; ) {
+        const members = await this.client.zrangeBuffer(replies, from, '+', 'BYLEX', 'LIMIT', 0, RELATED_READS);
+        await read(members.map((member) => replyPositionOfBytes(member).id));
+        const last = members.at(-1);
+        if (last === undefined || members.length < RELATED_READS) break;
+        from = Buffer.concat([Buffer.from('('), last]);
+      }
+      await this.ledger(tally, Number.POSITIVE_INFINITY, { entries: Number.POSITIVE_INFINITY }, read);
+    });
   }
 
   allReplies(id: string): Promise<ReplyPosition[]> {
