@@ -24,10 +24,11 @@ import { notePlace, type ReplyPosition, replyMemberBytes } from './relation-inde
  *   letter: a page of some types reads one range per type, a count one range per type.
  *
  * Each store writes E's side (its relations first; then, if T is servable, its author's tokens;
- * else the inbound record, and T looked for again; a removal writes its tombstone record, then
- * tells T's author even where T is gone, as T's tombstone names it) and T's side (its inbound
- * records read after T is stored or gone, and, when T goes, the events its relations name):
- * whichever of E and T comes last sees the other. Both stores share the encodings below.
+ * else the inbound record, and T looked for again; a removal writes its tombstone record first)
+ * and T's side (its inbound records read after T is stored or gone, and, when T goes, the events
+ * its relations name): whichever of E and T comes last sees the other. On Redis, where two writers
+ * may remove E and T at once and each find the other gone, a removal also tells T's author where T
+ * is gone (T's tombstone names it: redis-notification-index.ts). Both stores share the encodings below.
  */
 
 /** One notification as the index holds it. */
